@@ -1,0 +1,195 @@
+import { SegkitUsageError } from '../errors.js';
+
+/** Element types a DeviceArray can hold. `'u8'` is for temporary storage. */
+export type DType = 'f32' | 'i32' | 'u32' | 'u8';
+
+/** The typed array that holds a dtype's elements on the host. */
+export type HostArrayOf<D extends DType> = D extends 'f32'
+  ? Float32Array
+  : D extends 'i32'
+    ? Int32Array
+    : D extends 'u32'
+      ? Uint32Array
+      : Uint8Array;
+
+/** Host arrays that `upload` accepts. */
+export type UploadableArray = Float32Array | Int32Array | Uint32Array;
+
+/** The dtype of an uploadable host array. */
+export type DTypeOf<T extends UploadableArray> = T extends Float32Array ? 'f32' : T extends Int32Array ? 'i32' : 'u32';
+
+/**
+ * Memory on a backend's device. There is no synchronous way to read it on the host: use
+ * `backend.download(array)`.
+ *
+ * @example
+ * ```ts
+ * const keys = cpu.upload(new Float32Array([3, 1, 2]));
+ * console.log(keys.dtype, keys.length); // 'f32' 3
+ * ```
+ */
+export interface DeviceArray<D extends DType = DType> {
+  /** Element type. */
+  readonly dtype: D;
+  /** Number of elements. */
+  readonly length: number;
+  /** The backend whose device holds this array. */
+  readonly backend: Backend;
+  /** True once `destroy()` was called. */
+  readonly destroyed: boolean;
+  /** Frees the device memory; any later use is rejected. */
+  destroy(): void;
+}
+
+/**
+ * What policies may read about a backend, the analogue of CUDA's compute capability.
+ */
+export interface BackendCapabilities {
+  /** Most invocations in one workgroup. */
+  readonly maxWorkgroupSize: number;
+  /** Bytes of workgroup (shared) memory a workgroup may use. */
+  readonly workgroupStorageBytes: number;
+  /** Subgroup (warp) width when subgroups are available, else `undefined`. */
+  readonly subgroupSize: number | undefined;
+  /** Largest storage buffer binding, in bytes. */
+  readonly maxStorageBufferBytes: number;
+  /** Most workgroups in one dispatch dimension. */
+  readonly maxWorkgroupsPerDimension: number;
+  /** Number of host threads (CPU) or an estimate of parallel workgroup slots (GPU). */
+  readonly parallelism: number;
+}
+
+/** Counters of every host<->device copy and kernel launch since the last `resetStats()`. */
+export interface BackendStats {
+  uploads: number;
+  downloads: number;
+  bytesUploaded: number;
+  bytesDownloaded: number;
+  launches: number;
+  kernelsCompiled: number;
+  launchesByKernel: Record<string, number>;
+}
+
+/**
+ * A place where segkit's algorithms run: the CPU emulator (`cpuBackend()`) or WebGPU
+ * (`webgpuBackend()`).
+ *
+ * @example
+ * ```ts
+ * const cpu = cpuBackend();
+ * const a = cpu.upload(new Int32Array([1, 2, 3]));
+ * console.log(await cpu.download(a)); // Int32Array [1, 2, 3]
+ * ```
+ */
+export interface Backend {
+  /** Which kind of backend this is. */
+  readonly name: 'cpu' | 'webgpu';
+  /** The facts policies choose from. */
+  readonly capabilities: BackendCapabilities;
+  /** Copies `data` to a new DeviceArray; later changes to `data` do not reach the device. */
+  upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>>;
+  /** A new zero-filled DeviceArray. */
+  alloc<D extends DType>(dtype: D, length: number): DeviceArray<D>;
+  /** Copies a DeviceArray to the host once all work that writes it is done. */
+  download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>>;
+  /** Resolves once all submitted work is done. */
+  synchronize(): Promise<void>;
+  /** Frees every resource; the backend is unusable afterwards. */
+  destroy(): void;
+  /** A snapshot of the counters. */
+  stats(): BackendStats;
+  /** Zeroes the counters. */
+  resetStats(): void;
+}
+
+/** Bytes per element of a dtype. */
+export const bytesPerElement: Readonly<Record<DType, number>> = { f32: 4, i32: 4, u32: 4, u8: 1 };
+
+/** The dtype of a host array, or undefined when segkit cannot upload it. */
+export function dtypeOfHostArray(data: unknown): DType | undefined {
+  if (data instanceof Float32Array) return 'f32';
+  if (data instanceof Int32Array) return 'i32';
+  if (data instanceof Uint32Array) return 'u32';
+  return undefined;
+}
+
+/** True when `value` looks like a DeviceArray of any backend. */
+export function isDeviceArray(value: unknown): value is DeviceArray {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    'dtype' in value &&
+    'backend' in value &&
+    'destroyed' in value &&
+    typeof (value as { destroy?: unknown }).destroy === 'function'
+  );
+}
+
+/**
+ * Rejects a DeviceArray that belongs to another backend, was destroyed, or has a dtype outside
+ * `dtypes`. `what` names the argument in the message, e.g. `keysIn`.
+ */
+export function checkDeviceArray(
+  array: DeviceArray,
+  backend: Backend,
+  what: string,
+  dtypes?: readonly DType[],
+): void {
+  if (!isDeviceArray(array)) throw new SegkitUsageError(`${what}: expected a DeviceArray, got ${describe(array)}`);
+  if (array.destroyed) throw new SegkitUsageError(`${what}: the DeviceArray was destroyed and cannot be used`);
+  if (array.backend !== backend) {
+    throw new SegkitUsageError(
+      `${what}: the DeviceArray belongs to another backend (${array.backend.name}) than the one running this call (${backend.name}); upload the data to this backend`,
+    );
+  }
+  if (dtypes !== undefined && !dtypes.includes(array.dtype)) {
+    throw new SegkitUsageError(
+      `${what}: dtype '${array.dtype}' is not accepted here; expected ${dtypes.map((d) => `'${d}'`).join(' or ')}`,
+    );
+  }
+}
+
+/** A short description of a value for error messages. */
+export function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return `an array of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name}`;
+  if (typeof value === 'object') return `an object (${(value as object).constructor?.name ?? 'Object'})`;
+  return `${typeof value} ${String(value)}`;
+}
+
+/** Shared counters bookkeeping for backends. */
+export class StatsCounter {
+  private counters: BackendStats = StatsCounter.empty();
+
+  private static empty(): BackendStats {
+    return { uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0, launches: 0, kernelsCompiled: 0, launchesByKernel: {} };
+  }
+
+  upload(bytes: number): void {
+    this.counters.uploads++;
+    this.counters.bytesUploaded += bytes;
+  }
+
+  download(bytes: number): void {
+    this.counters.downloads++;
+    this.counters.bytesDownloaded += bytes;
+  }
+
+  launch(kernel: string): void {
+    this.counters.launches++;
+    this.counters.launchesByKernel[kernel] = (this.counters.launchesByKernel[kernel] ?? 0) + 1;
+  }
+
+  compiled(): void {
+    this.counters.kernelsCompiled++;
+  }
+
+  snapshot(): BackendStats {
+    return { ...this.counters, launchesByKernel: { ...this.counters.launchesByKernel } };
+  }
+
+  reset(): void {
+    this.counters = StatsCounter.empty();
+  }
+}

@@ -1,0 +1,125 @@
+import type { Backend } from '../backends/backend.js';
+import { cpuBackend } from '../backends/cpu/cpu-backend.js';
+import { SegkitUsageError } from '../errors.js';
+import type { Bounds } from '../params/param.js';
+
+/** What the caller requires of the results and of the checks. */
+export interface Requirements {
+  /** `'sorted'` lists results best first; `'unsorted'` allows any order. Default `'sorted'`. */
+  readonly outputOrdering: 'sorted' | 'unsorted';
+  /** Among equal keys, `'prefer-smaller-index'` keeps the smaller index. Default `'prefer-smaller-index'`. */
+  readonly tieBreak: 'prefer-smaller-index' | 'any';
+  /** `'run-to-run'`: the same inputs give the same outputs every run. Default `'run-to-run'`. */
+  readonly determinism: 'run-to-run' | 'not-guaranteed';
+  /**
+   * `'validate'` checks device-only values on the device before anything is written; `'trust'`
+   * skips the check and every transfer it needs. Default `'validate'`.
+   */
+  readonly guaranteeChecks: 'validate' | 'trust';
+}
+
+/** Guarantees given through the environment (the proposal's option 2). All optional. */
+export interface Guarantees {
+  readonly maxSegmentSize?: number;
+  readonly minSegmentSize?: number;
+  readonly maxK?: number;
+  readonly maxNumSegments?: number;
+  readonly maxTotalNumItems?: number;
+}
+
+/** Overrides of the policy selector's choice. */
+export interface Tuning<Variant extends string = string, Policy extends object = object> {
+  /** Force this variant; an inapplicable one is an error that says why. */
+  readonly variant?: Variant;
+  /** Override policy values (tile size, workgroup size, ...). */
+  readonly policy?: Partial<Policy>;
+}
+
+/** Options of {@link env}. */
+export interface EnvOptions<G extends Guarantees = Guarantees> {
+  readonly backend?: Backend;
+  readonly requirements?: Partial<Requirements>;
+  readonly guarantees?: G;
+  readonly tuning?: Tuning;
+}
+
+/** An execution environment: where to run, what is required, what is guaranteed. */
+export interface Env<G extends Guarantees = Guarantees> {
+  readonly backend: Backend;
+  readonly requirements: Requirements;
+  readonly guarantees: G;
+  readonly tuning: Tuning;
+}
+
+/** The defaults of every requirement. */
+export const defaultRequirements: Requirements = Object.freeze({
+  outputOrdering: 'sorted',
+  tieBreak: 'prefer-smaller-index',
+  determinism: 'run-to-run',
+  guaranteeChecks: 'validate',
+});
+
+let sharedCpu: Backend | undefined;
+
+/** The backend used where no environment names one: one shared `cpuBackend()`. */
+export function defaultBackend(): Backend {
+  sharedCpu ??= cpuBackend();
+  return sharedCpu;
+}
+
+const requirementValues: { readonly [R in keyof Requirements]: readonly Requirements[R][] } = {
+  outputOrdering: ['sorted', 'unsorted'],
+  tieBreak: ['prefer-smaller-index', 'any'],
+  determinism: ['run-to-run', 'not-guaranteed'],
+  guaranteeChecks: ['validate', 'trust'],
+};
+
+const guaranteeNames: readonly (keyof Guarantees)[] = [
+  'maxSegmentSize',
+  'minSegmentSize',
+  'maxK',
+  'maxNumSegments',
+  'maxTotalNumItems',
+];
+
+/**
+ * Builds an environment, filling every requirement's default. Guarantees keep their literal types,
+ * so an algorithm can reject at compile time what they rule out.
+ *
+ * @example
+ * ```ts
+ * const e = env({ backend: cpuBackend(), requirements: { outputOrdering: 'unsorted' }, guarantees: { maxK: 8 } });
+ * ```
+ */
+export function env<const G extends Guarantees = {}>(options: EnvOptions<G> = {}): Env<G> {
+  const requirements = { ...defaultRequirements, ...options.requirements };
+  for (const key of Object.keys(requirements) as (keyof Requirements)[]) {
+    const allowed = requirementValues[key] as readonly string[] | undefined;
+    if (allowed === undefined) throw new SegkitUsageError(`env: unknown requirement '${key}'`);
+    if (!allowed.includes(requirements[key])) {
+      throw new SegkitUsageError(
+        `env: requirements.${key} is '${String(requirements[key])}'; expected ${allowed.map((a) => `'${a}'`).join(' or ')}`,
+      );
+    }
+  }
+  const guarantees = (options.guarantees ?? {}) as G;
+  for (const [key, value] of Object.entries(guarantees)) {
+    if (!guaranteeNames.includes(key as keyof Guarantees)) {
+      throw new SegkitUsageError(`env: unknown guarantee '${key}'; known: ${guaranteeNames.join(', ')}`);
+    }
+    if (typeof value !== 'number' || Number.isNaN(value)) {
+      throw new SegkitUsageError(`env: guarantees.${key} must be a number; got ${String(value)}`);
+    }
+  }
+  return Object.freeze({
+    backend: options.backend ?? defaultBackend(),
+    requirements: Object.freeze(requirements),
+    guarantees: Object.freeze({ ...guarantees }),
+    tuning: Object.freeze({ ...options.tuning }),
+  });
+}
+
+/** The environment's guarantee on a parameter as bounds (an absent side is infinite). */
+export function guaranteeBounds(min: number | undefined, max: number | undefined): Bounds {
+  return { min: min ?? -Infinity, max: max ?? Infinity };
+}

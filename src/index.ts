@@ -1,0 +1,62 @@
+/**
+ * segkit: typed parameters and guarantees for segmented and batched device algorithms, after CUB's
+ * proposal (NVIDIA CCCL issue 7495), on a CPU emulator and on WebGPU.
+ *
+ * @packageDocumentation
+ */
+
+export { SegkitRangeError, GuaranteeViolationError, SegkitUsageError } from './errors.js';
+
+export type {
+  Backend,
+  BackendCapabilities,
+  BackendStats,
+  DeviceArray,
+  DType,
+  DTypeOf,
+  HostArrayOf,
+  UploadableArray,
+} from './backends/backend.js';
+export { cpuBackend, type CpuBackend, type CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+
+export {
+  p,
+  params,
+  type Bounds,
+  type ConstantParam,
+  type UniformParam,
+  type PerSegmentParam,
+  type ConstantOptionParam,
+  type UniformOptionParam,
+  type PerSegmentOptionParam,
+  type GuaranteeParam,
+  type NumericParam,
+  type OptionParam,
+  type InferBounds,
+  type InferOptions,
+} from './params/param.js';
+export type { $min, $max, $options } from './params/tokens.js';
+export {
+  resolveNumeric,
+  resolveOption,
+  effectiveBounds,
+  type NumericFacts,
+  type OptionFacts,
+  type NumericDomain,
+} from './params/resolve.js';
+
+export { env, defaultRequirements, type Env, type EnvOptions, type Requirements, type Guarantees, type Tuning } from './env/env.js';
+
+export * from './types/messages.js';
+export type {
+  ErrorMessage,
+  ValidateValue,
+  ValidateBounds,
+  ValidateConstant,
+  ValidateOption,
+  JoinOptions,
+  BoundText,
+  IsEmptyBounds,
+  WithinDomain,
+} from './types/validate.js';
+export type { IsIntegerLiteral, IsUnion, KnownLess, KnownGreater, MaxOf, MinOf } from './types/numeric.js';

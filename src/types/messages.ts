@@ -1,0 +1,80 @@
+/**
+ * One source for every parameter error message. Each message is a function used by the runtime
+ * checks and a type of the same name used by the compile-time checks, so the two read alike
+ * (arktype's `writeDoubleRightBoundMessage` pattern). `test/messages.test.ts` and
+ * `types-tests/messages.test-d.ts` pin both sides to the same text.
+ */
+
+/** `${value} is outside the static bounds [${min}, ${max}]` */
+export type OutsideStaticBounds<Value extends number | string, Min extends number | string, Max extends number | string> =
+  `${Value} is outside the static bounds [${Min}, ${Max}]`;
+/** Runtime twin of {@link OutsideStaticBounds}. */
+export function outsideStaticBounds<const Value extends number, const Min extends number, const Max extends number>(
+  value: Value,
+  min: Min,
+  max: Max,
+): OutsideStaticBounds<Value, Min, Max> {
+  return `${value} is outside the static bounds [${min}, ${max}]`;
+}
+
+/** `${value} is outside the runtime bounds [${min}, ${max}]` */
+export type OutsideRuntimeBounds<Value extends number | string, Min extends number | string, Max extends number | string> =
+  `${Value} is outside the runtime bounds [${Min}, ${Max}]`;
+/** Runtime twin of {@link OutsideRuntimeBounds}. */
+export function outsideRuntimeBounds(value: number, min: number, max: number): string {
+  return `${value} is outside the runtime bounds [${min}, ${max}]`;
+}
+
+/** `bounds [${min}, ${max}] are empty: min is greater than max` */
+export type EmptyBounds<Min extends number | string, Max extends number | string> =
+  `bounds [${Min}, ${Max}] are empty: min is greater than max`;
+/** Runtime twin of {@link EmptyBounds}. */
+export function emptyBounds<const Min extends number, const Max extends number>(min: Min, max: Max): EmptyBounds<Min, Max> {
+  return `bounds [${min}, ${max}] are empty: min is greater than max`;
+}
+
+/** `runtime bounds [${min}, ${max}] are not within the static bounds [${staticMin}, ${staticMax}]` */
+export function runtimeBoundsOutsideStatic(min: number, max: number, staticMin: number, staticMax: number): string {
+  return `runtime bounds [${min}, ${max}] are not within the static bounds [${staticMin}, ${staticMax}]`;
+}
+
+/** `p.constant needs a single literal number; got ${got}` */
+export type NotALiteral<Got extends string> = `p.constant needs a single literal number; got ${Got}`;
+/** Runtime twin of {@link NotALiteral} (at runtime only a non-number can be caught). */
+export function notALiteral<const Got extends string>(got: Got): NotALiteral<Got> {
+  return `p.constant needs a single literal number; got ${got}`;
+}
+
+/** `option '${option}' is not one of the options [${options}]` */
+export type OptionNotInSet<Option extends string, Options extends string> =
+  `option '${Option}' is not one of the options [${Options}]`;
+/** Runtime twin of {@link OptionNotInSet}; `options` is joined as `'a', 'b'`. */
+export function optionNotInSet(option: string, options: readonly string[]): string {
+  return `option '${option}' is not one of the options [${options.map((o) => `'${o}'`).join(', ')}]`;
+}
+
+/** `bounds [${min}, ${max}] do not intersect the guarantee ${guarantee} [${gMin}, ${gMax}]` */
+export type EmptyGuaranteeIntersection<
+  Min extends number | string,
+  Max extends number | string,
+  Guarantee extends string,
+  GuaranteeMin extends number | string,
+  GuaranteeMax extends number | string,
+> = `bounds [${Min}, ${Max}] do not intersect the guarantee ${Guarantee} [${GuaranteeMin}, ${GuaranteeMax}]`;
+/** Runtime twin of {@link EmptyGuaranteeIntersection}. */
+export function emptyGuaranteeIntersection(
+  min: number,
+  max: number,
+  guarantee: string,
+  guaranteeMin: number,
+  guaranteeMax: number,
+): string {
+  return `bounds [${min}, ${max}] do not intersect the guarantee ${guarantee} [${guaranteeMin}, ${guaranteeMax}]`;
+}
+
+/** `the value has type never` */
+export type NeverValue = 'the value has type never';
+/** `${value} is not an integer` */
+export function notAnInteger(value: number): string {
+  return `${value} is not an integer`;
+}

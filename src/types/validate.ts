@@ -1,0 +1,105 @@
+import type { IsAny, IsNever } from 'type-fest';
+import type {
+  EmptyBounds,
+  NeverValue,
+  NotALiteral,
+  OptionNotInSet,
+  OutsideStaticBounds,
+} from './messages.js';
+import type { IsIntegerLiteral, IsUnion, KnownGreater, KnownLess } from './numeric.js';
+
+/** `'(Error) '` prefixed to every compile-time message, so it reads as one in editor tooltips. */
+export type ErrorMessage<Message extends string> = `(Error) ${Message}`;
+
+/**
+ * The messages for each member of `Value` that lies outside `[Min, Max]`; `never` when every member
+ * is inside or unknown. Bounds that are not literals (`number`) are not checked.
+ */
+type OutsideMembers<Value, Min extends number, Max extends number> = Value extends number
+  ? KnownLess<Value, Min> extends true
+    ? OutsideStaticBounds<Value, BoundText<Min, '-Infinity'>, BoundText<Max, 'Infinity'>>
+    : KnownGreater<Value, Max> extends true
+      ? OutsideStaticBounds<Value, BoundText<Min, '-Infinity'>, BoundText<Max, 'Infinity'>>
+      : never
+  : never;
+
+/** A bound as the messages print it: the literal, or the open side of the domain (`-Infinity`, `Infinity`). */
+export type BoundText<Bound extends number, Open extends string> = IsIntegerLiteral<Bound> extends true ? Bound : Open;
+
+/**
+ * `Value` itself when it can lie inside `[Min, Max]` (literals and unions are checked member by
+ * member; `number` and `any` are left to the runtime check), else the message in words.
+ *
+ * @example `ValidateValue<16, 1, 8>` is `'(Error) 16 is outside the static bounds [1, 8]'`.
+ */
+export type ValidateValue<Value, Min extends number, Max extends number> =
+  IsAny<Value> extends true
+    ? Value
+    : IsNever<Value> extends true
+      ? ErrorMessage<NeverValue>
+      : [OutsideMembers<Value, Min, Max>] extends [never]
+        ? Value
+        : IsEmptyBounds<Min, Max> extends true
+          ? Value // the bounds themselves carry the message
+          : ErrorMessage<OutsideMembers<Value, Min, Max>>;
+
+/** True when the literal bounds are empty (`Min > Max`). */
+export type IsEmptyBounds<Min, Max> = KnownGreater<Min, Max>;
+
+/**
+ * The type of a bounds object: `{ min?: Min, max?: Max }`, or, when `Min > Max` are both literal,
+ * one whose `min` is the message in words.
+ */
+export type ValidateBounds<Min extends number, Max extends number> =
+  IsEmptyBounds<Min, Max> extends true
+    ? { readonly min?: ErrorMessage<EmptyBounds<Min, Max>>; readonly max?: Max }
+    : { readonly min?: Min; readonly max?: Max };
+
+/**
+ * `Value` when it is one literal number, else the message in words (`number`, unions, `any` and
+ * `never` are rejected: a constant must be known exactly).
+ */
+export type ValidateConstant<Value> =
+  IsAny<Value> extends true
+    ? ErrorMessage<NotALiteral<'any'>>
+    : IsNever<Value> extends true
+      ? ErrorMessage<NeverValue>
+      : number extends Value
+        ? ErrorMessage<NotALiteral<'number'>>
+        : IsUnion<Value> extends true
+          ? ErrorMessage<NotALiteral<'a union'>>
+          : Value;
+
+/** `'a', 'b'`: a tuple of options joined as the messages print them. */
+export type JoinOptions<Options extends readonly string[]> = Options extends readonly [
+  infer First extends string,
+  ...infer Rest extends readonly string[],
+]
+  ? Rest extends readonly []
+    ? `'${First}'`
+    : `'${First}', ${JoinOptions<Rest>}`
+  : string;
+
+/**
+ * `Option` when each of its members is in `Options` (`string` and `any` are left to the runtime
+ * check), else the message in words.
+ */
+export type ValidateOption<Option, Options extends readonly string[]> =
+  IsAny<Option> extends true
+    ? Option
+    : IsNever<Option> extends true
+      ? ErrorMessage<NeverValue>
+      : string extends Option
+        ? Option
+        : [Exclude<Option, Options[number]>] extends [never]
+          ? Option
+          : ErrorMessage<OptionNotInSet<Exclude<Option, Options[number]> & string, JoinOptions<Options>>>;
+
+/** True when the literal bounds `[Min, Max]` lie inside `[DomainMin, DomainMax]` wherever both sides are literal. */
+export type WithinDomain<Min, Max, DomainMin, DomainMax> = KnownLess<Min, DomainMin> extends true
+  ? false
+  : KnownGreater<Max, DomainMax> extends true
+    ? false
+    : true;
+
+export type { IsIntegerLiteral };
