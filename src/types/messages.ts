@@ -5,6 +5,8 @@
  * `types-tests/messages.test-d.ts` pin both sides to the same text.
  */
 
+import type { JoinOptions } from './validate.js';
+
 /** `${value} is outside the static bounds [${min}, ${max}]` */
 export type OutsideStaticBounds<Value extends number | string, Min extends number | string, Max extends number | string> =
   `${Value} is outside the static bounds [${Min}, ${Max}]`;
@@ -21,7 +23,11 @@ export function outsideStaticBounds<const Value extends number, const Min extend
 export type OutsideRuntimeBounds<Value extends number | string, Min extends number | string, Max extends number | string> =
   `${Value} is outside the runtime bounds [${Min}, ${Max}]`;
 /** Runtime twin of {@link OutsideRuntimeBounds}. */
-export function outsideRuntimeBounds(value: number, min: number, max: number): string {
+export function outsideRuntimeBounds<const Value extends number, const Min extends number, const Max extends number>(
+  value: Value,
+  min: Min,
+  max: Max,
+): OutsideRuntimeBounds<Value, Min, Max> {
   return `${value} is outside the runtime bounds [${min}, ${max}]`;
 }
 
@@ -34,7 +40,19 @@ export function emptyBounds<const Min extends number, const Max extends number>(
 }
 
 /** `runtime bounds [${min}, ${max}] are not within the static bounds [${staticMin}, ${staticMax}]` */
-export function runtimeBoundsOutsideStatic(min: number, max: number, staticMin: number, staticMax: number): string {
+export type RuntimeBoundsOutsideStatic<
+  Min extends number | string,
+  Max extends number | string,
+  StaticMin extends number | string,
+  StaticMax extends number | string,
+> = `runtime bounds [${Min}, ${Max}] are not within the static bounds [${StaticMin}, ${StaticMax}]`;
+/** Runtime twin of {@link RuntimeBoundsOutsideStatic} (runtime bounds exist only at run time; the type is for tests and tooling). */
+export function runtimeBoundsOutsideStatic<
+  const Min extends number,
+  const Max extends number,
+  const StaticMin extends number,
+  const StaticMax extends number,
+>(min: Min, max: Max, staticMin: StaticMin, staticMax: StaticMax): RuntimeBoundsOutsideStatic<Min, Max, StaticMin, StaticMax> {
   return `runtime bounds [${min}, ${max}] are not within the static bounds [${staticMin}, ${staticMax}]`;
 }
 
@@ -49,8 +67,15 @@ export function notALiteral<const Got extends string>(got: Got): NotALiteral<Got
 export type OptionNotInSet<Option extends string, Options extends string> =
   `option '${Option}' is not one of the options [${Options}]`;
 /** Runtime twin of {@link OptionNotInSet}; `options` is joined as `'a', 'b'`. */
-export function optionNotInSet(option: string, options: readonly string[]): string {
-  return `option '${option}' is not one of the options [${options.map((o) => `'${o}'`).join(', ')}]`;
+export function optionNotInSet<const Option extends string, const Options extends readonly string[]>(
+  option: Option,
+  options: Options,
+): OptionNotInSet<Option, JoinOptions<Options>> {
+  // The join builds what JoinOptions spells; the compiler cannot follow a map/join to a template type.
+  return `option '${option}' is not one of the options [${options.map((o) => `'${o}'`).join(', ')}]` as OptionNotInSet<
+    Option,
+    JoinOptions<Options>
+  >;
 }
 
 /** `bounds [${min}, ${max}] do not intersect the guarantee ${guarantee} [${gMin}, ${gMax}]` */
@@ -62,19 +87,27 @@ export type EmptyGuaranteeIntersection<
   GuaranteeMax extends number | string,
 > = `bounds [${Min}, ${Max}] do not intersect the guarantee ${Guarantee} [${GuaranteeMin}, ${GuaranteeMax}]`;
 /** Runtime twin of {@link EmptyGuaranteeIntersection}. */
-export function emptyGuaranteeIntersection(
-  min: number,
-  max: number,
-  guarantee: string,
-  guaranteeMin: number,
-  guaranteeMax: number,
-): string {
+export function emptyGuaranteeIntersection<
+  const Min extends number,
+  const Max extends number,
+  const Guarantee extends string,
+  const GuaranteeMin extends number,
+  const GuaranteeMax extends number,
+>(
+  min: Min,
+  max: Max,
+  guarantee: Guarantee,
+  guaranteeMin: GuaranteeMin,
+  guaranteeMax: GuaranteeMax,
+): EmptyGuaranteeIntersection<Min, Max, Guarantee, GuaranteeMin, GuaranteeMax> {
   return `bounds [${min}, ${max}] do not intersect the guarantee ${guarantee} [${guaranteeMin}, ${guaranteeMax}]`;
 }
 
 /** `the value has type never` */
 export type NeverValue = 'the value has type never';
 /** `${value} is not an integer` */
-export function notAnInteger(value: number): string {
+export type NotAnInteger<Value extends number | string> = `${Value} is not an integer`;
+/** Runtime twin of {@link NotAnInteger} (fractions are checked at run time only). */
+export function notAnInteger<const Value extends number>(value: Value): NotAnInteger<Value> {
   return `${value} is not an integer`;
 }
