@@ -59,7 +59,7 @@ export interface BackendCapabilities {
   readonly parallelism: number;
 }
 
-/** Counters of every host<->device copy and kernel launch since the last `resetStats()`. */
+/** Counters of every copy between host and device, and of every kernel launch, since the last `resetStats()`. */
 export interface BackendStats {
   uploads: number;
   downloads: number;
