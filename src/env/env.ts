@@ -1,4 +1,4 @@
-import type { Backend } from '../backends/backend.js';
+import { type Backend, describe } from '../backends/backend.js';
 import { cpuBackend } from '../backends/cpu/cpu-backend.js';
 import { SegkitUsageError } from '../errors.js';
 import type { Bounds } from '../params/param.js';
@@ -108,7 +108,7 @@ export function env<const G extends Guarantees = {}>(options: EnvOptions<G> = {}
       throw new SegkitUsageError(`env: unknown guarantee '${key}'; known: ${guaranteeNames.join(', ')}`);
     }
     if (typeof value !== 'number' || Number.isNaN(value)) {
-      throw new SegkitUsageError(`env: guarantees.${key} must be a number; got ${String(value)}`);
+      throw new SegkitUsageError(`env: guarantees.${key} must be a number; got ${describe(value)}`);
     }
   }
   return Object.freeze({

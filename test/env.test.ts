@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { SegkitUsageError, cpuBackend, defaultRequirements, env } from '../src/index.js';
+
+/** The error `fn` throws; fails the test when it throws none. */
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a throw');
+}
+
+function expectUsageError(error: unknown, message: string): void {
+  expect(error).toBeInstanceOf(SegkitUsageError);
+  expect((error as Error).message).toBe(message);
+}
+
+describe('env: defaults', () => {
+  it('fills every requirement with its default', () => {
+    expect(defaultRequirements).toEqual({
+      outputOrdering: 'sorted',
+      tieBreak: 'prefer-smaller-index',
+      determinism: 'run-to-run',
+      guaranteeChecks: 'validate',
+    });
+    const e = env();
+    expect(e.requirements).toEqual(defaultRequirements);
+    expect(e.guarantees).toEqual({});
+    expect(e.tuning).toEqual({});
+  });
+
+  it('uses one shared CPU backend where none is given', () => {
+    const a = env();
+    const b = env({ requirements: { outputOrdering: 'unsorted' } });
+    expect(a.backend.name).toBe('cpu');
+    expect(b.backend).toBe(a.backend);
+  });
+
+  it('keeps what is given and defaults the rest', () => {
+    const cpu = cpuBackend();
+    const e = env({
+      backend: cpu,
+      requirements: { outputOrdering: 'unsorted', guaranteeChecks: 'trust' },
+      guarantees: { maxK: 8, maxSegmentSize: 4096 },
+      tuning: { variant: 'reduce' },
+    });
+    expect(e.backend).toBe(cpu);
+    expect(e.requirements).toEqual({
+      outputOrdering: 'unsorted',
+      tieBreak: 'prefer-smaller-index',
+      determinism: 'run-to-run',
+      guaranteeChecks: 'trust',
+    });
+    expect(e.guarantees).toEqual({ maxK: 8, maxSegmentSize: 4096 });
+    expect(e.tuning).toEqual({ variant: 'reduce' });
+  });
+
+  it('is frozen, and does not alias the options', () => {
+    const guarantees = { maxK: 8 };
+    const e = env({ guarantees });
+    expect(Object.isFrozen(e)).toBe(true);
+    expect(Object.isFrozen(e.requirements)).toBe(true);
+    expect(Object.isFrozen(e.guarantees)).toBe(true);
+    guarantees.maxK = 16;
+    expect(e.guarantees.maxK).toBe(8);
+  });
+});
+
+describe('env: validation', () => {
+  it('rejects a requirement value outside its options', () => {
+    expectUsageError(
+      thrown(() => env({ requirements: { outputOrdering: 'random' as 'sorted' } })),
+      "env: requirements.outputOrdering is 'random'; expected 'sorted' or 'unsorted'",
+    );
+    expectUsageError(
+      thrown(() => env({ requirements: { guaranteeChecks: 'sometimes' as 'trust' } })),
+      "env: requirements.guaranteeChecks is 'sometimes'; expected 'validate' or 'trust'",
+    );
+    expectUsageError(
+      thrown(() => env({ requirements: { tieBreak: undefined as unknown as 'any' } })),
+      "env: requirements.tieBreak is 'undefined'; expected 'prefer-smaller-index' or 'any'",
+    );
+  });
+
+  it('rejects an unknown requirement', () => {
+    expectUsageError(thrown(() => env({ requirements: { speed: 'fast' } as never })), "env: unknown requirement 'speed'");
+  });
+
+  it('rejects an unknown guarantee, naming the known ones', () => {
+    expectUsageError(
+      thrown(() => env({ guarantees: { maxSegmentSizes: 8 } as never })),
+      "env: unknown guarantee 'maxSegmentSizes'; known: maxSegmentSize, minSegmentSize, maxK, maxNumSegments, maxTotalNumItems",
+    );
+  });
+
+  it('rejects a guarantee that is not a number', () => {
+    expectUsageError(thrown(() => env({ guarantees: { maxK: NaN } })), 'env: guarantees.maxK must be a number; got number NaN');
+    expectUsageError(
+      thrown(() => env({ guarantees: { maxK: '8' as unknown as number } })),
+      'env: guarantees.maxK must be a number; got string 8',
+    );
+    expectUsageError(
+      thrown(() => env({ guarantees: { maxK: null as unknown as number } })),
+      'env: guarantees.maxK must be a number; got null',
+    );
+  });
+});
