@@ -61,12 +61,19 @@ export interface BackendCapabilities {
 
 /** Counters of every copy between host and device, and of every kernel launch, since the last `resetStats()`. */
 export interface BackendStats {
+  /** Host-to-device copies (`upload`, and any copy an algorithm makes). */
   uploads: number;
+  /** Device-to-host copies (`download`, and any read-back an algorithm makes). */
   downloads: number;
+  /** Bytes copied from host to device. */
   bytesUploaded: number;
+  /** Bytes copied from device to host. */
   bytesDownloaded: number;
+  /** Kernel launches (dispatches). */
   launches: number;
+  /** Distinct kernels compiled (WebGPU pipelines; on the CPU, distinct kernel names first launched). */
   kernelsCompiled: number;
+  /** Launches per kernel name, e.g. `{ 'topk/reduce[k<=8]': 2 }`. */
   launchesByKernel: Record<string, number>;
 }
 

@@ -20,10 +20,15 @@ export interface Requirements {
 
 /** Guarantees given through the environment (the proposal's option 2). All optional. */
 export interface Guarantees {
+  /** No segment has more items than this. */
   readonly maxSegmentSize?: number;
+  /** No segment has fewer items than this. */
   readonly minSegmentSize?: number;
+  /** No segment asks for more than this many results. */
   readonly maxK?: number;
+  /** There are at most this many segments. */
   readonly maxNumSegments?: number;
+  /** All segments together have at most this many items. */
   readonly maxTotalNumItems?: number;
 }
 
@@ -37,17 +42,25 @@ export interface Tuning<Variant extends string = string, Policy extends object =
 
 /** Options of {@link env}. */
 export interface EnvOptions<G extends Guarantees = Guarantees> {
+  /** Where to run; default: one shared `cpuBackend()`. */
   readonly backend?: Backend;
+  /** Requirements to change from their defaults. */
   readonly requirements?: Partial<Requirements>;
+  /** What the caller guarantees about every call in this environment. */
   readonly guarantees?: G;
+  /** Overrides of the policy selector's choice. */
   readonly tuning?: Tuning;
 }
 
 /** An execution environment: where to run, what is required, what is guaranteed. */
 export interface Env<G extends Guarantees = Guarantees> {
+  /** Where to run. */
   readonly backend: Backend;
+  /** Every requirement, defaults filled in. */
   readonly requirements: Requirements;
+  /** The guarantees as given, with their literal types. */
   readonly guarantees: G;
+  /** Overrides of the policy selector's choice. */
   readonly tuning: Tuning;
 }
 

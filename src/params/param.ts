@@ -4,13 +4,17 @@ import type { $max, $min, $options } from './tokens.js';
 
 /** Inclusive bounds of a numeric parameter. */
 export interface Bounds {
+  /** Lower bound, inclusive; `-Infinity` where there is none. */
   readonly min: number;
+  /** Upper bound, inclusive; `Infinity` where there is none. */
   readonly max: number;
 }
 
 /** A value known at compile time: `p.constant(8)`. */
 export interface ConstantParam<Value extends number = number> {
+  /** Which parameter kind this is. */
   readonly kind: 'constant';
+  /** The value, known at compile time. */
   readonly value: Value;
   /** Type token, not available at runtime. */
   readonly [$min]: Value;
@@ -20,6 +24,7 @@ export interface ConstantParam<Value extends number = number> {
 
 /** One runtime value for all segments, with static bounds: `p.uniform(k, { min: 1, max: 8 })`. */
 export interface UniformParam<Min extends number = number, Max extends number = number> {
+  /** Which parameter kind this is. */
   readonly kind: 'uniform';
   /** A host number, or a 1-element DeviceArray (device-only). */
   readonly value: number | DeviceArray;
@@ -33,6 +38,7 @@ export interface UniformParam<Min extends number = number, Max extends number = 
 
 /** One value per segment: `p.perSegment(sizes, { min: 512, max: 4096 })`. */
 export interface PerSegmentParam<Min extends number = number, Max extends number = number> {
+  /** Which parameter kind this is. */
   readonly kind: 'perSegment';
   /** Host values, or a DeviceArray (device-only). */
   readonly values: ArrayLike<number> | DeviceArray;
@@ -48,8 +54,11 @@ export interface PerSegmentParam<Min extends number = number, Max extends number
 
 /** One option known at compile time: `p.constantOption('max')`. */
 export interface ConstantOptionParam<Option extends string = string> {
+  /** Which parameter kind this is. */
   readonly kind: 'constantOption';
+  /** The option, known at compile time. */
   readonly option: Option;
+  /** The set of options that can occur: the one option. */
   readonly options: readonly [Option];
   /** Type token, not available at runtime. */
   readonly [$options]: Option;
@@ -57,9 +66,11 @@ export interface ConstantOptionParam<Option extends string = string> {
 
 /** One runtime option for all segments, from a set: `p.uniformOption(dir, ['max', 'min'])`. */
 export interface UniformOptionParam<Option extends string = string> {
+  /** Which parameter kind this is. */
   readonly kind: 'uniformOption';
   /** The option, or a 1-element DeviceArray holding its index in `options` (device-only). */
   readonly value: Option | DeviceArray;
+  /** The set of options that can occur. */
   readonly options: readonly Option[];
   /** Type token, not available at runtime. */
   readonly [$options]: Option;
@@ -67,9 +78,11 @@ export interface UniformOptionParam<Option extends string = string> {
 
 /** One option per segment, from a set: `p.perSegmentOption(dirs, ['max', 'min'])`. */
 export interface PerSegmentOptionParam<Option extends string = string> {
+  /** Which parameter kind this is. */
   readonly kind: 'perSegmentOption';
   /** Host options, or a DeviceArray of option indices into `options` (device-only). */
   readonly values: ArrayLike<Option> | DeviceArray;
+  /** The set of options that can occur. */
   readonly options: readonly Option[];
   /** Type token, not available at runtime. */
   readonly [$options]: Option;
@@ -77,7 +90,9 @@ export interface PerSegmentOptionParam<Option extends string = string> {
 
 /** Bounds alone, with no value: `p.guarantee({ max: 1 << 20 })` for `totalNumItems`. */
 export interface GuaranteeParam<Min extends number = number, Max extends number = number> {
+  /** Which parameter kind this is. */
   readonly kind: 'guarantee';
+  /** The guaranteed bounds as given; an omitted side is infinite. */
   readonly bounds: Bounds;
   /** Type token, not available at runtime. */
   readonly [$min]: Min;

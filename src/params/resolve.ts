@@ -16,6 +16,7 @@ import type { Bounds, NumericParam, OptionParam } from './param.js';
 export interface NumericFacts {
   /** The parameter's name in the call. */
   readonly name: string;
+  /** The parameter kind the facts come from. */
   readonly kind: 'constant' | 'uniform' | 'perSegment' | 'guarantee';
   /** Static bounds: the parameter's own, within the algorithm's domain and the environment's guarantee. */
   readonly staticBounds: Bounds;
@@ -35,7 +36,9 @@ export interface NumericFacts {
 
 /** Everything known about a discrete parameter before any device work. */
 export interface OptionFacts<Option extends string = string> {
+  /** The parameter's name in the call. */
   readonly name: string;
+  /** The parameter kind the facts come from. */
   readonly kind: 'constant' | 'uniform' | 'perSegment';
   /** The options that can occur. */
   readonly options: readonly Option[];
@@ -43,6 +46,7 @@ export interface OptionFacts<Option extends string = string> {
   readonly exact: Option | undefined;
   /** Options that occur, when known on the host (a subset of `options`). */
   readonly occurring: readonly Option[];
+  /** True when the options live only on the device. */
   readonly deviceOnly: boolean;
   /** Per-segment options on the host. */
   readonly hostValues: ArrayLike<Option> | undefined;
