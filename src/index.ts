@@ -60,3 +60,34 @@ export type {
   WithinDomain,
 } from './types/validate.js';
 export type { IsIntegerLiteral, IsUnion, KnownLess, KnownGreater, MaxOf, MinOf } from './types/numeric.js';
+
+export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
+export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';
+export type {
+  TopKArgs,
+  TopKArgsShape,
+  TopKArgsShapeWithoutDirection,
+  TopKArgsWithoutDirection,
+  TopKDomains,
+  TopKVariantsFor,
+  ValidateTopKArgs,
+  GuaranteesOf,
+  SegmentParam,
+  ScalarParam,
+} from './algorithms/batched-top-k/args.js';
+export {
+  selectTopKVariant,
+  topKPolicyFor,
+  topKPolicyLimits,
+  tileItemsFor,
+  topKVariants,
+  type TopKVariant,
+  type TopKPolicy,
+  type TopKSelection,
+  type TopKSelectorFacts,
+  type VariantVerdict,
+} from './algorithms/batched-top-k/policy.js';
+export { referenceTopK, type ReferenceTopKInput } from './algorithms/batched-top-k/reference.js';
+export { orderedKey, type KeyType, type SelectDirection } from './algorithms/batched-top-k/keys.js';
+export type { TopKLaunch } from './algorithms/batched-top-k/problem.js';
+export { TempStorageLayoutBuilder, type TempStorageLayout, type TempSlot } from './dispatch/temp-storage.js';

@@ -1,0 +1,95 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import { type Env, env as makeEnv } from '../../env/env.js';
+import { p } from '../../params/param.js';
+import type { GuaranteesOf, TopKArgs, TopKArgsShape, TopKArgsShapeWithoutDirection, TopKArgsWithoutDirection, ValidateTopKArgs } from './args.js';
+import { type TopKPlan, planTopK } from './plan.js';
+import { cpuTopKExecutor } from './cpu/executor.js';
+import { registerTopKExecutor } from './plan.js';
+
+registerTopKExecutor('cpu', cpuTopKExecutor);
+
+/** Grow-only temporary storage per backend, for the environment API. */
+const tempStorageCache = new WeakMap<object, DeviceArray<'u8'>>();
+
+function tempStorageFor(environment: Env, bytes: number): DeviceArray<'u8'> | undefined {
+  if (bytes === 0) return undefined;
+  const { backend } = environment;
+  const cached = tempStorageCache.get(backend);
+  if (cached !== undefined && !cached.destroyed && cached.length >= bytes) return cached;
+  cached?.destroy();
+  // Grow by half again so a slowly rising size does not reallocate every call.
+  const fresh = backend.alloc('u8', Math.ceil(Math.max(bytes, (cached?.length ?? 0) * 1.5) / 256) * 256);
+  tempStorageCache.set(backend, fresh);
+  return fresh;
+}
+
+/** Runs a plan with temporary storage from the environment. */
+async function runWithEnvironment(plan: TopKPlan, environment: Env): Promise<void> {
+  await plan.run(tempStorageFor(environment, plan.tempStorageBytes));
+}
+
+const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({
+  ...args,
+  selectDirection: p.constantOption(direction),
+});
+
+/**
+ * Batched top-k: for each segment, the `k` largest (or smallest) keys, with their payloads or
+ * indices. Parameters are typed (constant, uniform or per-segment, with static bounds); what the
+ * bounds rule out does not compile, and the dispatcher prunes variants that can never run.
+ *
+ * @example
+ * ```ts
+ * const plan = DeviceBatchedTopK.plan({
+ *   keysIn, keysOut, valuesOut,
+ *   segmentSizes: p.constant(256),
+ *   k: p.uniform(8, { min: 1, max: 8 }),
+ *   selectDirection: p.constantOption('max'),
+ *   numSegments: p.uniform(4096),
+ * });
+ * console.log(plan.variant, plan.explain());
+ * await plan.run();
+ * ```
+ */
+export const DeviceBatchedTopK = {
+  /** Plans a call on the host (no device work); run it with `plan.run(tempStorage?)`. */
+  plan<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): TopKPlan {
+    return planTopK(args as TopKArgs, env ?? makeEnv());
+  },
+
+  /** Plans and runs a call with temporary storage from the environment. */
+  async select<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
+    const environment = env ?? makeEnv();
+    await runWithEnvironment(planTopK(args as TopKArgs, environment), environment);
+  },
+
+  /** `select` with `selectDirection` fixed to `'max'`, keys only. */
+  async maxKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
+    const environment = env ?? makeEnv();
+    await runWithEnvironment(planTopK(withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'max'), environment), environment);
+  },
+
+  /** `select` with `selectDirection` fixed to `'min'`, keys only. */
+  async minKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
+    const environment = env ?? makeEnv();
+    await runWithEnvironment(planTopK(withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'min'), environment), environment);
+  },
+
+  /** `select` with `selectDirection` fixed to `'max'`, keys and values (payload or indices). */
+  async maxPairs<const Args extends TopKArgsShapeWithoutDirection & { valuesOut: DeviceArray }, const E extends Env = Env<{}>>(
+    args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
+    env?: E,
+  ): Promise<void> {
+    const environment = env ?? makeEnv();
+    await runWithEnvironment(planTopK(withDirection(args as TopKArgsWithoutDirection, 'max'), environment), environment);
+  },
+
+  /** `select` with `selectDirection` fixed to `'min'`, keys and values (payload or indices). */
+  async minPairs<const Args extends TopKArgsShapeWithoutDirection & { valuesOut: DeviceArray }, const E extends Env = Env<{}>>(
+    args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
+    env?: E,
+  ): Promise<void> {
+    const environment = env ?? makeEnv();
+    await runWithEnvironment(planTopK(withDirection(args as TopKArgsWithoutDirection, 'min'), environment), environment);
+  },
+} as const;

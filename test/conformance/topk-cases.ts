@@ -1,0 +1,235 @@
+import {
+  type Backend,
+  type DeviceArray,
+  type Env,
+  type TopKPlan,
+  type TopKVariant,
+  DeviceBatchedTopK,
+  env,
+  p,
+  referenceTopK,
+} from '../../src/index.js';
+
+/** How a parameter is given in a case. */
+export type NumericKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device' | 'perSegment-device-bounds';
+export type OptionKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device';
+export type ValueMode = 'none' | 'indices-u32' | 'indices-i32' | 'indices-f32' | 'payload';
+
+/** A top-k problem described on the host. */
+export interface TopKCase {
+  name: string;
+  keyType: 'f32' | 'i32' | 'u32';
+  /** Key bits. */
+  keys: Uint32Array;
+  sizes: number[];
+  /** Strided layout when set. */
+  stride?: number;
+  k: number[];
+  /** Static upper bound of k for uniform/per-segment kinds. */
+  kBound: number;
+  directions: ('max' | 'min')[];
+  sizeKind: NumericKind;
+  kKind: NumericKind;
+  directionKind: OptionKind;
+  numSegmentsKind: 'constant' | 'uniform' | 'device';
+  values: ValueMode;
+  /** Static bounds of the segment sizes for uniform/per-segment kinds. */
+  sizeBounds?: { min: number; max: number };
+}
+
+/** Deterministic PRNG (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const f32 = new Float32Array(1);
+const f32Bits = new Uint32Array(f32.buffer);
+export const bitsOf = (x: number): number => {
+  f32[0] = x;
+  return f32Bits[0]!;
+};
+
+/** Special f32 values: NaNs with different payloads, signed zeros, infinities, extremes. */
+export const specialF32Bits = [
+  0x7fc00000, 0x7f800001, 0xffc00001, 0x80000000, 0x00000000, 0x7f800000, 0xff800000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
+];
+
+/** Random keys of a type: 'random', 'ties' (few distinct values) or 'special' (NaN, -0, inf mixed in). */
+export function makeKeys(keyType: 'f32' | 'i32' | 'u32', count: number, flavour: 'random' | 'ties' | 'special', random: () => number): Uint32Array {
+  const keys = new Uint32Array(count);
+  for (let i = 0; i < count; i++) {
+    if (flavour === 'ties') {
+      const v = Math.floor(random() * 5) - 2;
+      keys[i] = keyType === 'f32' ? bitsOf(v) : keyType === 'i32' ? v >>> 0 : (v + 2) >>> 0;
+    } else if (flavour === 'special' && random() < 0.3) {
+      if (keyType === 'f32') keys[i] = specialF32Bits[Math.floor(random() * specialF32Bits.length)]!;
+      else keys[i] = [0, 1, 0x7fffffff, 0x80000000, 0xffffffff][Math.floor(random() * 5)]!;
+    } else {
+      keys[i] = keyType === 'f32' ? bitsOf((random() - 0.5) * 1000) : Math.floor(random() * 4294967296) >>> 0;
+    }
+  }
+  return keys;
+}
+
+const asKeyArray = (keyType: 'f32' | 'i32' | 'u32', bits: Uint32Array) =>
+  keyType === 'f32' ? new Float32Array(bits.buffer.slice(0)) : keyType === 'i32' ? new Int32Array(bits.buffer.slice(0)) : new Uint32Array(bits.buffer.slice(0));
+
+/** Segment starts of a case. */
+export function starts(c: TopKCase): number[] {
+  const out: number[] = [];
+  let offset = 0;
+  for (let i = 0; i < c.sizes.length; i++) {
+    out.push(c.stride !== undefined ? i * c.stride : offset);
+    offset += c.sizes[i]!;
+  }
+  return out;
+}
+
+/** kMax of a case, as the SPEC defines it. */
+export function kMaxOf(c: TopKCase): number {
+  return c.kKind === 'constant' || c.kKind === 'uniform' ? c.k[0]! : c.kBound;
+}
+
+/** Untyped access to `p`, for building parameters from runtime case data. */
+const P = p as unknown as Record<string, (...args: unknown[]) => never>;
+
+/** Everything a case uploads, and its arguments. */
+export interface BuiltCase {
+  args: Record<string, unknown>;
+  keysOut: DeviceArray;
+  valuesOut: DeviceArray | undefined;
+  owned: DeviceArray[];
+  expected: { keys: Uint32Array; values: Uint32Array };
+  kMax: number;
+}
+
+/** Bits that prefill outputs, to see what a call wrote. */
+export const untouchedBits = 0x5eed5eed;
+
+export function buildCase(backend: Backend, c: TopKCase): BuiltCase {
+  const n = c.sizes.length;
+  const kMax = kMaxOf(c);
+  const owned: DeviceArray[] = [];
+  const up = (data: Float32Array | Int32Array | Uint32Array) => {
+    const a = backend.upload(data);
+    owned.push(a);
+    return a;
+  };
+  const totalKeys = c.keys.length;
+  const keysIn = up(asKeyArray(c.keyType, c.keys));
+  const fill = new Uint32Array(Math.max(1, n * kMax)).fill(untouchedBits);
+  const keysOut = up(asKeyArray(c.keyType, fill));
+  let valuesIn: DeviceArray | undefined;
+  let valuesOut: DeviceArray | undefined;
+  let payload: Uint32Array | undefined;
+  let valueType: 'f32' | 'i32' | 'u32' = 'i32';
+  if (c.values === 'payload') {
+    payload = new Uint32Array(totalKeys);
+    for (let i = 0; i < totalKeys; i++) payload[i] = (i * 2654435761) >>> 0;
+    valuesIn = up(payload);
+    valuesOut = up(new Uint32Array(fill));
+    valueType = 'u32';
+  } else if (c.values !== 'none') {
+    valueType = c.values.slice(8) as 'f32' | 'i32' | 'u32';
+    valuesOut = up(asKeyArray(valueType, fill));
+  }
+
+  const sizeBounds = c.sizeBounds ?? { min: 0, max: Math.max(0, ...c.sizes, c.stride ?? 0) };
+  const numeric = (kind: NumericKind, values: number[], bounds: { min: number; max: number }) => {
+    switch (kind) {
+      case 'constant':
+        return P.constant!(values[0] ?? 0);
+      case 'uniform':
+        return P.uniform!(values[0] ?? 0, bounds);
+      case 'uniform-device':
+        return P.uniform!(up(new Uint32Array([values[0] ?? 0])), bounds);
+      case 'perSegment':
+        return P.perSegment!(values, bounds);
+      case 'perSegment-device':
+        return P.perSegment!(up(new Uint32Array(values.length ? values : [0])), bounds);
+      case 'perSegment-device-bounds': {
+        const lo = values.length ? Math.min(...values) : bounds.min;
+        const hi = values.length ? Math.max(...values) : bounds.min;
+        return P.perSegment!(up(new Uint32Array(values.length ? values : [0])), bounds, up(new Uint32Array([lo, hi])));
+      }
+    }
+  };
+  const optionIndices = (options: readonly string[]) => new Uint32Array(c.directions.length ? c.directions.map((d) => options.indexOf(d)) : [0]);
+  let selectDirection: unknown;
+  switch (c.directionKind) {
+    case 'constant':
+      selectDirection = P.constantOption!(c.directions[0] ?? 'max');
+      break;
+    case 'uniform':
+      selectDirection = P.uniformOption!(c.directions[0] ?? 'max', ['max', 'min']);
+      break;
+    case 'uniform-device':
+      // Options in the other order: index 0 is 'min', so the device index must be mapped.
+      selectDirection = P.uniformOption!(up(optionIndices(['min', 'max']).slice(0, 1)), ['min', 'max']);
+      break;
+    case 'perSegment':
+      selectDirection = P.perSegmentOption!(c.directions, ['max', 'min']);
+      break;
+    case 'perSegment-device':
+      selectDirection = P.perSegmentOption!(up(optionIndices(['min', 'max'])), ['min', 'max']);
+      break;
+  }
+  const numSegments =
+    c.numSegmentsKind === 'constant'
+      ? P.constant!(n)
+      : c.numSegmentsKind === 'uniform'
+        ? P.uniform!(n, { min: 0, max: Math.max(n, 1) })
+        : P.uniform!(up(new Uint32Array([n])), { min: 0, max: Math.max(n, 1) });
+  const args: Record<string, unknown> = {
+    keysIn,
+    keysOut,
+    valuesIn,
+    valuesOut,
+    segmentSizes: numeric(c.sizeKind, c.sizes, sizeBounds),
+    segmentStride: c.stride === undefined ? undefined : P.uniform!(c.stride, { min: 0, max: c.stride }),
+    k: numeric(c.kKind, c.k, { min: 1, max: c.kBound }),
+    selectDirection,
+    numSegments,
+  };
+  const expected = referenceTopK({
+    keyType: c.keyType,
+    keys: c.keys,
+    values: payload,
+    valueType,
+    segmentStarts: starts(c),
+    segmentSizes: c.sizes,
+    k: c.k,
+    directions: c.directions,
+    kMax,
+    withValues: c.values !== 'none',
+  });
+  return { args, keysOut, valuesOut, owned, expected, kMax };
+}
+
+export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);
+
+/** Plans a case (optionally forcing a variant) and runs it with fresh temporary storage. */
+export async function runCase(
+  backend: Backend,
+  built: BuiltCase,
+  options: { variant?: TopKVariant; requirements?: Parameters<typeof env>[0] extends infer O ? O extends { requirements?: infer R } ? R : never : never } = {},
+): Promise<{ plan: TopKPlan; keys: Uint32Array; values: Uint32Array | undefined }> {
+  const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
+  const plan = (DeviceBatchedTopK.plan as unknown as (a: unknown, e: Env) => TopKPlan)(built.args, environment);
+  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+  try {
+    await plan.run(temp);
+  } finally {
+    temp?.destroy();
+  }
+  const keys = bits(await backend.download(built.keysOut));
+  const values = built.valuesOut ? bits(await backend.download(built.valuesOut)) : undefined;
+  return { plan, keys, values };
+}

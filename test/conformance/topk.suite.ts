@@ -1,0 +1,343 @@
+/**
+ * The top-k conformance suite, written once and run on every backend (as tfjs's shared op suite):
+ * random and adversarial cases compared bit for bit with `referenceTopK`, every applicable variant
+ * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Backend,
+  type DeviceArray,
+  type TopKVariant,
+  DeviceBatchedTopK,
+  GuaranteeViolationError,
+  SegkitRangeError,
+  SegkitUsageError,
+  env,
+  p,
+  topKPolicyFor,
+} from '../../src/index.js';
+import {
+  type NumericKind,
+  type OptionKind,
+  type TopKCase,
+  type ValueMode,
+  bits,
+  buildCase,
+  makeKeys,
+  rng,
+  runCase,
+  untouchedBits,
+} from './topk-cases.js';
+
+interface CaseOptions {
+  name: string;
+  keyType?: 'f32' | 'i32' | 'u32';
+  flavour?: 'random' | 'ties' | 'special';
+  sizes: number[];
+  stride?: number;
+  k: number | number[];
+  kBound?: number;
+  directions?: 'max' | 'min' | ('max' | 'min')[];
+  sizeKind?: NumericKind;
+  kKind?: NumericKind;
+  directionKind?: OptionKind;
+  numSegmentsKind?: 'constant' | 'uniform' | 'device';
+  values?: ValueMode;
+  seed?: number;
+}
+
+export function makeCase(o: CaseOptions): TopKCase {
+  const random = rng(o.seed ?? 7);
+  const n = o.sizes.length;
+  const keyType = o.keyType ?? 'f32';
+  const span = o.stride !== undefined ? (n === 0 ? 0 : (n - 1) * o.stride + o.sizes[n - 1]!) : o.sizes.reduce((a, b) => a + b, 0);
+  const ks = Array.isArray(o.k) ? o.k : Array.from({ length: n }, () => o.k as number);
+  const directions = Array.isArray(o.directions) ? o.directions : Array.from({ length: n }, () => (o.directions as 'max' | 'min' | undefined) ?? 'max');
+  return {
+    name: o.name,
+    keyType,
+    keys: makeKeys(keyType, Math.max(span, 1), o.flavour ?? 'random', random),
+    sizes: o.sizes,
+    stride: o.stride,
+    k: ks,
+    kBound: o.kBound ?? Math.max(1, ...ks),
+    directions,
+    sizeKind: o.sizeKind ?? 'perSegment',
+    kKind: o.kKind ?? (Array.isArray(o.k) ? 'perSegment' : 'uniform'),
+    directionKind: o.directionKind ?? (Array.isArray(o.directions) ? 'perSegment' : 'constant'),
+    numSegmentsKind: o.numSegmentsKind ?? 'uniform',
+    values: o.values ?? 'indices-i32',
+  };
+}
+
+const randomSizes = (n: number, max: number, seed: number, min = 0) => {
+  const random = rng(seed);
+  return Array.from({ length: n }, () => min + Math.floor(random() * (max - min + 1)));
+};
+
+/** Defines the suite for one backend. `makeBackend` is called once; `destroy()` runs after. */
+export function defineTopKConformance(backendName: string, makeBackend: () => Promise<Backend>): void {
+  describe(`DeviceBatchedTopK conformance on ${backendName}`, () => {
+    let backend: Backend;
+    beforeAll(async () => {
+      backend = await makeBackend();
+    });
+    afterAll(() => backend?.destroy());
+
+    async function expectReference(c: TopKCase, variant?: TopKVariant): Promise<TopKVariant> {
+      const built = buildCase(backend, c);
+      try {
+        const { plan, keys, values } = await runCase(backend, built, { variant });
+        const n = c.sizes.length * built.kMax;
+        expect(keys.subarray(0, n), `${c.name}: keys (${plan.variant})`).toEqual(built.expected.keys.subarray(0, n));
+        if (values !== undefined) expect(values.subarray(0, n), `${c.name}: values (${plan.variant})`).toEqual(built.expected.values.subarray(0, n));
+        return plan.variant;
+      } finally {
+        for (const a of built.owned) a.destroy();
+      }
+    }
+
+    /** Runs a case with the natural choice and with every variant forced that applies. */
+    async function expectAllVariants(c: TopKCase, mustApply: TopKVariant[] = []): Promise<void> {
+      const natural = await expectReference(c);
+      const ran: TopKVariant[] = [natural];
+      for (const variant of ['single-tile', 'reduce', 'radix-select'] as const) {
+        if (variant === natural) continue;
+        try {
+          await expectReference(c, variant);
+          ran.push(variant);
+        } catch (error) {
+          if (!(error instanceof SegkitUsageError) || !/cannot run for these parameters/.test(error.message)) throw error;
+        }
+      }
+      for (const v of mustApply) expect(ran, `${c.name}: variants run`).toContain(v);
+    }
+
+    describe('random and adversarial keys, every variant', () => {
+      for (const keyType of ['f32', 'i32', 'u32'] as const) {
+        for (const flavour of ['random', 'ties', 'special'] as const) {
+          it(`${keyType} ${flavour}: small k, mixed sizes`, async () => {
+            await expectAllVariants(makeCase({ name: 'small-k', keyType, flavour, sizes: randomSizes(40, 300, 3), k: 5, seed: 11 }), ['reduce', 'radix-select']);
+          });
+          it(`${keyType} ${flavour}: larger k, both directions per segment`, async () => {
+            const sizes = randomSizes(12, 900, 5);
+            const dirs = sizes.map((_, i) => (i % 3 === 0 ? 'min' : 'max') as 'max' | 'min');
+            await expectAllVariants(makeCase({ name: 'larger-k', keyType, flavour, sizes, k: 40, directions: dirs, seed: 13 }), ['single-tile', 'radix-select']);
+          });
+        }
+      }
+    });
+
+    describe('sizes at tile boundaries', () => {
+      it('around tileItems, reduceChunkItems and radixTileItems', async () => {
+        const policy = topKPolicyFor(backend.capabilities);
+        const edges = [policy.tileItems, policy.reduceChunkItems, policy.radixTileItems];
+        const sizes = [...new Set(edges.flatMap((e) => [e - 1, e, e + 1, 2 * e + 1]))].sort((a, b) => a - b);
+        await expectAllVariants(makeCase({ name: 'tile-edges-k3', flavour: 'ties', sizes, k: 3, seed: 17 }));
+        await expectAllVariants(makeCase({ name: 'tile-edges-k33', flavour: 'special', sizes, k: 33, directions: 'min', seed: 19 }));
+      });
+      it('a constant segment size equal to the tile', async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        await expectAllVariants(makeCase({ name: 'const-tile', sizes: [tileItems, tileItems, tileItems], sizeKind: 'constant', k: 16, seed: 23 }), ['single-tile']);
+      });
+      it('one long segment split across workgroups', async () => {
+        await expectAllVariants(makeCase({ name: 'long', sizes: [50_000], k: 7, flavour: 'ties', seed: 29 }), ['reduce', 'radix-select']);
+        await expectReference(makeCase({ name: 'long-k100', sizes: [60_000], k: 100, seed: 31 }));
+      });
+    });
+
+    describe('edge cases', () => {
+      it('empty segments, k > size, a single key', async () => {
+        await expectAllVariants(makeCase({ name: 'empty', sizes: [0, 3, 0, 1, 0, 10, 0], k: 6, seed: 37 }));
+        await expectAllVariants(makeCase({ name: 'k>size', sizes: [2, 5, 1], k: 9, kBound: 9, seed: 41 }));
+        await expectAllVariants(makeCase({ name: 'k=1', sizes: [1000, 1], k: 1, seed: 43 }));
+      });
+      it('numSegments = 0 writes nothing', async () => {
+        const c = makeCase({ name: 'zero', sizes: [], k: 4, seed: 47 });
+        const built = buildCase(backend, c);
+        const { keys } = await runCase(backend, built);
+        expect([...keys]).toEqual([untouchedBits]);
+        for (const a of built.owned) a.destroy();
+      });
+      it('all keys equal (ties resolved by index)', async () => {
+        const c = makeCase({ name: 'all-equal', sizes: [700, 1500], k: 20, seed: 53 });
+        c.keys.fill(0x3f800000);
+        await expectAllVariants(c);
+      });
+      it('NaN above +Infinity, -0 equal to +0', async () => {
+        const c = makeCase({ name: 'nan-zero', sizes: [8], k: 8, seed: 59 });
+        c.keys.set([0x80000000, 0x7f800000, 0x7fc00000, 0x00000000, 0xff800000, 0xffc00000, 0x3f800000, 0x80000000]);
+        const variant = await expectReference(c);
+        expect(variant).toBeDefined();
+        const built = buildCase(backend, c);
+        const { keys, values } = await runCase(backend, built);
+        // NaN (index 2), NaN (index 5), +Inf (1), 1 (6), -0 (0), +0 (3), -0 (7), -Inf (4)
+        expect([...values!].map((v) => v | 0)).toEqual([2, 5, 1, 6, 0, 3, 7, 4]);
+        expect(keys[4]).toBe(0x80000000);
+        for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('every parameter kind', () => {
+      const n = 9;
+      const equal = Array.from({ length: n }, () => 333);
+      const varied = randomSizes(n, 600, 61);
+      const kinds: { sizeKind: NumericKind; sizes: number[] }[] = [
+        { sizeKind: 'constant', sizes: equal },
+        { sizeKind: 'uniform', sizes: equal },
+        { sizeKind: 'uniform-device', sizes: equal },
+        { sizeKind: 'perSegment', sizes: varied },
+        { sizeKind: 'perSegment-device', sizes: varied },
+        { sizeKind: 'perSegment-device-bounds', sizes: varied },
+      ];
+      const kKinds: { kKind: NumericKind; k: number | number[] }[] = [
+        { kKind: 'constant', k: 6 },
+        { kKind: 'uniform', k: 6 },
+        { kKind: 'uniform-device', k: 6 },
+        { kKind: 'perSegment', k: [1, 2, 3, 4, 5, 6, 7, 8, 2] },
+        { kKind: 'perSegment-device', k: [12, 1, 30, 4, 5, 64, 7, 8, 9] },
+      ];
+      const dirKinds: { directionKind: OptionKind; directions: 'max' | 'min' | ('max' | 'min')[] }[] = [
+        { directionKind: 'constant', directions: 'min' },
+        { directionKind: 'uniform', directions: 'min' },
+        { directionKind: 'uniform-device', directions: 'min' },
+        { directionKind: 'perSegment', directions: ['max', 'min', 'min', 'max', 'max', 'min', 'max', 'min', 'max'] },
+        { directionKind: 'perSegment-device', directions: ['min', 'min', 'max', 'max', 'max', 'min', 'max', 'min', 'max'] },
+      ];
+      let seed = 100;
+      for (const s of kinds) {
+        for (const kk of kKinds) {
+          it(`sizes ${s.sizeKind}, k ${kk.kKind}`, async () => {
+            for (const d of dirKinds) {
+              for (const stride of [undefined, 700]) {
+                const numSegmentsKind = (['constant', 'uniform', 'device'] as const)[seed % 3]!;
+                const values = (['indices-i32', 'indices-u32', 'indices-f32', 'payload', 'none'] as const)[seed % 5]!;
+                await expectReference(
+                  makeCase({ name: `${s.sizeKind}/${kk.kKind}/${d.directionKind}/${stride ?? 'packed'}`, ...s, ...kk, ...d, stride, numSegmentsKind, values, seed: seed++, flavour: 'special' }),
+                );
+              }
+            }
+          });
+        }
+      }
+    });
+
+    describe('requirements', () => {
+      it("'unsorted' returns the same set", async () => {
+        const c = makeCase({ name: 'unsorted', sizes: randomSizes(6, 3000, 71), k: 50, seed: 73 });
+        const built = buildCase(backend, c);
+        const { keys, values } = await runCase(backend, built, { requirements: { outputOrdering: 'unsorted' } });
+        for (let s = 0; s < c.sizes.length; s++) {
+          const pick = (a: Uint32Array) => [...a.subarray(s * 50, s * 50 + 50)].sort((x, y) => x - y);
+          expect(pick(keys)).toEqual(pick(built.expected.keys));
+          expect(pick(values!)).toEqual(pick(built.expected.values));
+        }
+        for (const a of built.owned) a.destroy();
+      });
+      it("'trust' with device-only values makes no transfer", async () => {
+        const c = makeCase({ name: 'trust', sizes: randomSizes(5, 500, 79), sizeKind: 'perSegment-device', k: [3, 1, 4, 1, 5], kKind: 'perSegment-device', directionKind: 'perSegment-device', directions: ['max', 'min', 'max', 'min', 'max'], numSegmentsKind: 'device', seed: 83 });
+        const built = buildCase(backend, c);
+        const environment = env({ backend, requirements: { guaranteeChecks: 'trust' } });
+        const plan = (DeviceBatchedTopK.plan as unknown as (a: unknown, e: unknown) => { run(t?: unknown): Promise<void>; tempStorageBytes: number })(built.args, environment);
+        const temp = plan.tempStorageBytes ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+        backend.resetStats();
+        await plan.run(temp);
+        await backend.synchronize();
+        const stats = backend.stats();
+        expect(stats.uploads + stats.downloads).toBe(0);
+        expect(stats.launches).toBeGreaterThan(0);
+        expect(bits(await backend.download(built.keysOut))).toEqual(built.expected.keys);
+        temp?.destroy();
+        for (const a of built.owned) a.destroy();
+      });
+      it("'validate' reads back one status word only", async () => {
+        const c = makeCase({ name: 'validate', sizes: [10, 20], sizeKind: 'perSegment-device', k: 3, seed: 89 });
+        const built = buildCase(backend, c);
+        backend.resetStats();
+        await runCase(backend, built);
+        expect(backend.stats().downloads).toBe(1 + 1); // the status word, then the test's own download of keysOut
+        for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('bad input leaves outputs untouched', () => {
+      async function expectUntouched(built: ReturnType<typeof buildCase>) {
+        expect([...bits(await backend.download(built.keysOut))].every((b) => b === untouchedBits)).toBe(true);
+        if (built.valuesOut) expect([...bits(await backend.download(built.valuesOut))].every((b) => b === untouchedBits)).toBe(true);
+      }
+      it('a host per-segment value outside its static bounds', async () => {
+        const c = makeCase({ name: 'bad-host', sizes: [5, 6, 7], k: [1, 9, 2], kBound: 4, seed: 97 });
+        const built = buildCase(backend, c);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SegkitRangeError);
+        expect((error as SegkitRangeError).message).toBe('k[1]: 9 is outside the static bounds [1, 4]');
+        expect((error as SegkitRangeError).segment).toBe(1);
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
+      it('a device-only value outside its static bounds', async () => {
+        const c = makeCase({ name: 'bad-device', sizes: [5, 6, 7], k: [1, 9, 2], kBound: 4, kKind: 'perSegment-device', seed: 101 });
+        const built = buildCase(backend, c);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).parameter).toBe('k');
+        expect((error as GuaranteeViolationError).segment).toBe(1);
+        expect((error as GuaranteeViolationError).value).toBe(9);
+        expect((error as GuaranteeViolationError).message).toBe('k[1]: 9 is outside the static bounds [1, 4] (found on the device)');
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
+      it('a device-only segment size outside its device runtime bounds', async () => {
+        const c = makeCase({ name: 'bad-device-bounds', sizes: [5, 6, 7], k: 2, sizeKind: 'perSegment-device-bounds', seed: 103 });
+        const built = buildCase(backend, c);
+        // Narrow the device runtime bounds below segment 2's size.
+        const deviceSizes = (built.args.segmentSizes as { values: DeviceArray }).values;
+        const narrowed = backend.upload(new Uint32Array([5, 6]));
+        built.owned.push(narrowed);
+        built.args.segmentSizes = p.perSegment(deviceSizes, { min: 0, max: 7 }, narrowed);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).message).toBe('segmentSizes[2]: 7 is outside the device runtime bounds [5, 6] (found on the device)');
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
+      it('a device-only number of segments past what the outputs hold', async () => {
+        const c = makeCase({ name: 'bad-num', sizes: [5, 6], k: 2, numSegmentsKind: 'device', seed: 107 });
+        const built = buildCase(backend, c);
+        const tooMany = backend.upload(new Uint32Array([3]));
+        built.owned.push(tooMany);
+        built.args.numSegments = p.uniform(tooMany, { min: 0, max: 3 });
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).parameter).toBe('numSegments');
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
+      it('segments past the keys, arrays of another backend, destroyed arrays, missing temp storage', async () => {
+        const c = makeCase({ name: 'misuse', sizes: [50, 60], k: 20, seed: 109 });
+        const built = buildCase(backend, c);
+        built.args.segmentSizes = p.perSegment([50, 61]);
+        await expect(runCase(backend, built)).rejects.toThrow('segmentSizes[1]: segment 1 ends at 111, past the 110 keys of keysIn');
+        built.args.segmentSizes = p.perSegment([50, 60]);
+        const environment = env({ backend, tuning: { variant: 'radix-select' } });
+        const plan = (DeviceBatchedTopK.plan as unknown as (a: unknown, e: unknown) => { run(t?: unknown): Promise<void>; tempStorageBytes: number })(built.args, environment);
+        expect(plan.tempStorageBytes).toBeGreaterThan(0);
+        await expect(plan.run()).rejects.toThrow(/tempStorage: this plan needs \d+ bytes/);
+        const small = backend.alloc('u8', 16);
+        await expect(plan.run(small)).rejects.toThrow(/tempStorage: has 16 bytes; this plan needs \d+/);
+        small.destroy();
+        await expect(plan.run(small)).rejects.toThrow('tempStorage: the DeviceArray was destroyed and cannot be used');
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+        await expect(plan.run()).rejects.toThrow('keysIn: the DeviceArray was destroyed and cannot be used');
+      });
+      it('a forced variant that cannot run says why', async () => {
+        const c = makeCase({ name: 'forced', sizes: [5000], k: 64, seed: 113 });
+        const built = buildCase(backend, c);
+        await expect(runCase(backend, built, { variant: 'reduce' })).rejects.toThrow("tuning.variant: 'reduce' cannot run for these parameters: kMax 64 > reduceMaxK 8");
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
+    });
+  });
+}
