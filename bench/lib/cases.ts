@@ -1,0 +1,261 @@
+/**
+ * The benchmark cases shared by bench/topk-cpu.ts and bench/topk-webgpu.ts: the shapes of the top-k
+ * issue and two real workloads (causal sparse attention with per-row sizes, MoE routing with per-token
+ * k), their deterministic data, a fast exact reference, the output check, and the CPU-side peers
+ * (plain JS sort-and-slice, one-pass max).
+ *
+ * Every case is f32 keys, 'max', sorted, ties to the smaller index, with segment-local indices as
+ * values. Segment i's keys are data[i*stride, i*stride + size_i) and its results occupy
+ * [i*kMax, i*kMax + min(k_i, size_i)) of the outputs (padding: -Infinity / -1).
+ *
+ * Peers that only know dense rows x cols with one k (tf.topk, torch.topk) get the padded problem:
+ * the full rows x stride matrix, whose invalid tail of each row holds -Infinity (the attention mask,
+ * written once outside the timing), and k = the max k over the rows (kMax). Row i's first
+ * min(k_i, size_i) outputs then agree with segkit's up to tie order.
+ */
+
+export type CaseKind = 'uniform' | 'attention' | 'moe-per-token-k';
+
+export interface Case {
+  /** Short id, usable with --cases=. */
+  readonly id: string;
+  /** The label in tables. */
+  readonly label: string;
+  readonly kind: CaseKind;
+  readonly rows: number;
+  /** Row stride (= cols for dense shapes). */
+  readonly stride: number;
+  /** kMax: the output width per row. */
+  readonly kMax: number;
+  /** Valid keys per row (undefined: every row has `stride`). */
+  readonly sizes?: Int32Array;
+  /** k per row (undefined: every row has `kMax`). */
+  readonly ks?: Int32Array;
+  /** rows * stride keys; invalid tails hold -Infinity. */
+  readonly data: Float32Array;
+  /** Keys actually read by a per-row-size-aware top-k (sum of sizes). */
+  readonly validKeys: number;
+  /** How the dense peers (tfjs, torch) are called on this case. */
+  readonly peerNote: string;
+  /** Note on a clamped size (e.g. lavapipe's binding limit). */
+  readonly clampNote?: string;
+}
+
+/** xorshift32 uniform in [-1, 1): deterministic, no NaN. */
+export function fillRandom(data: Float32Array, seed = 0x9e3779b9): Float32Array {
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < data.length; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    data[i] = ((s >>> 0) / 4294967296) * 2 - 1;
+  }
+  return data;
+}
+
+function dense(id: string, rows: number, cols: number, k: number, clampNote?: string): Case {
+  return {
+    id,
+    label: `${rows}x${cols} k=${k}`,
+    kind: 'uniform',
+    rows,
+    stride: cols,
+    kMax: k,
+    data: fillRandom(new Float32Array(rows * cols)),
+    validKeys: rows * cols,
+    peerNote: `dense ${rows}x${cols}, k=${k}`,
+    ...(clampNote !== undefined ? { clampNote } : {}),
+  };
+}
+
+/** Causal sparse attention: 512 rows, row i holds i*16+16 valid keys of a stride of 8192; k = 256. */
+export function attentionCase(rows = 512, stride = 8192, k = 256): Case {
+  const sizes = new Int32Array(rows);
+  const data = fillRandom(new Float32Array(rows * stride), 0x1234567);
+  let valid = 0;
+  for (let i = 0; i < rows; i++) {
+    sizes[i] = Math.min(stride, i * 16 + 16);
+    valid += sizes[i]!;
+    data.fill(-Infinity, i * stride + sizes[i]!, (i + 1) * stride);
+  }
+  return {
+    id: 'attention',
+    label: `attention ${rows}x(16..${stride}) k=${k}`,
+    kind: 'attention',
+    rows,
+    stride,
+    kMax: k,
+    sizes,
+    data,
+    validKeys: valid,
+    peerNote: `padded ${rows}x${stride} with -Inf beyond each row's size, k=${k}`,
+  };
+}
+
+/** MoE router with per-token k in [1, 8]: 4096 tokens x 128 experts. */
+export function moeCase(rows = 4096, experts = 128, kMax = 8): Case {
+  const ks = new Int32Array(rows);
+  let s = 0xc0ffee;
+  for (let i = 0; i < rows; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    ks[i] = 1 + (s % kMax);
+  }
+  return {
+    id: 'moe-k1-8',
+    label: `moe ${rows}x${experts} k=1..${kMax}/token`,
+    kind: 'moe-per-token-k',
+    rows,
+    stride: experts,
+    kMax,
+    ks,
+    data: fillRandom(new Float32Array(rows * experts), 0xabcdef1),
+    validKeys: rows * experts,
+    peerNote: `dense ${rows}x${experts}, k=max over tokens=${kMax}, then each token keeps its first k_i`,
+  };
+}
+
+/** The shapes of the top-k issue (single row: `singleRowCols`) plus the two workloads. */
+export function makeCases(opts: { singleRowCols: number; only?: string[]; clampNote?: string }): Case[] {
+  const builders: Record<string, () => Case> = {
+    'moe-router': () => dense('moe-router', 4096, 256, 8),
+    narrow: () => dense('narrow', 16384, 64, 2),
+    'wide-k2048': () => dense('wide-k2048', 64, 32768, 2048),
+    'mid-k64': () => dense('mid-k64', 128, 4096, 64),
+    single: () => dense('single', 1, opts.singleRowCols, 100, opts.clampNote),
+    attention: () => attentionCase(),
+    'moe-k1-8': () => moeCase(),
+  };
+  const ids = opts.only ?? Object.keys(builders);
+  return ids.map((id) => {
+    const b = builders[id];
+    if (b === undefined) throw new Error(`unknown case ${id}; known: ${Object.keys(builders).join(', ')}`);
+    return b();
+  });
+}
+
+export const sizeOf = (c: Case, row: number): number => c.sizes?.[row] ?? c.stride;
+export const kOf = (c: Case, row: number): number => c.ks?.[row] ?? c.kMax;
+
+/**
+ * Exact reference (max, sorted, ties to the smaller index), fast enough for 16M keys: the k-th largest
+ * value from a native typed-array sort, then the keys above it and the first ties at it, sorted.
+ */
+export function reference(c: Case): { keys: Float32Array; indices: Int32Array } {
+  const keys = new Float32Array(c.rows * c.kMax).fill(-Infinity);
+  const indices = new Int32Array(c.rows * c.kMax).fill(-1);
+  for (let r = 0; r < c.rows; r++) {
+    const size = sizeOf(c, r);
+    const take = Math.min(kOf(c, r), size);
+    if (take === 0) continue;
+    const row = c.data.subarray(r * c.stride, r * c.stride + size);
+    const sorted = Float32Array.from(row).sort();
+    const threshold = sorted[size - take]!;
+    let above = 0;
+    for (let i = size - 1; i >= 0 && sorted[i]! > threshold; i--) above++;
+    let ties = take - above;
+    const picked: number[] = [];
+    for (let i = 0; i < size; i++) {
+      const v = row[i]!;
+      if (v > threshold) picked.push(i);
+      else if (v === threshold && ties > 0) {
+        picked.push(i);
+        ties--;
+      }
+    }
+    picked.sort((a, b) => row[b]! - row[a]! || a - b);
+    for (let j = 0; j < take; j++) {
+      keys[r * c.kMax + j] = row[picked[j]!]!;
+      indices[r * c.kMax + j] = picked[j]!;
+    }
+  }
+  return { keys, indices };
+}
+
+/** Number of output slots that differ from the reference (keys by value, indices exactly). */
+export function mismatches(
+  ref: { keys: Float32Array; indices: Int32Array },
+  keys: ArrayLike<number>,
+  indices: ArrayLike<number>,
+): number {
+  let bad = 0;
+  for (let i = 0; i < ref.keys.length; i++) {
+    if (ref.keys[i] !== keys[i]) bad++;
+    else if (ref.indices[i] !== indices[i]) bad++;
+  }
+  return bad;
+}
+
+/**
+ * Checks a dense peer's output (rows x peerK) against the reference on each row's first
+ * min(k_i, size_i) slots, by key value only (peers break ties their own way).
+ */
+export function peerKeyMismatches(c: Case, ref: { keys: Float32Array }, peerK: number, peerKeys: ArrayLike<number>): number {
+  let bad = 0;
+  for (let r = 0; r < c.rows; r++) {
+    const take = Math.min(kOf(c, r), sizeOf(c, r));
+    for (let j = 0; j < take; j++) if (peerKeys[r * peerK + j] !== ref.keys[r * c.kMax + j]) bad++;
+  }
+  return bad;
+}
+
+/** Plain JS: per row, sort the valid indices by (key desc, index asc) and keep the first k_i. */
+export function jsSortAndSlice(c: Case): { keys: Float32Array; indices: Int32Array } {
+  const keys = new Float32Array(c.rows * c.kMax).fill(-Infinity);
+  const indices = new Int32Array(c.rows * c.kMax).fill(-1);
+  const { data } = c;
+  for (let r = 0; r < c.rows; r++) {
+    const size = sizeOf(c, r);
+    const take = Math.min(kOf(c, r), size);
+    const base = r * c.stride;
+    const order = Array.from({ length: size }, (_, i) => i);
+    order.sort((a, b) => data[base + b]! - data[base + a]! || a - b);
+    for (let j = 0; j < take; j++) {
+      indices[r * c.kMax + j] = order[j]!;
+      keys[r * c.kMax + j] = data[base + order[j]!]!;
+    }
+  }
+  return { keys, indices };
+}
+
+/** The floor any top-k pays: one pass over the valid keys, keeping each row's max. */
+export function onePassMax(c: Case): Float32Array {
+  const out = new Float32Array(c.rows);
+  const { data } = c;
+  for (let r = 0; r < c.rows; r++) {
+    let best = -Infinity;
+    const base = r * c.stride;
+    const end = base + sizeOf(c, r);
+    for (let i = base; i < end; i++) if (data[i]! > best) best = data[i]!;
+    out[r] = best;
+  }
+  return out;
+}
+
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Median wall time (ms) of `runs` calls after `warmup` calls. */
+export async function timeMs(fn: () => unknown | Promise<unknown>, runs: number, warmup = 2): Promise<number> {
+  for (let i = 0; i < warmup; i++) await fn();
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await fn();
+    samples.push(performance.now() - t0);
+  }
+  return median(samples);
+}
+
+export function parseArgs(argv: string[]): Record<string, string> {
+  return Object.fromEntries(argv.map((a) => a.replace(/^--/, '').split('=') as [string, string]).map(([k, v]) => [k, v ?? 'true']));
+}
+
+/** Prints rows as an aligned text table (Markdown-compatible). */
+export function printTable(rows: Record<string, unknown>[], columns?: string[]): string {
+  const cols = columns ?? [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const cell = (v: unknown) => (v === undefined || v === null || (typeof v === 'number' && Number.isNaN(v)) ? '' : String(v));
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
+  const line = (vals: string[]) => `| ${vals.map((v, i) => v.padEnd(widths[i]!)).join(' | ')} |`;
+  const out = [line(cols), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map((r) => line(cols.map((c) => cell(r[c]))))].join('\n');
+  console.log(out);
+  return out;
+}
