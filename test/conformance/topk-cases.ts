@@ -94,7 +94,7 @@ export function starts(c: TopKCase): number[] {
 
 /** kMax of a case, as the SPEC defines it. */
 export function kMaxOf(c: TopKCase): number {
-  return c.kKind === 'constant' || c.kKind === 'uniform' ? c.k[0]! : c.kBound;
+  return c.kKind === 'constant' || c.kKind === 'uniform' ? (c.k[0] ?? c.kBound) : c.kBound;
 }
 
 /** Untyped access to `p`, for building parameters from runtime case data. */
@@ -142,14 +142,16 @@ export function buildCase(backend: Backend, c: TopKCase): BuiltCase {
   }
 
   const sizeBounds = c.sizeBounds ?? { min: 0, max: Math.max(0, ...c.sizes, c.stride ?? 0) };
+  // With no segments, a uniform value still has to lie in its bounds.
   const numeric = (kind: NumericKind, values: number[], bounds: { min: number; max: number }) => {
+    const first = values[0] ?? bounds.min;
     switch (kind) {
       case 'constant':
-        return P.constant!(values[0] ?? 0);
+        return P.constant!(first);
       case 'uniform':
-        return P.uniform!(values[0] ?? 0, bounds);
+        return P.uniform!(first, bounds);
       case 'uniform-device':
-        return P.uniform!(up(new Uint32Array([values[0] ?? 0])), bounds);
+        return P.uniform!(up(new Uint32Array([first])), bounds);
       case 'perSegment':
         return P.perSegment!(values, bounds);
       case 'perSegment-device':

@@ -241,7 +241,8 @@ interface LaunchPlan {
 
 function specialization(selection: TopKSelection, facts: TopKFacts, keyType: string): string {
   const parts: string[] = [keyType];
-  if (selection.variant === 'reduce') parts.unshift(facts.k.exact !== undefined ? `k=${facts.k.exact}` : `k<=${selection.policy.reduceMaxK}`);
+  // Only constants are baked into a kernel; a uniform value is a kernel parameter.
+  if (selection.variant === 'reduce') parts.unshift(facts.k.kind === 'constant' ? `k=${facts.k.exact}` : `k<=${selection.policy.reduceMaxK}`);
   if (selection.variant === 'single-tile') parts.push(`tile=${selection.policy.tileItems}`);
   const dir = facts.selectDirection;
   parts.push(dir.kind === 'constant' ? dir.exact! : dir.kind === 'uniform' ? 'dir=uniform' : 'dir=per-segment');

@@ -131,7 +131,7 @@ export function selectTopKVariant(
       applicable: tileFits,
       reachable: !reduceFits && (tileFits || tileMayFit),
       reason: reduceFits
-        ? `pruned: reduce is preferred for kMax <= ${policy.reduceMaxK}`
+        ? `reduce is preferred for kMax <= ${policy.reduceMaxK}`
         : tileFits
           ? `max segment size ${maxSize} <= tile ${policy.tileItems}`
           : tileMayFit
@@ -143,9 +143,9 @@ export function selectTopKVariant(
       applicable: true,
       reachable: !reduceFits && !tileFits,
       reason: reduceFits
-        ? `pruned: reduce is preferred for kMax <= ${policy.reduceMaxK}`
+        ? `reduce is preferred for kMax <= ${policy.reduceMaxK}`
         : tileFits
-          ? `pruned: every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
+          ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
           : 'the general case',
     },
   ];

@@ -1,0 +1,87 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { type TopKVariant, selectTopKVariant } from '../src/index.js';
+import { cpuBackend } from '../src/index.js';
+
+/*
+ * TopKVariantsFor<Args> must be a sound over-approximation of plan.reachableVariants on every
+ * built-in backend. For a grid of static bounds, the runtime selector is sampled over capability
+ * classes (16, 32, 48, 64 KiB of workgroup memory) and over runtime values inside the bounds; a
+ * generated file then asserts, through the compiler, that each variant seen is in the type.
+ */
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const kBounds: [number, number][] = [[1, 1], [1, 8], [8, 8], [9, 9], [1, 64], [16, 64], [100, 2048], [1, 4294967295]];
+const sizeBounds: [number, number][] = [[0, 64], [0, 1024], [1024, 1024], [1025, 4096], [4096, 4096], [4097, 8192], [512, 100000], [0, 4294967295]];
+const storageClasses = [16384, 32768, 49152, 65536];
+
+function samples([min, max]: [number, number]): number[] {
+  return [...new Set([min, max, Math.floor((min + max) / 2), Math.min(max, min + 1), Math.max(min, 1024), Math.max(min, 2048), Math.max(min, 4096), Math.max(min, 4097)])].filter((v) => v >= min && v <= max);
+}
+
+function runtimeReachable(k: [number, number], size: [number, number]): Set<TopKVariant> {
+  const seen = new Set<TopKVariant>();
+  for (const workgroupStorageBytes of storageClasses) {
+    const { capabilities } = cpuBackend({ capabilities: { workgroupStorageBytes } });
+    for (const kMax of samples(k)) {
+      for (const sizeMax of samples(size)) {
+        for (const sizeMin of [size[0], sizeMax]) {
+          const selection = selectTopKVariant(
+            { k: { min: k[0], max: kMax }, segmentSize: { min: sizeMin, max: sizeMax }, segmentSizeDeviceBounds: sizeMin < sizeMax },
+            capabilities,
+          );
+          seen.add(selection.variant);
+          for (const v of selection.reachable) seen.add(v);
+        }
+      }
+    }
+  }
+  return seen;
+}
+
+describe('TopKVariantsFor over a grid of static bounds', () => {
+  it('contains every variant the runtime selector reaches', () => {
+    const lines = [
+      `import type { TopKVariantsFor, UniformParam, PerSegmentParam } from '${join(root, 'src', 'index.js').replace(/\\/g, '/')}';`,
+    ];
+    let count = 0;
+    for (const k of kBounds) {
+      for (const size of sizeBounds) {
+        const reachable = runtimeReachable(k, size);
+        expect(reachable.size).toBeGreaterThan(0);
+        const args = `{ k: UniformParam<${k[0]}, ${k[1]}>; segmentSizes: PerSegmentParam<${size[0]}, ${size[1]}> }`;
+        for (const variant of reachable) lines.push(`export const v${count++}: TopKVariantsFor<${args}> = '${variant}';`);
+      }
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'segkit-variants-'));
+    const file = join(dir, 'grid.ts');
+    writeFileSync(file, lines.join('\n'));
+    try {
+      const program = ts.createProgram([file], {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        skipLibCheck: true,
+        types: [],
+      });
+      const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      expect(errors).toEqual([]);
+      expect(count).toBeGreaterThan(kBounds.length * sizeBounds.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('prunes at compile time what no policy can pick', () => {
+    // Checked by types-tests too; here the runtime agrees: k in [1, 8] only ever runs reduce.
+    for (const size of sizeBounds) expect([...runtimeReachable([1, 8], size)]).toEqual(['reduce']);
+    // k above 8 with segments beyond every tile only ever runs radix-select.
+    expect([...runtimeReachable([16, 64], [4097, 8192])]).toEqual(['radix-select']);
+  });
+});
