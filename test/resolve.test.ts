@@ -94,7 +94,7 @@ describe('resolveNumeric: facts', () => {
   it('guarantee: bounds only, narrowed by the environment guarantee', () => {
     const facts = resolveNumeric('totalNumItems', p.guarantee({ max: 1 << 20 }), {
       ...kDomain,
-      guarantee: { name: 'maxTotalNumItems', bounds: { min: -Infinity, max: 1000 } },
+      guarantees: [{ name: 'maxTotalNumItems', bounds: { min: -Infinity, max: 1000 } }],
     }, backend);
     expect(facts).toMatchObject({ kind: 'guarantee', staticBounds: { min: 1, max: 1000 }, exact: undefined });
   });
@@ -268,7 +268,7 @@ describe('resolveNumeric: runtime rules', () => {
   });
 
   it('an empty intersection with an environment guarantee', () => {
-    const spec: NumericDomain = { ...kDomain, guarantee: { name: 'maxSegmentSize', bounds: { min: -Infinity, max: 100 } } };
+    const spec: NumericDomain = { ...kDomain, guarantees: [{ name: 'maxSegmentSize', bounds: { min: -Infinity, max: 100 } }] };
     const error = thrown(() => resolveNumeric('segmentSizes', p.perSegment([600], { min: 512, max: 4096 }), spec, backend));
     expectRangeError(error, {
       message: `segmentSizes: ${emptyGuaranteeIntersection(512, 4096, 'maxSegmentSize', -Infinity, 100)}`,
@@ -277,13 +277,13 @@ describe('resolveNumeric: runtime rules', () => {
     });
     expect((error as Error).message).toBe('segmentSizes: bounds [512, 4096] do not intersect the guarantee maxSegmentSize [-Infinity, 100]');
     // A constant against a guarantee.
-    expect((thrown(() => resolveNumeric('k', p.constant(16), { ...kDomain, guarantee: { name: 'maxK', bounds: { min: -Infinity, max: 8 } } }, backend)) as Error).message).toBe(
+    expect((thrown(() => resolveNumeric('k', p.constant(16), { ...kDomain, guarantees: [{ name: 'maxK', bounds: { min: -Infinity, max: 8 } }] }, backend)) as Error).message).toBe(
       'k: bounds [16, 16] do not intersect the guarantee maxK [-Infinity, 8]',
     );
   });
 
   it('a value within the parameter’s bounds but outside the guarantee is outside the intersected bounds', () => {
-    const spec: NumericDomain = { ...kDomain, guarantee: { name: 'maxK', bounds: { min: -Infinity, max: 8 } } };
+    const spec: NumericDomain = { ...kDomain, guarantees: [{ name: 'maxK', bounds: { min: -Infinity, max: 8 } }] };
     expect(resolveNumeric('k', p.uniform(4, { min: 1, max: 16 }), spec, backend).staticBounds).toEqual({ min: 1, max: 8 });
     expectRangeError(thrown(() => resolveNumeric('k', p.uniform(12, { min: 1, max: 16 }), spec, backend)), {
       message: 'k: 12 is outside the static bounds [1, 8]',

@@ -60,8 +60,11 @@ export interface NumericDomain {
   readonly domain: Bounds;
   /** The values must be integers (sizes, counts). */
   readonly integer: boolean;
-  /** The environment's guarantee on this parameter, and its name for messages. */
-  readonly guarantee?: { readonly name: string; readonly bounds: Bounds };
+  /**
+   * The environment's guarantees on this parameter, each with its name for messages (e.g.
+   * `minSegmentSize` as `[min, domain max]`), intersected in turn.
+   */
+  readonly guarantees?: readonly { readonly name: string; readonly bounds: Bounds }[];
 }
 
 /** The bounds that hold for every value: the tightest of runtime and static. */
@@ -100,12 +103,12 @@ export function resolveNumeric(name: string, param: NumericParam, spec: NumericD
   else if (staticBounds.min > staticBounds.max) {
     throw new SegkitRangeError(name, emptyGuaranteeIntersection(own.min, own.max, 'domain', spec.domain.min, spec.domain.max), { bounds: own });
   }
-  if (spec.guarantee !== undefined) {
-    const narrowed = intersect(staticBounds, spec.guarantee.bounds);
+  for (const guarantee of spec.guarantees ?? []) {
+    const narrowed = intersect(staticBounds, guarantee.bounds);
     if (narrowed.min > narrowed.max) {
       throw new SegkitRangeError(
         name,
-        emptyGuaranteeIntersection(staticBounds.min, staticBounds.max, spec.guarantee.name, spec.guarantee.bounds.min, spec.guarantee.bounds.max),
+        emptyGuaranteeIntersection(staticBounds.min, staticBounds.max, guarantee.name, guarantee.bounds.min, guarantee.bounds.max),
         { bounds: staticBounds },
       );
     }

@@ -12,6 +12,7 @@ import type {
 import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
 import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
+import type { ValidateIntersection } from '../../types/intersect.js';
 import type { SelectDirection } from './keys.js';
 import type { TopKVariant } from './policy.js';
 
@@ -82,31 +83,31 @@ export interface TopKDomains {
 
 type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
 
-/** Checks one numeric parameter against its domain and the environment's guarantee. */
+/** `Message` prefixed with the parameter's name, as the runtime check prints it. */
+type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
+
+/** Checks one numeric parameter against its domain and the environment's guarantees. */
 type ValidateNumeric<Param, Name extends keyof TopKDomains, G> =
   InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
-    ? // The parameter's bounds against the domain.
-      KnownGreater<TopKDomains[Name]['min'], Max> extends true
-      ? ErrorMessage<`${Name}: ${Param extends ConstantParam ? OutsideStaticBounds<Max, TopKDomains[Name]['min'], TopKDomains[Name]['max']> : EmptyGuaranteeIntersection<Min, Max, 'domain', TopKDomains[Name]['min'], TopKDomains[Name]['max']>}`>
+    ? KnownGreater<TopKDomains[Name]['min'], Max> extends true
+      ? OutsideDomain<Param, Name, Max, Min, Max>
       : KnownLess<TopKDomains[Name]['max'], Min> extends true
-        ? ErrorMessage<`${Name}: ${Param extends ConstantParam ? OutsideStaticBounds<Min, TopKDomains[Name]['min'], TopKDomains[Name]['max']> : EmptyGuaranteeIntersection<Min, Max, 'domain', TopKDomains[Name]['min'], TopKDomains[Name]['max']>}`>
-        : // The parameter's bounds (within the domain) against the environment's guarantee.
-          ValidateAgainstGuarantee<
-            Param,
-            Name,
-            MaxOf<Min, TopKDomains[Name]['min']>,
-            MinOf<Max, TopKDomains[Name]['max']>,
-            GuaranteeValue<G, TopKDomains[Name]['guaranteeMin']>,
-            GuaranteeValue<G, TopKDomains[Name]['guaranteeMax']>
-          >
+        ? OutsideDomain<Param, Name, Min, Min, Max>
+        : ValidateGuarantees<Param, Name, MaxOf<Min, TopKDomains[Name]['min']>, MinOf<Max, TopKDomains[Name]['max']>, G>
     : Param;
 
-type ValidateAgainstGuarantee<Param, Name extends keyof TopKDomains, Min extends number, Max extends number, GMin extends number, GMax extends number> =
-  KnownLess<Max, GMin> extends true
-    ? ErrorMessage<`${Name}: ${EmptyGuaranteeIntersection<Min, Max, TopKDomains[Name]['guaranteeMin'] & string, GMin, TopKDomains[Name]['max']>}`>
-    : KnownGreater<Min, GMax> extends true
-      ? ErrorMessage<`${Name}: ${EmptyGuaranteeIntersection<Min, Max, TopKDomains[Name]['guaranteeMax'] & string, TopKDomains[Name]['min'], GMax>}`>
-      : Param;
+/** A constant outside the domain reads as a value outside the domain's bounds; other kinds as bounds that miss it. */
+type OutsideDomain<Param, Name extends keyof TopKDomains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
+  ? OutsideStaticBounds<Value, TopKDomains[Name]['min'], TopKDomains[Name]['max']>
+  : EmptyGuaranteeIntersection<Min, Max, 'domain', TopKDomains[Name]['min'], TopKDomains[Name]['max']>}`>;
+
+/** The bounds (within the domain) against the environment's lower and upper guarantee, each as `[guarantee, domain side]`. */
+type ValidateGuarantees<Param, Name extends keyof TopKDomains, Min extends number, Max extends number, G> =
+  [Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMin'] & string, GuaranteeValue<G, TopKDomains[Name]['guaranteeMin']>, TopKDomains[Name]['max']>>] extends [never]
+    ? [Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMax'] & string, TopKDomains[Name]['min'], GuaranteeValue<G, TopKDomains[Name]['guaranteeMax']>>>] extends [never]
+      ? Param
+      : Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMax'] & string, TopKDomains[Name]['min'], GuaranteeValue<G, TopKDomains[Name]['guaranteeMax']>>>
+    : Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMin'] & string, GuaranteeValue<G, TopKDomains[Name]['guaranteeMin']>, TopKDomains[Name]['max']>>;
 
 /** Checks the direction's option set against `'max' | 'min'`. */
 type ValidateDirection<Param> = [Exclude<InferOptions<Param>, SelectDirection>] extends [never]

@@ -8,7 +8,7 @@ import {
 import { TempStorageLayoutBuilder, type TempStorageLayout, describeLayout } from '../../dispatch/temp-storage.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { GuaranteeViolationError, SegkitRangeError, SegkitUsageError } from '../../errors.js';
-import type { Bounds } from '../../params/param.js';
+import { type Bounds, p } from '../../params/param.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, resolveOption } from '../../params/resolve.js';
 import { outsideStaticBounds } from '../../types/messages.js';
 import type { TopKArgs } from './args.js';
@@ -76,21 +76,24 @@ function numericDomain(min: number, max: number, integer = true) {
   return { domain: { min, max }, integer };
 }
 
+/** An environment guarantee as bounds within a domain, or nothing when it is absent. */
+function guaranteeOf(name: string, min: number | undefined, max: number | undefined, domain: Bounds) {
+  return min === undefined && max === undefined ? [] : [{ name, bounds: { min: min ?? domain.min, max: max ?? domain.max } }];
+}
+
 function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
   const { backend, guarantees } = environment;
+  const sizeDomain = { min: 0, max: u32Max };
   const segmentSizes = resolveNumeric('segmentSizes', args.segmentSizes, {
     ...numericDomain(0, u32Max),
-    guarantee:
-      guarantees.minSegmentSize !== undefined || guarantees.maxSegmentSize !== undefined
-        ? {
-            name: guarantees.minSegmentSize !== undefined && guarantees.maxSegmentSize === undefined ? 'minSegmentSize' : 'maxSegmentSize',
-            bounds: { min: guarantees.minSegmentSize ?? 0, max: guarantees.maxSegmentSize ?? u32Max },
-          }
-        : undefined,
+    guarantees: [
+      ...guaranteeOf('minSegmentSize', guarantees.minSegmentSize, undefined, sizeDomain),
+      ...guaranteeOf('maxSegmentSize', undefined, guarantees.maxSegmentSize, sizeDomain),
+    ],
   }, backend);
   const k = resolveNumeric('k', args.k, {
     ...numericDomain(1, u32Max),
-    guarantee: guarantees.maxK !== undefined ? { name: 'maxK', bounds: { min: 1, max: guarantees.maxK } } : undefined,
+    guarantees: guaranteeOf('maxK', undefined, guarantees.maxK, { min: 1, max: u32Max }),
   }, backend);
   const numSegmentsKind = (args.numSegments as { kind?: string } | undefined)?.kind;
   if (numSegmentsKind !== 'constant' && numSegmentsKind !== 'uniform') {
@@ -98,7 +101,7 @@ function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
   }
   const numSegments = resolveNumeric('numSegments', args.numSegments, {
     ...numericDomain(0, u32Max),
-    guarantee: guarantees.maxNumSegments !== undefined ? { name: 'maxNumSegments', bounds: { min: 0, max: guarantees.maxNumSegments } } : undefined,
+    guarantees: guaranteeOf('maxNumSegments', undefined, guarantees.maxNumSegments, sizeDomain),
   }, backend);
   if (args.segmentStride !== undefined && args.segmentStride.kind !== 'constant' && args.segmentStride.kind !== 'uniform') {
     throw new SegkitUsageError(`segmentStride: must be p.constant or p.uniform; got a ${(args.segmentStride as { kind: string }).kind} parameter`);
@@ -110,9 +113,9 @@ function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
   const totalNumItems =
     args.totalNumItems === undefined && guarantees.maxTotalNumItems === undefined
       ? undefined
-      : resolveNumeric('totalNumItems', args.totalNumItems ?? { kind: 'guarantee', bounds: { min: -Infinity, max: Infinity } } as never, {
+      : resolveNumeric('totalNumItems', args.totalNumItems ?? p.guarantee({}), {
           ...numericDomain(0, Number.MAX_SAFE_INTEGER),
-          guarantee: guarantees.maxTotalNumItems !== undefined ? { name: 'maxTotalNumItems', bounds: { min: 0, max: guarantees.maxTotalNumItems } } : undefined,
+          guarantees: guaranteeOf('maxTotalNumItems', undefined, guarantees.maxTotalNumItems, { min: 0, max: Number.MAX_SAFE_INTEGER }),
         }, backend);
   const selectDirection = resolveOption('selectDirection', args.selectDirection as never, selectDirections, backend);
 
@@ -177,6 +180,8 @@ function checkGeometry(facts: TopKFacts, keysLength: number): void {
     segmentSizes.hostValues !== undefined ? (segmentSizes.hostValues[i] as number) : (segmentSizes.exact as number);
   if (segmentSizes.hostValues === undefined && segmentSizes.exact === undefined) return;
   let total = 0;
+  // A device-only stride leaves the extents to the device check.
+  const strideKnown = segmentStride === undefined || segmentStride.exact !== undefined;
   const stride = segmentStride?.exact;
   for (let i = 0; i < n; i++) {
     const size = sizeAt(i);
@@ -184,10 +189,8 @@ function checkGeometry(facts: TopKFacts, keysLength: number): void {
       throw new SegkitRangeError('segmentSizes', `${size} is larger than segmentStride ${stride}`, { segment: i, value: size });
     }
     const start = stride !== undefined ? i * stride : total;
-    if (segmentStride === undefined || stride !== undefined) {
-      if (start + size > keysLength) {
-        throw new SegkitRangeError('segmentSizes', `segment ${i} ends at ${start + size}, past the ${keysLength} keys of keysIn`, { segment: i, value: size });
-      }
+    if (strideKnown && start + size > keysLength) {
+      throw new SegkitRangeError('segmentSizes', `segment ${i} ends at ${start + size}, past the ${keysLength} keys of keysIn`, { segment: i, value: size });
     }
     total += size;
   }
@@ -227,8 +230,8 @@ function segmentSizeBounds(facts: TopKFacts): Bounds {
   return stride === undefined ? bounds : { min: bounds.min, max: Math.min(bounds.max, stride.max) };
 }
 
-function sizeBoundOrThrow(facts: TopKFacts, keysLength: number): number {
-  // No segment holds more keys than there are, so keysIn bounds every size.
+/** The largest segment size the host can promise; no segment holds more keys than keysIn has. */
+function maxSegmentSizeOf(facts: TopKFacts, keysLength: number): number {
   return Math.min(segmentSizeBounds(facts).max, keysLength);
 }
 
@@ -374,7 +377,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   checkGeometry(facts, keysLength);
 
   const sizeBounds = segmentSizeBounds(facts);
-  const maxSegmentSize = sizeBoundOrThrow(facts, keysLength);
+  const maxSegmentSize = maxSegmentSizeOf(facts, keysLength);
   const kBounds = effectiveBounds(facts.k);
   const selection = selectTopKVariant(
     {
