@@ -1,0 +1,450 @@
+import type { DeviceArray } from '../../../backends/backend.js';
+import { deviceMemory } from '../../../backends/cpu/memory.js';
+import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
+import type { TopKPolicy } from '../policy.js';
+import type { ScalarSource, SegmentSource, TopKProblem, TopKRun } from '../problem.js';
+
+/*
+ * What every CPU top-k kernel shares: the device views of one run, per-segment resolution, the
+ * ordered-key transform in the form the hot loops use, output writing and the selection sort.
+ *
+ * Signed ordered keys. The hot loops hold a key as `orderedKey(bits) ^ 0x80000000` read as an int32
+ * (written `sk` below): signed comparison of two `sk` is unsigned comparison of their ordered keys,
+ * so every compare is one int32 compare. `sk ^ 0x80000000` (stored through a u32/i32 view) is the
+ * exact `orderedKey` of keys.ts, which is what temporary storage holds (partials), and radix digits
+ * are the digits of that ordered key, so the WGSL twins see the same intermediate values.
+ */
+
+/** int32 minimum: `sk ^ signBit` is the ordered key's bits. */
+export const signBit = -0x80000000;
+
+/**
+ * Signed ordered key of an f32 key (bits as int32) for 'max'; XOR with -1 for 'min'.
+ * NaN -> int32 max, -0 -> +0, negatives -> `bits ^ 0x7fffffff` (branch-free for the sign; NaN and -0
+ * are the rare path).
+ */
+export function f32Signed(bits: number): number {
+  const s = bits ^ ((bits >> 31) >>> 1);
+  // s is outside [-0x7f800001, 0x7f800000] only for NaN; s === -1 only for -0.
+  if (s > 0x7f800000 || s < -0x7f800001 || s === -1) return s === -1 ? 0 : 0x7fffffff;
+  return s;
+}
+
+/**
+ * 1 or 0 for a condition, without a branch: V8 compiles `condition | 0` to a flag-to-register move,
+ * where `condition ? 1 : 0` is a (mispredictable) branch. For counting and masks in hot loops.
+ */
+export function bit(condition: boolean): number {
+  return (condition as unknown as number) | 0;
+}
+
+/** A numeric source as the kernels read it: a baked/uniform value or a device view. */
+export interface ValueSource {
+  readonly constant: number;
+  /** Device view (by dtype) when the value lives on the device. */
+  readonly view: Int32Array | Uint32Array | Float32Array | undefined;
+  /** One element per segment. */
+  readonly perSegment: boolean;
+  /** Elements the device array holds (reads past it give 0). */
+  readonly length: number;
+}
+
+/** A typed view of a device array by its dtype (u8 is read as u32 words). */
+export function numericView(array: DeviceArray): Int32Array | Uint32Array | Float32Array {
+  const memory = deviceMemory(array);
+  return array.dtype === 'f32' ? memory.f32 : array.dtype === 'i32' ? memory.i32 : memory.u32;
+}
+
+function sourceOf(source: ScalarSource | SegmentSource): ValueSource {
+  if (source.kind === 'constant' || source.kind === 'uniform') {
+    return { constant: source.value, view: undefined, perSegment: false, length: 1 };
+  }
+  return { constant: 0, view: numericView(source.array), perSegment: source.kind === 'perSegment', length: source.array.length };
+}
+
+/** The raw value of a source for segment `i` (a device read for device sources). */
+export function readSource(source: ValueSource, i: number): number {
+  const view = source.view;
+  if (view === undefined) return source.constant;
+  const at = source.perSegment ? i : 0;
+  return at < source.length ? view[at]! : 0;
+}
+
+/** A raw value as a count: integers in [0, 2^32 - 1]; negatives and NaN (possible only under 'trust') become 0. */
+export function countOf(value: number): number {
+  return value > 0 ? (value >= 4294967295 ? 4294967295 : Math.floor(value)) : 0;
+}
+
+/** Word offset of a temporary-storage slot, or -1 when the layout has none. */
+function slotWords(run: TopKRun, name: string): number {
+  return run.layout.has(name) ? run.layout.slot(name).offset >>> 2 : -1;
+}
+
+/** Scratch for f32 index values. */
+const indexScratch = new Float32Array(1);
+const indexScratchBits = new Int32Array(indexScratch.buffer);
+
+/**
+ * Everything one run's kernels read, resolved once per run: device views (reading them is a
+ * device-side read, not a download), slot offsets and the decoded sources. Values that kernels
+ * write during the run (status, offsets, radix state) are read inside the kernels, never here.
+ */
+export class TopKContext {
+  readonly problem: TopKProblem;
+  readonly policy: TopKPolicy;
+  /** Key bits as int32. */
+  readonly keys: Int32Array;
+  readonly keysOut: Int32Array;
+  readonly valuesIn: Int32Array | undefined;
+  readonly valuesOut: Int32Array | undefined;
+  /** Status words, when the plan validates device-only values. */
+  readonly status: Uint32Array | undefined;
+  /** Temporary storage as int32 words (counts and indices fit: a buffer holds < 2^31 words). */
+  readonly temp: Int32Array;
+  /** Temporary storage as u32 words. */
+  readonly tempU32: Uint32Array;
+  readonly kMax: number;
+  readonly maxSegments: number;
+  readonly keysLength: number;
+  readonly isF32: boolean;
+  /** XOR that turns integer key bits into a signed ordered key for 'max' (i32: 0, u32: sign bit). */
+  readonly integerKeyXor: number;
+  /** Fill bits of the key slots past `take`, by direction (0 'max', 1 'min'), as int32. */
+  readonly keyFill: readonly [number, number];
+  /** Fill bits of the value slots past `take`, as int32. */
+  readonly valueFill: number;
+  /** 0: no values; 1: payload; 2: segment-local indices. */
+  readonly valueMode: 0 | 1 | 2;
+  /** Indices are written as f32 values. */
+  readonly indexAsF32: boolean;
+  readonly numSegments: ValueSource;
+  readonly sizes: ValueSource;
+  readonly k: ValueSource;
+  readonly direction: ValueSource;
+  readonly directionOfOption: readonly number[];
+  /** 0 packed (constant/uniform sizes: start = i * size), 1 packed through the `offsets` slot, 2 strided. */
+  readonly startMode: 0 | 1 | 2;
+  readonly stride: ValueSource | undefined;
+  /** Device runtime bounds [min, max] of the segment sizes (the device-side single-tile branch). */
+  readonly sizeDeviceBounds: ValueSource | undefined;
+  /** Whether the launches include single-tile and radix-select (then the device branch picks one). */
+  readonly hasSingleTile: boolean;
+  readonly hasRadix: boolean;
+  // Temporary-storage slots, word offsets (-1 when absent).
+  readonly offsetsSlot: number;
+  readonly partialsSlot: number;
+  readonly stateSlot: number;
+  readonly histogramSlot: number;
+  readonly selectedSlot: number;
+  readonly candidatesSlot: readonly [number, number];
+  /** Reduce: workgroups per segment. Radix: tiles per segment. */
+  readonly chunksPerSegment: number;
+  readonly tilesPerSegment: number;
+  /** Radix select: bits per digit (a divisor of 32, at most 8), digits per pass, passes, shift of the top digit. */
+  readonly radixBits: number;
+  readonly radixDigits: number;
+  readonly radixPasses: number;
+  readonly radixTopShift: number;
+  /** Words each candidates buffer holds (a segment's candidates live at its start). */
+  readonly candidateWords: number;
+
+  constructor(readonly run: TopKRun) {
+    const problem = run.problem;
+    this.problem = problem;
+    this.policy = run.policy;
+    this.keys = deviceMemory(run.keysIn).i32;
+    this.keysOut = deviceMemory(run.keysOut).i32;
+    this.valuesIn = run.valuesIn === undefined ? undefined : deviceMemory(run.valuesIn).i32;
+    this.valuesOut = run.valuesOut === undefined ? undefined : deviceMemory(run.valuesOut).i32;
+    this.status = run.status === undefined ? undefined : deviceMemory(run.status).u32;
+    const temp = run.temp === undefined ? undefined : deviceMemory(run.temp);
+    this.temp = temp === undefined ? new Int32Array(0) : temp.i32;
+    this.tempU32 = temp === undefined ? new Uint32Array(0) : temp.u32;
+    this.kMax = problem.kMax;
+    this.maxSegments = problem.maxSegments;
+    this.keysLength = Math.min(problem.keysLength, this.keys.length);
+    this.isF32 = problem.keyType === 'f32';
+    this.integerKeyXor = problem.keyType === 'u32' ? signBit : 0;
+    this.keyFill = [keyFillBits(problem.keyType, selectDirections[0]!) | 0, keyFillBits(problem.keyType, selectDirections[1]!) | 0];
+    this.valueFill = valueFillBits(problem.valueType) | 0;
+    this.valueMode = this.valuesOut === undefined || problem.valueMode === 'none' ? 0 : problem.valueMode === 'payload' ? 1 : 2;
+    if (this.valueMode === 1 && this.valuesIn === undefined) throw new Error('internal: valueMode payload without valuesIn');
+    this.indexAsF32 = problem.valueType === 'f32';
+    this.numSegments = sourceOf(problem.numSegments);
+    this.sizes = sourceOf(problem.segmentSizes);
+    this.k = sourceOf(problem.k);
+    this.direction = sourceOf(problem.direction);
+    this.directionOfOption = problem.directionOfOption.length > 0 ? problem.directionOfOption : [0];
+    this.stride = problem.layout.kind === 'strided' ? sourceOf(problem.layout.stride) : undefined;
+    this.startMode = problem.layout.kind === 'strided' ? 2 : this.sizes.perSegment ? 1 : 0;
+    this.sizeDeviceBounds = problem.segmentSizeDeviceBounds === undefined ? undefined : sourceOf({ kind: 'perSegment', array: problem.segmentSizeDeviceBounds });
+    this.hasSingleTile = run.launches.some((launch) => launch.kernel === 'single-tile');
+    this.hasRadix = run.launches.some((launch) => launch.kernel === 'radix-histogram');
+    this.offsetsSlot = slotWords(run, 'offsets');
+    this.partialsSlot = slotWords(run, 'partials');
+    this.stateSlot = slotWords(run, 'segmentState');
+    this.histogramSlot = slotWords(run, 'histogram');
+    this.selectedSlot = slotWords(run, 'selected');
+    this.candidatesSlot = [slotWords(run, 'candidates0'), slotWords(run, 'candidates1')];
+    if (this.startMode === 1 && this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot");
+    this.chunksPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.reduceChunkItems));
+    this.tilesPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.radixTileItems));
+    const bits = run.policy.radixBits;
+    if (this.hasRadix && !(bits === 1 || bits === 2 || bits === 4 || bits === 8)) {
+      throw new Error(`internal: radix-select needs radixBits of 1, 2, 4 or 8 (a divisor of 32 whose histogram fits 256 bins); got ${bits}`);
+    }
+    this.radixBits = bits;
+    this.radixDigits = 1 << bits;
+    this.radixPasses = 32 / bits;
+    this.radixTopShift = 32 - bits;
+    this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
+  }
+
+  /** True when the validate kernel found a violation: every later kernel exits (a uniform branch). */
+  failed(): boolean {
+    const status = this.status;
+    return status !== undefined && status[0] !== 0;
+  }
+
+  /** Segments to process: the numSegments value (a device read when device-only), at most maxSegments. */
+  activeSegments(): number {
+    const n = countOf(readSource(this.numSegments, 0));
+    return n < this.maxSegments ? n : this.maxSegments;
+  }
+
+  /**
+   * The device-side single-tile branch: true when single-tile does the work. Without device size
+   * bounds (or without the other variant launched) the launched variant always runs.
+   */
+  singleTileBranch(): boolean {
+    const bounds = this.sizeDeviceBounds;
+    if (bounds === undefined) return this.hasSingleTile;
+    if (!this.hasSingleTile) return false;
+    if (!this.hasRadix) return true;
+    return countOf(readSource(bounds, 1)) <= this.policy.tileItems;
+  }
+}
+
+/** One resolved segment; kernels reuse one instance (no allocation per segment). */
+export class Segment {
+  /** First key (global index into keysIn). */
+  start = 0;
+  /** Keys, clamped to the keys and to what the variant's grid covers. */
+  size = 0;
+  /** k, clamped to kMax. */
+  k = 0;
+  /** min(k, size): results written. */
+  take = 0;
+  /** 0 'max', 1 'min'. */
+  direction = 0;
+  /** XOR that turns a 'max' signed ordered key into this direction's (0 or -1). */
+  mask = 0;
+}
+
+/**
+ * Resolves segment `i` (which must be < activeSegments()). `capacity` is the most keys the variant's
+ * grid covers per segment; only a guarantee broken under 'trust' makes it bind.
+ */
+export function resolveSegment(ctx: TopKContext, i: number, capacity: number, out: Segment): void {
+  let start: number;
+  let size: number;
+  if (ctx.startMode === 1) {
+    size = countOf(readSource(ctx.sizes, i));
+    start = ctx.tempU32[ctx.offsetsSlot + i]!;
+  } else {
+    size = countOf(readSource(ctx.sizes, i));
+    start = i * (ctx.startMode === 2 ? countOf(readSource(ctx.stride!, 0)) : size);
+  }
+  const keysLength = ctx.keysLength;
+  if (start > keysLength) start = keysLength;
+  if (size > keysLength - start) size = keysLength - start;
+  if (size > capacity) size = capacity;
+  let k = countOf(readSource(ctx.k, i));
+  if (k > ctx.kMax) k = ctx.kMax;
+  const options = ctx.directionOfOption;
+  const option = countOf(readSource(ctx.direction, i));
+  const direction = options[option < options.length ? option : options.length - 1] === 1 ? 1 : 0;
+  out.start = start;
+  out.size = size;
+  out.k = k;
+  out.take = k < size ? k : size;
+  out.direction = direction;
+  out.mask = -direction;
+}
+
+/**
+ * Writes segment `segment`'s outputs: `count` results whose segment-local indices are
+ * `indices[indexBase + j]` (in output order), then the fills up to kMax.
+ */
+export function writeSegmentOutputs(
+  ctx: TopKContext,
+  segment: number,
+  seg: Segment,
+  indices: Int32Array,
+  indexBase: number,
+  count: number,
+): void {
+  const kMax = ctx.kMax;
+  const out = segment * kMax;
+  const keys = ctx.keys;
+  const keysOut = ctx.keysOut;
+  const start = seg.start;
+  for (let j = 0; j < count; j++) keysOut[out + j] = keys[start + indices[indexBase + j]!]!;
+  if (count < kMax) keysOut.fill(ctx.keyFill[seg.direction]!, out + count, out + kMax);
+  const valuesOut = ctx.valuesOut;
+  if (ctx.valueMode === 0 || valuesOut === undefined) return;
+  if (ctx.valueMode === 1) {
+    const valuesIn = ctx.valuesIn!;
+    for (let j = 0; j < count; j++) valuesOut[out + j] = valuesIn[start + indices[indexBase + j]!]!;
+  } else if (ctx.indexAsF32) {
+    for (let j = 0; j < count; j++) {
+      indexScratch[0] = indices[indexBase + j]!;
+      valuesOut[out + j] = indexScratchBits[0]!;
+    }
+  } else {
+    for (let j = 0; j < count; j++) valuesOut[out + j] = indices[indexBase + j]!;
+  }
+  if (count < kMax) valuesOut.fill(ctx.valueFill, out + count, out + kMax);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sorting a selection by (signed ordered key descending, index ascending), without allocation.
+
+let sortKeysA = new Int32Array(4096);
+let sortIndicesA = new Int32Array(4096);
+let sortKeysB = new Int32Array(4096);
+let sortIndicesB = new Int32Array(4096);
+const sortCounts = new Int32Array(4 * 256);
+const sortDigits = new Int32Array(4);
+
+/** Below this many items an insertion sort beats the radix sort's histograms. */
+const insertionSortItems = 48;
+
+/**
+ * Sorts entries [base, base + n) of (`keys`, `indices`) — `keys` signed ordered keys, `indices`
+ * segment-local indices, the same entry positions in both arrays (which may be one array at two
+ * offsets: `indexOffset` is added to each index position) — best first: larger key, then smaller
+ * index. An LSD radix sort on the key (stable, skipping digits all entries share), then runs of
+ * equal keys are put in index order.
+ */
+export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
+  if (n <= 1) return;
+  if (n <= insertionSortItems) {
+    insertionSortByRank(keys, indices, base, indexOffset, n);
+    return;
+  }
+  if (sortKeysA.length < n) {
+    const grown = Math.max(n, sortKeysA.length * 2);
+    sortKeysA = new Int32Array(grown);
+    sortIndicesA = new Int32Array(grown);
+    sortKeysB = new Int32Array(grown);
+    sortIndicesB = new Int32Array(grown);
+  }
+  const counts = sortCounts;
+  counts.fill(0);
+  // Sort u = sk ^ 0x7fffffff, whose ascending unsigned order is descending sk. The first digit pass
+  // reads the caller's arrays and the last writes them back, with scratch ping-pong in between.
+  const indexBase = base + indexOffset;
+  for (let j = base, end = base + n; j < end; j++) {
+    const u = keys[j]! ^ 0x7fffffff;
+    counts[u & 255]!++;
+    counts[256 + ((u >>> 8) & 255)]!++;
+    counts[512 + ((u >>> 16) & 255)]!++;
+    counts[768 + (u >>> 24)]!++;
+  }
+  const first = keys[base]! ^ 0x7fffffff;
+  let digits = 0;
+  const needed = sortDigits;
+  for (let digit = 0; digit < 4; digit++) {
+    if (counts[digit * 256 + ((first >>> (digit * 8)) & 255)] !== n) needed[digits++] = digit; // else every entry shares it
+  }
+  if (digits === 0) {
+    orderTies(keys, indices, base, indexOffset, n);
+    return;
+  }
+  for (let pass = 0; pass < digits; pass++) {
+    const digit = needed[pass]!;
+    const shift = digit * 8;
+    const histogram = digit * 256;
+    let sum = 0;
+    for (let d = histogram; d < histogram + 256; d++) {
+      const c = counts[d]!;
+      counts[d] = sum;
+      sum += c;
+    }
+    const fromCaller = pass === 0;
+    const toCaller = pass === digits - 1 && digits > 1;
+    const srcKeys = fromCaller ? keys : (pass & 1) === 1 ? sortKeysA : sortKeysB;
+    const srcIndices = fromCaller ? indices : (pass & 1) === 1 ? sortIndicesA : sortIndicesB;
+    const srcBase = fromCaller ? base : 0;
+    const srcIndexBase = fromCaller ? indexBase : 0;
+    const dstKeys = toCaller ? keys : (pass & 1) === 0 ? sortKeysA : sortKeysB;
+    const dstIndices = toCaller ? indices : (pass & 1) === 0 ? sortIndicesA : sortIndicesB;
+    const dstBase = toCaller ? base : 0;
+    const dstIndexBase = toCaller ? indexBase : 0;
+    for (let j = 0; j < n; j++) {
+      const key = srcKeys[srcBase + j]!;
+      const at = counts[histogram + (((key ^ 0x7fffffff) >>> shift) & 255)]!++;
+      dstKeys[dstBase + at] = key;
+      dstIndices[dstIndexBase + at] = srcIndices[srcIndexBase + j]!;
+    }
+  }
+  if (digits === 1) {
+    // One pass went to scratch A: copy back.
+    for (let j = 0; j < n; j++) {
+      keys[base + j] = sortKeysA[j]!;
+      indices[indexBase + j] = sortIndicesA[j]!;
+    }
+  }
+  orderTies(keys, indices, base, indexOffset, n);
+}
+
+function insertionSortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
+  const ib = base + indexOffset;
+  for (let j = 1; j < n; j++) {
+    const key = keys[base + j]!;
+    const index = indices[ib + j]!;
+    let at = j;
+    while (at > 0) {
+      const prev = keys[base + at - 1]!;
+      if (prev > key || (prev === key && indices[ib + at - 1]! < index)) break;
+      keys[base + at] = prev;
+      indices[ib + at] = indices[ib + at - 1]!;
+      at--;
+    }
+    keys[base + at] = key;
+    indices[ib + at] = index;
+  }
+}
+
+/** Puts each run of equal keys in ascending index order (the stable sort kept the input order). */
+function orderTies(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
+  const ib = base + indexOffset;
+  let runStart = 0;
+  let ordered = true;
+  for (let j = 1; j <= n; j++) {
+    if (j < n && keys[base + j] === keys[base + j - 1]) {
+      if (indices[ib + j]! < indices[ib + j - 1]!) ordered = false;
+      continue;
+    }
+    if (!ordered) indices.subarray(ib + runStart, ib + j).sort();
+    runStart = j;
+    ordered = true;
+  }
+}
+
+/** Ascending order of `list[from, to)` (candidate indices on the CPU come ascending; this checks, and sorts otherwise). */
+export function ensureAscending(list: Int32Array, from: number, to: number): void {
+  for (let j = from + 1; j < to; j++) {
+    if (list[j]! < list[j - 1]!) {
+      list.subarray(from, to).sort();
+      return;
+    }
+  }
+}
+
+/** Kernel parameters: the run's context and the launch's radix pass. */
+export interface TopKKernelParams {
+  readonly ctx: TopKContext;
+  readonly pass: number;
+}

@@ -1,0 +1,351 @@
+import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import {
+  Segment,
+  type TopKContext,
+  type TopKKernelParams,
+  ensureAscending,
+  f32Signed,
+  resolveSegment,
+  sortByRank,
+  writeSegmentOutputs,
+} from './common.js';
+
+/*
+ * The 'radix-select' variant, the general case: a multi-pass radix select over the 32-bit ordered
+ * key, policy.radixBits-bit digits (8: four passes) MSB first, with per-segment state in temporary
+ * storage:
+ *
+ *   'radix-init'       (grid maxSegments)            zero the segment's histogram and state
+ *   for pass p = 0..passes-1 (shift 32 - bits (p + 1)):
+ *   'radix-histogram'  (grid maxSegments * tiles)     histogram of the candidates' digit p
+ *   'radix-choose'     (grid maxSegments)            the threshold digit b and whether its whole bucket is taken
+ *   'radix-filter'     (grid maxSegments * tiles)     digit > b -> selected; digit == b -> next candidates (or selected)
+ *   'radix-finalize'   (grid maxSegments)            ties from the last pass's candidates (smallest indices), sort, write
+ *
+ * Tiles: tile t of segment s is workgroup s * tiles + t and covers policy.radixTileItems items (keys
+ * in pass 0, candidates of buffer (p-1)&1 after). Candidates and selected entries are segment-local
+ * indices; a segment's candidates live at its own start in `candidates0`/`candidates1`. On a GPU the
+ * counters are atomics; here workgroups run in order, so candidates stay in index order (finalize
+ * still checks, and sorts otherwise).
+ *
+ * State words per segment (problem.ts): [0 remaining, 1 selectedCount, 2 candidateCount0,
+ * 3 candidateCount1, 4 threshold digit, 5 takeBucket, 6 done, 7 k clamped].
+ *
+ * With device-only size bounds the plan also launches single-tile; these kernels exit when the device
+ * bounds' max fits the tile.
+ */
+
+/** Workgroup memory of 'radix-histogram': four interleaved local histograms. */
+export const radixHistogramWorkgroupBytes = 4096;
+/** Workgroup memory of 'radix-filter': the tile's selected items, staged. */
+export function radixFilterWorkgroupBytes(radixTileItems: number): number {
+  return radixTileItems * 4;
+}
+/** Workgroup memory of 'radix-finalize': the selection's keys and indices. */
+export function radixFinalizeWorkgroupBytes(kMax: number): number {
+  return Math.max(16, kMax * 8);
+}
+
+const segmentOfWorkgroup = new Segment();
+
+/** Common entry test: not failed, this variant's branch, an active segment. Returns the segment or -1. */
+function enter(ctx: TopKContext, segment: number): number {
+  if (ctx.failed() || ctx.singleTileBranch()) return -1;
+  if (segment >= ctx.activeSegments()) return -1;
+  const seg = segmentOfWorkgroup;
+  resolveSegment(ctx, segment, ctx.tilesPerSegment * ctx.policy.radixTileItems, seg);
+  // A segment's candidates live at its start: never past the candidate buffers (only a broken guarantee
+  // under 'trust', or buffers sized below the keys a segment can start at, make this bind).
+  const room = ctx.candidateWords - seg.start;
+  if (seg.size > room) {
+    seg.size = room > 0 ? room : 0;
+    if (seg.take > seg.size) seg.take = seg.size;
+  }
+  return segment;
+}
+
+/** 'radix-init': zero the histogram and state of one segment. */
+export function runRadixInit(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, params: TopKKernelParams): void {
+  const ctx = params.ctx;
+  const segment = enter(ctx, workgroupId);
+  if (segment < 0) return;
+  const seg = segmentOfWorkgroup;
+  const temp = ctx.temp;
+  const histogram = ctx.histogramSlot + segment * 256;
+  temp.fill(0, histogram, histogram + 256);
+  const state = ctx.stateSlot + segment * 8;
+  temp.fill(0, state, state + 8);
+  temp[state] = seg.take;
+  temp[state + 6] = seg.take === 0 ? 1 : 0; // nothing to select: every pass skips the segment
+  temp[state + 7] = seg.k;
+}
+
+/** 'radix-histogram' for the launch's pass. */
+export function runRadixHistogram(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  const ctx = params.ctx;
+  const tiles = ctx.tilesPerSegment;
+  const segment = enter(ctx, tiles === 1 ? workgroupId : Math.floor(workgroupId / tiles));
+  if (segment < 0) return;
+  const temp = ctx.temp;
+  const state = ctx.stateSlot + segment * 8;
+  if (temp[state + 6] !== 0) return;
+  const seg = segmentOfWorkgroup;
+  const pass = params.pass;
+  const tileItems = ctx.policy.radixTileItems;
+  const from = (workgroupId - segment * tiles) * tileItems;
+  const count = pass === 0 ? seg.size : temp[state + 2 + ((pass - 1) & 1)]!;
+  const to = Math.min(from + tileItems, count);
+  if (from >= to) return;
+  // Four interleaved local histograms: consecutive equal digits do not wait on one counter.
+  const local = shared.i32;
+  local.fill(0, 0, 1024);
+  const keys = ctx.keys;
+  const start = seg.start;
+  const mask = seg.mask;
+  const isF32 = ctx.isF32;
+  const xor = ctx.integerKeyXor ^ mask;
+  const histogram = ctx.histogramSlot + segment * 256;
+  if (pass === 0) {
+    // Bins by the top digit of sk, whose sign bit is flipped against the ordered key's: digit = bin ^ signDigit.
+    const top = ctx.radixTopShift;
+    const end = start + to;
+    let p = start + from;
+    if (isF32) {
+      for (; p + 3 < end; p += 4) {
+        local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
+        local[256 + ((f32Signed(keys[p + 1]!) ^ mask) >>> top)]!++;
+        local[512 + ((f32Signed(keys[p + 2]!) ^ mask) >>> top)]!++;
+        local[768 + ((f32Signed(keys[p + 3]!) ^ mask) >>> top)]!++;
+      }
+      for (; p < end; p++) local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
+    } else {
+      for (; p + 3 < end; p += 4) {
+        local[(keys[p]! ^ xor) >>> top]!++;
+        local[256 + ((keys[p + 1]! ^ xor) >>> top)]!++;
+        local[512 + ((keys[p + 2]! ^ xor) >>> top)]!++;
+        local[768 + ((keys[p + 3]! ^ xor) >>> top)]!++;
+      }
+      for (; p < end; p++) local[(keys[p]! ^ xor) >>> top]!++;
+    }
+    const signDigit = ctx.radixDigits >> 1;
+    for (let bin = 0; bin < ctx.radixDigits; bin++) {
+      const c = local[bin]! + local[256 + bin]! + local[512 + bin]! + local[768 + bin]!;
+      if (c !== 0) temp[histogram + (bin ^ signDigit)]! += c;
+    }
+    return;
+  }
+  const shift = ctx.radixTopShift - ctx.radixBits * pass;
+  const digitMask = ctx.radixDigits - 1;
+  const candidates = ctx.candidatesSlot[(pass - 1) & 1]! + start;
+  let c = from;
+  if (isF32) {
+    for (; c + 3 < to; c += 4) {
+      local[((f32Signed(keys[start + temp[candidates + c]!]!) ^ mask) >>> shift) & digitMask]!++;
+      local[256 + (((f32Signed(keys[start + temp[candidates + c + 1]!]!) ^ mask) >>> shift) & digitMask)]!++;
+      local[512 + (((f32Signed(keys[start + temp[candidates + c + 2]!]!) ^ mask) >>> shift) & digitMask)]!++;
+      local[768 + (((f32Signed(keys[start + temp[candidates + c + 3]!]!) ^ mask) >>> shift) & digitMask)]!++;
+    }
+    for (; c < to; c++) local[((f32Signed(keys[start + temp[candidates + c]!]!) ^ mask) >>> shift) & digitMask]!++;
+  } else {
+    for (; c + 3 < to; c += 4) {
+      local[((keys[start + temp[candidates + c]!]! ^ xor) >>> shift) & digitMask]!++;
+      local[256 + (((keys[start + temp[candidates + c + 1]!]! ^ xor) >>> shift) & digitMask)]!++;
+      local[512 + (((keys[start + temp[candidates + c + 2]!]! ^ xor) >>> shift) & digitMask)]!++;
+      local[768 + (((keys[start + temp[candidates + c + 3]!]! ^ xor) >>> shift) & digitMask)]!++;
+    }
+    for (; c < to; c++) local[((keys[start + temp[candidates + c]!]! ^ xor) >>> shift) & digitMask]!++;
+  }
+  for (let digit = 0; digit < ctx.radixDigits; digit++) {
+    const n = local[digit]! + local[256 + digit]! + local[512 + digit]! + local[768 + digit]!;
+    if (n !== 0) temp[histogram + digit]! += n;
+  }
+}
+
+/** 'radix-choose' for the launch's pass: the threshold digit, and the histogram zeroed for the next pass. */
+export function runRadixChoose(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, params: TopKKernelParams): void {
+  const ctx = params.ctx;
+  const segment = enter(ctx, workgroupId);
+  if (segment < 0) return;
+  const temp = ctx.temp;
+  const state = ctx.stateSlot + segment * 8;
+  if (temp[state + 6] !== 0) return;
+  const take = Math.min(temp[state + 7]!, segmentOfWorkgroup.size);
+  const remaining = take - temp[state + 1]!;
+  temp[state] = remaining;
+  if (remaining <= 0) {
+    temp[state + 6] = 1;
+    return;
+  }
+  const histogram = ctx.histogramSlot + segment * 256;
+  let above = 0;
+  let digit = ctx.radixDigits - 1;
+  let inBucket = 0;
+  for (; digit >= 0; digit--) {
+    inBucket = temp[histogram + digit]!;
+    if (above + inBucket >= remaining) break;
+    above += inBucket;
+  }
+  if (digit < 0) {
+    // Fewer candidates than remaining: only inconsistent inputs under 'trust' get here. Take them all.
+    digit = 0;
+    inBucket = remaining - above;
+  }
+  temp[state + 4] = digit;
+  temp[state + 5] = above + inBucket === remaining ? 1 : 0;
+  temp[state + 2 + (params.pass & 1)] = 0;
+  temp.fill(0, histogram, histogram + ctx.radixDigits);
+}
+
+/**
+ * 'radix-filter' for the launch's pass. The tests are branch-free (a digit difference's sign):
+ * each item is written to the next candidate slot and to the workgroup's staging list of selected
+ * items, and the counters advance only when it belongs there. A candidate slot written is always
+ * below the segment's size, so stray writes stay in the segment's own region; selected items are
+ * staged in workgroup memory (one slot per tile item) and copied out, as a GPU workgroup would
+ * compact before its one atomic add.
+ */
+export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  const ctx = params.ctx;
+  const tiles = ctx.tilesPerSegment;
+  const segment = enter(ctx, tiles === 1 ? workgroupId : Math.floor(workgroupId / tiles));
+  if (segment < 0) return;
+  const temp = ctx.temp;
+  const state = ctx.stateSlot + segment * 8;
+  if (temp[state + 6] !== 0) return;
+  const seg = segmentOfWorkgroup;
+  const pass = params.pass;
+  const tileItems = ctx.policy.radixTileItems;
+  const from = (workgroupId - segment * tiles) * tileItems;
+  const countIn = pass === 0 ? seg.size : temp[state + 2 + ((pass - 1) & 1)]!;
+  const to = Math.min(from + tileItems, countIn);
+  if (from >= to) return;
+  const digit = temp[state + 4]!;
+  const takeBucket = temp[state + 5] !== 0;
+  const keys = ctx.keys;
+  const start = seg.start;
+  const mask = seg.mask;
+  const isF32 = ctx.isF32;
+  const xor = ctx.integerKeyXor ^ mask;
+  const staged = shared.i32;
+  let stagedCount = 0;
+  const outCounter = state + 2 + (pass & 1);
+  const out = ctx.candidatesSlot[pass & 1]! + start;
+  let outCount = temp[outCounter]!;
+  // Fewer than `remaining` (state[0], from choose) items of the segment are selected outright in this
+  // pass; when that is a small share of the items, a (well predicted) branch beats a staged write each.
+  const rareSelections = temp[state]! * 32 <= countIn;
+  if (pass === 0) {
+    // Compare top digits of sk as signed numbers: d = (s >> top) - (the bucket's), |d| < radixDigits.
+    const top = ctx.radixTopShift;
+    const bucket = ((digit ^ (ctx.radixDigits >> 1)) << top) >> top;
+    const end = start + to;
+    if (takeBucket) {
+      for (let p = start + from; p < end; p++) {
+        const s = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
+        staged[stagedCount] = p - start;
+        stagedCount += ~((s >> top) - bucket) >>> 31;
+      }
+    } else if (rareSelections) {
+      for (let p = start + from; p < end; p++) {
+        const d = ((isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor) >> top) - bucket;
+        const j = p - start;
+        temp[out + outCount] = j;
+        outCount += ((d | -d) >>> 31) ^ 1;
+        if (d > 0) staged[stagedCount++] = j;
+      }
+    } else if (isF32) {
+      for (let p = start + from; p < end; p++) {
+        const d = ((f32Signed(keys[p]!) ^ mask) >> top) - bucket;
+        const j = p - start;
+        temp[out + outCount] = j;
+        outCount += ((d | -d) >>> 31) ^ 1;
+        staged[stagedCount] = j;
+        stagedCount += -d >>> 31;
+      }
+    } else {
+      for (let p = start + from; p < end; p++) {
+        const d = ((keys[p]! ^ xor) >> top) - bucket;
+        const j = p - start;
+        temp[out + outCount] = j;
+        outCount += ((d | -d) >>> 31) ^ 1;
+        staged[stagedCount] = j;
+        stagedCount += -d >>> 31;
+      }
+    }
+  } else {
+    const shift = ctx.radixTopShift - ctx.radixBits * pass;
+    const digitMask = ctx.radixDigits - 1;
+    const candidates = ctx.candidatesSlot[(pass - 1) & 1]! + start;
+    if (takeBucket) {
+      for (let c = from; c < to; c++) {
+        const j = temp[candidates + c]!;
+        const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
+        staged[stagedCount] = j;
+        stagedCount += ~(((s >>> shift) & digitMask) - digit) >>> 31;
+      }
+    } else if (rareSelections) {
+      for (let c = from; c < to; c++) {
+        const j = temp[candidates + c]!;
+        const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
+        const d = ((s >>> shift) & digitMask) - digit;
+        temp[out + outCount] = j;
+        outCount += ((d | -d) >>> 31) ^ 1;
+        if (d > 0) staged[stagedCount++] = j;
+      }
+    } else {
+      for (let c = from; c < to; c++) {
+        const j = temp[candidates + c]!;
+        const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
+        const d = ((s >>> shift) & digitMask) - digit;
+        temp[out + outCount] = j;
+        outCount += ((d | -d) >>> 31) ^ 1;
+        staged[stagedCount] = j;
+        stagedCount += -d >>> 31;
+      }
+    }
+  }
+  const selected = ctx.selectedSlot + segment * ctx.kMax;
+  const selectedCount = temp[state + 1]!;
+  // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
+  const copy = Math.min(stagedCount, ctx.kMax - selectedCount);
+  for (let j = 0; j < copy; j++) temp[selected + selectedCount + j] = staged[j]!;
+  temp[state + 1] = selectedCount + copy;
+  temp[outCounter] = outCount;
+}
+
+/** 'radix-finalize': ties from the last pass's candidates by smallest index, then sort and write the outputs. */
+export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  const ctx = params.ctx;
+  const segment = enter(ctx, workgroupId);
+  if (segment < 0) return;
+  const seg = segmentOfWorkgroup;
+  const temp = ctx.temp;
+  const state = ctx.stateSlot + segment * 8;
+  const kMax = ctx.kMax;
+  const selected = ctx.selectedSlot + segment * kMax;
+  let count = Math.min(temp[state + 1]!, seg.take);
+  const memory = shared.i32; // keys at [0, kMax), indices at [kMax, 2 kMax)
+  for (let j = 0; j < count; j++) memory[kMax + j] = temp[selected + j]!;
+  if (temp[state + 6] === 0 && count < seg.take) {
+    // The last bucket's members all share one ordered key: the smallest indices win.
+    const last = (ctx.radixPasses - 1) & 1;
+    const candidates = ctx.candidatesSlot[last]! + seg.start;
+    const available = Math.min(temp[state + 2 + last]!, seg.size);
+    ensureAscending(temp, candidates, candidates + available);
+    const ties = Math.min(seg.take - count, available);
+    for (let j = 0; j < ties; j++) memory[kMax + count + j] = temp[candidates + j]!;
+    count += ties;
+  }
+  if (ctx.problem.sorted && count > 1) {
+    const keys = ctx.keys;
+    const start = seg.start;
+    const mask = seg.mask;
+    if (ctx.isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
+    else {
+      const xor = ctx.integerKeyXor ^ mask;
+      for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
+    }
+    sortByRank(memory, memory, 0, kMax, count);
+  }
+  writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
+}
