@@ -159,6 +159,17 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect([...keys]).toEqual([untouchedBits]);
         for (const a of built.owned) a.destroy();
       });
+      it('strided segments under a totalNumItems guarantee smaller than the keys', async () => {
+        // Candidates live at each segment's start, so the double buffer must span the strided extent.
+        const c = makeCase({ name: 'strided-total', sizes: [2500, 2500, 2500, 2500], stride: 3000, k: 40, seed: 57 });
+        for (const variant of ['radix-select', undefined] as const) {
+          const built = buildCase(backend, c);
+          built.args.totalNumItems = p.guarantee({ max: 10_000 });
+          const { keys, plan } = await runCase(backend, built, { variant });
+          expect(keys, `strided-total (${plan.variant})`).toEqual(built.expected.keys);
+          for (const a of built.owned) a.destroy();
+        }
+      });
       it('all keys equal (ties resolved by index)', async () => {
         const c = makeCase({ name: 'all-equal', sizes: [700, 1500], k: 20, seed: 53 });
         c.keys.fill(0x3f800000);

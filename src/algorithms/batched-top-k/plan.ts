@@ -393,7 +393,11 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       value: facts.kMax,
     });
   }
-  const totalItemsBound = Math.min(keysLength, facts.totalNumItems?.staticBounds.max ?? Infinity);
+  // Candidates of a segment live at its own start, so the double buffer spans the segments' extent:
+  // packed, at most totalNumItems; strided, the last segment's start plus its size.
+  const strideMax = facts.segmentStride === undefined ? undefined : effectiveBounds(facts.segmentStride).max;
+  const extent = strideMax === undefined ? (facts.totalNumItems?.staticBounds.max ?? Infinity) : Math.max(0, facts.maxSegments - 1) * strideMax + maxSegmentSize;
+  const totalItemsBound = Math.min(keysLength, extent);
   const { launches, layout, validates, checks } = buildLaunches(
     selection,
     facts,

@@ -111,6 +111,7 @@ export function selectTopKVariant(
   tuning: { variant?: TopKVariant; policy?: Partial<TopKPolicy> } = {},
 ): TopKSelection {
   const policy = { ...topKPolicyFor(capabilities), ...tuning.policy };
+  checkPolicy(policy, capabilities);
   const kMax = facts.k.max;
   const maxSize = facts.segmentSize.max;
   const reduceFits = kMax <= policy.reduceMaxK;
@@ -161,4 +162,24 @@ export function selectTopKVariant(
     return { variant: forced.variant, policy, why: `forced by tuning (${forced.reason})`, verdicts, reachable };
   }
   return { variant: natural, policy, why: verdicts.find((v) => v.variant === natural)!.reason, verdicts, reachable };
+}
+
+/** Rejects tuning values the kernels cannot run with. */
+function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
+  const positive = (name: keyof TopKPolicy) => {
+    if (!Number.isInteger(policy[name]) || policy[name] < 1) {
+      throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not a positive integer`);
+    }
+  };
+  for (const name of Object.keys(policy) as (keyof TopKPolicy)[]) positive(name);
+  // The WGSL kernels use one 256-bin histogram per pass, and the pass count is 32 / radixBits.
+  if (policy.radixBits !== 8) throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is not supported; the kernels use 8-bit digits`);
+  if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
+    throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
+  }
+  if (policy.tileItems * 8 + 4096 > capabilities.workgroupStorageBytes && policy.tileItems > tileItemsFor(capabilities.workgroupStorageBytes)) {
+    throw new SegkitUsageError(
+      `tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
+    );
+  }
 }

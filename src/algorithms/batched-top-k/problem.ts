@@ -83,9 +83,12 @@ export const deviceCheckParameters = ['segmentSizes', 'k', 'selectDirection', 'n
 export type DeviceCheckParameter = (typeof deviceCheckParameters)[number];
 
 /**
- * Status words written by the validate kernel (slot `status`, 8 u32):
- * [0] 0 = ok, else 1 + what failed (see `StatusCode`); [1] parameter index; [2] segment (0xFFFFFFFF
- * for none); [3] value; [4] bound min; [5] bound max. The lowest failing segment wins.
+ * Status words written by the validate kernel (8 u32):
+ * [0] 0 = ok, else what failed (see `StatusCode`); [1] parameter index; [2] segment (0xFFFFFFFF
+ * for none); [3] value (for `PastKeys` the segment's end, for `BadDeviceBounds` the failing end);
+ * [4] bound min; [5] bound max (for `BadDeviceBounds` the device bounds' own words; for `PastKeys`
+ * [5] is the number of keys; for `LargerThanStride` [5] is the stride). A failing scalar is reported
+ * before any segment; among segments the lowest index wins.
  */
 export const enum StatusCode {
   Ok = 0,
