@@ -60,6 +60,7 @@ export type {
   WithinDomain,
 } from './types/validate.js';
 export type { IsIntegerLiteral, IsUnion, KnownLess, KnownGreater, MaxOf, MinOf } from './types/numeric.js';
+export type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from './types/intersect.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
 export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';

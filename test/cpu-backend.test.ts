@@ -150,7 +150,7 @@ describe('DeviceArray misuse', () => {
     const array = other.upload(new Float32Array(2));
     expectUsageError(
       thrown(() => checkDeviceArray(array, cpu, 'keysIn')),
-      'keysIn: the DeviceArray belongs to another backend (cpu) than the one running this call (cpu); upload the data to this backend',
+      'keysIn: the DeviceArray belongs to another cpu backend instance than the one running this call; upload the data to this backend',
     );
   });
 
@@ -160,7 +160,7 @@ describe('DeviceArray misuse', () => {
     const error = await cpu.download(array).catch((e: unknown) => e);
     expectUsageError(
       error,
-      'download(array): the DeviceArray belongs to another backend (cpu) than the one running this call (cpu); upload the data to this backend',
+      'download(array): the DeviceArray belongs to another cpu backend instance than the one running this call; upload the data to this backend',
     );
   });
 

@@ -6,7 +6,7 @@
 import { expectError, expectType } from 'tsd';
 import { type EmptyGuaranteeIntersection, emptyGuaranteeIntersection } from 'segkit';
 // Not yet re-exported from the package entry point.
-import type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from '../dist/types/intersect.js';
+import type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from 'segkit';
 
 /** How an algorithm uses the rule: the argument's type becomes the message where the intersection is empty. */
 declare function checkSegmentSizes<const Min extends number, const Max extends number, const GuaranteeMax extends number = number>(

@@ -146,7 +146,9 @@ export function checkDeviceArray(
   if (array.destroyed) throw new SegkitUsageError(`${what}: the DeviceArray was destroyed and cannot be used`);
   if (array.backend !== backend) {
     throw new SegkitUsageError(
-      `${what}: the DeviceArray belongs to another backend (${array.backend.name}) than the one running this call (${backend.name}); upload the data to this backend`,
+      array.backend.name === backend.name
+        ? `${what}: the DeviceArray belongs to another ${backend.name} backend instance than the one running this call; upload the data to this backend`
+        : `${what}: the DeviceArray belongs to the ${array.backend.name} backend, but this call runs on the ${backend.name} backend; upload the data to this backend`,
     );
   }
   if (dtypes !== undefined && !dtypes.includes(array.dtype)) {
