@@ -1,23 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Backend, type DeviceArray, SegkitUsageError, cpuBackend } from '../src/index.js';
 import { checkDeviceArray } from '../src/backends/backend.js';
-
-/** The error `fn` throws; fails the test when it throws none. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
-
-function expectUsageError(error: unknown, message: string): void {
-  expect(error).toBeInstanceOf(SegkitUsageError);
-  expect(error).toBeInstanceOf(TypeError);
-  expect((error as Error).name).toBe('SegkitUsageError');
-  expect((error as Error).message).toBe(message);
-}
+import { thrown, expectUsageError } from './helpers.js';
 
 describe('cpuBackend: device memory is apart from host memory', () => {
   it('upload copies: changing the source afterwards does not reach the device', async () => {

@@ -1,20 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SegkitUsageError, cpuBackend, defaultRequirements, env } from '../src/index.js';
-
-/** The error `fn` throws; fails the test when it throws none. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
-
-function expectUsageError(error: unknown, message: string): void {
-  expect(error).toBeInstanceOf(SegkitUsageError);
-  expect((error as Error).message).toBe(message);
-}
+import { thrown, expectUsageError } from './helpers.js';
 
 describe('env: defaults', () => {
   it('fills every requirement with its default', () => {

@@ -15,6 +15,7 @@ import {
   resolveOption,
   runtimeBoundsOutsideStatic,
 } from '../src/index.js';
+import { thrown } from './helpers.js';
 
 const backend = cpuBackend();
 /** `k`'s domain in top-k: a positive 32-bit count. */
@@ -22,16 +23,6 @@ const kDomain: NumericDomain = { domain: { min: 1, max: 2 ** 32 - 1 }, integer: 
 /** A real-valued parameter with no domain limits (e.g. an initial value). */
 const anyReal: NumericDomain = { domain: { min: -Infinity, max: Infinity }, integer: false };
 const directions = ['max', 'min'] as const;
-
-/** The error `fn` throws; fails the test when it throws none. */
-function thrown(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a throw');
-}
 
 /** Asserts `error` is a SegkitRangeError with exactly these fields and message. */
 function expectRangeError(

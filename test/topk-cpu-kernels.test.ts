@@ -16,6 +16,7 @@ import type {
 } from '../src/algorithms/batched-top-k/problem.js';
 import { deviceCheckParameters } from '../src/algorithms/batched-top-k/problem.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
+import { rng } from './helpers.js';
 
 /*
  * The CPU kernels of every top-k variant, driven through hand-built TopKRun objects (the plan is not
@@ -24,17 +25,6 @@ import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 
 // ------------------------------------------------------------------------------------------------
 // Inputs
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const f32Bits = (x: number) => new Uint32Array(new Float32Array([x]).buffer)[0]!;
 const f32Specials = [

@@ -9,6 +9,7 @@ import {
   p,
   referenceTopK,
 } from '../../src/index.js';
+import { rng } from '../helpers.js';
 
 /** How a parameter is given in a case. */
 export type NumericKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device' | 'perSegment-device-bounds';
@@ -35,18 +36,6 @@ export interface TopKCase {
   values: ValueMode;
   /** Static bounds of the segment sizes for uniform/per-segment kinds. */
   sizeBounds?: { min: number; max: number };
-}
-
-/** Deterministic PRNG (mulberry32). */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const f32 = new Float32Array(1);

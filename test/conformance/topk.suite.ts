@@ -24,10 +24,10 @@ import {
   bits,
   buildCase,
   makeKeys,
-  rng,
   runCase,
   untouchedBits,
 } from './topk-cases.js';
+import { rng } from '../helpers.js';
 
 interface CaseOptions {
   name: string;
