@@ -1,0 +1,159 @@
+import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import type { TopKKernelFacts } from './facts.js';
+import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
+
+/*
+ * 'reduce' (kMax <= reduceMaxK; grid maxSegments * chunks): workgroup w handles chunk w % chunks of
+ * segment w / chunks (reduceChunkItems keys). Each invocation keeps a register top-K of its strided
+ * keys (K = the constant k, else reduceMaxK: an unrolled insertion into a sorted list, best first),
+ * then the workgroup merges the lists in a tree: at each level the upper half of the active
+ * invocations hand their lists over in workgroup memory and the lower half insert them (a sorted list
+ * stops at its first entry that does not enter). One chunk: the workgroup writes the outputs. Several:
+ * it writes its best `take` pairs (ordered key, index) to slot `partials`, padded with the sentinel
+ * (0, 0xFFFFFFFF), and 'reduce-merge' (reduce-merge.ts) merges them.
+ *
+ * Workgroup memory: (workgroupSize / 2) * K * 8 bytes (8 KiB for K = 8), within every policy's budget.
+ */
+
+/** The list length kernels of this run keep in registers. */
+export function registerListLength(facts: TopKKernelFacts): number {
+  return facts.k.kind === 'constant' ? Math.max(1, Math.min(facts.k.value, facts.reduceMaxK)) : facts.reduceMaxK;
+}
+
+/** Unrolled insertion of (key, index) into the sorted register list of length `length`. */
+function insertFn(length: number): string {
+  const place = (pos: number, indent: string): string => {
+    if (pos === 0) return `${indent}topKey[0] = key; topIndex[0] = index;\n`;
+    return (
+      `${indent}if (better(key, index, topKey[${pos - 1}], topIndex[${pos - 1}])) {\n` +
+      `${indent}  topKey[${pos}] = topKey[${pos - 1}]; topIndex[${pos}] = topIndex[${pos - 1}];\n` +
+      place(pos - 1, `${indent}  `) +
+      `${indent}} else {\n${indent}  topKey[${pos}] = key; topIndex[${pos}] = index;\n${indent}}\n`
+    );
+  };
+  return `fn insert(key: u32, index: u32) {\n  if (!better(key, index, topKey[${length - 1}], topIndex[${length - 1}])) { return; }\n${place(length - 1, '  ')}}`;
+}
+
+/** Register lists, their insertion and the workgroup tree merge. */
+export function registerTopKWgsl(length: number, workgroupSize: number): string {
+  const lists = Math.max(1, workgroupSize / 2);
+  const each = (body: (j: number) => string) => Array.from({ length }, (_, j) => body(j)).join(' ');
+  return `
+const K: u32 = ${length}u;
+var<private> topKey: array<u32, ${length}>;
+var<private> topIndex: array<u32, ${length}>;
+var<workgroup> listKeys: array<u32, ${lists * length}>;
+var<workgroup> listIndices: array<u32, ${lists * length}>;
+fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool { return ka > kb || (ka == kb && ia < ib); }
+fn clearList() { ${each((j) => `topKey[${j}] = 0u; topIndex[${j}] = SENTINEL;`)} }
+${insertFn(length)}
+fn insertSorted(at: u32) {
+  for (var j = 0u; j < K; j++) {
+    let key = listKeys[at + j];
+    let index = listIndices[at + j];
+    if (!better(key, index, topKey[K - 1u], topIndex[K - 1u])) { break; }
+    insert(key, index);
+  }
+}
+// Leaves the workgroup's best K in listKeys/listIndices [0, K).
+fn mergeWorkgroup(lid: u32) {
+  for (var step = 1u; step < WG; step = step << 1u) {
+    let group = lid & (2u * step - 1u);
+    let at = (lid / (2u * step)) * K;
+    if (group == step) { ${each((j) => `listKeys[at + ${j}u] = topKey[${j}]; listIndices[at + ${j}u] = topIndex[${j}];`)} }
+    workgroupBarrier();
+    if (group == 0u) { insertSorted(at); }
+    workgroupBarrier();
+  }
+  if (lid == 0u) { ${each((j) => `listKeys[${j}u] = topKey[${j}]; listIndices[${j}u] = topIndex[${j}];`)} }
+  workgroupBarrier();
+}`;
+}
+
+const outputsLoop = `
+  for (var j = lid; j < u.kMax; j += WG) {
+    if (j < s.take) { writeResult(out + j, s.start, listIndices[j]); } else { writeFill(out + j, s.direction); }
+  }`;
+
+/** The reduce program for these facts. */
+export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: boolean): WebGpuProgram {
+  const kernelShape: KernelShape = { keys: true, outputs: true, temp: multiChunk || facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
+  const length = registerListLength(facts);
+  const uniforms = [...kernelUniforms(facts, kernelShape), 'chunks'];
+  if (multiChunk) uniforms.push('partialsAt');
+  const main = `
+  let chunks = u.chunks;
+  let segment = workgroupIndex / chunks;
+  let chunk = workgroupIndex - segment * chunks;
+  let s = enterSegment(segment, mulSat(chunks, CHUNK), lid);
+  if (s.go == 0u) { return; }
+  clearList();
+  let begin = chunk * CHUNK;
+  let to = min(begin + CHUNK, s.size);
+  if (s.take > 0u) {
+    for (var i = begin + lid; i < to; i += WG) { insert(orderedKey(keysIn[s.start + i], s.direction), i); }
+  }
+  mergeWorkgroup(lid);
+  ${
+    multiChunk
+      ? `if (chunks > 1u) {
+    let base = u.partialsAt + workgroupIndex * u.kMax * 2u;
+    for (var j = lid; j < u.kMax; j += WG) {
+      var key = 0u;
+      var index = SENTINEL;
+      if (j < s.take) { key = listKeys[j]; index = listIndices[j]; }
+      temp[base + 2u * j] = key;
+      temp[base + 2u * j + 1u] = index;
+    }
+    return;
+  }`
+      : ''
+  }
+  let out = segment * u.kMax;${outputsLoop}`;
+  return {
+    name,
+    cacheKey: `reduce|${multiChunk}|${JSON.stringify(facts)}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms,
+    bindings: kernelBindings(facts, kernelShape),
+    preamble: topKPreamble(facts, kernelShape),
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize)}`,
+    main,
+  };
+}
+
+/** 'reduce-merge' (grid maxSegments): merges a segment's chunk lists from `partials` and writes its outputs. */
+export function reduceMergeProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
+  const kernelShape: KernelShape = { keys: true, outputs: true, temp: 'u32', branch: 'none' };
+  const length = registerListLength(facts);
+  const main = `
+  let chunks = u.chunks;
+  let segment = workgroupIndex;
+  let s = enterSegment(segment, mulSat(chunks, CHUNK), lid);
+  if (s.go == 0u) { return; }
+  clearList();
+  if (s.take > 0u) {
+    for (var c = lid; c < chunks; c += WG) {
+      let base = u.partialsAt + (segment * chunks + c) * u.kMax * 2u;
+      for (var j = 0u; j < s.take; j++) {
+        let index = temp[base + 2u * j + 1u];
+        if (index == SENTINEL) { break; }
+        let key = temp[base + 2u * j];
+        if (!better(key, index, topKey[K - 1u], topIndex[K - 1u])) { break; }
+        insert(key, index);
+      }
+    }
+  }
+  mergeWorkgroup(lid);
+  let out = segment * u.kMax;${outputsLoop}`;
+  return {
+    name,
+    cacheKey: `reduce-merge|${JSON.stringify(facts)}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms: [...kernelUniforms(facts, kernelShape), 'chunks', 'partialsAt'],
+    bindings: kernelBindings(facts, kernelShape),
+    preamble: topKPreamble(facts, kernelShape),
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize)}`,
+    main,
+  };
+}

@@ -1,0 +1,233 @@
+import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { type DeviceCheck, StatusCode, deviceCheckParameters } from '../problem.js';
+import type { TopKKernelFacts } from './facts.js';
+import { type KernelShape, inclusiveScanWgsl, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
+
+/*
+ * 'validate' (grid 1): checks every device-only value before anything is written and reports the
+ * first violation in the 8 status words — the CPU twin's order exactly (cpu/validate.ts):
+ * 1. scalar checks in `run.checks` order, a device `numSegments` against maxSegments, then the
+ *    device-bounds checks in order (one invocation: there are few);
+ * 2. segments in ascending order, the lowest failing segment winning, each through its per-segment
+ *    checks in order (static bounds, then device bounds), its extent within the keys, its size within
+ *    the stride. The workgroup takes segments in chunks (each invocation a contiguous run, first
+ *    failure of its run; the chunk's lowest failing segment by an atomic min); packed starts come from
+ *    a saturating workgroup scan of the sizes, exact up to the first failing segment;
+ * 3. the sum of the sizes within `totalNumItems`.
+ *
+ * Comparisons are those of the values as the CPU reads them (u32, i32 or f32 elements against integer
+ * bounds, exactly); reported values are an element's bits, or a computed number clamped to u32.
+ * It writes the status word also to word 0 of the device block, where every later kernel tests it.
+ */
+
+const shape: KernelShape = { keys: false, outputs: false, temp: 'none', branch: 'none', blockWritable: true, status: true };
+const perInvocation = 4;
+
+/** The static part of one check: what the WGSL is specialized on. */
+export interface CheckFact {
+  readonly kind: DeviceCheck['kind'];
+  readonly parameter: number;
+  readonly dtype: 'u32' | 'i32' | 'f32';
+  readonly boundsDtype: 'u32' | 'i32' | 'f32' | undefined;
+}
+
+/** The validate kernel's own facts. */
+export interface ValidateFacts {
+  readonly checks: readonly CheckFact[];
+  readonly total: boolean;
+}
+
+function numeric(dtype: string): 'u32' | 'i32' | 'f32' {
+  return dtype === 'f32' ? 'f32' : dtype === 'i32' ? 'i32' : 'u32';
+}
+
+/** The validate facts of a run's checks. */
+export function validateFacts(checks: readonly DeviceCheck[], total: boolean): ValidateFacts {
+  return {
+    checks: checks.map((check) => ({
+      kind: check.kind,
+      parameter: deviceCheckParameters.indexOf(check.parameter),
+      dtype: numeric(check.array.dtype),
+      boundsDtype: check.kind === 'per-segment' && check.deviceBounds !== undefined ? numeric(check.deviceBounds.dtype) : undefined,
+    })),
+    total,
+  };
+}
+
+const cap = (dtype: string) => dtype.toUpperCase();
+
+/** `a <= b` of two elements of the given dtypes (u32/i32; f32 bounds arrays never occur). */
+function lessEqual(a: string, aType: string, b: string, bType: string): string {
+  return `lessEqual(${a}, ${aType === 'i32'}, ${b}, ${bType === 'i32'})`;
+}
+
+/** The validate program. */
+export function validateProgram(facts: TopKKernelFacts, validate: ValidateFacts, name: string): WebGpuProgram {
+  const uniforms = kernelUniforms(facts, shape);
+  validate.checks.forEach((check, i) => {
+    uniforms.push(`check${i}At`, `check${i}Len`, `check${i}Min`, `check${i}Max`);
+    if (check.boundsDtype !== undefined) uniforms.push(`check${i}BoundsAt`, `check${i}BoundsLen`);
+  });
+  if (validate.total) uniforms.push('totalMin', 'totalMax');
+  const at = (i: number, index: string) => `blockWord(u.check${i}At, u.check${i}Len, ${index})`;
+
+  const scalarChecks: string[] = [];
+  validate.checks.forEach((check, i) => {
+    if (check.kind !== 'scalar') return;
+    scalarChecks.push(`  {
+    let bits = ${at(i, '0u')};
+    if (!within${cap(check.dtype)}(bits, u.check${i}Min, u.check${i}Max)) { report(${StatusCode.OutsideStatic}u, ${check.parameter}u, NONE, bits, u.check${i}Min, u.check${i}Max); return true; }
+  }`);
+  });
+  if (facts.numSegments.kind === 'device') {
+    scalarChecks.push(`  {
+    let bits = blockWord(u.numSegmentsAt, u.numSegmentsLen, 0u);
+    if (!within${cap(facts.numSegments.dtype)}(bits, 0u, u.maxSegments)) { report(${StatusCode.OutsideStatic}u, ${deviceCheckParameters.indexOf('numSegments')}u, NONE, bits, 0u, u.maxSegments); return true; }
+  }`);
+  }
+  validate.checks.forEach((check, i) => {
+    if (check.kind !== 'device-bounds') return;
+    const w = `within${cap(check.dtype)}`;
+    scalarChecks.push(`  {
+    let lo = ${at(i, '0u')};
+    let hi = ${at(i, '1u')};
+    if (!${w}(lo, u.check${i}Min, u.check${i}Max) || !${lessEqual('lo', check.dtype, 'hi', check.dtype)}) { report(${StatusCode.BadDeviceBounds}u, ${check.parameter}u, NONE, lo, u.check${i}Min, u.check${i}Max); return true; }
+    if (!${w}(hi, u.check${i}Min, u.check${i}Max)) { report(${StatusCode.BadDeviceBounds}u, ${check.parameter}u, NONE, hi, u.check${i}Min, u.check${i}Max); return true; }
+  }`);
+  });
+
+  const segmentChecks: string[] = [];
+  validate.checks.forEach((check, i) => {
+    if (check.kind !== 'per-segment') return;
+    let device = '';
+    if (check.boundsDtype !== undefined) {
+      const b = check.boundsDtype;
+      device = `
+    let lo = blockWord(u.check${i}BoundsAt, u.check${i}BoundsLen, 0u);
+    let hi = blockWord(u.check${i}BoundsAt, u.check${i}BoundsLen, 1u);
+    if (!(${lessEqual('lo', b, 'bits', check.dtype)} && ${lessEqual('bits', check.dtype, 'hi', b)})) { return Failure(${StatusCode.OutsideDevice}u, ${check.parameter}u, bits, count${cap(b)}(lo), count${cap(b)}(hi)); }`;
+    }
+    segmentChecks.push(`  {
+    let bits = ${at(i, 'i')};
+    if (!within${cap(check.dtype)}(bits, u.check${i}Min, u.check${i}Max)) { return Failure(${StatusCode.OutsideStatic}u, ${check.parameter}u, bits, u.check${i}Min, u.check${i}Max); }${device}
+  }`);
+  });
+  const strided = facts.startMode === 2;
+  const startOf = strided ? 'mulSat(i, stride)' : facts.startMode === 0 ? 'mulSat(i, size)' : 'packedStart';
+
+  const declarations = `
+const NONE: u32 = 0xffffffffu;
+const PER: u32 = ${perInvocation}u;
+struct Failure { code: u32, parameter: u32, value: u32, lo: u32, hi: u32 }
+var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
+var<workgroup> stop: u32;
+var<workgroup> geometry: vec2<u32>;
+var<workgroup> lowestFailure: atomic<u32>;
+var<workgroup> winner: u32;
+${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}
+fn report(code: u32, parameter: u32, segment: u32, value: u32, lo: u32, hi: u32) {
+  status[0] = code; status[1] = parameter; status[2] = segment; status[3] = value;
+  status[4] = lo; status[5] = hi; status[6] = 0u; status[7] = 0u;
+  block[0] = code;
+}
+fn withinU32(bits: u32, lo: u32, hi: u32) -> bool { return bits >= lo && bits <= hi; }
+// Bounds are never negative, so a negative value is below them.
+fn withinI32(bits: u32, lo: u32, hi: u32) -> bool { return bits < 0x80000000u && bits >= lo && bits <= hi; }
+// x >= lo iff floor(x) >= lo and x <= hi iff ceil(x) <= hi, for integer bounds; NaN is outside.
+fn withinF32(bits: u32, lo: u32, hi: u32) -> bool {
+  if ((bits & 0x7fffffffu) > 0x7f800000u) { return false; }
+  var down: f32;
+  var up: f32;
+  if ((bits & 0x7f800000u) == 0u && (bits & 0x7fffffu) != 0u) {
+    // Subnormals (which a GPU may flush to zero): strictly between -1 and 1.
+    let negative = (bits & 0x80000000u) != 0u;
+    down = select(0.0, -1.0, negative);
+    up = select(1.0, 0.0, negative);
+  } else {
+    let x = bitcast<f32>(bits);
+    down = floor(x);
+    up = ceil(x);
+  }
+  let aboveLo = down >= 4294967296.0 || (down >= 0.0 && u32(down) >= lo);
+  let belowHi = up < 0.0 || (up < 4294967296.0 && u32(up) <= hi);
+  return aboveLo && belowHi;
+}
+fn lessEqual(a: u32, aSigned: bool, b: u32, bSigned: bool) -> bool {
+  let aNegative = aSigned && a >= 0x80000000u;
+  let bNegative = bSigned && b >= 0x80000000u;
+  if (aNegative != bNegative) { return aNegative; }
+  if (aNegative) { return bitcast<i32>(a) <= bitcast<i32>(b); }
+  return a <= b;
+}
+fn scalarChecks() -> bool {
+${scalarChecks.join('\n')}
+  return false;
+}
+fn checkSegment(i: u32, packedStart: u32, stride: u32) -> Failure {
+${segmentChecks.join('\n')}
+  let size = segmentSizeOf(i);
+  let end = addSat(${startOf}, size);
+  if (end > u.keysLength) { return Failure(${StatusCode.PastKeys}u, 0u, end, 0u, u.keysLength); }
+  ${strided ? `if (size > stride) { return Failure(${StatusCode.LargerThanStride}u, 0u, size, 0u, stride); }` : ''}
+  return Failure(0u, 0u, 0u, 0u, 0u);
+}`;
+  const main = `
+  if (lid == 0u) {
+    var stopped = 0u;
+    if (scalarChecks()) { stopped = 1u; }
+    stop = stopped;
+    geometry = vec2<u32>(activeSegments(), ${strided ? 'strideValue()' : '0u'});
+  }
+  if (workgroupUniformLoad(&stop) != 0u) { return; }
+  let g = workgroupUniformLoad(&geometry);
+  let n = g.x;
+  var carry = 0u;
+  for (var base = 0u; base < n; base += WG * PER) {
+    if (lid == 0u) { atomicStore(&lowestFailure, NONE); }
+    let first = base + lid * PER;
+    var sum = 0u;
+    for (var j = 0u; j < PER; j++) {
+      if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j)); }
+    }
+    inclusiveScanSat(sum, lid);
+    var start = carry;
+    if (lid > 0u) { start = addSat(carry, scan[lid - 1u]); }
+    var failure = Failure(0u, 0u, 0u, 0u, 0u);
+    var failedSegment = NONE;
+    for (var j = 0u; j < PER; j++) {
+      let i = first + j;
+      if (i >= n) { break; }
+      failure = checkSegment(i, start, g.y);
+      if (failure.code != 0u) { failedSegment = i; break; }
+      start = addSat(start, segmentSizeOf(i));
+    }
+    if (failedSegment != NONE) { atomicMin(&lowestFailure, failedSegment); }
+    workgroupBarrier();
+    if (lid == 0u) { winner = atomicLoad(&lowestFailure); }
+    let lowest = workgroupUniformLoad(&winner);
+    if (lowest != NONE) {
+      if (failedSegment == lowest) { report(failure.code, failure.parameter, lowest, failure.value, failure.lo, failure.hi); }
+      return;
+    }
+    carry = addSat(carry, scan[WG - 1u]);
+    workgroupBarrier();
+  }
+  if (lid == 0u) {
+    ${
+      validate.total
+        ? `if (carry < u.totalMin || carry > u.totalMax) { report(${StatusCode.TotalOutside}u, ${deviceCheckParameters.indexOf('totalNumItems')}u, NONE, carry, u.totalMin, u.totalMax); return; }`
+        : ''
+    }
+    report(0u, 0u, 0u, 0u, 0u, 0u);
+  }`;
+  return {
+    name,
+    cacheKey: `validate|${JSON.stringify(validate)}|${JSON.stringify(facts)}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms,
+    bindings: kernelBindings(facts, shape),
+    preamble: topKPreamble(facts, shape),
+    declarations,
+    main,
+  };
+}

@@ -1,0 +1,501 @@
+/// <reference types="@webgpu/types" />
+import { SegkitUsageError } from '../../errors.js';
+import {
+  type Backend,
+  type BackendCapabilities,
+  type BackendStats,
+  type DType,
+  type DTypeOf,
+  type DeviceArray,
+  type HostArrayOf,
+  type UploadableArray,
+  StatsCounter,
+  bytesPerElement,
+  checkDeviceArray,
+  describe,
+  dtypeOfHostArray,
+} from '../backend.js';
+import { requestAdapter } from './gpu.js';
+import { type WebGpuProgram, bindGroupLayoutEntries, makeShader } from './program.js';
+
+/*
+ * The WebGPU backend: DeviceArrays are GPUBuffers (STORAGE | COPY_SRC | COPY_DST), kernels are
+ * compute pipelines compiled lazily from WGSL programs and cached by their key, and algorithms encode
+ * a whole call into one command encoder, one compute pass and one submit (see the top-k executor).
+ *
+ * Lifetimes. Everything a submission uses stays referenced until the queue reports it done (Dawn in
+ * Node crashes when objects of in-flight work are collected). A destroyed DeviceArray's buffer is
+ * freed once the work submitted before its destroy() is done. Device loss rejects pending work and
+ * makes every later call throw.
+ */
+
+/** GPUBufferUsage and GPUMapMode values (not every runtime defines the globals). */
+const usage = { mapRead: 0x1, copySrc: 0x4, copyDst: 0x8, uniform: 0x40, storage: 0x80 } as const;
+const mapModeRead = 0x1;
+
+/** Options of {@link webgpuBackend}. */
+export interface WebGpuBackendOptions {
+  /** Use this device instead of requesting one; `destroy()` then leaves it alive. */
+  device?: GPUDevice;
+  /** Passed to `requestAdapter`. */
+  powerPreference?: GPUPowerPreference;
+  /** Limits to request on top of the ones segkit requests (the adapter's best for workgroup storage, invocations and buffer sizes). */
+  requiredLimits?: Record<string, number>;
+}
+
+/**
+ * The WebGPU backend. Its DeviceArrays are GPUBuffers; `gpuBuffer(array)` gives the buffer for your
+ * own WebGPU work on the same `device`.
+ *
+ * @example
+ * ```ts
+ * const gpu = await webgpuBackend();
+ * const keys = gpu.upload(new Float32Array([3, 1, 2]));
+ * console.log(gpu.capabilities.workgroupStorageBytes);
+ * gpu.destroy();
+ * ```
+ */
+export interface WebGpuBackend extends Backend {
+  readonly name: 'webgpu';
+  /** The device the backend runs on. */
+  readonly device: GPUDevice;
+  /** The adapter's description (vendor, architecture, device, description), when known. */
+  readonly adapterInfo: Readonly<Record<'vendor' | 'architecture' | 'device' | 'description', string>> | undefined;
+  /** True once the device was lost or the backend destroyed. */
+  readonly lost: boolean;
+  /** The GPUBuffer behind a DeviceArray of this backend (its size is rounded up to 4 bytes). */
+  gpuBuffer(array: DeviceArray): GPUBuffer;
+  /** GPUBuffers alive that this backend created (device arrays and its own scratch), for leak checks. */
+  liveBuffers(): number;
+}
+
+/** Thrown (or rejected with) once the WebGPU device is lost; every later call on the backend throws it too. */
+export class WebGpuDeviceLostError extends Error {
+  /** `GPUDeviceLostInfo.reason`: `'destroyed'` or `'unknown'`. */
+  readonly reason: string;
+  constructor(message: string, reason: string) {
+    super(message);
+    this.name = 'WebGpuDeviceLostError';
+    this.reason = reason;
+  }
+}
+
+/** A WebGPU validation or out-of-memory error, reported at the next `download` or `synchronize`. */
+export class WebGpuError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WebGpuError';
+  }
+}
+
+class WebGpuDeviceArray<D extends DType> implements DeviceArray<D> {
+  destroyed = false;
+  constructor(
+    readonly backend: WebGpuBackendImpl,
+    readonly dtype: D,
+    readonly length: number,
+    /** @internal */ readonly buffer: GPUBuffer,
+  ) {}
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.backend.release(this.buffer);
+  }
+}
+
+/** A compiled kernel and its bind group layout. */
+export interface CompiledProgram {
+  readonly pipeline: GPUComputePipeline;
+  readonly layout: GPUBindGroupLayout;
+}
+
+/**
+ * What algorithms' WebGPU executors use of the backend (not public API).
+ * @internal
+ */
+export interface WebGpuRuntime {
+  readonly device: GPUDevice;
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxWorkgroupsPerDimension: number;
+  readonly minUniformBufferOffsetAlignment: number;
+  readonly minStorageBufferOffsetAlignment: number;
+  readonly subgroups: boolean;
+  /** Throws when the backend is lost or destroyed. */
+  checkUsable(): void;
+  bufferOf(array: DeviceArray): GPUBuffer;
+  /** The pipeline of a program, compiled on first use (counted in `kernelsCompiled`). */
+  compile(program: WebGpuProgram): CompiledProgram;
+  countLaunch(kernelName: string): void;
+  /** A persistent scratch buffer of at least `bytes`, grown as needed. Queue order makes reuse across calls safe. */
+  scratch(kind: 'uniforms' | 'block', bytes: number): GPUBuffer;
+  /** Submits and keeps `keepAlive` referenced until the queue reports the work done. */
+  submit(commands: GPUCommandBuffer, keepAlive: readonly unknown[]): void;
+}
+
+const wantedLimits = [
+  'maxComputeWorkgroupStorageSize',
+  'maxComputeInvocationsPerWorkgroup',
+  'maxComputeWorkgroupSizeX',
+  'maxStorageBufferBindingSize',
+  'maxBufferSize',
+  'maxComputeWorkgroupsPerDimension',
+  'maxStorageBuffersPerShaderStage',
+] as const;
+
+const align4 = (bytes: number) => Math.ceil(bytes / 4) * 4;
+
+class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
+  readonly name = 'webgpu' as const;
+  readonly capabilities: BackendCapabilities;
+  readonly maxStorageBufferBindingSize: number;
+  readonly maxWorkgroupsPerDimension: number;
+  readonly minUniformBufferOffsetAlignment: number;
+  readonly minStorageBufferOffsetAlignment: number;
+  private readonly maxBufferSize: number;
+  private readonly counter = new StatsCounter();
+  private readonly pipelines = new Map<string, CompiledProgram>();
+  private readonly layouts = new Map<string, GPUBindGroupLayout>();
+  private readonly scratchBuffers: Record<'uniforms' | 'block', GPUBuffer | undefined> = { uniforms: undefined, block: undefined };
+  /** Objects of submitted work, until the queue reports it done. */
+  private readonly inFlight = new Set<readonly unknown[]>();
+  /** Buffers waiting for earlier work to finish before they are destroyed. */
+  private readonly pendingReleases = new Set<Promise<void>>();
+  private live = 0;
+  private lostError: WebGpuDeviceLostError | undefined;
+  private deferredError: WebGpuError | undefined;
+  private readonly lostSignal: Promise<never>;
+  private rejectLost!: (error: Error) => void;
+  private destroyedByUser = false;
+
+  constructor(
+    readonly device: GPUDevice,
+    readonly adapterInfo: WebGpuBackend['adapterInfo'],
+    readonly subgroups: boolean,
+    subgroupSize: number | undefined,
+    parallelism: number,
+    private readonly ownsDevice: boolean,
+  ) {
+    const limits = device.limits;
+    this.maxStorageBufferBindingSize = limits.maxStorageBufferBindingSize;
+    this.maxBufferSize = limits.maxBufferSize;
+    this.maxWorkgroupsPerDimension = limits.maxComputeWorkgroupsPerDimension;
+    this.minUniformBufferOffsetAlignment = limits.minUniformBufferOffsetAlignment;
+    this.minStorageBufferOffsetAlignment = limits.minStorageBufferOffsetAlignment;
+    this.capabilities = Object.freeze({
+      maxWorkgroupSize: Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX),
+      workgroupStorageBytes: limits.maxComputeWorkgroupStorageSize,
+      subgroupSize,
+      maxStorageBufferBytes: limits.maxStorageBufferBindingSize,
+      maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
+      parallelism,
+    });
+    this.lostSignal = new Promise<never>((_, reject) => {
+      this.rejectLost = reject;
+    });
+    this.lostSignal.catch(() => undefined); // only observed through guard()
+    void device.lost.then((info) => {
+      const message = this.destroyedByUser
+        ? 'the webgpu backend was destroyed; pending work was abandoned'
+        : `the WebGPU device was lost (${info.reason}): ${info.message || 'no message'}`;
+      this.lostError ??= new WebGpuDeviceLostError(message, this.destroyedByUser ? 'destroyed' : String(info.reason));
+      this.rejectLost(this.lostError);
+      this.inFlight.clear();
+    });
+    const onError = (event: Event) => {
+      const error = (event as GPUUncapturedErrorEvent).error;
+      this.deferredError ??= new WebGpuError(`WebGPU error: ${error?.message ?? String(error)}`);
+      event.preventDefault?.();
+    };
+    if (typeof device.addEventListener === 'function') device.addEventListener('uncapturederror', onError);
+    else (device as { onuncapturederror: unknown }).onuncapturederror = onError;
+  }
+
+  get lost(): boolean {
+    return this.lostError !== undefined || this.destroyedByUser;
+  }
+
+  checkUsable(): void {
+    if (this.destroyedByUser) throw new SegkitUsageError('the webgpu backend was destroyed and cannot be used');
+    if (this.lostError !== undefined) throw this.lostError;
+  }
+
+  /** Resolves with `promise`, or rejects as soon as the device is lost (with the loss, not Dawn's abort). */
+  private async guard<T>(promise: Promise<T>): Promise<T> {
+    try {
+      return await Promise.race([promise, this.lostSignal]);
+    } catch (error) {
+      // Dawn may reject a pending map before it reports the loss: give the loss a turn to arrive.
+      if (this.lostError === undefined) await Promise.race([this.device.lost, new Promise((resolve) => setTimeout(resolve, 50))]);
+      throw this.lostError ?? error;
+    }
+  }
+
+  private throwDeferred(): void {
+    const error = this.deferredError;
+    if (error !== undefined) {
+      this.deferredError = undefined;
+      throw error;
+    }
+  }
+
+  private createBuffer(size: number, usageFlags: number, label: string): GPUBuffer {
+    const buffer = this.device.createBuffer({ size, usage: usageFlags, label });
+    this.live++;
+    return buffer;
+  }
+
+  /** Destroys `buffer` once the work submitted so far is done. */
+  release(buffer: GPUBuffer): void {
+    if (this.inFlight.size === 0 || this.lost) {
+      buffer.destroy();
+      this.live--;
+      return;
+    }
+    const done = this.device.queue
+      .onSubmittedWorkDone()
+      .catch(() => undefined)
+      .then(() => {
+        buffer.destroy();
+        this.live--;
+        this.pendingReleases.delete(done);
+      });
+    this.pendingReleases.add(done);
+  }
+
+  private allocate<D extends DType>(dtype: D, length: number, what: string): WebGpuDeviceArray<D> {
+    const bytes = length * bytesPerElement[dtype];
+    if (bytes > this.maxBufferSize) {
+      throw new SegkitUsageError(`${what}: ${length} ${dtype} elements (${bytes} bytes) exceed the device's largest buffer of ${this.maxBufferSize} bytes`);
+    }
+    const buffer = this.createBuffer(Math.max(4, align4(bytes)), usage.storage | usage.copySrc | usage.copyDst, `segkit ${dtype}[${length}]`);
+    return new WebGpuDeviceArray(this, dtype, length, buffer);
+  }
+
+  upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
+    this.checkUsable();
+    const dtype = dtypeOfHostArray(data);
+    if (dtype === undefined) {
+      throw new SegkitUsageError(`upload(data): data must be a Float32Array, Int32Array or Uint32Array; got ${describe(data)}`);
+    }
+    const array = this.allocate(dtype as DTypeOf<T>, data.length, 'upload(data)');
+    if (data.byteLength > 0) this.device.queue.writeBuffer(array.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    this.counter.upload(data.byteLength);
+    return array;
+  }
+
+  alloc<D extends DType>(dtype: D, length: number): DeviceArray<D> {
+    this.checkUsable();
+    if (!(dtype in bytesPerElement)) {
+      throw new SegkitUsageError(`alloc(dtype): '${String(dtype)}' is not a dtype; expected 'f32', 'i32', 'u32' or 'u8'`);
+    }
+    if (!Number.isSafeInteger(length) || length < 0) {
+      throw new SegkitUsageError(`alloc(length): ${String(length)} is not a non-negative integer`);
+    }
+    // WebGPU buffers start zero-filled.
+    return this.allocate(dtype, length, 'alloc(length)');
+  }
+
+  async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
+    this.checkUsable();
+    checkDeviceArray(array, this, 'download(array)');
+    const source = (array as WebGpuDeviceArray<D>).buffer;
+    const bytes = array.length * bytesPerElement[array.dtype];
+    const size = Math.max(4, align4(bytes));
+    const staging = this.createBuffer(size, usage.mapRead | usage.copyDst, 'segkit download');
+    const encoder = this.device.createCommandEncoder();
+    encoder.copyBufferToBuffer(source, 0, staging, 0, size);
+    const commands = encoder.finish();
+    this.submit(commands, [source, staging]);
+    this.counter.download(bytes);
+    let copy: ArrayBuffer;
+    try {
+      await this.guard(staging.mapAsync(mapModeRead));
+      // The mapped range detaches on unmap: copy first.
+      copy = staging.getMappedRange().slice(0, bytes);
+      staging.unmap();
+    } finally {
+      if (!this.lost) {
+        staging.destroy();
+        this.live--;
+      }
+    }
+    this.throwDeferred();
+    switch (array.dtype) {
+      case 'f32':
+        return new Float32Array(copy) as HostArrayOf<D>;
+      case 'i32':
+        return new Int32Array(copy) as HostArrayOf<D>;
+      case 'u32':
+        return new Uint32Array(copy) as HostArrayOf<D>;
+      default:
+        return new Uint8Array(copy) as HostArrayOf<D>;
+    }
+  }
+
+  async synchronize(): Promise<void> {
+    this.checkUsable();
+    await this.guard(this.device.queue.onSubmittedWorkDone());
+    await this.guard(Promise.all([...this.pendingReleases]));
+    this.throwDeferred();
+  }
+
+  destroy(): void {
+    if (this.destroyedByUser) return;
+    this.destroyedByUser = true;
+    for (const kind of ['uniforms', 'block'] as const) {
+      this.scratchBuffers[kind]?.destroy();
+      this.scratchBuffers[kind] = undefined;
+    }
+    this.pipelines.clear();
+    this.layouts.clear();
+    this.lostError ??= new WebGpuDeviceLostError('the webgpu backend was destroyed; pending work was abandoned', 'destroyed');
+    this.rejectLost(this.lostError);
+    this.inFlight.clear();
+    if (this.ownsDevice) this.device.destroy();
+  }
+
+  stats(): BackendStats {
+    return this.counter.snapshot();
+  }
+
+  resetStats(): void {
+    this.counter.reset();
+  }
+
+  gpuBuffer(array: DeviceArray): GPUBuffer {
+    return this.bufferOf(array);
+  }
+
+  liveBuffers(): number {
+    return this.live;
+  }
+
+  // ---- WebGpuRuntime
+
+  bufferOf(array: DeviceArray): GPUBuffer {
+    if (!(array instanceof WebGpuDeviceArray) || array.backend !== this) checkDeviceArray(array, this, 'array');
+    if (array.destroyed) throw new SegkitUsageError('a DeviceArray was destroyed and cannot be used');
+    return (array as WebGpuDeviceArray<DType>).buffer;
+  }
+
+  compile(program: WebGpuProgram): CompiledProgram {
+    const cached = this.pipelines.get(program.cacheKey);
+    if (cached !== undefined) return cached;
+    const entries = bindGroupLayoutEntries(program);
+    const layoutKey = JSON.stringify(entries);
+    let layout = this.layouts.get(layoutKey);
+    if (layout === undefined) {
+      layout = this.device.createBindGroupLayout({ entries, label: `segkit layout ${program.bindings.length}` });
+      this.layouts.set(layoutKey, layout);
+    }
+    const code = makeShader(program);
+    this.device.pushErrorScope('validation');
+    const module = this.device.createShaderModule({ code, label: program.name });
+    const pipeline = this.device.createComputePipeline({
+      label: program.name,
+      layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+      compute: { module, entryPoint: 'main' },
+    });
+    void this.device.popErrorScope().then(
+      (error) => {
+        if (error !== null) this.deferredError = new WebGpuError(`${program.name}: the kernel did not compile: ${error.message}`);
+      },
+      () => undefined,
+    );
+    const compiled = { pipeline, layout };
+    this.pipelines.set(program.cacheKey, compiled);
+    this.counter.compiled();
+    return compiled;
+  }
+
+  countLaunch(kernelName: string): void {
+    this.counter.launch(kernelName);
+  }
+
+  scratch(kind: 'uniforms' | 'block', bytes: number): GPUBuffer {
+    const current = this.scratchBuffers[kind];
+    if (current !== undefined && current.size >= bytes) return current;
+    if (current !== undefined) this.release(current);
+    const size = Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(bytes, 1))));
+    const buffer = this.createBuffer(size, (kind === 'uniforms' ? usage.uniform : usage.storage) | usage.copyDst, `segkit ${kind}`);
+    this.scratchBuffers[kind] = buffer;
+    return buffer;
+  }
+
+  submit(commands: GPUCommandBuffer, keepAlive: readonly unknown[]): void {
+    const record = [commands, ...keepAlive];
+    this.device.queue.submit([commands]);
+    this.inFlight.add(record);
+    void this.device.queue.onSubmittedWorkDone().then(
+      () => this.inFlight.delete(record),
+      () => this.inFlight.delete(record),
+    );
+  }
+}
+
+/**
+ * The WebGPU runtime behind a backend, for algorithms' executors.
+ * @internal
+ */
+export function webgpuRuntime(backend: Backend): WebGpuRuntime {
+  if (!(backend instanceof WebGpuBackendImpl)) throw new Error(`internal: expected the webgpu backend, got '${backend.name}'`);
+  backend.checkUsable();
+  return backend;
+}
+
+/** True for a backend made by {@link webgpuBackend}. */
+export function isWebGpuBackend(backend: Backend): backend is WebGpuBackend {
+  return backend instanceof WebGpuBackendImpl;
+}
+
+function infoOf(info: GPUAdapterInfo | undefined): WebGpuBackend['adapterInfo'] {
+  if (info === undefined) return undefined;
+  return Object.freeze({ vendor: info.vendor, architecture: info.architecture, device: info.device, description: info.description });
+}
+
+/** Workgroups the device runs at once, roughly; software adapters run one per host thread. */
+function estimateParallelism(info: GPUAdapterInfo | undefined): number {
+  const software = info !== undefined && ((info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true || /llvmpipe|lavapipe|swiftshader/i.test(`${info.description} ${info.device} ${info.architecture}`));
+  const threads = (globalThis as { navigator?: { hardwareConcurrency?: number } }).navigator?.hardwareConcurrency ?? 4;
+  return software ? threads : 1024;
+}
+
+/**
+ * The WebGPU backend. In browsers it uses `navigator.gpu`; in Node the `webgpu` package (Dawn), an
+ * optional peer dependency loaded only here. It requests the adapter's best workgroup storage,
+ * invocations per workgroup and buffer sizes, and the `subgroups` feature where there is one.
+ * `destroy()` destroys the device (unless you passed one), which lets a Node process exit.
+ *
+ * @example
+ * ```ts
+ * const gpu = await webgpuBackend({ powerPreference: 'high-performance' });
+ * await DeviceBatchedTopK.select(args, env({ backend: gpu }));
+ * gpu.destroy();
+ * ```
+ */
+export async function webgpuBackend(options: WebGpuBackendOptions = {}): Promise<WebGpuBackend> {
+  if (options.device !== undefined) {
+    const device = options.device;
+    const info = (device as { adapterInfo?: GPUAdapterInfo }).adapterInfo;
+    const subgroups = device.features.has('subgroups');
+    const subgroupSize = subgroups ? (info as { subgroupMinSize?: number } | undefined)?.subgroupMinSize : undefined;
+    return new WebGpuBackendImpl(device, infoOf(info), subgroups, subgroupSize || undefined, estimateParallelism(info), false);
+  }
+  const adapter = await requestAdapter({ powerPreference: options.powerPreference });
+  const requiredLimits: Record<string, number> = {};
+  for (const name of wantedLimits) {
+    const value = (adapter.limits as unknown as Record<string, number | undefined>)[name];
+    if (typeof value === 'number') requiredLimits[name] = value;
+  }
+  Object.assign(requiredLimits, options.requiredLimits);
+  const subgroups = adapter.features.has('subgroups');
+  const device = await adapter.requestDevice({
+    label: 'segkit',
+    requiredFeatures: subgroups ? (['subgroups'] as GPUFeatureName[]) : [],
+    requiredLimits,
+  });
+  const info = adapter.info;
+  const subgroupSize = subgroups ? (info as { subgroupMinSize?: number }).subgroupMinSize : undefined;
+  return new WebGpuBackendImpl(device, infoOf(info), subgroups, subgroupSize || undefined, estimateParallelism(info), true);
+}

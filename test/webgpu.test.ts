@@ -1,0 +1,244 @@
+/**
+ * The WebGPU backend in Node (Dawn; Mesa's lavapipe on machines without a GPU): the conformance
+ * suite bit for bit, and what only WebGPU has — the pipeline cache, buffer lifetimes, device loss,
+ * process exit, zero transfers under 'trust'.
+ *
+ * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { registerTopKExecutor } from '../src/algorithms/batched-top-k/plan.js';
+import { webgpuTopKExecutor } from '../src/algorithms/batched-top-k/webgpu/executor.js';
+import { type WebGpuBackend, WebGpuDeviceLostError, webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
+import { DeviceBatchedTopK, SegkitUsageError, env, p, referenceTopK } from '../src/index.js';
+import { defineTopKConformance } from './conformance/topk.suite.js';
+
+// Until the public entry point registers it (api.ts), register the executor here; registering twice is harmless.
+registerTopKExecutor('webgpu', webgpuTopKExecutor);
+
+// Lavapipe compiles each pipeline through LLVM: the first case of a kind takes a while.
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+async function probeAdapter(): Promise<string | undefined> {
+  try {
+    const backend = await webgpuBackend();
+    backend.destroy();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+const missing = await probeAdapter();
+if (missing !== undefined) {
+  if (process.env.CI) throw new Error(`WebGPU tests cannot run in CI: ${missing}`);
+  console.warn(
+    `[segkit] skipping the WebGPU tests: no WebGPU adapter (${missing}). Install a Vulkan driver — on Debian/Ubuntu without a GPU run .ci/install-lavapipe.sh (Mesa's lavapipe).`,
+  );
+}
+const describeWebGpu = missing === undefined ? describe : describe.skip;
+
+if (missing === undefined) defineTopKConformance('webgpu', () => webgpuBackend());
+
+/** Keys of `segments` segments of `size` f32 values. */
+function randomKeys(count: number, seed: number): Float32Array {
+  const keys = new Float32Array(count);
+  let state = seed >>> 0;
+  for (let i = 0; i < count; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    keys[i] = (state / 4294967296 - 0.5) * 1000;
+  }
+  return keys;
+}
+
+function expectedTopK(keys: Float32Array, segments: number, size: number, k: number, kMax: number) {
+  return referenceTopK({
+    keyType: 'f32',
+    keys: new Uint32Array(keys.buffer),
+    segmentStarts: Array.from({ length: segments }, (_, i) => i * size),
+    segmentSizes: Array.from({ length: segments }, () => size),
+    k: Array.from({ length: segments }, () => k),
+    directions: Array.from({ length: segments }, () => 'max' as const),
+    kMax,
+    withValues: true,
+  });
+}
+
+describeWebGpu('webgpuBackend', () => {
+  let gpu: WebGpuBackend;
+  beforeAll(async () => {
+    gpu = await webgpuBackend();
+  });
+  afterAll(() => gpu?.destroy());
+
+  it('reports the device limits as capabilities', () => {
+    const limits = gpu.device.limits;
+    expect(gpu.name).toBe('webgpu');
+    expect(gpu.capabilities.workgroupStorageBytes).toBe(limits.maxComputeWorkgroupStorageSize);
+    expect(gpu.capabilities.maxStorageBufferBytes).toBe(limits.maxStorageBufferBindingSize);
+    expect(gpu.capabilities.maxWorkgroupSize).toBe(Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX));
+    expect(gpu.capabilities.subgroupSize === undefined || gpu.capabilities.subgroupSize >= 4).toBe(true);
+    expect(gpu.device.features.has('subgroups')).toBe(gpu.capabilities.subgroupSize !== undefined);
+  });
+
+  it('upload and download copy, and are counted', async () => {
+    gpu.resetStats();
+    const source = new Int32Array([5, -6, 7]);
+    const array = gpu.upload(source);
+    source[0] = 99;
+    expect([...(await gpu.download(array))]).toEqual([5, -6, 7]);
+    const zeros = gpu.alloc('u8', 5);
+    expect([...(await gpu.download(zeros))]).toEqual([0, 0, 0, 0, 0]);
+    expect(gpu.stats()).toMatchObject({ uploads: 1, downloads: 2, bytesUploaded: 12, bytesDownloaded: 17 });
+    array.destroy();
+    zeros.destroy();
+    await expect(gpu.download(array)).rejects.toThrow('download(array): the DeviceArray was destroyed and cannot be used');
+  });
+
+  it('MoE routing (constant segment size 256, k uniform in [1, 8]) compiles exactly the reduce pipeline, once', async () => {
+    const fresh = await webgpuBackend();
+    try {
+      const segments = 64;
+      const size = 256;
+      const keys = randomKeys(segments * size, 3);
+      const keysIn = fresh.upload(keys);
+      const keysOut = fresh.alloc('f32', segments * 8);
+      const valuesOut = fresh.alloc('u32', segments * 8);
+      const environment = env({ backend: fresh });
+      const route = (k: number) =>
+        DeviceBatchedTopK.plan(
+          { keysIn, keysOut, valuesOut, segmentSizes: p.constant(256), k: p.uniform(k, { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(segments) },
+          environment,
+        );
+      const first = route(8);
+      expect(first.variant).toBe('reduce');
+      expect(first.reachableVariants).toEqual(['reduce']);
+      fresh.resetStats();
+      await first.run();
+      const stats = fresh.stats();
+      expect(stats.kernelsCompiled).toBe(1);
+      expect(Object.keys(stats.launchesByKernel)).toEqual(['topk/reduce[k<=8,f32,max]']);
+      const expected = expectedTopK(keys, segments, size, 8, 8);
+      expect(new Uint32Array((await fresh.download(keysOut)).buffer)).toEqual(expected.keys);
+      expect(await fresh.download(valuesOut)).toEqual(expected.values);
+      // The same call again, and other values of k: nothing new to compile.
+      for (const k of [8, 1, 5]) await route(k).run();
+      expect(fresh.stats().kernelsCompiled).toBe(1);
+      expect(fresh.stats().uploads).toBe(0);
+      for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
+    } finally {
+      fresh.destroy();
+    }
+  });
+
+  it('specializes on static facts: a constant k and a constant direction are baked in, host values are not', async () => {
+    const fresh = await webgpuBackend();
+    try {
+      const keysIn = fresh.upload(randomKeys(4 * 300, 5));
+      const keysOut = fresh.alloc('f32', 4 * 40);
+      const run = (k: ReturnType<typeof p.constant> | ReturnType<typeof p.uniform>, segments: number) =>
+        DeviceBatchedTopK.plan(
+          { keysIn, keysOut, segmentSizes: p.uniform(300), k, selectDirection: p.constantOption('min'), numSegments: p.uniform(segments, { min: 0, max: 4 }) },
+          env({ backend: fresh }),
+        ).run();
+      await run(p.uniform(40, { min: 1, max: 40 }), 4);
+      const afterUniform = fresh.stats().kernelsCompiled;
+      await run(p.uniform(33, { min: 1, max: 40 }), 3);
+      expect(fresh.stats().kernelsCompiled).toBe(afterUniform);
+      await run(p.constant(33), 3);
+      expect(fresh.stats().kernelsCompiled).toBe(afterUniform + 1);
+      keysIn.destroy();
+      keysOut.destroy();
+    } finally {
+      fresh.destroy();
+    }
+  });
+
+  it('1000 consecutive selects leave no growth in live buffers', async () => {
+    const segments = 16;
+    const size = 600;
+    const keysIn = gpu.upload(randomKeys(segments * size, 9));
+    const keysOut = gpu.alloc('f32', segments * 16);
+    const valuesOut = gpu.alloc('i32', segments * 16);
+    const args = { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment(Array.from({ length: segments }, () => size)), selectDirection: p.constantOption('max'), numSegments: p.uniform(segments) } as const;
+    const small = env({ backend: gpu });
+    const radix = env({ backend: gpu, tuning: { variant: 'radix-select' } });
+    await DeviceBatchedTopK.select({ ...args, k: p.uniform(16, { min: 1, max: 16 }) }, radix);
+    await DeviceBatchedTopK.select({ ...args, k: p.uniform(4, { min: 1, max: 8 }) }, small);
+    await gpu.synchronize();
+    const live = gpu.liveBuffers();
+    for (let i = 0; i < 500; i++) {
+      await DeviceBatchedTopK.select({ ...args, k: p.uniform(4, { min: 1, max: 8 }) }, small);
+      await DeviceBatchedTopK.select({ ...args, k: p.uniform(16, { min: 1, max: 16 }) }, radix);
+    }
+    await gpu.synchronize();
+    expect(gpu.liveBuffers()).toBe(live);
+    const expected = expectedTopK(new Float32Array(await gpu.download(keysIn)), segments, size, 16, 16);
+    expect(new Uint32Array((await gpu.download(keysOut)).buffer)).toEqual(expected.keys);
+    for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
+    await gpu.synchronize();
+    expect(gpu.liveBuffers()).toBe(live - 3);
+  });
+
+  it("'trust' with device-only values makes no host<->device transfer", async () => {
+    const sizes = gpu.upload(new Uint32Array([300, 0, 1000, 5]));
+    const ks = gpu.upload(new Uint32Array([3, 2, 50, 9]));
+    const count = gpu.upload(new Uint32Array([4]));
+    const keysIn = gpu.upload(randomKeys(1305, 13));
+    const keysOut = gpu.alloc('f32', 4 * 64);
+    const plan = DeviceBatchedTopK.plan(
+      { keysIn, keysOut, segmentSizes: p.perSegment(sizes, { min: 0, max: 1000 }), k: p.perSegment(ks, { min: 1, max: 64 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(count, { min: 0, max: 4 }) },
+      env({ backend: gpu, requirements: { guaranteeChecks: 'trust' } }),
+    );
+    const temp = plan.tempStorageBytes > 0 ? gpu.alloc('u8', plan.tempStorageBytes) : undefined;
+    gpu.resetStats();
+    await plan.run(temp);
+    await gpu.synchronize();
+    expect(gpu.stats()).toMatchObject({ uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0 });
+    expect(gpu.stats().launches).toBeGreaterThan(0);
+    const out = await gpu.download(keysOut);
+    expect(out[2 * 64]).toBeGreaterThan(out[2 * 64 + 49]!);
+    for (const a of [sizes, ks, count, keysIn, keysOut, temp]) a?.destroy();
+  });
+
+  it('rejects keys larger than one storage binding with a clear error', async () => {
+    const limit = gpu.capabilities.maxStorageBufferBytes;
+    if (limit > 512 * 1024 * 1024) return; // too large to allocate in a test
+    const keysIn = gpu.alloc('f32', limit / 4 + 1);
+    const keysOut = gpu.alloc('f32', 8);
+    const select = () =>
+      DeviceBatchedTopK.select(
+        { keysIn, keysOut, segmentSizes: p.uniform(limit / 4 + 1), k: p.constant(8), selectDirection: p.constantOption('max'), numSegments: p.constant(1) },
+        env({ backend: gpu }),
+      );
+    await expect(select()).rejects.toThrow(SegkitUsageError);
+    await expect(select()).rejects.toThrow(/^keysIn: \d+ elements \(\d+ bytes\) exceed the \d+ bytes one storage binding of this device holds/);
+    keysIn.destroy();
+    keysOut.destroy();
+  });
+
+  it('device loss rejects pending work and every later call', async () => {
+    const doomed = await webgpuBackend();
+    const keys = doomed.upload(randomKeys(1 << 16, 17));
+    const pending = doomed.download(keys);
+    doomed.device.destroy();
+    await expect(pending).rejects.toBeInstanceOf(WebGpuDeviceLostError);
+    expect(doomed.lost).toBe(true);
+    expect(() => doomed.upload(new Float32Array(4))).toThrow(WebGpuDeviceLostError);
+    await expect(doomed.download(keys)).rejects.toThrow(/the WebGPU device was lost/);
+    await expect(doomed.synchronize()).rejects.toBeInstanceOf(WebGpuDeviceLostError);
+    doomed.destroy();
+  });
+
+  it('the Node process exits by itself after destroy()', () => {
+    const script = fileURLToPath(new URL('./fixtures/webgpu-exit.ts', import.meta.url));
+    const started = Date.now();
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 45_000, env: { ...process.env } });
+    expect(child.error).toBeUndefined();
+    expect(child.signal).toBeNull();
+    expect(child.status).toBe(0);
+    expect(child.stdout).toContain('top-k ok');
+    expect(Date.now() - started).toBeLessThan(45_000);
+  });
+});
