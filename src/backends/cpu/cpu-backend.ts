@@ -17,6 +17,7 @@ import {
 import type { CpuKernel } from './kernel.js';
 import { WorkgroupMemory } from './kernel.js';
 import { attachMemory, deviceMemory, detachMemory } from './memory.js';
+import { type CpuWorkerPool, createWorkerPool, hostParallelism, parallelLaunchItems, workersSupported } from './pool.js';
 
 /** Options of {@link cpuBackend}. */
 export interface CpuBackendOptions {
@@ -25,6 +26,18 @@ export interface CpuBackendOptions {
    * workgroup memory would get.
    */
   capabilities?: Partial<BackendCapabilities>;
+  /**
+   * Worker threads that run large launches' workgroups alongside the calling thread. Default:
+   * `os.availableParallelism() - 1`; 0 runs everything on the calling thread (as do runtimes without
+   * `node:worker_threads`). Device memory is then in SharedArrayBuffers; launches stay synchronous,
+   * and results are the same for every number of workers.
+   */
+  workers?: number;
+  /**
+   * Items (an estimate per launch) below which a launch stays on the calling thread; default 32768.
+   * @internal
+   */
+  parallelThreshold?: number;
 }
 
 /**
@@ -77,9 +90,20 @@ class CpuBackendImpl implements CpuBackend {
   private readonly compiledKernels = new Set<string>();
   private readonly sharedMemory = new Map<number, WorkgroupMemory>();
   private destroyedBackend = false;
+  private readonly pool: CpuWorkerPool | undefined;
+  private readonly shareMemory: boolean;
+  private readonly parallelThreshold: number;
 
   constructor(options: CpuBackendOptions) {
-    this.capabilities = Object.freeze({ ...defaultCpuCapabilities, ...options.capabilities });
+    const requested = options.workers ?? hostParallelism() - 1;
+    if (!Number.isSafeInteger(requested) || requested < 0) {
+      throw new SegkitUsageError(`cpuBackend({ workers }): ${String(options.workers)} is not a non-negative integer`);
+    }
+    this.pool = requested > 0 && workersSupported() ? createWorkerPool(requested) : undefined;
+    this.shareMemory = this.pool !== undefined;
+    this.parallelThreshold = options.parallelThreshold ?? parallelLaunchItems;
+    const parallelism = (this.pool?.size ?? 0) + 1;
+    this.capabilities = Object.freeze({ ...defaultCpuCapabilities, parallelism, ...options.capabilities });
   }
 
   private checkAlive(): void {
@@ -89,7 +113,8 @@ class CpuBackendImpl implements CpuBackend {
   private allocate<D extends DType>(dtype: D, length: number): CpuDeviceArray<D> {
     const array = new CpuDeviceArray(this, dtype, length);
     // Round up to whole words so every allocation has u32/f32 views.
-    attachMemory(array, new ArrayBuffer(Math.ceil((length * bytesPerElement[dtype]) / 4) * 4));
+    const bytes = Math.ceil((length * bytesPerElement[dtype]) / 4) * 4;
+    attachMemory(array, this.shareMemory ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
     this.live++;
     return array;
   }
@@ -153,7 +178,25 @@ class CpuBackendImpl implements CpuBackend {
       shared = new WorkgroupMemory(kernel.workgroupStorageBytes);
       this.sharedMemory.set(kernel.workgroupStorageBytes, shared);
     }
+    const parallel = kernel.parallel;
+    if (
+      this.pool !== undefined &&
+      parallel !== undefined &&
+      numWorkgroups > 1 &&
+      parallel.workItems(numWorkgroups, params) >= this.parallelThreshold
+    ) {
+      this.pool.run(kernel, parallel, numWorkgroups, params, shared);
+      return;
+    }
     for (let workgroup = 0; workgroup < numWorkgroups; workgroup++) kernel.run(workgroup, numWorkgroups, shared, params);
+  }
+
+  /**
+   * Launches run through the worker pool, and the workgroups worker threads ran.
+   * @internal
+   */
+  workerStats(): { workers: number; parallelLaunches: number; workgroupsOnWorkers: number } {
+    return { workers: this.pool?.size ?? 0, parallelLaunches: this.pool?.parallelLaunches ?? 0, workgroupsOnWorkers: this.pool?.workgroupsOnWorkers ?? 0 };
   }
 
   async synchronize(): Promise<void> {
@@ -163,6 +206,7 @@ class CpuBackendImpl implements CpuBackend {
   destroy(): void {
     this.destroyedBackend = true;
     this.sharedMemory.clear();
+    this.pool?.destroy();
   }
 
   stats(): BackendStats {

@@ -15,6 +15,34 @@ export interface CpuKernel<Params> {
    * its contents are undefined on entry.
    */
   run(workgroupId: number, numWorkgroups: number, shared: WorkgroupMemory, params: Params): void;
+  /**
+   * Present when the kernel's workgroups may run on worker threads. Workgroups must then be
+   * independent except through device memory updated with Atomics (or through results that do not
+   * depend on the order workgroups run in).
+   */
+  readonly parallel?: CpuKernelParallel<Params>;
+}
+
+/** How a worker thread rebuilds a kernel: its module, its id there, and its parameters in two parts. */
+export interface CpuKernelParallel<Params> {
+  /** URL of an ES module exporting `cpuWorkerLaunch(kernelId, shared, local): { run, params }`. */
+  readonly module: string;
+  readonly kernelId: string;
+  /** Items the launch works on (an estimate; may read device memory): small launches stay on the calling thread. */
+  workItems(numWorkgroups: number, params: Params): number;
+  /**
+   * The structured-cloneable part of `params` shared by many launches (the same object each time:
+   * a worker gets it once); typed arrays in it must be views of SharedArrayBuffers.
+   */
+  shared(params: Params): object;
+  /** The per-launch, structured-cloneable rest of `params`. */
+  local(params: Params): unknown;
+}
+
+/** What a kernel module's `cpuWorkerLaunch` returns in a worker. */
+export interface CpuWorkerLaunch {
+  run(workgroupId: number, numWorkgroups: number, shared: WorkgroupMemory, params: unknown): void;
+  params: unknown;
 }
 
 /** Workgroup (shared) memory of one workgroup, with typed views over the same bytes. */

@@ -15,7 +15,7 @@ export interface DeviceMemory {
 const memoryOf = new WeakMap<DeviceArray, DeviceMemory>();
 
 /** Registers the storage behind a CPU DeviceArray. */
-export function attachMemory(array: DeviceArray, buffer: ArrayBuffer): void {
+export function attachMemory(array: DeviceArray, buffer: ArrayBuffer | SharedArrayBuffer): void {
   const words = buffer.byteLength >>> 2;
   memoryOf.set(array, {
     u32: new Uint32Array(buffer, 0, words),

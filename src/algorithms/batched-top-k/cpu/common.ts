@@ -80,6 +80,8 @@ function slotWords(run: TopKRun, name: string): number {
   return run.layout.has(name) ? run.layout.slot(name).offset >>> 2 : -1;
 }
 
+const revivedContexts = new WeakMap<object, TopKContext>();
+
 /** Scratch for f32 index values. */
 const indexScratch = new Float32Array(1);
 const indexScratchBits = new Int32Array(indexScratch.buffer);
@@ -147,6 +149,8 @@ export class TopKContext {
   readonly radixTopShift: number;
   /** Words each candidates buffer holds (a segment's candidates live at its start). */
   readonly candidateWords: number;
+  /** Sort each segment's results (problem.sorted). */
+  readonly sorted: boolean;
 
   constructor(readonly run: TopKRun) {
     const problem = run.problem;
@@ -198,6 +202,34 @@ export class TopKContext {
     this.radixPasses = 32 / bits;
     this.radixTopShift = 32 - bits;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
+    this.sorted = problem.sorted;
+  }
+
+  private workerCopy: object | undefined;
+
+  /**
+   * This context as a worker thread gets it: every field but `run` and `problem` (which hold
+   * backend objects), structured-cloneable; its typed arrays are views of shared device memory.
+   * Only kernels that never read `run` or `problem` run on workers.
+   */
+  forWorker(): object {
+    if (this.workerCopy === undefined) {
+      const copy = { ...this } as unknown as Record<string, unknown>;
+      delete copy.run;
+      delete copy.problem;
+      delete copy.workerCopy;
+      this.workerCopy = copy;
+    }
+    return this.workerCopy;
+  }
+
+  /** The context a worker rebuilds from {@link TopKContext.forWorker}'s copy (the same object each time for one copy). */
+  static fromWorkerCopy(copy: object): TopKContext {
+    const revived = revivedContexts.get(copy);
+    if (revived !== undefined) return revived;
+    const ctx = Object.setPrototypeOf(copy, TopKContext.prototype) as TopKContext;
+    revivedContexts.set(copy, ctx);
+    return ctx;
   }
 
   /** True when the validate kernel found a violation: every later kernel exits (a uniform branch). */

@@ -1,4 +1,4 @@
-import type { CpuKernel, WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import type { CpuKernel, CpuKernelParallel, CpuWorkerLaunch, WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { type CpuBackend, isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
 import type { TopKExecutor, TopKKernelId, TopKLaunch, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
@@ -19,19 +19,79 @@ import { runValidate } from './validate.js';
 
 type KernelBody = (workgroupId: number, numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams) => void;
 
-/** Each kernel's body and its workgroup memory. */
-const kernels: Record<TopKKernelId, { readonly body: KernelBody; readonly bytes: (ctx: TopKContext) => number }> = {
+/** Items a radix histogram/filter launch scans: every key in pass 0, the candidates (read from the device state) after. */
+function radixScanItems(grid: number, params: TopKKernelParams): number {
+  const ctx = params.ctx;
+  const perTile = Math.min(ctx.problem.maxSegmentSize, ctx.policy.radixTileItems);
+  if (params.pass === 0 || ctx.stateSlot < 0) return grid * perTile;
+  const segments = ctx.maxSegments;
+  if (segments > 4096) return (grid * perTile) >>> 4;
+  const temp = ctx.temp;
+  const word = ctx.stateSlot + 2 + ((params.pass - 1) & 1);
+  let items = 0;
+  for (let s = 0; s < segments; s++) if (temp[ctx.stateSlot + s * 8 + 6] === 0) items += temp[word + s * 8]!;
+  return items;
+}
+
+/**
+ * Each kernel's body, its workgroup memory and the items a launch works on (for running it on worker
+ * threads; absent: grid-1 kernels, which stay on the calling thread).
+ */
+const kernels: Record<
+  TopKKernelId,
+  { readonly body: KernelBody; readonly bytes: (ctx: TopKContext) => number; readonly items?: (grid: number, params: TopKKernelParams) => number }
+> = {
   validate: { body: runValidate, bytes: () => 16 },
   'segment-offsets': { body: runSegmentOffsets, bytes: () => 16 },
-  'single-tile': { body: runSingleTile, bytes: (ctx) => singleTileWorkgroupBytes(ctx.policy.tileItems) },
-  reduce: { body: runReduce, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax) },
-  'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax) },
-  'radix-init': { body: runRadixInit, bytes: () => 16 },
-  'radix-histogram': { body: runRadixHistogram, bytes: () => radixHistogramWorkgroupBytes },
-  'radix-choose': { body: runRadixChoose, bytes: () => 16 },
-  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems) },
-  'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax) },
+  'single-tile': {
+    body: runSingleTile,
+    bytes: (ctx) => singleTileWorkgroupBytes(ctx.policy.tileItems),
+    items: (grid, { ctx }) => grid * 2 * Math.min(ctx.problem.maxSegmentSize, ctx.policy.tileItems),
+  },
+  reduce: {
+    body: runReduce,
+    bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax),
+    items: (grid, { ctx }) => grid * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
+  },
+  'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
+  'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid) => grid * 16 },
+  'radix-histogram': { body: runRadixHistogram, bytes: () => radixHistogramWorkgroupBytes, items: radixScanItems },
+  'radix-choose': { body: runRadixChoose, bytes: () => 16, items: (grid) => grid * 64 },
+  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems), items: radixScanItems },
+  'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
 };
+
+const parallelOf = new Map<TopKKernelId, CpuKernelParallel<TopKKernelParams>>();
+
+/** How a worker thread runs kernel `kernelId` (see {@link cpuWorkerLaunch}). */
+function parallelFor(kernelId: TopKKernelId): CpuKernelParallel<TopKKernelParams> | undefined {
+  const items = kernels[kernelId].items;
+  if (items === undefined) return undefined;
+  let parallel = parallelOf.get(kernelId);
+  if (parallel === undefined) {
+    parallel = {
+      module: import.meta.url,
+      kernelId,
+      workItems: items,
+      shared: (params) => params.ctx.forWorker(),
+      local: (params) => params.pass,
+    };
+    parallelOf.set(kernelId, parallel);
+  }
+  return parallel;
+}
+
+/**
+ * A launch of kernel `kernelId` on a worker thread: `shared` is a {@link TopKContext.forWorker} copy
+ * (structured-cloned, its typed arrays shared with the main thread), `local` the radix pass.
+ * @internal
+ */
+export function cpuWorkerLaunch(kernelId: string, shared: object, local: unknown): CpuWorkerLaunch {
+  const kernel = kernels[kernelId as TopKKernelId];
+  if (kernel === undefined) throw new Error(`internal: no CPU kernel '${kernelId}'`);
+  const params: TopKKernelParams = { ctx: TopKContext.fromWorkerCopy(shared), pass: local as number };
+  return { run: kernel.body as CpuWorkerLaunch['run'], params };
+}
 
 /** Grids the kernels expect, from the problem and policy; a launch with another grid is a plan bug. */
 function expectedGrid(launch: TopKLaunch, ctx: TopKContext): number {
@@ -57,7 +117,10 @@ export function kernelFor(launch: TopKLaunch, ctx: TopKContext): CpuKernel<TopKK
   if (launch.grid !== grid) {
     throw new Error(`internal: launch ${launch.name} (${launch.kernel}) has grid ${launch.grid}; its kernel expects ${grid}`);
   }
-  return { name: launch.name, workgroupStorageBytes: kernel.bytes(ctx), run: kernel.body };
+  const parallel = parallelFor(launch.kernel);
+  return parallel === undefined
+    ? { name: launch.name, workgroupStorageBytes: kernel.bytes(ctx), run: kernel.body }
+    : { name: launch.name, workgroupStorageBytes: kernel.bytes(ctx), run: kernel.body, parallel };
 }
 
 /**

@@ -24,9 +24,12 @@ import {
  *
  * Tiles: tile t of segment s is workgroup s * tiles + t and covers policy.radixTileItems items (keys
  * in pass 0, candidates of buffer (p-1)&1 after). Candidates and selected entries are segment-local
- * indices; a segment's candidates live at its own start in `candidates0`/`candidates1`. On a GPU the
- * counters are atomics; here workgroups run in order, so candidates stay in index order (finalize
- * still checks, and sorts otherwise).
+ * indices; a segment's candidates live at its own start in `candidates0`/`candidates1`. As on a GPU,
+ * tiles of one segment may run concurrently (CPU worker threads): with several tiles per segment the
+ * histogram adds are atomic and a filter tile stages its selected items and candidates in workgroup
+ * memory, then appends each list with one atomic add. Candidates may so come out of index order:
+ * finalize puts the ties in index order, and the selection in rank order ('sorted') or index order
+ * ('unsorted'), so results never depend on the order tiles ran in.
  *
  * State words per segment (problem.ts): [0 remaining, 1 selectedCount, 2 candidateCount0,
  * 3 candidateCount1, 4 threshold digit, 5 takeBucket, 6 done, 7 k clamped].
@@ -37,9 +40,9 @@ import {
 
 /** Workgroup memory of 'radix-histogram': four interleaved local histograms. */
 export const radixHistogramWorkgroupBytes = 4096;
-/** Workgroup memory of 'radix-filter': the tile's selected items, staged. */
+/** Workgroup memory of 'radix-filter': the tile's selected items, then its candidates, staged. */
 export function radixFilterWorkgroupBytes(radixTileItems: number): number {
-  return radixTileItems * 4;
+  return radixTileItems * 8;
 }
 /** Workgroup memory of 'radix-finalize': the selection's keys and indices. */
 export function radixFinalizeWorkgroupBytes(kMax: number): number {
@@ -130,7 +133,10 @@ export function runRadixHistogram(workgroupId: number, _numWorkgroups: number, s
     const signDigit = ctx.radixDigits >> 1;
     for (let bin = 0; bin < ctx.radixDigits; bin++) {
       const c = local[bin]! + local[256 + bin]! + local[512 + bin]! + local[768 + bin]!;
-      if (c !== 0) temp[histogram + (bin ^ signDigit)]! += c;
+      if (c === 0) continue;
+      // Tiles of one segment may run on different threads: their adds are atomic, as on a GPU.
+      if (tiles === 1) temp[histogram + (bin ^ signDigit)]! += c;
+      else Atomics.add(temp, histogram + (bin ^ signDigit), c);
     }
     return;
   }
@@ -157,7 +163,9 @@ export function runRadixHistogram(workgroupId: number, _numWorkgroups: number, s
   }
   for (let digit = 0; digit < ctx.radixDigits; digit++) {
     const n = local[digit]! + local[256 + digit]! + local[512 + digit]! + local[768 + digit]!;
-    if (n !== 0) temp[histogram + digit]! += n;
+    if (n === 0) continue;
+    if (tiles === 1) temp[histogram + digit]! += n;
+    else Atomics.add(temp, histogram + digit, n);
   }
 }
 
@@ -229,8 +237,12 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const staged = shared.i32;
   let stagedCount = 0;
   const outCounter = state + 2 + (pass & 1);
-  const out = ctx.candidatesSlot[pass & 1]! + start;
-  let outCount = temp[outCounter]!;
+  // One tile per segment: candidates go straight to the next buffer. Several (which may run on
+  // different threads): they are staged in workgroup memory and appended with one atomic add.
+  const direct = tiles === 1;
+  const dst = direct ? temp : staged;
+  const out = direct ? ctx.candidatesSlot[pass & 1]! + start : tileItems;
+  let outCount = direct ? temp[outCounter]! : 0;
   // Fewer than `remaining` (state[0], from choose) items of the segment are selected outright in this
   // pass; when that is a small share of the items, a (well predicted) branch beats a staged write each.
   const rareSelections = temp[state]! * 32 <= countIn;
@@ -249,7 +261,7 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
       for (let p = start + from; p < end; p++) {
         const d = ((isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor) >> top) - bucket;
         const j = p - start;
-        temp[out + outCount] = j;
+        dst[out + outCount] = j;
         outCount += ((d | -d) >>> 31) ^ 1;
         if (d > 0) staged[stagedCount++] = j;
       }
@@ -257,7 +269,7 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
       for (let p = start + from; p < end; p++) {
         const d = ((f32Signed(keys[p]!) ^ mask) >> top) - bucket;
         const j = p - start;
-        temp[out + outCount] = j;
+        dst[out + outCount] = j;
         outCount += ((d | -d) >>> 31) ^ 1;
         staged[stagedCount] = j;
         stagedCount += -d >>> 31;
@@ -266,7 +278,7 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
       for (let p = start + from; p < end; p++) {
         const d = ((keys[p]! ^ xor) >> top) - bucket;
         const j = p - start;
-        temp[out + outCount] = j;
+        dst[out + outCount] = j;
         outCount += ((d | -d) >>> 31) ^ 1;
         staged[stagedCount] = j;
         stagedCount += -d >>> 31;
@@ -288,7 +300,7 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
         const j = temp[candidates + c]!;
         const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
         const d = ((s >>> shift) & digitMask) - digit;
-        temp[out + outCount] = j;
+        dst[out + outCount] = j;
         outCount += ((d | -d) >>> 31) ^ 1;
         if (d > 0) staged[stagedCount++] = j;
       }
@@ -297,7 +309,7 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
         const j = temp[candidates + c]!;
         const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
         const d = ((s >>> shift) & digitMask) - digit;
-        temp[out + outCount] = j;
+        dst[out + outCount] = j;
         outCount += ((d | -d) >>> 31) ^ 1;
         staged[stagedCount] = j;
         stagedCount += -d >>> 31;
@@ -305,12 +317,24 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
     }
   }
   const selected = ctx.selectedSlot + segment * ctx.kMax;
-  const selectedCount = temp[state + 1]!;
-  // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
-  const copy = Math.min(stagedCount, ctx.kMax - selectedCount);
-  for (let j = 0; j < copy; j++) temp[selected + selectedCount + j] = staged[j]!;
-  temp[state + 1] = selectedCount + copy;
-  temp[outCounter] = outCount;
+  if (direct) {
+    const selectedCount = temp[state + 1]!;
+    // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
+    const copy = Math.min(stagedCount, ctx.kMax - selectedCount);
+    for (let j = 0; j < copy; j++) temp[selected + selectedCount + j] = staged[j]!;
+    temp[state + 1] = selectedCount + copy;
+    temp[outCounter] = outCount;
+    return;
+  }
+  if (stagedCount > 0) {
+    const selectedCount = Atomics.add(temp, state + 1, stagedCount);
+    const copy = Math.min(stagedCount, ctx.kMax - selectedCount);
+    for (let j = 0; j < copy; j++) temp[selected + selectedCount + j] = staged[j]!;
+  }
+  if (outCount > 0) {
+    const at = Atomics.add(temp, outCounter, outCount);
+    temp.set(staged.subarray(tileItems, tileItems + outCount), ctx.candidatesSlot[pass & 1]! + start + at);
+  }
 }
 
 /** 'radix-finalize': ties from the last pass's candidates by smallest index, then sort and write the outputs. */
@@ -336,7 +360,10 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
     for (let j = 0; j < ties; j++) memory[kMax + count + j] = temp[candidates + j]!;
     count += ties;
   }
-  if (ctx.problem.sorted && count > 1) {
+  if (!ctx.sorted) {
+    // Index order: the same whatever order the tiles' atomic appends took.
+    ensureAscending(memory, kMax, kMax + count);
+  } else if (count > 1) {
     const keys = ctx.keys;
     const start = seg.start;
     const mask = seg.mask;

@@ -123,6 +123,6 @@ export function runSingleTile(workgroupId: number, _numWorkgroups: number, share
     memory[indexBase + selected] = j;
     selected += bit(s > hi) | tie;
   }
-  if (ctx.problem.sorted) sortByRank(memory, memory, 0, indexBase, selected);
+  if (ctx.sorted) sortByRank(memory, memory, 0, indexBase, selected);
   writeSegmentOutputs(ctx, segment, seg, memory, indexBase, selected);
 }

@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest';
+import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
+import { defineTopKConformance } from './conformance/topk.suite.js';
+
+interface WorkerStats {
+  workers: number;
+  parallelLaunches: number;
+  workgroupsOnWorkers: number;
+}
+const workerStats = (backend: unknown) => (backend as { workerStats(): WorkerStats }).workerStats();
+
+/** A CPU backend whose worker thread has joined a launch (workers start, and load the kernels, asynchronously). */
+async function warmedUp(options: Parameters<typeof cpuBackend>[0]) {
+  const backend = cpuBackend(options);
+  const rows = 512;
+  const cols = 256;
+  const keys = new Float32Array(rows * cols).map((_, i) => Math.sin(i * 12.9898) * 43758.5453 % 1);
+  const keysIn = backend.upload(keys);
+  const keysOut = backend.alloc('f32', rows * 4);
+  const args = { keysIn, keysOut, segmentSizes: p.constant(cols), k: p.constant(4), selectDirection: p.constantOption('max'), numSegments: p.constant(rows) };
+  const environment = env({ backend });
+  const deadline = Date.now() + 30_000;
+  while (workerStats(backend).workgroupsOnWorkers === 0 && Date.now() < deadline) {
+    await DeviceBatchedTopK.select(args, environment);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  keysIn.destroy();
+  keysOut.destroy();
+  return backend;
+}
+
+// The conformance suite with every launch of more than one workgroup split between the calling
+// thread and a worker thread (parallelThreshold 0), so the atomics and staging paths run.
+defineTopKConformance('cpu, 1 worker, every launch parallel', () => warmedUp({ workers: 1, parallelThreshold: 0 }));
+
+describe('cpuBackend workers', () => {
+  it('reports parallelism; workers: 0 runs on the calling thread with unshared memory', () => {
+    const single = cpuBackend({ workers: 0 });
+    expect(single.capabilities.parallelism).toBe(1);
+    expect(workerStats(single).workers).toBe(0);
+    single.destroy();
+    const two = cpuBackend({ workers: 2 });
+    expect(two.capabilities.parallelism).toBe(3);
+    two.destroy();
+  });
+
+  it('rejects a bad worker count', () => {
+    expect(() => cpuBackend({ workers: -1 })).toThrow(/workers/);
+    expect(() => cpuBackend({ workers: 1.5 })).toThrow(/workers/);
+  });
+
+  it('workers run workgroups, and results match the single-threaded backend bit for bit, sorted and unsorted, run after run', async () => {
+    const parallel = await warmedUp({ workers: 1, parallelThreshold: 0 });
+    expect(workerStats(parallel).workgroupsOnWorkers).toBeGreaterThan(0);
+    const single = cpuBackend({ workers: 0 });
+    // One long segment (many radix tiles updating one segment's counters) and many rows.
+    const shapes: [number, number, number][] = [[1, 200_000, 300], [64, 9000, 100], [300, 700, 8]];
+    for (const [rows, cols, k] of shapes) {
+      const keys = new Float32Array(rows * cols);
+      for (let i = 0; i < keys.length; i++) keys[i] = Math.round(Math.sin(i * 78.233) * 1000) / 7; // many ties
+      for (const ordering of ['sorted', 'unsorted'] as const) {
+        const outputs: string[] = [];
+        for (const backend of [single, parallel, parallel]) {
+          const keysIn = backend.upload(keys);
+          const keysOut = backend.alloc('f32', rows * k);
+          const valuesOut = backend.alloc('i32', rows * k);
+          const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) };
+          await DeviceBatchedTopK.select(args, env({ backend, requirements: { outputOrdering: ordering } }));
+          outputs.push(JSON.stringify([Array.from(await backend.download(keysOut)), Array.from(await backend.download(valuesOut))]));
+          keysIn.destroy();
+          keysOut.destroy();
+          valuesOut.destroy();
+        }
+        expect(outputs[1]).toBe(outputs[0]);
+        expect(outputs[2]).toBe(outputs[0]);
+      }
+    }
+    single.destroy();
+    parallel.destroy();
+  }, 60_000);
+});
