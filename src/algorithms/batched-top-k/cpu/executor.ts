@@ -20,16 +20,21 @@ import { runValidate } from './validate.js';
 type KernelBody = (workgroupId: number, numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams) => void;
 
 /** Items a radix histogram/filter launch scans: every key in pass 0, the candidates (read from the device state) after. */
-function radixScanItems(grid: number, params: TopKKernelParams): number {
+function radixScanItems(grid: number, params: TopKKernelParams, filter = false): number {
   const ctx = params.ctx;
   const perTile = Math.min(ctx.problem.maxSegmentSize, ctx.policy.radixTileItems);
-  if (params.pass === 0 || ctx.stateSlot < 0) return grid * perTile;
+  if ((params.pass === 0 && !filter) || ctx.stateSlot < 0) return grid * perTile;
   const segments = ctx.maxSegments;
   if (segments > 4096) return (grid * perTile) >>> 4;
   const temp = ctx.temp;
-  const word = ctx.stateSlot + 2 + ((params.pass - 1) & 1);
   let items = 0;
-  for (let s = 0; s < segments; s++) if (temp[ctx.stateSlot + s * 8 + 6] === 0) items += temp[word + s * 8]!;
+  for (let s = 0; s < segments; s++) {
+    const state = ctx.stateSlot + s * 8;
+    if (temp[state + 6] !== 0) continue;
+    if (params.pass > 0) items += temp[state + 2 + ((params.pass - 1) & 1)]!;
+    // Pass 0's filter reads every key, or only those past the sampled threshold (radix-select.ts).
+    else items += (temp[state + 5]! & 2) !== 0 ? temp[state + 3]! : perTile * ctx.tilesPerSegment;
+  }
   return items;
 }
 
@@ -54,10 +59,10 @@ const kernels: Record<
     items: (grid, { ctx }) => grid * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
   },
   'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
-  'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid) => grid * 16 },
-  'radix-histogram': { body: runRadixHistogram, bytes: () => radixHistogramWorkgroupBytes, items: radixScanItems },
+  'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid, { ctx }) => grid * (16 + Math.min(8192, ctx.problem.maxSegmentSize >>> 5)) },
+  'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems), items: radixScanItems },
   'radix-choose': { body: runRadixChoose, bytes: () => 16, items: (grid) => grid * 64 },
-  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems), items: radixScanItems },
+  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems), items: (grid, params) => radixScanItems(grid, params, true) },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
 };
 

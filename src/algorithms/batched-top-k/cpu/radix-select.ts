@@ -2,10 +2,12 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import {
   Segment,
   type TopKContext,
+  bit,
   type TopKKernelParams,
   ensureAscending,
   f32Signed,
   resolveSegment,
+  signBit,
   sortByRank,
   writeSegmentOutputs,
 } from './common.js';
@@ -38,8 +40,10 @@ import {
  * bounds' max fits the tile.
  */
 
-/** Workgroup memory of 'radix-histogram': four interleaved local histograms. */
-export const radixHistogramWorkgroupBytes = 4096;
+/** Workgroup memory of 'radix-histogram': four interleaved local histograms, then pass 0's keys past the sampled threshold, staged. */
+export function radixHistogramWorkgroupBytes(radixTileItems: number): number {
+  return 4096 + radixTileItems * 4;
+}
 /** Workgroup memory of 'radix-filter': the tile's selected items, then its candidates, staged. */
 export function radixFilterWorkgroupBytes(radixTileItems: number): number {
   return radixTileItems * 8;
@@ -81,6 +85,81 @@ export function runRadixInit(workgroupId: number, _numWorkgroups: number, _share
   temp[state] = seg.take;
   temp[state + 6] = seg.take === 0 ? 1 : 0; // nothing to select: every pass skips the segment
   temp[state + 7] = seg.k;
+  // The sampled threshold for pass 0 (see below), kept in the segment's first `selected` word until
+  // pass 0's filter writes the selection there.
+  temp[ctx.selectedSlot + segment * ctx.kMax] = seg.take === 0 ? signBit : sampledThreshold(ctx, seg);
+}
+
+/*
+ * Pass 0 with a sampled threshold (CPU only; the launches are the same). On long segments with a
+ * small k, 'radix-init' estimates from a strided sample a signed ordered key T that about 1.5 k + a
+ * few keys reach; 'radix-histogram' pass 0, besides the full histogram of the top digit, appends
+ * the keys >= T to `candidates1` (the buffer pass 0 would read if it had a previous pass; count in
+ * state word 3). When at least `remaining` keys reached T, every selected key is among them, so
+ * 'radix-choose' pass 0 chooses the digit from their histogram instead and flags the segment (state
+ * word 5, bit 1), and 'radix-filter' pass 0 reads those few candidates instead of every key. When
+ * fewer reached T (a sample that misled), the full histogram is used and pass 0 runs as usual. The
+ * selection is the same either way: the candidates left are the keys of the threshold bucket that
+ * can still be selected, which the next passes and finalize resolve exactly.
+ */
+
+const sample = new Int32Array(8192);
+
+/** A signed ordered key about 1.5 take + 8 of the segment's keys reach, or signBit for none (segment too short or k too large). */
+function sampledThreshold(ctx: TopKContext, seg: Segment): number {
+  const { size, take, start, mask } = seg;
+  if (size < 1024 || take * 4 > size) return signBit;
+  const m = Math.min(sample.length, Math.max(256, size >>> 5));
+  const j = Math.ceil((1.5 * take * m) / size) + 8; // the j-th largest of the sample
+  if (j * 2 > m) return signBit;
+  const keys = ctx.keys;
+  const step = size / m;
+  if (ctx.isF32) for (let i = 0; i < m; i++) sample[i] = f32Signed(keys[start + Math.floor(i * step)]!) ^ mask;
+  else {
+    const xor = ctx.integerKeyXor ^ mask;
+    for (let i = 0; i < m; i++) sample[i] = keys[start + Math.floor(i * step)]! ^ xor;
+  }
+  const threshold = nthSmallest(sample, m, m - j);
+  return threshold === signBit ? signBit : threshold;
+}
+
+/** Whether under 1/32 of the keys are expected to reach the sampled threshold (then a branch beats branch-free writes). */
+function thresholdIsRare(size: number, take: number): boolean {
+  const m = Math.min(sample.length, Math.max(256, size >>> 5));
+  const j = Math.ceil((1.5 * take * m) / size) + 8;
+  return j * 32 < m;
+}
+
+/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect (reorders the list). */
+function nthSmallest(list: Int32Array, n: number, nth: number): number {
+  let lo = 0;
+  let hi = n - 1;
+  while (hi > lo) {
+    const mid = (lo + hi) >>> 1;
+    // Median of three as the pivot.
+    let a = list[lo]!;
+    let b = list[mid]!;
+    const c = list[hi]!;
+    if (a > b) [a, b] = [b, a];
+    const pivot = c < a ? a : c > b ? b : c;
+    let i = lo;
+    let k = hi;
+    while (i <= k) {
+      while (list[i]! < pivot) i++;
+      while (list[k]! > pivot) k--;
+      if (i <= k) {
+        const t = list[i]!;
+        list[i] = list[k]!;
+        list[k] = t;
+        i++;
+        k--;
+      }
+    }
+    if (nth <= k) hi = k;
+    else if (nth >= i) lo = i;
+    else return list[nth]!;
+  }
+  return list[nth]!;
 }
 
 /** 'radix-histogram' for the launch's pass. */
@@ -113,7 +192,10 @@ export function runRadixHistogram(workgroupId: number, _numWorkgroups: number, s
     const top = ctx.radixTopShift;
     const end = start + to;
     let p = start + from;
-    if (isF32) {
+    const threshold = temp[ctx.selectedSlot + segment * ctx.kMax]!;
+    if (threshold !== signBit) {
+      histogramAndThreshold(ctx, segment, state, tiles, p, end, start, mask, xor, threshold, thresholdIsRare(seg.size, seg.take), local);
+    } else if (isF32) {
       for (; p + 3 < end; p += 4) {
         local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
         local[256 + ((f32Signed(keys[p + 1]!) ^ mask) >>> top)]!++;
@@ -169,6 +251,141 @@ export function runRadixHistogram(workgroupId: number, _numWorkgroups: number, s
   }
 }
 
+/** Pass 0's histogram of a tile that also collects the keys >= the sampled threshold (a function of its own, so its loops get compiled on their own). */
+function histogramAndThreshold(
+  ctx: TopKContext,
+  segment: number,
+  state: number,
+  tiles: number,
+  from: number,
+  end: number,
+  start: number,
+  mask: number,
+  xor: number,
+  threshold: number,
+  rare: boolean,
+  local: Int32Array,
+): void {
+  const temp = ctx.temp;
+  const keys = ctx.keys;
+  const top = ctx.radixTopShift;
+  const isF32 = ctx.isF32;
+  let p = from;
+  void segment;
+  // With the sampled threshold: also collect the keys >= T.
+  const direct = tiles === 1;
+  const dst = direct ? temp : local;
+  const out = direct ? ctx.candidatesSlot[1]! + start : 1024;
+  let n = direct ? temp[state + 3]! : 0;
+  if (rare) {
+  // Few keys reach T: a well-predicted branch per four keys.
+    if (isF32) {
+      for (; p + 3 < end; p += 4) {
+        const s0 = f32Signed(keys[p]!) ^ mask;
+        const s1 = f32Signed(keys[p + 1]!) ^ mask;
+        const s2 = f32Signed(keys[p + 2]!) ^ mask;
+        const s3 = f32Signed(keys[p + 3]!) ^ mask;
+        local[s0 >>> top]!++;
+        local[256 + (s1 >>> top)]!++;
+        local[512 + (s2 >>> top)]!++;
+        local[768 + (s3 >>> top)]!++;
+        if ((bit(s0 >= threshold) | bit(s1 >= threshold) | bit(s2 >= threshold) | bit(s3 >= threshold)) !== 0) {
+          if (s0 >= threshold) dst[out + n++] = p - start;
+          if (s1 >= threshold) dst[out + n++] = p + 1 - start;
+          if (s2 >= threshold) dst[out + n++] = p + 2 - start;
+          if (s3 >= threshold) dst[out + n++] = p + 3 - start;
+        }
+      }
+      for (; p < end; p++) {
+        const s0 = f32Signed(keys[p]!) ^ mask;
+        local[s0 >>> top]!++;
+        if (s0 >= threshold) dst[out + n++] = p - start;
+      }
+    } else {
+      for (; p + 3 < end; p += 4) {
+        const s0 = keys[p]! ^ xor;
+        const s1 = keys[p + 1]! ^ xor;
+        const s2 = keys[p + 2]! ^ xor;
+        const s3 = keys[p + 3]! ^ xor;
+        local[s0 >>> top]!++;
+        local[256 + (s1 >>> top)]!++;
+        local[512 + (s2 >>> top)]!++;
+        local[768 + (s3 >>> top)]!++;
+        if ((bit(s0 >= threshold) | bit(s1 >= threshold) | bit(s2 >= threshold) | bit(s3 >= threshold)) !== 0) {
+          if (s0 >= threshold) dst[out + n++] = p - start;
+          if (s1 >= threshold) dst[out + n++] = p + 1 - start;
+          if (s2 >= threshold) dst[out + n++] = p + 2 - start;
+          if (s3 >= threshold) dst[out + n++] = p + 3 - start;
+        }
+      }
+      for (; p < end; p++) {
+        const s0 = keys[p]! ^ xor;
+        local[s0 >>> top]!++;
+        if (s0 >= threshold) dst[out + n++] = p - start;
+      }
+    }
+  } else {
+    if (isF32) {
+      for (; p + 3 < end; p += 4) {
+        const s0 = f32Signed(keys[p]!) ^ mask;
+        const s1 = f32Signed(keys[p + 1]!) ^ mask;
+        const s2 = f32Signed(keys[p + 2]!) ^ mask;
+        const s3 = f32Signed(keys[p + 3]!) ^ mask;
+        local[s0 >>> top]!++;
+        local[256 + (s1 >>> top)]!++;
+        local[512 + (s2 >>> top)]!++;
+        local[768 + (s3 >>> top)]!++;
+        // Branch-free: each key is written, the count advances past those >= T.
+        const j = p - start;
+        dst[out + n] = j;
+        n += bit(s0 >= threshold);
+        dst[out + n] = j + 1;
+        n += bit(s1 >= threshold);
+        dst[out + n] = j + 2;
+        n += bit(s2 >= threshold);
+        dst[out + n] = j + 3;
+        n += bit(s3 >= threshold);
+      }
+      for (; p < end; p++) {
+        const s0 = f32Signed(keys[p]!) ^ mask;
+        local[s0 >>> top]!++;
+        if (s0 >= threshold) dst[out + n++] = p - start;
+      }
+    } else {
+      for (; p + 3 < end; p += 4) {
+        const s0 = keys[p]! ^ xor;
+        const s1 = keys[p + 1]! ^ xor;
+        const s2 = keys[p + 2]! ^ xor;
+        const s3 = keys[p + 3]! ^ xor;
+        local[s0 >>> top]!++;
+        local[256 + (s1 >>> top)]!++;
+        local[512 + (s2 >>> top)]!++;
+        local[768 + (s3 >>> top)]!++;
+        // Branch-free: each key is written, the count advances past those >= T.
+        const j = p - start;
+        dst[out + n] = j;
+        n += bit(s0 >= threshold);
+        dst[out + n] = j + 1;
+        n += bit(s1 >= threshold);
+        dst[out + n] = j + 2;
+        n += bit(s2 >= threshold);
+        dst[out + n] = j + 3;
+        n += bit(s3 >= threshold);
+      }
+      for (; p < end; p++) {
+        const s0 = keys[p]! ^ xor;
+        local[s0 >>> top]!++;
+        if (s0 >= threshold) dst[out + n++] = p - start;
+      }
+    }
+  }
+  if (direct) temp[state + 3] = n;
+  else if (n > 0) {
+    const at = Atomics.add(temp, state + 3, n);
+    temp.set(local.subarray(1024, 1024 + n), ctx.candidatesSlot[1]! + start + at);
+  }
+}
+
 /** 'radix-choose' for the launch's pass: the threshold digit, and the histogram zeroed for the next pass. */
 export function runRadixChoose(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
@@ -185,6 +402,14 @@ export function runRadixChoose(workgroupId: number, _numWorkgroups: number, _sha
     return;
   }
   const histogram = ctx.histogramSlot + segment * 256;
+  if (params.pass === 0) {
+    const reached = temp[state + 3]!;
+    if (reached >= remaining) {
+      chooseFromThresholdCandidates(ctx, segment, state, remaining, reached);
+      temp.fill(0, histogram, histogram + ctx.radixDigits);
+      return;
+    }
+  }
   let above = 0;
   let digit = ctx.radixDigits - 1;
   let inBucket = 0;
@@ -202,6 +427,37 @@ export function runRadixChoose(workgroupId: number, _numWorkgroups: number, _sha
   temp[state + 5] = above + inBucket === remaining ? 1 : 0;
   temp[state + 2 + (params.pass & 1)] = 0;
   temp.fill(0, histogram, histogram + ctx.radixDigits);
+}
+
+const thresholdHistogram = new Int32Array(256);
+
+/** 'radix-choose' pass 0 from the keys past the sampled threshold (candidates1): their top-digit histogram decides. */
+function chooseFromThresholdCandidates(ctx: TopKContext, segment: number, state: number, remaining: number, reached: number): void {
+  const temp = ctx.temp;
+  const seg = segmentOfWorkgroup;
+  const keys = ctx.keys;
+  const start = seg.start;
+  const mask = seg.mask;
+  const candidates = ctx.candidatesSlot[1]! + start;
+  const counts = thresholdHistogram;
+  counts.fill(0);
+  if (ctx.isF32) for (let c = 0; c < reached; c++) counts[((f32Signed(keys[start + temp[candidates + c]!]!) ^ mask) >>> 24) ^ 128]!++;
+  else {
+    const xor = ctx.integerKeyXor ^ mask;
+    for (let c = 0; c < reached; c++) counts[((keys[start + temp[candidates + c]!]! ^ xor) >>> 24) ^ 128]!++;
+  }
+  let above = 0;
+  let digit = 255;
+  let inBucket = 0;
+  for (; digit >= 0; digit--) {
+    inBucket = counts[digit]!;
+    if (above + inBucket >= remaining) break;
+    above += inBucket;
+  }
+  temp[state + 4] = digit;
+  temp[state + 5] = (above + inBucket === remaining ? 1 : 0) | 2;
+  temp[state + 2] = 0;
+  void segment;
 }
 
 /**
@@ -224,11 +480,13 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const pass = params.pass;
   const tileItems = ctx.policy.radixTileItems;
   const from = (workgroupId - segment * tiles) * tileItems;
-  const countIn = pass === 0 ? seg.size : temp[state + 2 + ((pass - 1) & 1)]!;
+  const flags = temp[state + 5]!;
+  const fromThreshold = pass === 0 && (flags & 2) !== 0;
+  const countIn = fromThreshold ? temp[state + 3]! : pass === 0 ? seg.size : temp[state + 2 + ((pass - 1) & 1)]!;
   const to = Math.min(from + tileItems, countIn);
   if (from >= to) return;
   const digit = temp[state + 4]!;
-  const takeBucket = temp[state + 5] !== 0;
+  const takeBucket = (flags & 1) !== 0;
   const keys = ctx.keys;
   const start = seg.start;
   const mask = seg.mask;
@@ -246,7 +504,18 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   // Fewer than `remaining` (state[0], from choose) items of the segment are selected outright in this
   // pass; when that is a small share of the items, a (well predicted) branch beats a staged write each.
   const rareSelections = temp[state]! * 32 <= countIn;
-  if (pass === 0) {
+  if (fromThreshold) {
+    // Pass 0 over the keys past the sampled threshold (few): compare top digits of sk as signed numbers.
+    const bucket = ((digit ^ 128) << 24) >> 24;
+    const candidates = ctx.candidatesSlot[1]! + start;
+    const xorKey = isF32 ? mask : xor;
+    for (let c = from; c < to; c++) {
+      const j = temp[candidates + c]!;
+      const d = ((isF32 ? f32Signed(keys[start + j]!) ^ xorKey : keys[start + j]! ^ xorKey) >> 24) - bucket;
+      if (d > 0 || (takeBucket && d === 0)) staged[stagedCount++] = j;
+      else if (d === 0) dst[out + outCount++] = j;
+    }
+  } else if (pass === 0) {
     // Compare top digits of sk as signed numbers: d = (s >> top) - (the bucket's), |d| < radixDigits.
     const top = ctx.radixTopShift;
     const bucket = ((digit ^ (ctx.radixDigits >> 1)) << top) >> top;

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
+import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
+
+/*
+ * radix-select's sampled threshold for pass 0 (src/algorithms/batched-top-k/cpu/radix-select.ts):
+ * long segments with small k, where the strided sample represents the keys, misleads high (fewer
+ * than k keys reach it: the full pass 0 runs) or low (many reach it), or lands on ties; both
+ * directions, f32 and u32 keys, on one thread and with every launch split with a worker.
+ */
+function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
+  const n = rows * cols;
+  const keys = new Float32Array(n);
+  let a = seed >>> 0;
+  const next = () => {
+    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
+    return a / 4294967296;
+  };
+  // The kernel's sample positions within each segment.
+  const step = cols / Math.min(8192, Math.max(256, cols >>> 5));
+  const sampled = new Set<number>();
+  for (let r = 0; r < rows; r++) for (let i = 0; i * step < cols; i++) sampled.add(r * cols + Math.floor(i * step));
+  for (let i = 0; i < n; i++) {
+    if (style === 'uniform') keys[i] = next() * 2 - 1;
+    else if (style === 'sample-high') keys[i] = sampled.has(i) ? 100 + next() : next(); // T too high: few reach it
+    else if (style === 'sample-low') keys[i] = sampled.has(i) ? -100 - next() : next(); // T too low: many reach it
+    else if (style === 'ties') keys[i] = Math.floor(next() * 4); // T lands on a tie
+    else keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : next() - 0.5; // specials
+  }
+  return keys;
+}
+
+const backends = [
+  ['1 thread', () => cpuBackend({ workers: 0 })],
+  ['worker-split launches', () => cpuBackend({ workers: 1, parallelThreshold: 0 })],
+] as const;
+
+describe('radix-select pass 0 with a sampled threshold', () => {
+  for (const [name, make] of backends) {
+    it(`agrees with referenceTopK bit for bit (${name})`, async () => {
+      const backend = make();
+      for (const style of ['uniform', 'sample-high', 'sample-low', 'ties', 'specials']) {
+        for (const [rows, cols, k] of [[3, 5000, 40], [1, 70000, 100], [2, 9000, 17]] as const) {
+          for (const direction of ['max', 'min'] as const) {
+            for (const ordering of ['sorted', 'unsorted'] as const) {
+              const keys = keysFor(style, rows, cols, rows * 7 + cols + k);
+              const keysIn = backend.upload(keys);
+              const keysOut = backend.alloc('f32', rows * k);
+              const valuesOut = backend.alloc('i32', rows * k);
+              const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) };
+              const environment = env({ backend, tuning: { variant: 'radix-select' }, requirements: { outputOrdering: ordering } });
+              await DeviceBatchedTopK.select(args, environment);
+              const expected = referenceTopK({
+                keyType: 'f32',
+                keys: new Uint32Array(keys.buffer),
+                segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
+                segmentSizes: Array.from({ length: rows }, () => cols),
+                k: Array.from({ length: rows }, () => k),
+                directions: Array.from({ length: rows }, () => direction),
+                kMax: k,
+                withValues: true,
+              });
+              let gotKeys = new Uint32Array((await backend.download(keysOut)).buffer);
+              let gotValues = new Uint32Array((await backend.download(valuesOut)).buffer);
+              let expectedKeys = expected.keys;
+              let expectedValues = expected.values;
+              if (ordering === 'unsorted') {
+                // The same set per row: compare (index, key) pairs in index order.
+                const canon = (ks: Uint32Array, vs: Uint32Array) => {
+                  const outK = new Uint32Array(ks.length);
+                  const outV = new Uint32Array(vs.length);
+                  for (let r = 0; r < rows; r++) {
+                    const order = Array.from({ length: k }, (_, j) => r * k + j).sort((x, y) => vs[x]! - vs[y]!);
+                    order.forEach((from, j) => {
+                      outK[r * k + j] = ks[from]!;
+                      outV[r * k + j] = vs[from]!;
+                    });
+                  }
+                  return [outK, outV] as const;
+                };
+                [gotKeys, gotValues] = canon(gotKeys, gotValues);
+                [expectedKeys, expectedValues] = canon(expectedKeys, expectedValues);
+              }
+              const label = `${style} ${rows}x${cols} k=${k} ${direction} ${ordering}`;
+              expect(Array.from(gotKeys), label).toEqual(Array.from(expectedKeys));
+              expect(Array.from(gotValues), label).toEqual(Array.from(expectedValues));
+              keysIn.destroy();
+              keysOut.destroy();
+              valuesOut.destroy();
+            }
+          }
+        }
+      }
+      backend.destroy();
+    }, 120_000);
+  }
+});
