@@ -372,6 +372,7 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
     sortKeysB = new Int32Array(grown);
     sortIndicesB = new Int32Array(grown);
   }
+  if (sortByBuckets(keys, indices, base, indexOffset, n)) return;
   const counts = sortCounts;
   counts.fill(0);
   // Sort u = sk ^ 0x7fffffff, whose ascending unsigned order is descending sk. The first digit pass
@@ -429,6 +430,67 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
     }
   }
   orderTies(keys, indices, base, indexOffset, n);
+}
+
+const bucketCounts = new Int32Array(2048);
+
+/**
+ * {@link sortByRank} for keys that spread: one counting pass on the ~log2(n) bits below the prefix
+ * every key shares (so the buckets hold about one key each), then an insertion sort that only moves
+ * keys within their bucket. Returns false, having changed nothing, when some bucket holds more than
+ * 32 keys (clustered keys or ties: the radix sort does them).
+ */
+function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): boolean {
+  const end = base + n;
+  const first = keys[base]!;
+  let diff = 0;
+  for (let j = base + 1; j < end; j++) diff |= keys[j]! ^ first;
+  if (diff === 0) return false;
+  const bits = Math.min(11, 32 - Math.clz32(n));
+  const highest = 31 - Math.clz32(diff);
+  const shift = highest + 1 > bits ? highest + 1 - bits : 0;
+  const bucketMask = (1 << bits) - 1;
+  const buckets = 1 << bits;
+  const counts = bucketCounts;
+  counts.fill(0, 0, buckets);
+  // Bucket by u = sk ^ 0x7fffffff (ascending u is descending sk).
+  for (let j = base; j < end; j++) counts[((keys[j]! ^ 0x7fffffff) >>> shift) & bucketMask]!++;
+  let sum = 0;
+  for (let b = 0; b < buckets; b++) {
+    const c = counts[b]!;
+    if (c > 32) return false;
+    counts[b] = sum;
+    sum += c;
+  }
+  const ib = base + indexOffset;
+  const dstKeys = sortKeysA;
+  const dstIndices = sortIndicesA;
+  for (let j = 0; j < n; j++) {
+    const key = keys[base + j]!;
+    const at = counts[((key ^ 0x7fffffff) >>> shift) & bucketMask]!++;
+    dstKeys[at] = key;
+    dstIndices[at] = indices[ib + j]!;
+  }
+  // Insertion sort (best first); keys only move within their bucket.
+  for (let j = 1; j < n; j++) {
+    const key = dstKeys[j]!;
+    const index = dstIndices[j]!;
+    let at = j;
+    while (at > 0) {
+      const prev = dstKeys[at - 1]!;
+      if (prev > key || (prev === key && dstIndices[at - 1]! < index)) break;
+      dstKeys[at] = prev;
+      dstIndices[at] = dstIndices[at - 1]!;
+      at--;
+    }
+    dstKeys[at] = key;
+    dstIndices[at] = index;
+  }
+  for (let j = 0; j < n; j++) {
+    keys[base + j] = dstKeys[j]!;
+    indices[ib + j] = dstIndices[j]!;
+  }
+  return true;
 }
 
 function insertionSortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
