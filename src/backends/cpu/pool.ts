@@ -100,11 +100,12 @@ async function handle(job) {
   if (sharedId !== job.sharedId) throw new Error('internal: cpu worker without the launch context');
   const launch = module.cpuWorkerLaunch(job.kernel, shared, job.local);
   const memory = memoryOf(job.bytes);
-  const chunk = job.chunk;
   for (;;) {
-    const first = Atomics.add(control, 0, chunk);
+    // Guided self-scheduling: chunks shrink with the work left, so no thread ends holding a big one.
+    const first = Atomics.load(control, 0);
     if (first >= n) break;
-    const end = Math.min(n, first + chunk);
+    const end = Math.min(n, first + Math.max(job.chunk, Math.ceil((n - first) / job.split)));
+    if (Atomics.compareExchange(control, 0, first, end) !== first) continue;
     try {
       for (let w = first; w < end; w++) launch.run(w, n, memory, launch.params);
     } catch (error) {
@@ -199,7 +200,9 @@ export class CpuWorkerPool {
     if (this.workers.length === 0) this.start();
     const control = new Int32Array(new SharedArrayBuffer(16));
     const threads = this.size + 1;
-    const chunk = Math.max(1, Math.ceil(numWorkgroups / (threads * 4)));
+    // Guided self-scheduling: a thread takes (work left) / split workgroups, at least `chunk`.
+    const chunk = Math.max(1, Math.floor(numWorkgroups / (threads * 32)));
+    const split = threads * 2;
     const sharedObject = parallel.shared(params);
     let sharedId = sharedIds.get(sharedObject);
     if (sharedId === undefined) {
@@ -215,6 +218,7 @@ export class CpuWorkerPool {
       local: parallel.local(params),
       numWorkgroups,
       chunk,
+      split,
       bytes: kernel.workgroupStorageBytes,
     };
     let posted = 0;
@@ -230,9 +234,10 @@ export class CpuWorkerPool {
       Atomics.notify(this.signal, 0);
     }
     for (;;) {
-      const first = Atomics.add(control, 0, chunk);
+      const first = Atomics.load(control, 0);
       if (first >= numWorkgroups) break;
-      const end = Math.min(numWorkgroups, first + chunk);
+      const end = Math.min(numWorkgroups, first + Math.max(chunk, Math.ceil((numWorkgroups - first) / split)));
+      if (Atomics.compareExchange(control, 0, first, end) !== first) continue;
       for (let w = first; w < end; w++) kernel.run(w, numWorkgroups, shared, params);
       Atomics.add(control, 1, end - first);
     }
