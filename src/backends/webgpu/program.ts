@@ -37,7 +37,10 @@ export interface WebGpuProgram {
   readonly declarations: string;
   /** The body of the entry point; `workgroupIndex` and `lid` are in scope. Returns early past the grid. */
   readonly main: string;
-  /** Whether the shader uses subgroup builtins (`enable subgroups;`). */
+  /**
+   * Whether the shader uses subgroup builtins (`enable subgroups;`); `subgroupLane` and
+   * `subgroupWidth` are then in scope in `main`.
+   */
   readonly usesSubgroups?: boolean;
 }
 
@@ -74,7 +77,9 @@ export function makeShader(program: WebGpuProgram): string {
     program.preamble,
     program.declarations,
     `@compute @workgroup_size(${program.workgroupSize})`,
-    'fn main(@builtin(workgroup_id) workgroupId: vec3u, @builtin(num_workgroups) numWorkgroups: vec3u, @builtin(local_invocation_index) lid: u32) {',
+    `fn main(@builtin(workgroup_id) workgroupId: vec3u, @builtin(num_workgroups) numWorkgroups: vec3u, @builtin(local_invocation_index) lid: u32${
+      program.usesSubgroups ? ', @builtin(subgroup_invocation_id) subgroupLane: u32, @builtin(subgroup_size) subgroupWidth: u32' : ''
+    }) {`,
     '  let workgroupIndex = workgroupId.x + workgroupId.y * numWorkgroups.x;',
     '  if (workgroupIndex >= u.grid) { return; }',
     program.main,

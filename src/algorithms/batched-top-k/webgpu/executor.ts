@@ -254,7 +254,7 @@ export const webgpuTopKExecutor: TopKExecutor = {
     checkBindable(run.keysOut, 'keysOut', runtime);
     checkBindable(run.valuesIn, 'valuesIn', runtime);
     checkBindable(run.valuesOut, 'valuesOut', runtime);
-    const facts = kernelFacts(run);
+    const facts = kernelFacts(run, runtime.subgroups);
     const factsKey = JSON.stringify(facts);
     const block = needsBlock(facts) ? gatherBlock(run) : undefined;
     const shared = runUniforms(run, block ?? new DeviceBlock());

@@ -42,6 +42,8 @@ export interface TopKKernelFacts {
   readonly reduceChunkItems: number;
   readonly reduceMaxK: number;
   readonly radixTileItems: number;
+  /** The device has subgroups (the reduce merge shuffles within them). */
+  readonly subgroups: boolean;
 }
 
 /** A number as a count, as the CPU twin's `countOf`: integers in [0, 2^32 - 1], negatives and NaN 0. */
@@ -73,7 +75,7 @@ export function directionOf(directionOfOption: readonly number[], option: number
 }
 
 /** The facts of a run. */
-export function kernelFacts(run: TopKRun): TopKKernelFacts {
+export function kernelFacts(run: TopKRun, subgroups: boolean): TopKKernelFacts {
   const { problem, policy } = run;
   const direction = problem.direction;
   const directionFact: SourceFact =
@@ -102,6 +104,7 @@ export function kernelFacts(run: TopKRun): TopKKernelFacts {
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
     radixTileItems: policy.radixTileItems,
+    subgroups,
   };
 }
 

@@ -34,11 +34,11 @@ function insertFn(length: number): string {
   return `fn insert(key: u32, index: u32) {\n  if (!better(key, index, topKey[${length - 1}], topIndex[${length - 1}])) { return; }\n${place(length - 1, '  ')}}`;
 }
 
-/** Register lists, their insertion and the workgroup tree merge. */
-export function registerTopKWgsl(length: number, workgroupSize: number): string {
+/** Register lists, their insertion and the workgroup merge (`mergeWorkgroup`). */
+export function registerTopKWgsl(length: number, workgroupSize: number, subgroups: boolean): string {
   const lists = Math.max(1, workgroupSize / 2);
-  const each = (body: (j: number) => string) => Array.from({ length }, (_, j) => body(j)).join(' ');
-  return `
+  const each = (body: (j: number) => string, separator = ' ') => Array.from({ length }, (_, j) => body(j)).join(separator);
+  const common = `
 const K: u32 = ${length}u;
 var<private> topKey: array<u32, ${length}>;
 var<private> topIndex: array<u32, ${length}>;
@@ -55,17 +55,54 @@ fn insertSorted(at: u32) {
     insert(key, index);
   }
 }
-// Leaves the workgroup's best K in listKeys/listIndices [0, K).
-fn mergeWorkgroup(lid: u32) {
-  for (var step = 1u; step < WG; step = step << 1u) {
+fn storeList(at: u32) { ${each((j) => `listKeys[at + ${j}u] = topKey[${j}]; listIndices[at + ${j}u] = topIndex[${j}];`)} }
+fn loadList(at: u32) { ${each((j) => `topKey[${j}] = listKeys[at + ${j}u]; topIndex[${j}] = listIndices[at + ${j}u];`)} }
+// A tree over the lists of invocations [0, count): at each level the upper half hand theirs over.
+fn mergeTree(lid: u32, count: u32) {
+  for (var step = 1u; step < count; step = step << 1u) {
     let group = lid & (2u * step - 1u);
     let at = (lid / (2u * step)) * K;
-    if (group == step) { ${each((j) => `listKeys[at + ${j}u] = topKey[${j}]; listIndices[at + ${j}u] = topIndex[${j}];`)} }
+    if (lid < count && group == step) { storeList(at); }
     workgroupBarrier();
-    if (group == 0u) { insertSorted(at); }
+    if (lid < count && group == 0u) { insertSorted(at); }
     workgroupBarrier();
   }
-  if (lid == 0u) { ${each((j) => `listKeys[${j}u] = topKey[${j}]; listIndices[${j}u] = topIndex[${j}];`)} }
+}`;
+  if (!subgroups) {
+    return `${common}
+// Leaves the workgroup's best K in listKeys/listIndices [0, K).
+fn mergeWorkgroup(lid: u32) {
+  mergeTree(lid, WG);
+  if (lid == 0u) { storeList(0u); }
+  workgroupBarrier();
+}`;
+  }
+  // Top-K of a union does not depend on the pairing, so the subgroup levels may pair lanes however
+  // the device forms subgroups; results stay bit-identical to the workgroup-memory tree.
+  return `${common}
+var<workgroup> leaders: atomic<u32>;
+var<workgroup> leaderCount: u32;
+// Leaves the workgroup's best K in listKeys/listIndices [0, K): first within each subgroup through
+// shuffles (no workgroup memory, no barrier), then a tree over the subgroups' lists.
+fn mergeWorkgroup(lid: u32, lane: u32, width: u32) {
+  if (lid == 0u) { atomicStore(&leaders, 0u); }
+  for (var step = 1u; step < width; step = step << 1u) {
+    ${each((j) => `let key${j} = subgroupShuffleDown(topKey[${j}], step);\n    let index${j} = subgroupShuffleDown(topIndex[${j}], step);`, '\n    ')}
+    if ((lane & (2u * step - 1u)) == 0u && lane + step < width) {
+      var open = true;
+      ${each((j) => `if (open) { if (better(key${j}, index${j}, topKey[K - 1u], topIndex[K - 1u])) { insert(key${j}, index${j}); } else { open = false; } }`, '\n      ')}
+    }
+  }
+  workgroupBarrier();
+  if (lane == 0u) { storeList(atomicAdd(&leaders, 1u) * K); }
+  workgroupBarrier();
+  if (lid == 0u) { leaderCount = atomicLoad(&leaders); }
+  let count = workgroupUniformLoad(&leaderCount);
+  clearList();
+  if (lid < count) { loadList(lid * K); }
+  workgroupBarrier();
+  mergeTree(lid, count);
+  if (lid == 0u) { storeList(0u); }
   workgroupBarrier();
 }`;
 }
@@ -79,6 +116,7 @@ const outputsLoop = `
 export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: boolean): WebGpuProgram {
   const kernelShape: KernelShape = { keys: true, outputs: true, temp: multiChunk || facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
   const length = registerListLength(facts);
+  const merge = facts.subgroups ? 'lid, subgroupLane, subgroupWidth' : 'lid';
   const uniforms = [...kernelUniforms(facts, kernelShape), 'chunks'];
   if (multiChunk) uniforms.push('partialsAt');
   const main = `
@@ -93,7 +131,7 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
   if (s.take > 0u) {
     for (var i = begin + lid; i < to; i += WG) { insert(orderedKey(keysIn[s.start + i], s.direction), i); }
   }
-  mergeWorkgroup(lid);
+  mergeWorkgroup(${merge});
   ${
     multiChunk
       ? `if (chunks > 1u) {
@@ -117,7 +155,8 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
     uniforms,
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}`,
+    usesSubgroups: facts.subgroups,
     main,
   };
 }
@@ -126,6 +165,7 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
 export function reduceMergeProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
   const kernelShape: KernelShape = { keys: true, outputs: true, temp: 'u32', branch: 'none' };
   const length = registerListLength(facts);
+  const merge = facts.subgroups ? 'lid, subgroupLane, subgroupWidth' : 'lid';
   const main = `
   let chunks = u.chunks;
   let segment = workgroupIndex;
@@ -144,7 +184,7 @@ export function reduceMergeProgram(facts: TopKKernelFacts, name: string): WebGpu
       }
     }
   }
-  mergeWorkgroup(lid);
+  mergeWorkgroup(${merge});
   let out = segment * u.kMax;${outputsLoop}`;
   return {
     name,
@@ -153,7 +193,8 @@ export function reduceMergeProgram(facts: TopKKernelFacts, name: string): WebGpu
     uniforms: [...kernelUniforms(facts, kernelShape), 'chunks', 'partialsAt'],
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}`,
+    usesSubgroups: facts.subgroups,
     main,
   };
 }
