@@ -183,7 +183,8 @@ class CpuBackendImpl implements CpuBackend {
       this.pool !== undefined &&
       parallel !== undefined &&
       numWorkgroups > 1 &&
-      parallel.workItems(numWorkgroups, params) >= this.parallelThreshold
+      parallel.workItems(numWorkgroups, params) >= this.parallelThreshold &&
+      this.pool.usable()
     ) {
       this.pool.run(kernel, parallel, numWorkgroups, params, shared);
       return;

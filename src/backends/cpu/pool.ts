@@ -167,7 +167,26 @@ export class CpuWorkerPool {
     this.signal = new Int32Array(new SharedArrayBuffer(8));
   }
 
-  /** Starts the workers (they join launches as soon as they are up). */
+  private started = false;
+
+  /**
+   * Whether launches can use the pool: starts the workers on first use (they join launches as soon
+   * as they are up); false where they cannot be started, or have all stopped.
+   */
+  usable(): boolean {
+    if (this.destroyed) return false;
+    if (!this.started) {
+      this.started = true;
+      try {
+        this.start();
+      } catch {
+        this.destroy();
+        return false;
+      }
+    }
+    return this.workers.some((entry) => !entry.dead);
+  }
+
   private start(): void {
     const { Worker, MessageChannel } = this.threads;
     for (let i = 0; i < this.size; i++) {
@@ -197,7 +216,6 @@ export class CpuWorkerPool {
    * are done.
    */
   run<Params>(kernel: CpuKernel<Params>, parallel: CpuKernelParallel<Params>, numWorkgroups: number, params: Params, shared: import('./kernel.js').WorkgroupMemory): void {
-    if (this.workers.length === 0) this.start();
     const control = new Int32Array(new SharedArrayBuffer(16));
     const threads = this.size + 1;
     // Guided self-scheduling: a thread takes (work left) / split workgroups, at least `chunk`.

@@ -68,14 +68,20 @@ const kernels: Record<
 
 const parallelOf = new Map<TopKKernelId, CpuKernelParallel<TopKKernelParams>>();
 
+/**
+ * The module a worker thread imports to rebuild these kernels: this one, unless it was bundled into
+ * another file (whose top level a worker must not run), when kernels stay on the calling thread.
+ */
+const workerModule = /\/executor\.[cm]?[jt]s$/.test(import.meta.url) ? import.meta.url : undefined;
+
 /** How a worker thread runs kernel `kernelId` (see {@link cpuWorkerLaunch}). */
 function parallelFor(kernelId: TopKKernelId): CpuKernelParallel<TopKKernelParams> | undefined {
   const items = kernels[kernelId].items;
-  if (items === undefined) return undefined;
+  if (items === undefined || workerModule === undefined) return undefined;
   let parallel = parallelOf.get(kernelId);
   if (parallel === undefined) {
     parallel = {
-      module: import.meta.url,
+      module: workerModule,
       kernelId,
       workItems: items,
       shared: (params) => params.ctx.forWorker(),
