@@ -196,8 +196,9 @@ class CpuBackendImpl implements CpuBackend {
    * Launches run through the worker pool, and the workgroups worker threads ran.
    * @internal
    */
-  workerStats(): { workers: number; parallelLaunches: number; workgroupsOnWorkers: number } {
-    return { workers: this.pool?.size ?? 0, parallelLaunches: this.pool?.parallelLaunches ?? 0, workgroupsOnWorkers: this.pool?.workgroupsOnWorkers ?? 0 };
+  workerStats(): { workers: number; parallelLaunches: number; workgroupsOnWorkers: number; rests: number } {
+    const pool = this.pool;
+    return { workers: pool?.size ?? 0, parallelLaunches: pool?.parallelLaunches ?? 0, workgroupsOnWorkers: pool?.workgroupsOnWorkers ?? 0, rests: pool?.rests ?? 0 };
   }
 
   async synchronize(): Promise<void> {

@@ -175,6 +175,10 @@ export class CpuWorkerPool {
    */
   usable(): boolean {
     if (this.destroyed) return false;
+    if (this.restUntil !== 0) {
+      if (performance.now() < this.restUntil) return false;
+      this.restUntil = 0;
+    }
     if (!this.started) {
       this.started = true;
       try {
@@ -251,6 +255,7 @@ export class CpuWorkerPool {
       Atomics.add(this.signal, 0, 1);
       Atomics.notify(this.signal, 0);
     }
+    const begin = performance.now();
     for (;;) {
       const first = Atomics.load(control, 0);
       if (first >= numWorkgroups) break;
@@ -259,9 +264,16 @@ export class CpuWorkerPool {
       for (let w = first; w < end; w++) kernel.run(w, numWorkgroups, shared, params);
       Atomics.add(control, 1, end - first);
     }
+    const busy = performance.now();
+    let waited = false;
     for (;;) {
       const done = Atomics.load(control, 1);
-      if (done >= numWorkgroups) break;
+      if (done >= numWorkgroups) {
+        if (waited) this.noteWait(busy - begin, performance.now() - busy);
+        else this.strikes = 0;
+        break;
+      }
+      waited = true;
       Atomics.wait(control, 1, done, 20);
       if (Atomics.load(control, 1) === done && this.workers.every((entry) => entry.dead)) {
         throw new Error(`internal: the CPU worker threads stopped during ${kernel.name}`);
@@ -278,6 +290,31 @@ export class CpuWorkerPool {
       throw new Error(`internal: a CPU worker thread failed running ${kernel.name}: ${message}`);
     }
   }
+
+  /** Consecutive launches whose end waited long on a worker, and the time until which the pool rests. */
+  private strikes = 0;
+  private restUntil = 0;
+
+  /**
+   * Contention: on a machine whose cores are busy with other work, a worker may be descheduled
+   * holding workgroups, and the calling thread waits for it. After 3 launches in a row that waited
+   * over half as long as they ran, and over 0.2 ms, launches stay on the calling thread for a second
+   * (then the pool is tried again).
+   */
+  private noteWait(ranMs: number, waitedMs: number): void {
+    if (waitedMs > 0.2 && waitedMs * 2 > ranMs) {
+      if (++this.strikes >= 3) {
+        this.strikes = 0;
+        this.restUntil = performance.now() + 1000;
+        this.rests++;
+      }
+    } else {
+      this.strikes = 0;
+    }
+  }
+
+  /** Times the pool rested because of contention (for tests and benchmarks). */
+  rests = 0;
 
   /** Stops the workers. */
   destroy(): void {
