@@ -14,7 +14,32 @@
  */
 import type { CpuKernel, CpuKernelParallel } from './kernel.js';
 
-type WorkerThreads = typeof import('node:worker_threads');
+/*
+ * The parts of `node:worker_threads` and `node:os` used here, typed locally so that compiling segkit
+ * needs no Node type declarations (browser builds).
+ */
+interface NodeWorker {
+  unref(): void;
+  on(event: 'error' | 'exit', listener: (value: unknown) => void): void;
+  terminate(): Promise<number>;
+}
+interface NodeMessagePort {
+  postMessage(value: unknown): void;
+  close(): void;
+  unref(): void;
+}
+interface WorkerThreads {
+  Worker: new (
+    code: string,
+    options: { eval: boolean; workerData: unknown; transferList: NodeMessagePort[]; execArgv: string[] },
+  ) => NodeWorker;
+  MessageChannel: new () => { port1: NodeMessagePort; port2: NodeMessagePort };
+  receiveMessageOnPort(port: NodeMessagePort): { message: unknown } | undefined;
+}
+interface NodeOs {
+  availableParallelism?(): number;
+  cpus(): unknown[];
+}
 
 /** `node:worker_threads`, when this runtime has it (synchronously, through process.getBuiltinModule). */
 function workerThreads(): WorkerThreads | undefined {
@@ -32,8 +57,8 @@ function workerThreads(): WorkerThreads | undefined {
 export function hostParallelism(): number {
   try {
     const processObject = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-    const os = processObject?.getBuiltinModule?.('node:os') as typeof import('node:os') | undefined;
-    if (os !== undefined) return Math.max(1, typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+    const os = processObject?.getBuiltinModule?.('node:os') as NodeOs | undefined;
+    if (os !== undefined) return Math.max(1, os.availableParallelism !== undefined ? os.availableParallelism() : os.cpus().length);
   } catch {
     // fall through
   }
@@ -136,8 +161,8 @@ main().then(() => process.exit(0), (error) => {
 `;
 
 interface PoolWorker {
-  readonly worker: import('node:worker_threads').Worker;
-  readonly port: import('node:worker_threads').MessagePort;
+  readonly worker: NodeWorker;
+  readonly port: NodeMessagePort;
   /** Id of the last `shared` object this worker got. */
   sharedId: number;
   dead: boolean;
