@@ -7,7 +7,10 @@
  * Figures per case (medians after warm-up):
  * - segkit batched: N back-to-back `DeviceBatchedTopK.select` calls (each one submit, no read-back),
  *   then one `backend.synchronize()`; time / N.
+ *   segkitHostMs: the time inside the select calls alone (host-bound where it is ~ segkitMs);
+ *   segkitPlanRunMs: the same with the two-step API (plan once, plan.run(temp) N times).
  * - segkit single: one select + synchronize.
+ * - segkit GPU: one select's compute pass, from timestamp queries (when the device has them).
  * - tfjs batched: N back-to-back `tf.topk` calls, then `await data()` of the last; time / N.
  * - tfjs single: one `tf.topk` + `await values.data()` + `await indices.data()`.
  * - copy: a vec4 copy kernel over the same number of key bytes (one dispatch), back-to-back in one
@@ -18,13 +21,15 @@
  *   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp node dist/bench/topk-webgpu.mjs
  * or on the device: bash bench/gpu/run-all.sh
  * Options: --runs=N (default 9), --cases=id,id, --batch-ms=T (target time per batch, default 60),
- *          --single-cols=N (single-row case size, default 16777216), --out=dir, --no-tfjs, --no-check
+ *          --single-cols=N (single-row case size, default 16777216), --out=dir, --no-tfjs, --no-check,
+ *          --variants (also force each applicable variant: GPU and plan.run times per variant),
+ *          --extra-cases=single-bits (diagnostic: the single row with random-bit keys),
+ *          --no-tfjs-for=id,id (skip tfjs on those cases)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { create, globals } from 'webgpu';
 import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import * as segkit from 'segkit';
 import { type Case, makeCases, median, mismatches, parseArgs, peerKeyMismatches, printTable, reference } from './lib/cases.js';
@@ -41,10 +46,16 @@ const log = (...a: unknown[]) => console.error(...a);
 
 // ---- one Dawn device, shared by segkit, tfjs and the copy kernel ------------------------------
 Object.assign(globalThis, globals);
-const gpu = create([]);
+// Exact GPU timestamps (Dawn quantizes them by default); fall back to the defaults.
+let gpu: ReturnType<typeof create>;
+try {
+  gpu = create(['disable-dawn-features=timestamp_quantization']);
+} catch {
+  gpu = create([]);
+}
 // tfjs' WebGPUBackend needs navigator.gpu; this also keeps the create() result reachable (if it
 // is garbage-collected, dawn.node crashes).
-Object.defineProperty(globalThis, 'navigator', { value: { gpu }, configurable: true, writable: true });
+Object.defineProperty(globalThis, 'navigator', { value: { gpu, hardwareConcurrency: cpus().length }, configurable: true, writable: true });
 (globalThis as Record<string, unknown>).__segkitBenchGpu = gpu;
 const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
 if (!adapter) throw new Error('no WebGPU adapter (VK_ICD_FILENAMES?)');
@@ -127,6 +138,54 @@ const bigCopy = await copyMs(bigCopyBytes);
 const copyGBps = (2 * bigCopyBytes) / (bigCopy * 1e6);
 log(`copy ${bigCopyBytes >> 20} MiB: ${bigCopy.toFixed(3)} ms = ${copyGBps.toFixed(1)} GB/s (read + write)`);
 
+// ---- GPU time of one call: timestamps around each compute pass, injected by wrapping the encoder
+// (segkit records one compute pass per call; nothing in segkit changes). Only while `capture.on`.
+const capture = { on: false, passes: 0, resolved: false };
+const tsQuerySet = wantFeatures.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 64 }) : undefined;
+const tsResolve = device.createBuffer({ size: 64 * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+const tsRead = device.createBuffer({ size: 64 * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+if (tsQuerySet) {
+  const proto = Object.getPrototypeOf(device.createCommandEncoder()) as GPUCommandEncoder;
+  const begin = proto.beginComputePass;
+  const finish = proto.finish;
+  proto.beginComputePass = function (this: GPUCommandEncoder, desc?: GPUComputePassDescriptor) {
+    if (capture.on && capture.passes < 32 && !capture.resolved && desc?.timestampWrites === undefined) {
+      const i = capture.passes++;
+      desc = { ...(desc ?? {}), timestampWrites: { querySet: tsQuerySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } };
+    }
+    return begin.call(this, desc);
+  };
+  proto.finish = function (this: GPUCommandEncoder, desc?: GPUCommandBufferDescriptor) {
+    if (capture.on && capture.passes > 0 && !capture.resolved) {
+      this.resolveQuerySet(tsQuerySet, 0, 2 * capture.passes, tsResolve, 0);
+      this.copyBufferToBuffer(tsResolve, 0, tsRead, 0, 16 * capture.passes);
+      capture.resolved = true;
+    }
+    return finish.call(this, desc);
+  };
+}
+/** Median GPU ms (sum of the compute passes' timestamp spans) of `call`, or undefined without timestamps. */
+async function gpuTimeMs(call: () => Promise<unknown>, sync: () => Promise<unknown>): Promise<{ ms: number; passes: number } | undefined> {
+  if (!tsQuerySet) return undefined;
+  const samples: number[] = [];
+  let passes = 0;
+  for (let r = 0; r < runs; r++) {
+    Object.assign(capture, { on: true, passes: 0, resolved: false });
+    await call();
+    capture.on = false;
+    await sync();
+    if (!capture.resolved) return undefined;
+    passes = capture.passes;
+    await tsRead.mapAsync(GPUMapMode.READ);
+    const t = new BigUint64Array(tsRead.getMappedRange().slice(0, 16 * passes));
+    tsRead.unmap();
+    let ns = 0;
+    for (let i = 0; i < passes; i++) ns += Number(t[2 * i + 1]! - t[2 * i]!);
+    samples.push(ns / 1e6);
+  }
+  return { ms: median(samples), passes };
+}
+
 // ---- per-submit overhead: an empty submit round trip --------------------------------------------
 const emptyRt: number[] = [];
 for (let i = 0; i < 100; i++) {
@@ -150,16 +209,27 @@ if (withTfjs) {
   await tf.ready();
 }
 
+/**
+ * N back-to-back calls then one `finish`: ms per call, and hostMs = the time inside the calls
+ * themselves (planning, encoding, submitting) per call: where hostMs ~ ms, the figure is host-bound.
+ */
 async function timeBatched(call: () => unknown | Promise<unknown>, finish: () => Promise<unknown>, perCallEstimateMs: number) {
   const n = Math.max(5, Math.min(500, Math.ceil(batchMs / Math.max(perCallEstimateMs, 0.002))));
   const samples: number[] = [];
+  const host: number[] = [];
   for (let r = 0; r < Math.max(3, Math.ceil(runs / 2)); r++) {
+    let inCalls = 0;
     const t0 = performance.now();
-    for (let i = 0; i < n; i++) await call();
+    for (let i = 0; i < n; i++) {
+      const c0 = performance.now();
+      await call();
+      inCalls += performance.now() - c0;
+    }
     await finish();
     samples.push((performance.now() - t0) / n);
+    host.push(inCalls / n);
   }
-  return { ms: median(samples), n };
+  return { ms: median(samples), hostMs: median(host), n };
 }
 async function timeSingle(fn: () => Promise<unknown>) {
   const samples: number[] = [];
@@ -172,7 +242,13 @@ async function timeSingle(fn: () => Promise<unknown>) {
 }
 
 // ---- cases -------------------------------------------------------------------------------------
-const cases = makeCases({ singleRowCols: singleCols, ...(argv.cases ? { only: String(argv.cases).split(',') } : {}), ...(clampNote ? { clampNote } : {}) });
+const cases = makeCases({
+  singleRowCols: singleCols,
+  ...(argv.cases ? { only: String(argv.cases).split(',') } : {}),
+  ...(argv['extra-cases'] ? { extra: String(argv['extra-cases']).split(',') } : {}),
+  ...(clampNote ? { clampNote } : {}),
+});
+const variantsToTry = ['single-tile', 'reduce', 'radix-select'] as const;
 const results: Record<string, unknown>[] = [];
 const fmt = (x: number | undefined, d = 3) => (x === undefined || !Number.isFinite(x) ? undefined : +x.toFixed(d));
 
@@ -197,20 +273,47 @@ for (const c of cases) {
         await sk.synchronize();
       });
       const batched = await timeBatched(() => s.select(), () => sk.synchronize(), single);
+      const gpuT = await gpuTimeMs(() => s.select(), () => sk.synchronize());
+      row.segkitGpuMs = fmt(gpuT?.ms, 4);
+      row.segkitPasses = gpuT?.passes;
+      const viaPlan = await timeBatched(() => s.run(), () => sk.synchronize(), single);
       row.segkitMs = fmt(batched.ms, 4);
+      row.segkitHostMs = fmt(batched.hostMs, 4);
+      row.segkitPlanRunMs = fmt(viaPlan.ms, 4);
+      row.segkitPlanRunHostMs = fmt(viaPlan.hostMs, 4);
       row.segkitSingleMs = fmt(single, 4);
       row.segkitN = batched.n;
       row.launches = s.plan.launches?.length;
       row.bwFraction = fmt(keyBytes / (batched.ms * 1e6) / copyGBps, 3);
-      row.readGBps = fmt(keyBytes / (batched.ms * 1e6), 1);
+      row.readGBps = fmt(keyBytes / (batched.ms * 1e6), 2);
     } catch (e) {
       row.segkitError = String((e as Error).message ?? e).slice(0, 300);
       log('segkit failed:', row.segkitError);
     }
     s.destroy();
+    // --variants: every applicable variant forced through env tuning: GPU time and batched time.
+    if (argv.variants !== undefined) {
+      const byVariant: Record<string, unknown> = {};
+      for (const v of variantsToTry) {
+        let sv: ReturnType<typeof segkitCase> | undefined;
+        try {
+          sv = segkitCase(c, sk, segkit.env({ backend: sk, tuning: { variant: v } }));
+          await sv.run();
+          await sk.synchronize();
+          const ok = ref ? mismatches(ref, await sk.download(sv.keysOut), await sk.download(sv.valuesOut)) : undefined;
+          const g = await gpuTimeMs(() => sv!.run(), () => sk.synchronize());
+          const b = await timeBatched(() => sv!.run(), () => sk.synchronize(), g?.ms ?? 0.1);
+          byVariant[v] = { gpuMs: fmt(g?.ms, 4), planRunMs: fmt(b.ms, 4), hostMs: fmt(b.hostMs, 4), launches: sv.plan.launches.length, mismatches: ok };
+        } catch (e) {
+          byVariant[v] = { error: String((e as Error).message ?? e).slice(0, 160) };
+        }
+        sv?.destroy();
+      }
+      row.variants = byVariant;
+    }
   }
 
-  if (withTfjs) {
+  if (withTfjs && argv['no-tfjs-for']?.split(',').includes(c.id) !== true) {
     try {
       const x = tf.tensor2d(c.data, [c.rows, c.stride]);
       const once = async () => {
@@ -240,8 +343,22 @@ for (const c of cases) {
         single,
       );
       if (last) tf.dispose(last);
+      // tfjs' own GPU time (timestamp queries around its programs) where the device has them.
+      if (wantFeatures.includes('timestamp-query')) {
+        const k: number[] = [];
+        for (let r = 0; r < runs; r++) {
+          const t = await tf.time(() => {
+            const o = tf.topk(x, c.kMax, true);
+            tf.dispose([o.values, o.indices]); // the kernels still run; tf.time awaits their timestamps
+          });
+          const km = t.kernelMs as number | { error: string };
+          if (typeof km === 'number') k.push(km);
+        }
+        if (k.length) row.tfjsGpuMs = fmt(median(k), 4);
+      }
       x.dispose();
       row.tfjsMs = fmt(batched.ms, 4);
+      row.tfjsHostMs = fmt(batched.hostMs, 4);
       row.tfjsSingleMs = fmt(single, 4);
     } catch (e) {
       row.tfjsError = String((e as Error).message ?? e).slice(0, 300);
@@ -258,7 +375,13 @@ for (const c of cases) {
 }
 
 console.log();
-printTable(results, ['case', 'variant', 'launches', 'segkitMs', 'segkitSingleMs', 'tfjsMs', 'tfjsSingleMs', 'xVsTfjs', 'xVsTfjsSingle', 'copySameBytesMs', 'overCopy', 'readGBps', 'bwFraction', 'mismatches', 'tfjsKeyMismatches']);
+printTable(results, ['case', 'variant', 'launches', 'segkitMs', 'segkitHostMs', 'segkitPlanRunMs', 'segkitSingleMs', 'segkitGpuMs', 'tfjsMs', 'tfjsSingleMs', 'tfjsGpuMs', 'xVsTfjs', 'xVsTfjsSingle', 'copySameBytesMs', 'overCopy', 'readGBps', 'bwFraction', 'mismatches', 'tfjsKeyMismatches']);
+for (const r of results) {
+  if (r.variants === undefined) continue;
+  const parts = Object.entries(r.variants as Record<string, Record<string, unknown>>).map(([v, x]) =>
+    x.error !== undefined ? `${v}: n/a` : `${v}: GPU ${x.gpuMs} ms, plan.run ${x.planRunMs} ms (${x.launches} launches, mismatches ${x.mismatches})`);
+  console.log(`forced variants, ${r.case}: ${parts.join('; ')}`);
+}
 console.log(`copy kernel ${bigCopyBytes >> 20} MiB: ${copyGBps.toFixed(1)} GB/s (read + write); empty submit round trip ${emptySubmitUs.toFixed(1)} us`);
 const meta = {
   date: new Date().toISOString(),

@@ -10,11 +10,26 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
-[ "${SKIP_TSC:-0}" = 1 ] || npm run build --silent
+# FROM_COMMIT=HEAD (or any commit): build dist/ from that commit in a temporary worktree, so the
+# device runs committed code even while src/ has uncommitted edits. Default: the working tree.
+if [ -n "${FROM_COMMIT:-}" ]; then
+  wt="$(mktemp -d)/segkit"
+  git worktree add -q --detach "$wt" "$FROM_COMMIT"
+  ln -s "$ROOT/node_modules" "$wt/node_modules"
+  (cd "$wt" && npx tsc -p tsconfig.build.json)
+  rm -rf dist && cp -r "$wt/dist" dist
+  git worktree remove --force "$wt"
+elif [ "${SKIP_TSC:-0}" != 1 ]; then
+  npm run build --silent
+fi
 mkdir -p dist/bench
+entry=./dist/index.js
+grep -q 'webgpuBackend' dist/index.js || { entry=./bench/gpu/segkit-dist-entry.ts; echo "build.sh: dist/index.js has no webgpuBackend yet: bundling $entry" >&2; }
 node_modules/.bin/esbuild bench/topk-webgpu.ts --bundle --platform=node --format=esm --target=node20 \
-  --external:webgpu --alias:segkit=./dist/index.js --log-level=warning \
+  --external:webgpu --alias:segkit=$entry --log-level=warning \
   --banner:js="import { createRequire as __segkitCreateRequire } from 'node:module'; const require = __segkitCreateRequire(import.meta.url);" \
   --outfile=dist/bench/topk-webgpu.mjs
-ls -l dist/bench/topk-webgpu.mjs
+if [ -n "${FROM_COMMIT:-}" ]; then info="$(git rev-parse --short "$FROM_COMMIT") (clean worktree)"; else info="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' + uncommitted changes in src/')"; fi
+echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
+cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

@@ -51,6 +51,10 @@ for r in wg["results"]:
         "segkitOverTorch": ratio(r.get("segkitMs"), t.get("torchMs")),
         "xVsTfjs": ratio(r.get("tfjsMs"), r.get("segkitMs")),
         "segkitSingleMs": r.get("segkitSingleMs"),
+        "segkitGpuMs": r.get("segkitGpuMs"),
+        "tfjsGpuMs": r.get("tfjsGpuMs"),
+        "segkitHostMs": r.get("segkitHostMs"),
+        "segkitPlanRunMs": r.get("segkitPlanRunMs"),
         "torchSingleMs": t.get("torchSingleMs"),
         "tfjsSingleMs": r.get("tfjsSingleMs"),
         "xVsTfjsSingle": ratio(r.get("tfjsSingleMs"), r.get("segkitSingleMs")),
@@ -65,6 +69,8 @@ for r in wg["results"]:
 cols = [("case", "case"), ("variant", "variant"), ("launches", "launches"),
         ("segkitMs", "segkit ms"), ("torchMs", "torch ms"), ("tfjsMs", "tfjs-webgpu ms"),
         ("segkitOverTorch", "segkit/torch"), ("xVsTfjs", "tfjs/segkit"),
+        ("segkitHostMs", "segkit host ms/call"), ("segkitPlanRunMs", "segkit plan.run ms"),
+        ("segkitGpuMs", "segkit GPU ms (ts)"), ("tfjsGpuMs", "tfjs GPU ms (ts)"),
         ("segkitSingleMs", "segkit 1 call+sync ms"), ("torchSingleMs", "torch 1 call ms"),
         ("tfjsSingleMs", "tfjs 1 call+data() ms"), ("xVsTfjsSingle", "tfjs/segkit (1 call)"),
         ("copySameBytesMs", "copy same bytes ms"), ("segkitBw", "segkit bw frac"), ("torchBw", "torch bw frac"),
@@ -75,7 +81,7 @@ for row in rows:
 
 wm, tm = wg.get("meta", {}), th.get("meta", {})
 lines.append("")
-lines.append(f"copy kernel (WebGPU, 256 MiB): {wm.get('copy', {}).get('GBpsReadPlusWrite')} GB/s read+write; "
+lines.append(f"copy kernel (WebGPU, {(wm.get('copy', {}).get('bytes') or 0) >> 20} MiB): {wm.get('copy', {}).get('GBpsReadPlusWrite')} GB/s read+write; "
              f"torch copy_ 256 MiB: {tm.get('copy256MiB', {}).get('GBpsReadPlusWrite')} GB/s read+write; "
              f"empty submit round trip {wm.get('emptySubmitRoundTripUs')} us")
 lines.append(f"adapter: {wm.get('adapter')}; torch {tm.get('torch')} CUDA {tm.get('cuda')} on {tm.get('gpu')}")
@@ -84,6 +90,23 @@ for row in rows:
         lines.append(f"error in {row['case']}: {row['error']}")
     if row["note"]:
         lines.append(f"note on {row['case']}: {row['note']}")
+
+# forced variants (--variants): GPU time per variant, from timestamps
+vrows = [r for r in wg["results"] if r.get("variants")]
+if vrows:
+    lines.append("")
+    lines.append("Forced variants (env tuning), GPU ms from timestamps / plan.run ms batched; * = the policy's choice:")
+    lines.append("")
+    lines.append("| case | single-tile | reduce | radix-select | torch ms |")
+    lines.append("|---|---|---|---|---|")
+    for r in vrows:
+        cells = []
+        for v in ("single-tile", "reduce", "radix-select"):
+            x = r["variants"].get(v, {})
+            star = "*" if r.get("variant") == v else ""
+            cells.append("n/a" if "error" in x or not x else f"{star}{f(x.get('gpuMs'), 4)} / {f(x.get('planRunMs'), 4)}" + ("" if not x.get("mismatches") else f" ({x['mismatches']} mismatches)"))
+        t = torch_row(r["case"]) or {}
+        lines.append(f"| {r['case']} | " + " | ".join(cells) + f" | {f(t.get('torchMs'), 4)} |")
 
 # issue-5 targets
 by = {r["case"]: r for r in rows}

@@ -7,7 +7,8 @@
 # WebGPU vs tfjs-webgpu bench on one Dawn device, torch.topk with CUDA events on the same shapes, and
 # the comparison table. Writes into $OUT (or bench/results/): gpu.txt, copy-kernel.json,
 # topk-webgpu.json, torch-topk.json, compare.md, compare.json, and the logs.
-# Extra args are passed to the WebGPU bench (e.g. --cases=moe-router --runs=5).
+# The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
+# single-bits; extra args are passed on (e.g. --cases=moe-router --runs=5).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -15,17 +16,18 @@ OUT="${OUT:-$ROOT/bench/results}"
 mkdir -p "$OUT"
 [ -f dist/bench/topk-webgpu.mjs ] || { echo "run-all.sh: dist/bench/topk-webgpu.mjs missing: run bench/gpu/build.sh and carry dist" >&2; exit 2; }
 
-{ date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
+{ cat dist/bench/build-info.txt 2>/dev/null; date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
 source bench/gpu/remote.sh || exit 2
 set +e
 echo "== copy-kernel probe"
-timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 > "$OUT/copy-kernel.log" 2>&1
-grep -E '"(GBps|perDispatch|emptySubmit|oneTiny|jsEncode)' "$OUT/copy-kernel.log" | head -20
+OUT="$OUT" timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 > /tmp/copy-kernel.log 2>&1
+grep -E '"(GBps|perDispatch|emptySubmit|oneTiny|jsEncode)|rror' /tmp/copy-kernel.log | head -20
 echo "== segkit WebGPU vs tfjs-webgpu"
-timeout 300 node dist/bench/topk-webgpu.mjs --out="$OUT" "$@" 2>&1 | tee "$OUT/topk-webgpu.log"
+timeout 300 node dist/bench/topk-webgpu.mjs --out="$OUT" --variants --extra-cases=single-bits --no-tfjs-for=single-bits "$@" 2>&1 | tee "$OUT/topk-webgpu.log"
 echo "== torch.topk"
 PYTHONUNBUFFERED=1 timeout 150 python3 bench/gpu/torch_topk.py --out="$OUT" > /dev/null 2> "$OUT/torch.log"; tail -n 12 "$OUT/torch.log"
 echo "== comparison"
 python3 bench/gpu/compare.py "$OUT"
+rm -f "$OUT/compare.json"   # at most 8 files come back from the device; compare.py rebuilds it from the JSONs

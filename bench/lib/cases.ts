@@ -53,6 +53,21 @@ export function fillRandom(data: Float32Array, seed = 0x9e3779b9): Float32Array 
   return data;
 }
 
+/** Random 32-bit patterns as f32 (NaN/Inf patterns remapped): keys spread over every exponent. */
+export function fillRandomBits(data: Float32Array, seed = 0x2545f491): Float32Array {
+  const u = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  let s = seed >>> 0 || 1;
+  for (let i = 0; i < u.length; i++) {
+    s ^= s << 13;
+    s ^= s >>> 17;
+    s ^= s << 5;
+    let b = s >>> 0;
+    if ((b & 0x7f800000) === 0x7f800000) b &= ~0x00800000; // exponent 255 -> 254
+    u[i] = b;
+  }
+  return data;
+}
+
 function dense(id: string, rows: number, cols: number, k: number, clampNote?: string): Case {
   return {
     id,
@@ -115,7 +130,7 @@ export function moeCase(rows = 4096, experts = 128, kMax = 8): Case {
 }
 
 /** The shapes of the top-k issue (single row: `singleRowCols`) plus the two workloads. */
-export function makeCases(opts: { singleRowCols: number; only?: string[]; clampNote?: string }): Case[] {
+export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?: string[]; clampNote?: string }): Case[] {
   const builders: Record<string, () => Case> = {
     'moe-router': () => dense('moe-router', 4096, 256, 8),
     narrow: () => dense('narrow', 16384, 64, 2),
@@ -125,7 +140,17 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; clampN
     attention: () => attentionCase(),
     'moe-k1-8': () => moeCase(),
   };
-  const ids = opts.only ?? Object.keys(builders);
+  // Diagnostic cases, only when named: the single row with keys spread over all exponents (random
+  // bit patterns) instead of uniform in [-1, 1), whose top radix digits fall in a few buckets.
+  const extras: Record<string, () => Case> = {
+    'single-bits': () => {
+      const c = dense('single-bits', 1, opts.singleRowCols, 100, opts.clampNote);
+      fillRandomBits(c.data as Float32Array);
+      return { ...c, label: `${c.label} (random-bit keys)`, peerNote: `${c.peerNote}, keys = random f32 bit patterns` };
+    },
+  };
+  const ids = [...(opts.only ?? Object.keys(builders)), ...(opts.extra ?? [])];
+  Object.assign(builders, extras);
   return ids.map((id) => {
     const b = builders[id];
     if (b === undefined) throw new Error(`unknown case ${id}; known: ${Object.keys(builders).join(', ')}`);

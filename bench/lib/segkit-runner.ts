@@ -15,6 +15,8 @@ export interface SegkitCase {
   readonly plan: TopKPlan;
   /** The environment API: plan + run with temporary storage from the environment. */
   select(): Promise<void>;
+  /** The two-step API: the plan made once, run with caller-owned temporary storage (no re-planning). */
+  run(): Promise<void>;
   readonly keysOut: DeviceArray<'f32'>;
   readonly valuesOut: DeviceArray<'i32'>;
   destroy(): void;
@@ -66,15 +68,18 @@ export function segkitCase(c: Case, backend: Backend, environment: Env): SegkitC
     plan = DeviceBatchedTopK.plan(args, environment);
     select = () => DeviceBatchedTopK.select(args, environment);
   }
+  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
   return {
     plan,
     select,
+    run: () => plan.run(temp),
     keysOut,
     valuesOut,
     destroy() {
       keysIn.destroy();
       keysOut.destroy();
       valuesOut.destroy();
+      temp?.destroy();
     },
   };
 }
