@@ -8,7 +8,7 @@
  *
  * Run: npm run bench            (writes bench/results/topk-cpu.json)
  * Options: --runs=N (default 7), --cases=id,id (moe-router, narrow, wide-k2048, mid-k64, single,
- *          attention, moe-k1-8), --no-check
+ *          attention, moe-k1-8), --no-check, --workers=N (CPU backend worker threads; default: its own)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -26,7 +26,7 @@ const cases = makeCases({ singleRowCols: 4194304, ...(argv.cases ? { only: Strin
 tf.env().set('IS_TEST', true); // silences the "install tfjs-node" banner
 await tf.setBackend('cpu');
 await tf.ready();
-const backend = cpuBackend();
+const backend = argv.workers !== undefined ? cpuBackend({ workers: Number(argv.workers) }) : cpuBackend();
 const environment = env({ backend });
 const results: Record<string, unknown>[] = [];
 const ISSUE3_TARGET: Record<string, number> = { 'moe-router': 10 };
@@ -99,13 +99,13 @@ let hostOverheadUs: number;
   console.error(JSON.stringify(row));
 }
 
-console.log(`\n${cpus()[0]?.model} x${cpus().length}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}, median of ${runs} runs after warm-up`);
+console.log(`\n${cpus()[0]?.model} x${cpus().length}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}, median of ${runs} runs after warm-up, CPU backend workers: ${argv.workers ?? 'default (availableParallelism - 1)'}`);
 printTable(results, ['case', 'variant', 'segkitMs', 'tfjsCpuMs', 'jsSortMs', 'onePassMaxMs', 'xVsTfjs', 'xVsJsSort', 'overOnePassMax', 'targetVsTfjs', 'targetOnePass', 'mismatches']);
 console.log(`\nhost overhead of select, 1 segment of 8 keys: ${hostOverheadUs} us (target < 20 us: ${hostOverheadUs < 20 ? 'met' : 'MISSED'})`);
 console.log('dense peers on the workloads:');
 for (const r of results) console.log(`  ${r.case}: ${r.peerCall}`);
 
 mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-const meta = { date: new Date().toISOString(), node: process.version, cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg(), memGiB: +(totalmem() / 2 ** 30).toFixed(1), runs, tfjs: tf.version_core };
+const meta = { date: new Date().toISOString(), node: process.version, cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg(), memGiB: +(totalmem() / 2 ** 30).toFixed(1), runs, workers: argv.workers ?? 'default', tfjs: tf.version_core };
 writeFileSync(new URL('./results/topk-cpu.json', import.meta.url), JSON.stringify({ meta, results, hostOverheadUs }, null, 2));
 backend.destroy();

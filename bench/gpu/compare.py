@@ -75,7 +75,22 @@ cols = [("case", "case"), ("variant", "variant"), ("launches", "launches"),
         ("tfjsSingleMs", "tfjs 1 call+data() ms"), ("xVsTfjsSingle", "tfjs/segkit (1 call)"),
         ("copySameBytesMs", "copy same bytes ms"), ("segkitBw", "segkit bw frac"), ("torchBw", "torch bw frac"),
         ("mismatches", "mismatches")]
-lines = ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
+# Compact table first (the one BENCHMARKS.md quotes), then every column.
+lines = [
+    "| case | variant (launches) | segkit ms | segkit host ms/call | segkit GPU ms | torch ms | tfjs-webgpu ms | tfjs GPU ms "
+    "| segkit / torch | segkit GPU / torch | tfjs / segkit | tfjs GPU / segkit GPU | segkit read GB/s | torch read GB/s |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+]
+for r in wg["results"]:
+    t = torch_row(r["case"]) or {}
+    lines.append("| " + " | ".join([
+        r["case"], f"{r.get('variant')} ({r.get('launches')})", f(r.get("segkitMs"), 3), f(r.get("segkitHostMs"), 3), f(r.get("segkitGpuMs"), 3),
+        f(t.get("torchMs"), 3), f(r.get("tfjsMs"), 3), f(r.get("tfjsGpuMs"), 3),
+        f(ratio(r.get("segkitMs"), t.get("torchMs")), 2), f(ratio(r.get("segkitGpuMs"), t.get("torchMs")), 2),
+        f(ratio(r.get("tfjsMs"), r.get("segkitMs")), 1), f(ratio(r.get("tfjsGpuMs"), r.get("segkitGpuMs")), 1),
+        f(r.get("readGBps"), 1), f(t.get("readGBps"), 1)]) + " |")
+lines.append("")
+lines += ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
 for row in rows:
     lines.append("| " + " | ".join(f(row[k], 2 if k in ("segkitOverTorch", "xVsTfjs", "xVsTfjsSingle") else 4 if k.endswith("Ms") else 3) for k, _ in cols) + " |")
 
