@@ -12,7 +12,9 @@ import type { ScalarSource, SegmentSource, TopKProblem, TopKRun } from '../probl
  * (written `sk` below): signed comparison of two `sk` is unsigned comparison of their ordered keys,
  * so every compare is one int32 compare. `sk ^ 0x80000000` (stored through a u32/i32 view) is the
  * exact `orderedKey` of keys.ts, which is what temporary storage holds (partials), and radix digits
- * are the digits of that ordered key, so the WGSL twins see the same intermediate values.
+ * are the digits of that ordered key, as in the WGSL twins. The twins run the same launches over the
+ * same slots; where the CPU takes a shortcut inside a launch (radix pass 0's sampled threshold), its
+ * intermediate values differ but its outputs do not.
  */
 
 /** int32 minimum: `sk ^ signBit` is the ordered key's bits. */
