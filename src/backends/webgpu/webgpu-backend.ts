@@ -167,6 +167,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   private readonly lostSignal: Promise<never>;
   private rejectLost!: (error: Error) => void;
   private destroyedByUser = false;
+  private onUncapturedError: ((event: Event) => void) | undefined;
 
   constructor(
     readonly device: GPUDevice,
@@ -202,11 +203,11 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       this.rejectLost(this.lostError);
       this.inFlight.clear();
     });
-    const onError = (event: Event) => {
+    const onError = (this.onUncapturedError = (event: Event) => {
       const error = (event as GPUUncapturedErrorEvent).error;
       this.deferredError ??= new WebGpuError(`WebGPU error: ${error?.message ?? String(error)}`);
       event.preventDefault?.();
-    };
+    });
     if (typeof device.addEventListener === 'function') device.addEventListener('uncapturederror', onError);
     else (device as { onuncapturederror: unknown }).onuncapturederror = onError;
   }
@@ -353,6 +354,9 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     this.rejectLost(this.lostError);
     this.inFlight.clear();
     if (this.ownsDevice) this.device.destroy();
+    else if (this.onUncapturedError !== undefined && typeof this.device.removeEventListener === 'function') {
+      this.device.removeEventListener('uncapturederror', this.onUncapturedError);
+    }
   }
 
   stats(): BackendStats {

@@ -5,19 +5,19 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
 /*
  * 'reduce' (kMax <= reduceMaxK; grid maxSegments * chunks): workgroup w handles chunk w % chunks of
  * segment w / chunks (reduceChunkItems keys). Each invocation keeps a register top-K of its strided
- * keys (K = the constant k, else reduceMaxK: an unrolled insertion into a sorted list, best first),
- * then the workgroup merges the lists in a tree: at each level the upper half of the active
- * invocations hand their lists over in workgroup memory and the lower half insert them (a sorted list
- * stops at its first entry that does not enter). One chunk: the workgroup writes the outputs. Several:
+ * keys (K = the constant k, else reduceMaxK, rounded up to a power of two: an unrolled insertion into a sorted list, best first),
+ * then the workgroup merges the lists in a tree (within subgroups through shuffles where there are
+ * any, then in workgroup memory): each merge of two sorted lists is a branch-free bitonic merge. One chunk: the workgroup writes the outputs. Several:
  * it writes its best `take` pairs (ordered key, index) to slot `partials`, padded with the sentinel
  * (0, 0xFFFFFFFF), and 'reduce-merge' (reduce-merge.ts) merges them.
  *
  * Workgroup memory: (workgroupSize / 2) * K * 8 bytes (8 KiB for K = 8), within every policy's budget.
  */
 
-/** The list length kernels of this run keep in registers. */
+/** The list length kernels of this run keep in registers: k (constant) or reduceMaxK, rounded up to a power of two. */
 export function registerListLength(facts: TopKKernelFacts): number {
-  return facts.k.kind === 'constant' ? Math.max(1, Math.min(facts.k.value, facts.reduceMaxK)) : facts.reduceMaxK;
+  const k = facts.k.kind === 'constant' ? Math.max(1, Math.min(facts.k.value, facts.reduceMaxK)) : Math.max(1, facts.reduceMaxK);
+  return 2 ** Math.ceil(Math.log2(k));
 }
 
 /** Unrolled insertion of (key, index) into the sorted register list of length `length`. */
@@ -34,7 +34,34 @@ function insertFn(length: number): string {
   return `fn insert(key: u32, index: u32) {\n  if (!better(key, index, topKey[${length - 1}], topIndex[${length - 1}])) { return; }\n${place(length - 1, '  ')}}`;
 }
 
-/** Register lists, their insertion and the workgroup merge (`mergeWorkgroup`). */
+/**
+ * Unrolled merge of the sorted list `other` into the sorted list `top`, keeping the best `length`:
+ * top[j] vs other[length - 1 - j] keeps exactly the best `length` of both as a bitonic sequence,
+ * which half-cleaners (length/2 compare-exchanges per stage, log2(length) stages) sort. No branches
+ * that diverge, register indices all constant.
+ */
+function mergeFn(length: number): string {
+  const lines: string[] = [];
+  for (let j = 0; j < length; j++) {
+    const o = length - 1 - j;
+    lines.push(
+      `  { let b = better(otherKey[${o}], otherIndex[${o}], topKey[${j}], topIndex[${j}]); topKey[${j}] = select(topKey[${j}], otherKey[${o}], b); topIndex[${j}] = select(topIndex[${j}], otherIndex[${o}], b); }`,
+    );
+  }
+  for (let stride = length / 2; stride >= 1; stride /= 2) {
+    for (let i = 0; i < length; i++) {
+      if ((i & stride) !== 0) continue;
+      const l = i + stride;
+      lines.push(
+        `  { let b = better(topKey[${l}], topIndex[${l}], topKey[${i}], topIndex[${i}]); let k = topKey[${i}]; let x = topIndex[${i}]; ` +
+          `topKey[${i}] = select(k, topKey[${l}], b); topIndex[${i}] = select(x, topIndex[${l}], b); topKey[${l}] = select(topKey[${l}], k, b); topIndex[${l}] = select(topIndex[${l}], x, b); }`,
+      );
+    }
+  }
+  return `fn mergeOther() {\n${lines.join('\n')}\n}`;
+}
+
+/** Register lists, their insertion and merging, and the workgroup merge (`mergeWorkgroup`). */
 export function registerTopKWgsl(length: number, workgroupSize: number, subgroups: boolean): string {
   const lists = Math.max(1, workgroupSize / 2);
   const each = (body: (j: number) => string, separator = ' ') => Array.from({ length }, (_, j) => body(j)).join(separator);
@@ -42,21 +69,17 @@ export function registerTopKWgsl(length: number, workgroupSize: number, subgroup
 const K: u32 = ${length}u;
 var<private> topKey: array<u32, ${length}>;
 var<private> topIndex: array<u32, ${length}>;
+var<private> otherKey: array<u32, ${length}>;
+var<private> otherIndex: array<u32, ${length}>;
 var<workgroup> listKeys: array<u32, ${lists * length}>;
 var<workgroup> listIndices: array<u32, ${lists * length}>;
 fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool { return ka > kb || (ka == kb && ia < ib); }
 fn clearList() { ${each((j) => `topKey[${j}] = 0u; topIndex[${j}] = SENTINEL;`)} }
 ${insertFn(length)}
-fn insertSorted(at: u32) {
-  for (var j = 0u; j < K; j++) {
-    let key = listKeys[at + j];
-    let index = listIndices[at + j];
-    if (!better(key, index, topKey[K - 1u], topIndex[K - 1u])) { break; }
-    insert(key, index);
-  }
-}
+${mergeFn(length)}
 fn storeList(at: u32) { ${each((j) => `listKeys[at + ${j}u] = topKey[${j}]; listIndices[at + ${j}u] = topIndex[${j}];`)} }
 fn loadList(at: u32) { ${each((j) => `topKey[${j}] = listKeys[at + ${j}u]; topIndex[${j}] = listIndices[at + ${j}u];`)} }
+fn loadOther(at: u32) { ${each((j) => `otherKey[${j}] = listKeys[at + ${j}u]; otherIndex[${j}] = listIndices[at + ${j}u];`)} }
 // A tree over the lists of invocations [0, count): at each level the upper half hand theirs over.
 fn mergeTree(lid: u32, count: u32) {
   for (var step = 1u; step < count; step = step << 1u) {
@@ -64,7 +87,7 @@ fn mergeTree(lid: u32, count: u32) {
     let at = (lid / (2u * step)) * K;
     if (lid < count && group == step) { storeList(at); }
     workgroupBarrier();
-    if (lid < count && group == 0u) { insertSorted(at); }
+    if (lid < count && group == 0u) { loadOther(at); mergeOther(); }
     workgroupBarrier();
   }
 }`;
@@ -83,15 +106,13 @@ fn mergeWorkgroup(lid: u32) {
 var<workgroup> leaders: atomic<u32>;
 var<workgroup> leaderCount: u32;
 // Leaves the workgroup's best K in listKeys/listIndices [0, K): first within each subgroup through
-// shuffles (no workgroup memory, no barrier), then a tree over the subgroups' lists.
+// shuffles (every lane merges; lanes at multiples of 2 step hold valid lists after a level), then a
+// tree over the subgroups' lists in workgroup memory.
 fn mergeWorkgroup(lid: u32, lane: u32, width: u32) {
   if (lid == 0u) { atomicStore(&leaders, 0u); }
   for (var step = 1u; step < width; step = step << 1u) {
-    ${each((j) => `let key${j} = subgroupShuffleDown(topKey[${j}], step);\n    let index${j} = subgroupShuffleDown(topIndex[${j}], step);`, '\n    ')}
-    if ((lane & (2u * step - 1u)) == 0u && lane + step < width) {
-      var open = true;
-      ${each((j) => `if (open) { if (better(key${j}, index${j}, topKey[K - 1u], topIndex[K - 1u])) { insert(key${j}, index${j}); } else { open = false; } }`, '\n      ')}
-    }
+    ${each((j) => `otherKey[${j}] = subgroupShuffleDown(topKey[${j}], step); otherIndex[${j}] = subgroupShuffleDown(topIndex[${j}], step);`, '\n    ')}
+    mergeOther();
   }
   workgroupBarrier();
   if (lane == 0u) { storeList(atomicAdd(&leaders, 1u) * K); }
