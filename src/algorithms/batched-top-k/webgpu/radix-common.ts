@@ -21,7 +21,6 @@ export function radixProgram(
   io: { keys: boolean; outputs: boolean },
   declarations: string,
   main: string,
-  usesSubgroups = false,
 ): WebGpuProgram {
   const shape: KernelShape = { ...io, temp: 'atomic', branch: 'radix' };
   return {
@@ -33,7 +32,6 @@ export function radixProgram(
     preamble: topKPreamble(facts, shape),
     declarations: `const RADIX_TILE: u32 = ${facts.radixTileItems}u;\nconst TILE: u32 = ${facts.tileItems}u;\n${declarations}`,
     main,
-    usesSubgroups,
   };
 }
 

@@ -6,8 +6,7 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * 'radix-filter' (grid maxSegments * tiles, one launch per pass): an item whose digit is above the
  * threshold digit b (or equal, when the whole bucket is taken) goes to the segment's `selected` list;
  * one equal to b goes to candidate buffer pass & 1 (at the segment's start). Each workgroup counts its
- * items in workgroup atomics first (with subgroups, one atomic per subgroup and list: ranks within the
- * subgroup by an exclusive scan), reserves its ranges with one global atomic per list, then writes.
+ * items in workgroup atomics first, reserves its ranges with one global atomic per list, then writes.
  */
 
 /** The radix-filter program. */
@@ -20,7 +19,7 @@ const CANDIDATE: u32 = 0x80000000u;
 var<workgroup> tileInfo: vec4<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> candidatesInTile: atomic<u32>;
-var<workgroup> tileBases: vec2<u32>;`;
+var<workgroup> bases: vec2<u32>;`;
   const main = `
   let tiles = u.tiles;
   let segment = workgroupIndex / tiles;
@@ -45,41 +44,27 @@ var<workgroup> tileBases: vec2<u32>;`;
   for (var j = 0u; j < PER; j++) {
     let c = begin + j * WG + lid;
     var index = c;
-    var toSelected = 0u;
-    var toCandidates = 0u;
+    var slot = SENTINEL;
     if (c < to) {
       if (u.radixPass > 0u) { index = atomicLoad(&temp[source + c]); }
       let digit = (orderedKey(keysIn[s.start + index], s.direction) >> shift) & 255u;
-      if (digit > threshold || (digit == threshold && takeBucket)) { toSelected = 1u; } else if (digit == threshold) { toCandidates = 1u; }
-    }
-    ${
-      facts.subgroups
-        ? `let selectedRank = subgroupExclusiveAdd(toSelected);
-    let selectedTotal = subgroupAdd(toSelected);
-    let candidateRank = subgroupExclusiveAdd(toCandidates);
-    let candidateTotal = subgroupAdd(toCandidates);
-    var bases = vec2<u32>(0u, 0u);
-    if (subgroupElect()) {
-      if (selectedTotal > 0u) { bases.x = atomicAdd(&selectedInTile, selectedTotal); }
-      if (candidateTotal > 0u) { bases.y = atomicAdd(&candidatesInTile, candidateTotal); }
-    }
-    bases = subgroupBroadcastFirst(bases);
-    var slot = SENTINEL;
-    if (toSelected != 0u) { slot = bases.x + selectedRank; } else if (toCandidates != 0u) { slot = (bases.y + candidateRank) | CANDIDATE; }`
-        : `var slot = SENTINEL;
-    if (toSelected != 0u) { slot = atomicAdd(&selectedInTile, 1u); } else if (toCandidates != 0u) { slot = atomicAdd(&candidatesInTile, 1u) | CANDIDATE; }`
+      if (digit > threshold || (digit == threshold && takeBucket)) {
+        slot = atomicAdd(&selectedInTile, 1u);
+      } else if (digit == threshold) {
+        slot = atomicAdd(&candidatesInTile, 1u) | CANDIDATE;
+      }
     }
     itemIndex[j] = index;
     itemSlot[j] = slot;
   }
   workgroupBarrier();
   if (lid == 0u) {
-    tileBases = vec2<u32>(
+    bases = vec2<u32>(
       atomicAdd(&temp[state + 1u], atomicLoad(&selectedInTile)),
       atomicAdd(&temp[state + 2u + (u.radixPass & 1u)], atomicLoad(&candidatesInTile)),
     );
   }
-  let base = workgroupUniformLoad(&tileBases);
+  let base = workgroupUniformLoad(&bases);
   let selected = u.selectedAt + segment * u.kMax;
   let next = select(u.candidates0At, u.candidates1At, (u.radixPass & 1u) == 1u) + s.start;
   for (var j = 0u; j < PER; j++) {
@@ -93,5 +78,5 @@ var<workgroup> tileBases: vec2<u32>;`;
       if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], itemIndex[j]); }
     }
   }`;
-  return radixProgram('radix-filter', facts, name, { keys: true, outputs: false }, declarations, main, facts.subgroups);
+  return radixProgram('radix-filter', facts, name, { keys: true, outputs: false }, declarations, main);
 }
