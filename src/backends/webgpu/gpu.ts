@@ -32,14 +32,21 @@ function browserGpu(): GPU | undefined {
   return nav?.gpu ?? undefined;
 }
 
-function isNode(): boolean {
-  const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
-  return typeof proc?.versions?.node === 'string';
+/** Node's `process`, typed here so that segkit compiles without Node's type declarations. */
+interface NodeProcess {
+  versions?: { node?: string };
+  env: Record<string, string | undefined>;
+}
+
+function nodeProcess(): NodeProcess | undefined {
+  const proc = (globalThis as { process?: NodeProcess }).process;
+  return typeof proc?.versions?.node === 'string' ? proc : undefined;
 }
 
 async function fileExists(path: string): Promise<boolean> {
   try {
-    const fs = await import('node:fs');
+    const specifier = 'node:fs';
+    const fs = (await import(/* @vite-ignore */ specifier)) as { existsSync(path: string): boolean };
     return fs.existsSync(path);
   } catch {
     return false;
@@ -90,8 +97,9 @@ export async function requestAdapter(request: AdapterRequest): Promise<GPUAdapte
     if (adapter === null) throw new SegkitUsageError(noAdapterHelp);
     return adapter;
   }
-  if (!isNode()) throw new SegkitUsageError('webgpuBackend: this runtime has no navigator.gpu (WebGPU is not available)');
-  const env = process.env;
+  const proc = nodeProcess();
+  if (proc === undefined) throw new SegkitUsageError('webgpuBackend: this runtime has no navigator.gpu (WebGPU is not available)');
+  const env = proc.env;
   // Mesa's drivers want a runtime dir; /tmp avoids a warning per process where none is set.
   env.XDG_RUNTIME_DIR ??= '/tmp';
   dawn ??= loadDawn();
