@@ -1,4 +1,4 @@
-/// <reference types="@webgpu/types" />
+/// <reference types="@webgpu/types" preserve="true" />
 import { SegkitUsageError } from '../../errors.js';
 import {
   type Backend,
