@@ -2,6 +2,7 @@
  * segkit's CPU backend against its peers, side by side in one run: tfjs-backend-cpu's `tf.topk`,
  * a plain JS sort-and-slice, and a one-pass max over the same data (the floor any top-k pays).
  * f32 keys, 'max', sorted, with indices; segkit's figure includes the download of both outputs.
+ * segkit, tfjs and the one-pass max are timed in alternation, run by run (medians after warm-up).
  * Cases: the shapes of the top-k issue (single row 1x4194304) plus two workloads, causal sparse
  * attention (per-row sizes, segment stride) and an MoE router with per-token k (see bench/lib/cases.ts,
  * which also says how the dense peers are called on them).
@@ -15,7 +16,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { DeviceBatchedTopK, cpuBackend, env, p } from 'segkit';
-import { jsSortAndSlice, makeCases, median, mismatches, onePassMax, parseArgs, peerKeyMismatches, printTable, reference, timeMs } from './lib/cases.js';
+import { jsSortAndSlice, makeCases, median, mismatches, onePassMax, parseArgs, peerKeyMismatches, printTable, reference, timeInterleaved, timeMs } from './lib/cases.js';
 import { segkitCase } from './lib/segkit-runner.js';
 
 const argv = parseArgs(process.argv.slice(2));
@@ -33,29 +34,35 @@ const ISSUE3_TARGET: Record<string, number> = { 'moe-router': 10 };
 
 for (const c of cases) {
   const s = segkitCase(c, backend, environment);
-  const segkit = await timeMs(async () => {
-    await s.select();
-    await backend.download(s.keysOut);
-    await backend.download(s.valuesOut);
-  }, runs);
-  let segkitMismatches: number | undefined;
+  const input = tf.tensor2d(c.data, [c.rows, c.stride]);
   const ref = check ? reference(c) : undefined;
+  let tfjsMismatches: number | undefined;
+  // segkit, tfjs and the one-pass max in alternation (load from other processes hits all alike).
+  const t = await timeInterleaved(
+    {
+      segkit: async () => {
+        await s.select();
+        await backend.download(s.keysOut);
+        await backend.download(s.valuesOut);
+      },
+      tfjs: () => {
+        const { values, indices } = tf.topk(input, c.kMax, true);
+        const v = values.dataSync();
+        indices.dataSync();
+        if (ref && tfjsMismatches === undefined) tfjsMismatches = peerKeyMismatches(c, ref, c.kMax, v);
+        values.dispose();
+        indices.dispose();
+      },
+      onePass: () => onePassMax(c),
+    },
+    runs,
+  );
+  const { segkit, tfjs, onePass } = t;
+  input.dispose();
+  let segkitMismatches: number | undefined;
   if (ref) segkitMismatches = mismatches(ref, await backend.download(s.keysOut), await backend.download(s.valuesOut));
 
-  const input = tf.tensor2d(c.data, [c.rows, c.stride]);
-  let tfjsMismatches: number | undefined;
-  const tfjs = await timeMs(() => {
-    const { values, indices } = tf.topk(input, c.kMax, true);
-    const v = values.dataSync();
-    indices.dataSync();
-    if (ref && tfjsMismatches === undefined) tfjsMismatches = peerKeyMismatches(c, ref, c.kMax, v);
-    values.dispose();
-    indices.dispose();
-  }, runs, 1);
-  input.dispose();
-
   const jsSort = c.validKeys <= 4_194_304 ? await timeMs(() => jsSortAndSlice(c), Math.min(runs, 3), 1) : NaN;
-  const onePass = await timeMs(() => onePassMax(c), runs);
 
   const minSpeedup = ISSUE3_TARGET[c.id] ?? 5;
   const row = {

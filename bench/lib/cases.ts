@@ -270,6 +270,24 @@ export async function timeMs(fn: () => unknown | Promise<unknown>, runs: number,
   return median(samples);
 }
 
+/**
+ * Median wall times (ms) of several functions measured in alternation (a, b, c, a, b, c, ...), so
+ * that load from other processes on a shared machine hits each of them alike.
+ */
+export async function timeInterleaved<K extends string>(fns: Record<K, () => unknown | Promise<unknown>>, runs: number, warmup = 2): Promise<Record<K, number>> {
+  const keys = Object.keys(fns) as K[];
+  for (let i = 0; i < warmup; i++) for (const k of keys) await fns[k]();
+  const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as unknown as Record<K, number[]>;
+  for (let i = 0; i < runs; i++) {
+    for (const k of keys) {
+      const t0 = performance.now();
+      await fns[k]();
+      samples[k].push(performance.now() - t0);
+    }
+  }
+  return Object.fromEntries(keys.map((k) => [k, median(samples[k])])) as Record<K, number>;
+}
+
 export function parseArgs(argv: string[]): Record<string, string> {
   return Object.fromEntries(argv.map((a) => a.replace(/^--/, '').split('=') as [string, string]).map(([k, v]) => [k, v ?? 'true']));
 }
