@@ -18,6 +18,14 @@ export type {
   UploadableArray,
 } from './backends/backend.js';
 export { cpuBackend, type CpuBackend, type CpuBackendOptions } from './backends/cpu/cpu-backend.js';
+export {
+  webgpuBackend,
+  isWebGpuBackend,
+  WebGpuDeviceLostError,
+  WebGpuError,
+  type WebGpuBackend,
+  type WebGpuBackendOptions,
+} from './backends/webgpu/webgpu-backend.js';
 
 export {
   p,

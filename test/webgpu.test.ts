@@ -8,8 +8,6 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { registerTopKExecutor } from '../src/algorithms/batched-top-k/plan.js';
-import { webgpuTopKExecutor } from '../src/algorithms/batched-top-k/webgpu/executor.js';
 import { requestAdapter } from '../src/backends/webgpu/gpu.js';
 import { type WebGpuBackend, WebGpuDeviceLostError, webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
 import { DeviceBatchedTopK, SegkitUsageError, env, p, referenceTopK } from '../src/index.js';
@@ -19,9 +17,6 @@ import { defineTopKConformance } from './conformance/topk.suite.js';
 // measured 19 s vs 2.5 s for the same cases with two busy processes beside it. One thread is as fast
 // for the small cases here. Set before Dawn loads the driver; an explicit setting wins.
 process.env.LP_NUM_THREADS ??= '1';
-
-// Until the public entry point registers it (api.ts), register the executor here; registering twice is harmless.
-registerTopKExecutor('webgpu', webgpuTopKExecutor);
 
 // Lavapipe compiles each pipeline through LLVM: the first case of a kind takes a while.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });

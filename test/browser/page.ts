@@ -4,53 +4,10 @@
  * suite's case builders are bundled against dist too). `runTopKSubset()` returns every case's outputs
  * next to the reference's, for the test to compare.
  */
-import { registerTopKExecutor } from '../../dist/algorithms/batched-top-k/plan.js';
-import { webgpuTopKExecutor } from '../../dist/algorithms/batched-top-k/webgpu/executor.js';
-import { webgpuBackend } from '../../dist/backends/webgpu/webgpu-backend.js';
-import { GuaranteeViolationError } from '../../dist/index.js';
-import { type NumericKind, type OptionKind, type TopKCase, type ValueMode, buildCase, makeKeys, runCase } from '../conformance/topk-cases.js';
-import { rng } from '../helpers.js';
+import { GuaranteeViolationError, webgpuBackend } from '../../dist/index.js';
+import { buildCase, makeCase, runCase } from '../conformance/topk-cases.js';
+import { rng } from '../rng.js';
 
-registerTopKExecutor('webgpu', webgpuTopKExecutor);
-
-/** The suite's makeCase (topk.suite.ts imports vitest, which has no place in a page). */
-function makeCase(o: {
-  name: string;
-  keyType?: 'f32' | 'i32' | 'u32';
-  flavour?: 'random' | 'ties' | 'special';
-  sizes: number[];
-  stride?: number;
-  k: number | number[];
-  kBound?: number;
-  directions?: 'max' | 'min' | ('max' | 'min')[];
-  sizeKind?: NumericKind;
-  kKind?: NumericKind;
-  directionKind?: OptionKind;
-  numSegmentsKind?: 'constant' | 'uniform' | 'device';
-  values?: ValueMode;
-  seed?: number;
-}): TopKCase {
-  const n = o.sizes.length;
-  const keyType = o.keyType ?? 'f32';
-  const span = o.stride !== undefined ? (n === 0 ? 0 : (n - 1) * o.stride + o.sizes[n - 1]!) : o.sizes.reduce((a, b) => a + b, 0);
-  const ks = Array.isArray(o.k) ? o.k : o.sizes.map(() => o.k as number);
-  const directions = Array.isArray(o.directions) ? o.directions : o.sizes.map(() => (o.directions as 'max' | 'min' | undefined) ?? 'max');
-  return {
-    name: o.name,
-    keyType,
-    keys: makeKeys(keyType, Math.max(span, 1), o.flavour ?? 'random', rng(o.seed ?? 7)),
-    sizes: o.sizes,
-    stride: o.stride,
-    k: ks,
-    kBound: o.kBound ?? Math.max(1, ...ks),
-    directions,
-    sizeKind: o.sizeKind ?? 'perSegment',
-    kKind: o.kKind ?? (Array.isArray(o.k) ? 'perSegment' : 'uniform'),
-    directionKind: o.directionKind ?? (Array.isArray(o.directions) ? 'perSegment' : 'constant'),
-    numSegmentsKind: o.numSegmentsKind ?? 'uniform',
-    values: o.values ?? 'indices-i32',
-  };
-}
 
 interface CaseResult {
   name: string;

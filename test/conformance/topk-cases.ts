@@ -9,7 +9,7 @@ import {
   p,
   referenceTopK,
 } from '../../src/index.js';
-import { rng } from '../helpers.js';
+import { rng } from '../rng.js';
 
 /** How a parameter is given in a case. */
 export type NumericKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device' | 'perSegment-device-bounds';
@@ -223,4 +223,47 @@ export async function runCase(
   const keys = bits(await backend.download(built.keysOut));
   const values = built.valuesOut ? bits(await backend.download(built.valuesOut)) : undefined;
   return { plan, keys, values };
+}
+
+/** A case in a few words; omitted fields take the common defaults. */
+export interface CaseOptions {
+  name: string;
+  keyType?: 'f32' | 'i32' | 'u32';
+  flavour?: 'random' | 'ties' | 'special';
+  sizes: number[];
+  stride?: number;
+  k: number | number[];
+  kBound?: number;
+  directions?: 'max' | 'min' | ('max' | 'min')[];
+  sizeKind?: NumericKind;
+  kKind?: NumericKind;
+  directionKind?: OptionKind;
+  numSegmentsKind?: 'constant' | 'uniform' | 'device';
+  values?: ValueMode;
+  seed?: number;
+}
+
+/** Builds a case with random keys (seeded) from its description. */
+export function makeCase(o: CaseOptions): TopKCase {
+  const random = rng(o.seed ?? 7);
+  const n = o.sizes.length;
+  const keyType = o.keyType ?? 'f32';
+  const span = o.stride !== undefined ? (n === 0 ? 0 : (n - 1) * o.stride + o.sizes[n - 1]!) : o.sizes.reduce((a, b) => a + b, 0);
+  const ks = Array.isArray(o.k) ? o.k : Array.from({ length: n }, () => o.k as number);
+  const directions = Array.isArray(o.directions) ? o.directions : Array.from({ length: n }, () => (o.directions as 'max' | 'min' | undefined) ?? 'max');
+  return {
+    name: o.name,
+    keyType,
+    keys: makeKeys(keyType, Math.max(span, 1), o.flavour ?? 'random', random),
+    sizes: o.sizes,
+    stride: o.stride,
+    k: ks,
+    kBound: o.kBound ?? Math.max(1, ...ks),
+    directions,
+    sizeKind: o.sizeKind ?? 'perSegment',
+    kKind: o.kKind ?? (Array.isArray(o.k) ? 'perSegment' : 'uniform'),
+    directionKind: o.directionKind ?? (Array.isArray(o.directions) ? 'perSegment' : 'constant'),
+    numSegmentsKind: o.numSegmentsKind ?? 'uniform',
+    values: o.values ?? 'indices-i32',
+  };
 }

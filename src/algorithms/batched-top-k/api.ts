@@ -5,8 +5,10 @@ import type { GuaranteesOf, TopKArgs, TopKArgsShape, TopKArgsShapeWithoutDirecti
 import { type TopKPlan, planTopK } from './plan.js';
 import { cpuTopKExecutor } from './cpu/executor.js';
 import { registerTopKExecutor } from './plan.js';
+import { webgpuTopKExecutor } from './webgpu/executor.js';
 
 registerTopKExecutor('cpu', cpuTopKExecutor);
+registerTopKExecutor('webgpu', webgpuTopKExecutor);
 
 /** Grow-only temporary storage per backend, for the environment API. */
 const tempStorageCache = new WeakMap<object, DeviceArray<'u8'>>();

@@ -110,7 +110,7 @@ export function selectTopKVariant(
   capabilities: BackendCapabilities,
   tuning: { variant?: TopKVariant; policy?: Partial<TopKPolicy> } = {},
 ): TopKSelection {
-  const policy = { ...topKPolicyFor(capabilities), ...tuning.policy };
+  const policy: { -readonly [P in keyof TopKPolicy]: TopKPolicy[P] } = { ...topKPolicyFor(capabilities), ...tuning.policy };
   checkPolicy(policy, capabilities);
   const kMax = facts.k.max;
   const maxSize = facts.segmentSize.max;
@@ -153,6 +153,11 @@ export function selectTopKVariant(
 
   const reachable = verdicts.filter((v) => v.reachable).map((v) => v.variant);
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
+  const chosen = tuning.variant ?? natural;
+  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
+    policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
+    if (tuning.policy?.reduceChunkItems === undefined) policy.reduceChunkItems = policy.workgroupSize * 16;
+  }
   if (tuning.variant !== undefined) {
     const forced = verdicts.find((v) => v.variant === tuning.variant);
     if (forced === undefined) {
@@ -182,4 +187,17 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
       `tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
     );
   }
+}
+
+/**
+ * Invocations for a reduce workgroup: enough for 8 keys each, a power of two between one subgroup
+ * (at least 32) and the policy's size. Short segments waste a 256-wide workgroup: on 16384 x 256,
+ * k = 8, 32 invocations took 88 us against 379 us for 256 (64: 134, 128: 204; H200, Dawn/Vulkan,
+ * tuning.policy.workgroupSize sweep, 2026-11).
+ */
+export function reduceWorkgroupSize(maxSegmentSize: number, largest: number, capabilities: BackendCapabilities): number {
+  const smallest = Math.min(largest, Math.max(32, capabilities.subgroupSize ?? 32));
+  let size = smallest;
+  while (size < largest && size * 8 < maxSegmentSize) size *= 2;
+  return size;
 }
