@@ -75,3 +75,43 @@ describe('runtime twins of the top-k argument rules', () => {
     expect(fits.tempStorageBytes).toBeLessThan(512);
   });
 });
+
+describe('the environment API reuses plans only where nothing can have changed', () => {
+  const cpu = cpuBackend({ workers: 0 });
+  const e = env({ backend: cpu });
+  const select = DeviceBatchedTopK.select as unknown as (args: object, e?: unknown) => Promise<void>;
+  const keys = cpu.upload(new Float32Array([5, 1, 4, 2, 3, 9, 8, 7]));
+  const out = cpu.alloc('f32', 4);
+
+  it('a host per-segment array changed between calls is checked again', async () => {
+    const ks = [1, 2];
+    const args = { keysIn: keys, keysOut: out, segmentSizes: p.constant(4), k: p.perSegment(ks, { min: 1, max: 2 }), selectDirection: p.constantOption('max'), numSegments: p.constant(2) };
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([5, -Infinity, 9, 8]);
+    ks[0] = 3;
+    await expect(select(args, e)).rejects.toThrow('k[0]: 3 is outside the static bounds [1, 2]');
+    ks[0] = 2;
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([5, 4, 9, 8]);
+  });
+
+  it('a field replaced on the same args object is planned again', async () => {
+    const args: Record<string, unknown> = { keysIn: keys, keysOut: out, segmentSizes: p.constant(4), k: p.constant(2), selectDirection: p.constantOption('max'), numSegments: p.constant(2) };
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([5, 4, 9, 8]);
+    args.selectDirection = p.constantOption('min');
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([1, 2, 3, 7]);
+    args.k = p.constant(1);
+    await select(args, e);
+    expect([...(await cpu.download(out))].slice(0, 2)).toEqual([1, 3]);
+  });
+
+  it('a destroyed array is rejected even when the plan is reused', async () => {
+    const keysOut = cpu.alloc('f32', 4);
+    const args = { keysIn: keys, keysOut, segmentSizes: p.constant(4), k: p.constant(2), selectDirection: p.constantOption('max'), numSegments: p.constant(2) };
+    await select(args, e);
+    keysOut.destroy();
+    await expect(select(args, e)).rejects.toThrow('keysOut: the DeviceArray was destroyed and cannot be used');
+  });
+});

@@ -30,6 +30,46 @@ async function runWithEnvironment(plan: TopKPlan, environment: Env): Promise<voi
   await plan.run(tempStorageFor(environment, plan.tempStorageBytes));
 }
 
+let defaultEnvironment: Env | undefined;
+
+/** The fields a plan depends on, in a fixed order. */
+const argFields = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'] as const;
+
+interface CachedPlan {
+  readonly environment: Env;
+  readonly variant: string;
+  readonly fields: readonly unknown[];
+  readonly plan: TopKPlan;
+}
+
+/** The last plan made for an args object by the environment API, per entry point. */
+const planCache = new WeakMap<object, CachedPlan>();
+
+/**
+ * The environment API plans once per args object: a later call with the same object, the same
+ * fields (parameters are frozen, so the same parameter object means the same facts) and the same
+ * environment reuses the plan. A plan that read a host per-segment array is not kept: the array may
+ * have changed. DeviceArrays are checked again by every run.
+ */
+function planFor(userArgs: object, variant: string, environment: Env, build: () => TopKArgs): TopKPlan {
+  const fields = argFields.map((field) => (userArgs as Record<string, unknown>)[field]);
+  const cached = planCache.get(userArgs);
+  if (cached !== undefined && cached.environment === environment && cached.variant === variant && cached.fields.every((f, i) => f === fields[i])) {
+    return cached.plan;
+  }
+  const plan = planTopK(build(), environment);
+  const { segmentSizes, k, selectDirection } = plan.facts;
+  if (segmentSizes.hostValues === undefined && k.hostValues === undefined && selectDirection.hostValues === undefined) {
+    planCache.set(userArgs, { environment, variant, fields, plan });
+  }
+  return plan;
+}
+
+async function selectWith(userArgs: object, variant: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
+  const environment = env ?? (defaultEnvironment ??= makeEnv());
+  await runWithEnvironment(planFor(userArgs, variant, environment, build), environment);
+}
+
 const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({
   ...args,
   selectDirection: p.constantOption(direction),
@@ -59,22 +99,22 @@ export const DeviceBatchedTopK = {
     return planTopK(args as TopKArgs, env ?? makeEnv());
   },
 
-  /** Plans and runs a call with temporary storage from the environment. */
+  /**
+   * Plans and runs a call with temporary storage from the environment. Calls with the same args
+   * object and environment reuse the plan (unless it read host per-segment arrays).
+   */
   async select<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    const environment = env ?? makeEnv();
-    await runWithEnvironment(planTopK(args as TopKArgs, environment), environment);
+    await selectWith(args, 'select', env, () => args as TopKArgs);
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys only. */
   async maxKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    const environment = env ?? makeEnv();
-    await runWithEnvironment(planTopK(withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'max'), environment), environment);
+    await selectWith(args, 'maxKeys', env, () => withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'max'));
   },
 
   /** `select` with `selectDirection` fixed to `'min'`, keys only. */
   async minKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    const environment = env ?? makeEnv();
-    await runWithEnvironment(planTopK(withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'min'), environment), environment);
+    await selectWith(args, 'minKeys', env, () => withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'min'));
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys and values (payload or indices). */
@@ -82,8 +122,7 @@ export const DeviceBatchedTopK = {
     args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
     env?: E,
   ): Promise<void> {
-    const environment = env ?? makeEnv();
-    await runWithEnvironment(planTopK(withDirection(args as TopKArgsWithoutDirection, 'max'), environment), environment);
+    await selectWith(args, 'maxPairs', env, () => withDirection(args as TopKArgsWithoutDirection, 'max'));
   },
 
   /** `select` with `selectDirection` fixed to `'min'`, keys and values (payload or indices). */
@@ -91,7 +130,6 @@ export const DeviceBatchedTopK = {
     args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
     env?: E,
   ): Promise<void> {
-    const environment = env ?? makeEnv();
-    await runWithEnvironment(planTopK(withDirection(args as TopKArgsWithoutDirection, 'min'), environment), environment);
+    await selectWith(args, 'minPairs', env, () => withDirection(args as TopKArgsWithoutDirection, 'min'));
   },
 } as const;
