@@ -23,10 +23,9 @@ elif [ "${SKIP_TSC:-0}" != 1 ]; then
   npm run build --silent
 fi
 mkdir -p dist/bench
-entry=./dist/index.js
-grep -q 'webgpuBackend' dist/index.js || { entry=./bench/gpu/segkit-dist-entry.ts; echo "build.sh: dist/index.js has no webgpuBackend yet: bundling $entry" >&2; }
+grep -q 'webgpuBackend' dist/index.js || { echo "build.sh: dist/index.js exports no webgpuBackend (segkit before 4995057?)" >&2; exit 1; }
 node_modules/.bin/esbuild bench/topk-webgpu.ts --bundle --platform=node --format=esm --target=node20 \
-  --external:webgpu --alias:segkit=$entry --log-level=warning \
+  --external:webgpu --alias:segkit=./dist/index.js --log-level=warning \
   --banner:js="import { createRequire as __segkitCreateRequire } from 'node:module'; const require = __segkitCreateRequire(import.meta.url);" \
   --outfile=dist/bench/topk-webgpu.mjs
 if [ -n "${FROM_COMMIT:-}" ]; then info="$(git rev-parse --short "$FROM_COMMIT") (clean worktree)"; else info="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' + uncommitted changes in src/')"; fi
