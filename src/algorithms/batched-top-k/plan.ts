@@ -410,6 +410,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
   const valueMode = args.valuesOut === undefined ? 'none' : args.valuesIn === undefined ? 'indices' : 'payload';
   let status: DeviceArray<'u32'> | undefined;
+  /** Executors' per-plan cache key (see TopKRun.cache). */
+  const runCache = {};
 
   const explain = (): string => {
     const lines = [
@@ -509,6 +511,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       keysOut: args.keysOut,
       valuesIn: args.valuesIn,
       valuesOut: args.valuesOut,
+      cache: runCache,
     };
     try {
       executor.execute(topKRun);

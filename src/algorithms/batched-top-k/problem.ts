@@ -152,6 +152,11 @@ export interface TopKRun {
   readonly keysOut: DeviceArray;
   readonly valuesIn: DeviceArray | undefined;
   readonly valuesOut: DeviceArray | undefined;
+  /**
+   * One object per plan, the same for every run of it: executors may key what they resolve once per
+   * plan (programs, pipelines, bind groups) on it. Absent: nothing is cached.
+   */
+  readonly cache?: object;
 }
 
 /** Runs a plan's launches on one kind of backend. Work is submitted (not necessarily done) when it returns. */

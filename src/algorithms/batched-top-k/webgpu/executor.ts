@@ -1,7 +1,7 @@
 /// <reference types="@webgpu/types" />
 import type { DeviceArray } from '../../../backends/backend.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from '../../../backends/webgpu/program.js';
-import { type WebGpuRuntime, webgpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
+import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { SegkitUsageError } from '../../../errors.js';
 import type { TopKExecutor, TopKKernelId, TopKLaunch, TopKRun } from '../problem.js';
 import { type TopKKernelFacts, countOf, directionOf, kernelFacts, needsBlock } from './facts.js';
@@ -23,6 +23,9 @@ import { validateFacts, validateProgram } from './validate.js';
  * Per run:
  * - pipelines: one per kernel and static facts (facts.ts), compiled lazily on first use and cached
  *   by the backend; the programs themselves are memoized here by the same key;
+ * - per plan (keyed on TopKRun.cache): the resolved programs, pipelines, temporary-storage ranges
+ *   and uniform regions, resolved on the first run; and the bind groups of the last run, reused
+ *   while every bound buffer (uniform and block scratch, temp, keys, values, status) is the same;
  * - uniforms: each launch's values (host numbers: kMax, a uniform k, slot offsets, the pass, ...) in
  *   a 256-byte-aligned region of the backend's uniform buffer, written once per run — kernel
  *   arguments, not uploads;
@@ -245,6 +248,64 @@ function checkBindable(array: DeviceArray | undefined, what: string, runtime: We
   }
 }
 
+/** A launch resolved once per plan: its program, pipeline, temporary-storage range and grid. */
+interface PreparedLaunch {
+  readonly launch: TopKLaunch;
+  readonly program: WebGpuProgram;
+  readonly compiled: CompiledProgram;
+  readonly temp: { offset: number; size: number; slots: Record<string, number> } | undefined;
+  readonly x: number;
+  readonly y: number;
+  readonly fields: readonly string[];
+  /** Byte offset of the launch's uniform region. */
+  readonly region: number;
+  readonly uniformSize: number;
+}
+
+/** What a plan resolves once (per runtime), and the bind groups of its last buffers. */
+interface PreparedRun {
+  readonly runtime: WebGpuRuntime;
+  readonly runLaunches: readonly TopKLaunch[];
+  readonly usesBlock: boolean;
+  readonly launches: readonly PreparedLaunch[];
+  readonly uniformTotal: number;
+  /** The buffers (and block size) the bind groups were made for; any change remakes them. */
+  bindKey: readonly unknown[] | undefined;
+  bindGroups: readonly GPUBindGroup[] | undefined;
+}
+
+/** Per plan (TopKRun.cache): programs, pipelines, uniform regions and bind groups. */
+const preparedRuns = new WeakMap<object, PreparedRun>();
+
+function prepare(run: TopKRun, runtime: WebGpuRuntime): PreparedRun {
+  const facts = kernelFacts(run, runtime.subgroups);
+  const factsKey = JSON.stringify(facts);
+  const alignment = Math.max(256, runtime.minUniformBufferOffsetAlignment);
+  let uniformTotal = 0;
+  const launches = run.launches.map((launch): PreparedLaunch => {
+    const program = programFor(launch, run, facts, factsKey);
+    const compiled = runtime.compile(program);
+    const temp = program.bindings.some((b) => b.name === 'temp') ? tempBinding(run, launch.kernel, runtime, launch.name) : undefined;
+    // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
+    const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
+    const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
+    if (y > runtime.maxWorkgroupsPerDimension) {
+      throw new SegkitUsageError(`${launch.name}: ${launch.grid} workgroups exceed this device's dispatch limit of ${runtime.maxWorkgroupsPerDimension}^2`);
+    }
+    const region = uniformTotal;
+    const uniformSize = uniformBytes(program);
+    uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
+    return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
+  });
+  return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindKey: undefined, bindGroups: undefined };
+}
+
+function sameKey(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
+  if (a === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /** Runs top-k plans on the WebGPU backend: one encoder, one compute pass, one submit. */
 export const webgpuTopKExecutor: TopKExecutor = {
   execute(run: TopKRun): void {
@@ -254,66 +315,64 @@ export const webgpuTopKExecutor: TopKExecutor = {
     checkBindable(run.keysOut, 'keysOut', runtime);
     checkBindable(run.valuesIn, 'valuesIn', runtime);
     checkBindable(run.valuesOut, 'valuesOut', runtime);
-    const facts = kernelFacts(run, runtime.subgroups);
-    const factsKey = JSON.stringify(facts);
-    const block = needsBlock(facts) ? gatherBlock(run) : undefined;
+
+    // Programs, pipelines and uniform regions of every launch: once per plan (and runtime).
+    let prepared = run.cache === undefined ? undefined : preparedRuns.get(run.cache);
+    if (prepared === undefined || prepared.runtime !== runtime || prepared.runLaunches !== run.launches) {
+      prepared = prepare(run, runtime);
+      if (run.cache !== undefined) preparedRuns.set(run.cache, prepared);
+    }
+    const { launches } = prepared;
+    const block = prepared.usesBlock ? gatherBlock(run) : undefined;
+
+    // Uniform values are written every run (the scratch buffer is shared by every plan).
     const shared = runUniforms(run, block ?? new DeviceBlock());
-    const alignment = Math.max(256, runtime.minUniformBufferOffsetAlignment);
-
-    // Programs, pipelines and uniform regions of every launch, before anything is encoded.
-    const launches = run.launches.map((launch) => {
-      const program = programFor(launch, run, facts, factsKey);
-      const compiled = runtime.compile(program);
-      const temp = program.bindings.some((b) => b.name === 'temp') ? tempBinding(run, launch.kernel, runtime, launch.name) : undefined;
-      // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
-      const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
-      const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
-      if (y > runtime.maxWorkgroupsPerDimension) {
-        throw new SegkitUsageError(`${launch.name}: ${launch.grid} workgroups exceed this device's dispatch limit of ${runtime.maxWorkgroupsPerDimension}^2`);
-      }
-      return { launch, program, compiled, temp, x, y };
-    });
-    let uniformTotal = 0;
-    const regions = launches.map(({ program }) => {
-      const at = uniformTotal;
-      uniformTotal += Math.ceil(uniformBytes(program) / alignment) * alignment;
-      return at;
-    });
-    const uniformData = new Uint32Array(Math.max(uniformTotal, 4) / 4);
-    launches.forEach(({ launch, program, temp }, i) => {
-      const values: Record<string, number> = { ...shared, ...temp?.slots, grid: launch.grid, radixPass: launch.pass };
-      uniformFields(program).forEach((field, j) => {
-        const value = values[field];
+    const uniformData = new Uint32Array(Math.max(prepared.uniformTotal, 4) / 4);
+    for (const { launch, program, temp, fields, region } of launches) {
+      const base = region / 4;
+      const slots = temp?.slots;
+      for (let j = 0; j < fields.length; j++) {
+        const field = fields[j]!;
+        const value = field === 'grid' ? launch.grid : field === 'radixPass' ? launch.pass : (slots?.[field] ?? shared[field]);
         if (value === undefined) throw new Error(`internal: no value for uniform '${field}' of ${program.name}`);
-        uniformData[regions[i]! / 4 + j] = value;
-      });
-    });
+        uniformData[base + j] = value;
+      }
+    }
     const uniformBuffer = runtime.scratch('uniforms', uniformData.byteLength);
-    const blockBuffer = block === undefined ? undefined : runtime.scratch('block', block.words * 4);
-
-    const buffers: Record<string, GPUBufferBinding> = {
-      keysIn: { buffer: runtime.bufferOf(run.keysIn) },
-      keysOut: { buffer: runtime.bufferOf(run.keysOut) },
-    };
-    if (run.valuesIn !== undefined) buffers.valuesIn = { buffer: runtime.bufferOf(run.valuesIn) };
-    if (run.valuesOut !== undefined) buffers.valuesOut = { buffer: runtime.bufferOf(run.valuesOut) };
-    if (run.status !== undefined) buffers.status = { buffer: runtime.bufferOf(run.status), size: 32 };
-    if (blockBuffer !== undefined) buffers.block = { buffer: blockBuffer, size: block!.words * 4 };
+    const blockBytes = block === undefined ? 0 : block.words * 4;
+    const blockBuffer = block === undefined ? undefined : runtime.scratch('block', blockBytes);
     const tempBuffer = run.temp === undefined ? undefined : runtime.bufferOf(run.temp);
+    const keysIn = runtime.bufferOf(run.keysIn);
+    const keysOut = runtime.bufferOf(run.keysOut);
+    const valuesIn = run.valuesIn === undefined ? undefined : runtime.bufferOf(run.valuesIn);
+    const valuesOut = run.valuesOut === undefined ? undefined : runtime.bufferOf(run.valuesOut);
+    const status = run.status === undefined ? undefined : runtime.bufferOf(run.status);
 
-    const bindGroups = launches.map(({ program, compiled, temp }, i) => {
-      const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniformBuffer, offset: regions[i]!, size: uniformBytes(program) } }];
-      program.bindings.forEach((binding, j) => {
-        let resource: GPUBufferBinding | undefined;
-        if (binding.name === 'temp') {
-          if (tempBuffer === undefined || temp === undefined) throw new Error(`internal: ${program.name} binds temporary storage the plan has not`);
-          resource = { buffer: tempBuffer, offset: temp.offset, size: temp.size };
-        } else resource = buffers[binding.name];
-        if (resource === undefined) throw new Error(`internal: ${program.name} binds '${binding.name}', which this run has not`);
-        entries.push({ binding: j + 1, resource });
+    // Bind groups: remade only when a bound buffer (or the block's size) differs from the last run's.
+    const bindKey = [uniformBuffer, blockBuffer, blockBytes, tempBuffer, keysIn, keysOut, valuesIn, valuesOut, status];
+    let bindGroups = prepared.bindGroups;
+    if (bindGroups === undefined || !sameKey(prepared.bindKey, bindKey)) {
+      const buffers: Record<string, GPUBufferBinding> = { keysIn: { buffer: keysIn }, keysOut: { buffer: keysOut } };
+      if (valuesIn !== undefined) buffers.valuesIn = { buffer: valuesIn };
+      if (valuesOut !== undefined) buffers.valuesOut = { buffer: valuesOut };
+      if (status !== undefined) buffers.status = { buffer: status, size: 32 };
+      if (blockBuffer !== undefined) buffers.block = { buffer: blockBuffer, size: blockBytes };
+      bindGroups = launches.map(({ program, compiled, temp, region, uniformSize }) => {
+        const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniformBuffer, offset: region, size: uniformSize } }];
+        program.bindings.forEach((binding, j) => {
+          let resource: GPUBufferBinding | undefined;
+          if (binding.name === 'temp') {
+            if (tempBuffer === undefined || temp === undefined) throw new Error(`internal: ${program.name} binds temporary storage the plan has not`);
+            resource = { buffer: tempBuffer, offset: temp.offset, size: temp.size };
+          } else resource = buffers[binding.name];
+          if (resource === undefined) throw new Error(`internal: ${program.name} binds '${binding.name}', which this run has not`);
+          entries.push({ binding: j + 1, resource });
+        });
+        return device.createBindGroup({ layout: compiled.layout, entries });
       });
-      return device.createBindGroup({ layout: compiled.layout, entries });
-    });
+      prepared.bindGroups = bindGroups;
+      prepared.bindKey = bindKey;
+    }
 
     device.queue.writeBuffer(uniformBuffer, 0, uniformData.buffer, 0, uniformData.byteLength);
     const encoder = device.createCommandEncoder({ label: 'segkit top-k' });
@@ -323,15 +382,17 @@ export const webgpuTopKExecutor: TopKExecutor = {
       }
     }
     const pass = encoder.beginComputePass({ label: 'segkit top-k' });
-    launches.forEach(({ launch, compiled, x, y }, i) => {
+    for (let i = 0; i < launches.length; i++) {
+      const { launch, compiled, x, y } = launches[i]!;
       runtime.countLaunch(launch.name);
-      if (launch.grid === 0) return;
+      if (launch.grid === 0) continue;
       pass.setPipeline(compiled.pipeline);
       pass.setBindGroup(0, bindGroups[i]!);
       pass.dispatchWorkgroups(x, y);
-    });
+    }
     pass.end();
     const commands = encoder.finish();
-    runtime.submit(commands, [bindGroups, launches.map((l) => l.compiled), uniformBuffer, blockBuffer, tempBuffer, buffers]);
+    // Everything the work uses stays referenced until it is done (bind groups remade later included).
+    runtime.submit(commands, [bindGroups, launches, uniformBuffer, blockBuffer, tempBuffer, keysIn, keysOut, valuesIn, valuesOut, status]);
   },
 };
