@@ -120,6 +120,25 @@ export function dtypeOfHostArray(data: unknown): DType | undefined {
   return undefined;
 }
 
+/** The dtype of data given to `upload`; rejects anything else with the message every backend uses. */
+export function uploadDType(data: unknown): Exclude<DType, 'u8'> {
+  const dtype = dtypeOfHostArray(data);
+  if (dtype === undefined || dtype === 'u8') {
+    throw new SegkitUsageError(`upload(data): data must be a Float32Array, Int32Array or Uint32Array; got ${describe(data)}`);
+  }
+  return dtype;
+}
+
+/** Rejects `alloc` arguments that no backend accepts: an unknown dtype, a length that is not a count. */
+export function checkAllocArguments(dtype: unknown, length: unknown): void {
+  if (typeof dtype !== 'string' || !(dtype in bytesPerElement)) {
+    throw new SegkitUsageError(`alloc(dtype): '${String(dtype)}' is not a dtype; expected 'f32', 'i32', 'u32' or 'u8'`);
+  }
+  if (!Number.isSafeInteger(length) || (length as number) < 0) {
+    throw new SegkitUsageError(`alloc(length): ${String(length)} is not a non-negative integer`);
+  }
+}
+
 /** True when `value` looks like a DeviceArray of any backend. */
 export function isDeviceArray(value: unknown): value is DeviceArray {
   return (

@@ -11,8 +11,8 @@ import {
   StatsCounter,
   bytesPerElement,
   checkDeviceArray,
-  describe,
-  dtypeOfHostArray,
+  checkAllocArguments,
+  uploadDType,
 } from '../backend.js';
 import type { CpuKernel } from './kernel.js';
 import { WorkgroupMemory } from './kernel.js';
@@ -52,8 +52,6 @@ const defaultCpuCapabilities: BackendCapabilities = {
   maxWorkgroupsPerDimension: 65535,
   parallelism: 1,
 };
-
-const dtypes: readonly DType[] = ['f32', 'i32', 'u32', 'u8'];
 
 /** The CPU emulator's backend, with the kernel launch that its algorithms use. */
 export interface CpuBackend extends Backend {
@@ -121,11 +119,7 @@ class CpuBackendImpl implements CpuBackend {
 
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
     this.checkAlive();
-    const dtype = dtypeOfHostArray(data);
-    if (dtype === undefined) {
-      throw new SegkitUsageError(`upload(data): data must be a Float32Array, Int32Array or Uint32Array; got ${describe(data)}`);
-    }
-    const array = this.allocate(dtype as DTypeOf<T>, data.length);
+    const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length);
     deviceMemory(array).u32.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
     this.counter.upload(data.byteLength);
     return array;
@@ -133,12 +127,7 @@ class CpuBackendImpl implements CpuBackend {
 
   alloc<D extends DType>(dtype: D, length: number): DeviceArray<D> {
     this.checkAlive();
-    if (!dtypes.includes(dtype)) {
-      throw new SegkitUsageError(`alloc(dtype): '${String(dtype)}' is not a dtype; expected 'f32', 'i32', 'u32' or 'u8'`);
-    }
-    if (!Number.isSafeInteger(length) || length < 0) {
-      throw new SegkitUsageError(`alloc(length): ${String(length)} is not a non-negative integer`);
-    }
+    checkAllocArguments(dtype, length);
     if (length * bytesPerElement[dtype] > this.capabilities.maxStorageBufferBytes) {
       throw new SegkitUsageError(
         `alloc(length): ${length} ${dtype} elements exceed the backend's largest buffer of ${this.capabilities.maxStorageBufferBytes} bytes`,

@@ -12,8 +12,8 @@ import {
   StatsCounter,
   bytesPerElement,
   checkDeviceArray,
-  describe,
-  dtypeOfHostArray,
+  checkAllocArguments,
+  uploadDType,
 } from '../backend.js';
 import { requestAdapter } from './gpu.js';
 import { type WebGpuProgram, bindGroupLayoutEntries, makeShader } from './program.js';
@@ -275,11 +275,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
 
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
     this.checkUsable();
-    const dtype = dtypeOfHostArray(data);
-    if (dtype === undefined) {
-      throw new SegkitUsageError(`upload(data): data must be a Float32Array, Int32Array or Uint32Array; got ${describe(data)}`);
-    }
-    const array = this.allocate(dtype as DTypeOf<T>, data.length, 'upload(data)');
+    const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length, 'upload(data)');
     if (data.byteLength > 0) this.device.queue.writeBuffer(array.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
     this.counter.upload(data.byteLength);
     return array;
@@ -287,12 +283,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
 
   alloc<D extends DType>(dtype: D, length: number): DeviceArray<D> {
     this.checkUsable();
-    if (!(dtype in bytesPerElement)) {
-      throw new SegkitUsageError(`alloc(dtype): '${String(dtype)}' is not a dtype; expected 'f32', 'i32', 'u32' or 'u8'`);
-    }
-    if (!Number.isSafeInteger(length) || length < 0) {
-      throw new SegkitUsageError(`alloc(length): ${String(length)} is not a non-negative integer`);
-    }
+    checkAllocArguments(dtype, length);
     // WebGPU buffers start zero-filled.
     return this.allocate(dtype, length, 'alloc(length)');
   }
