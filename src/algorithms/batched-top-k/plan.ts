@@ -169,12 +169,6 @@ function checkGeometry(facts: TopKFacts, keysLength: number): void {
   const { segmentSizes, segmentStride, numSegments, totalNumItems } = facts;
   const n = numSegments.exact;
   if (n === undefined) return;
-  if (segmentSizes.kind === 'perSegment' && segmentSizes.hostValues !== undefined && segmentSizes.hostValues.length < n) {
-    throw new SegkitUsageError(`segmentSizes: ${segmentSizes.hostValues.length} per-segment values for numSegments ${n}`);
-  }
-  if (segmentSizes.deviceValues !== undefined && segmentSizes.kind === 'perSegment' && segmentSizes.deviceValues.length < n) {
-    throw new SegkitUsageError(`segmentSizes: a device array of ${segmentSizes.deviceValues.length} values for numSegments ${n}`);
-  }
   if (segmentSizes.deviceOnly && segmentSizes.hostValues === undefined) return;
   const sizeAt = (i: number) =>
     segmentSizes.hostValues !== undefined ? (segmentSizes.hostValues[i] as number) : (segmentSizes.exact as number);
@@ -202,24 +196,22 @@ function checkGeometry(facts: TopKFacts, keysLength: number): void {
   }
 }
 
+/** Per-segment values, on the host or the device, must cover every one of a host-known numSegments. */
 function checkPerSegmentLengths(facts: TopKFacts): void {
   const n = facts.numSegments.exact;
   if (n === undefined) return;
-  for (const param of [facts.k] as const) {
-    if (param.kind === 'perSegment' && param.hostValues !== undefined && param.hostValues.length < n) {
-      throw new SegkitUsageError(`${param.name}: ${param.hostValues.length} per-segment values for numSegments ${n}`);
+  const check = (name: string, f: NumericFacts | OptionFacts, noun: string) => {
+    if (f.kind !== 'perSegment') return;
+    if (f.hostValues !== undefined && f.hostValues.length < n) {
+      throw new SegkitUsageError(`${name}: ${f.hostValues.length} per-segment ${noun} for numSegments ${n}`);
     }
-    if (param.kind === 'perSegment' && param.deviceValues !== undefined && param.deviceValues.length < n) {
-      throw new SegkitUsageError(`${param.name}: a device array of ${param.deviceValues.length} values for numSegments ${n}`);
+    if (f.deviceValues !== undefined && f.deviceValues.length < n) {
+      throw new SegkitUsageError(`${name}: a device array of ${f.deviceValues.length} ${noun} for numSegments ${n}`);
     }
-  }
-  const dir = facts.selectDirection;
-  if (dir.kind === 'perSegment' && dir.hostValues !== undefined && dir.hostValues.length < n) {
-    throw new SegkitUsageError(`selectDirection: ${dir.hostValues.length} per-segment options for numSegments ${n}`);
-  }
-  if (dir.kind === 'perSegment' && dir.deviceValues !== undefined && dir.deviceValues.length < n) {
-    throw new SegkitUsageError(`selectDirection: a device array of ${dir.deviceValues.length} options for numSegments ${n}`);
-  }
+  };
+  check('segmentSizes', facts.segmentSizes, 'values');
+  check('k', facts.k, 'values');
+  check('selectDirection', facts.selectDirection, 'options');
 }
 
 /** The segment-size bounds that hold on the host, for the selector. */
@@ -239,7 +231,7 @@ interface LaunchPlan {
   launches: TopKLaunch[];
   layout: TempStorageLayout;
   validates: boolean;
-  checks: Omit<DeviceCheck, never>[];
+  checks: DeviceCheck[];
 }
 
 function specialization(selection: TopKSelection, facts: TopKFacts, keyType: string): string {
