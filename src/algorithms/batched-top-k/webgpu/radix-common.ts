@@ -40,3 +40,15 @@ export const enterRadixSegment = (segment: string) => `
   let s = enterSegment(${segment}, mulSat(u.tiles, RADIX_TILE), lid);
   if (s.go == 0u) { return; }
   let state = u.stateAt + (${segment}) * 8u;`;
+
+/** Enters the tile of a histogram or filter workgroup: the grid is segments x u.tiles. */
+export const enterRadixTile = `
+  let tiles = u.tiles;
+  let segment = workgroupIndex / tiles;
+  let tile = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}`;
+
+/** WGSL: declares `count`, the items this pass reads for the segment (its keys in pass 0, the previous pass's candidates after). */
+export const radixPassInputCount = `
+    var count = s.size;
+    if (u.radixPass > 0u) { count = atomicLoad(&temp[state + 2u + ((u.radixPass - 1u) & 1u)]); }`;
+

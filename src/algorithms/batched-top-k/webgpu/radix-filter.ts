@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { enterRadixSegment, radixProgram } from './radix-common.js';
+import { enterRadixTile, radixPassInputCount, radixProgram } from './radix-common.js';
 
 /*
  * 'radix-filter' (grid maxSegments * tiles, one launch per pass): an item whose digit is above the
@@ -20,13 +20,8 @@ var<workgroup> tileInfo: vec4<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> candidatesInTile: atomic<u32>;
 var<workgroup> bases: vec2<u32>;`;
-  const main = `
-  let tiles = u.tiles;
-  let segment = workgroupIndex / tiles;
-  let tile = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}
-  if (lid == 0u) {
-    var count = s.size;
-    if (u.radixPass > 0u) { count = atomicLoad(&temp[state + 2u + ((u.radixPass - 1u) & 1u)]); }
+  const main = `${enterRadixTile}
+  if (lid == 0u) {${radixPassInputCount}
     tileInfo = vec4<u32>(atomicLoad(&temp[state + 6u]), count, atomicLoad(&temp[state + 4u]), atomicLoad(&temp[state + 5u]));
     atomicStore(&selectedInTile, 0u);
     atomicStore(&candidatesInTile, 0u);

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { enterRadixSegment, radixProgram } from './radix-common.js';
+import { enterRadixTile, radixPassInputCount, radixProgram } from './radix-common.js';
 
 /*
  * 'radix-histogram' (grid maxSegments * tiles, one launch per pass): tile t of a segment counts the
@@ -14,13 +14,8 @@ export function radixHistogramProgram(facts: TopKKernelFacts, name: string): Web
   const declarations = `
 var<workgroup> localHistogram: array<atomic<u32>, 256>;
 var<workgroup> tileInfo: vec2<u32>;`;
-  const main = `
-  let tiles = u.tiles;
-  let segment = workgroupIndex / tiles;
-  let tile = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}
-  if (lid == 0u) {
-    var count = s.size;
-    if (u.radixPass > 0u) { count = atomicLoad(&temp[state + 2u + ((u.radixPass - 1u) & 1u)]); }
+  const main = `${enterRadixTile}
+  if (lid == 0u) {${radixPassInputCount}
     tileInfo = vec2<u32>(atomicLoad(&temp[state + 6u]), count);
   }
   let info = workgroupUniformLoad(&tileInfo);
