@@ -5,16 +5,8 @@ import { TempStorageLayoutBuilder } from '../src/dispatch/temp-storage.js';
 import { cpuTopKExecutor } from '../src/algorithms/batched-top-k/cpu/executor.js';
 import { type KeyType, keyFillBits, selectDirections } from '../src/algorithms/batched-top-k/keys.js';
 import type { TopKPolicy, TopKVariant } from '../src/algorithms/batched-top-k/policy.js';
-import type {
-  DeviceCheck,
-  ScalarSource,
-  SegmentSource,
-  TopKKernelId,
-  TopKLaunch,
-  TopKProblem,
-  TopKRun,
-} from '../src/algorithms/batched-top-k/problem.js';
-import { deviceCheckParameters } from '../src/algorithms/batched-top-k/problem.js';
+import type { DeviceCheck, ScalarSource, SegmentSource } from '../src/dispatch/problem.js';
+import type { TopKKernelId, TopKLaunch, TopKProblem, TopKRun } from '../src/algorithms/batched-top-k/problem.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 import { rng } from './helpers.js';
 
@@ -22,6 +14,11 @@ import { rng } from './helpers.js';
  * The CPU kernels of every top-k variant, driven through hand-built TopKRun objects (the plan is not
  * involved) and compared bit for bit with referenceTopK.
  */
+
+/** The parameter names a top-k plan's status words index (dispatch/plan.ts planValidation). */
+const parameterNames = ['segmentSizes', 'numSegments', 'segmentStride', 'totalNumItems', 'k', 'selectDirection'] as const;
+/** A device check as the tests write it: with the parameter's name. */
+type NamedCheck = Omit<DeviceCheck, 'parameter'> & { parameter: (typeof parameterNames)[number] };
 
 // ------------------------------------------------------------------------------------------------
 // Inputs
@@ -99,7 +96,7 @@ interface Case {
   /** Device runtime bounds of the sizes (for the single-tile/radix device branch). */
   deviceBounds?: [number, number];
   /** Validate device-only values (status slot + checks). */
-  checks?: (arrays: { sizes?: DeviceArray; k?: DeviceArray; dirs?: DeviceArray; numSegments?: DeviceArray }) => DeviceCheck[];
+  checks?: (arrays: { sizes?: DeviceArray; k?: DeviceArray; dirs?: DeviceArray; numSegments?: DeviceArray }) => NamedCheck[];
   totalNumItems?: { min: number; max: number };
 }
 
@@ -165,12 +162,11 @@ function build(c: Case): Built {
     kMax: c.kMax,
     maxSegments,
     maxSegmentSize,
-    keysLength: c.keys.length,
+    itemsLength: c.keys.length,
     numSegments,
     segmentSizes: sizes.source,
     layout: stride === undefined ? { kind: 'packed' } : { kind: 'strided', stride },
-    k: k.source,
-    direction: dirs.source,
+    sources: { k: k.source, selectDirection: dirs.source },
     directionOfOption: c.directionOfOption,
     sorted: c.sorted,
     segmentSizeDeviceBounds: deviceBounds,
@@ -222,12 +218,13 @@ function build(c: Case): Built {
     layout,
     temp,
     status,
-    checks: c.checks?.({ ...(sizes.array ? { sizes: sizes.array } : {}), ...(k.array ? { k: k.array } : {}), ...(dirs.array ? { dirs: dirs.array } : {}), ...(numSegments.kind === 'device' ? { numSegments: numSegments.array } : {}) }) ?? [],
+    algorithm: 'topk',
+    checks: (c.checks?.({ ...(sizes.array ? { sizes: sizes.array } : {}), ...(k.array ? { k: k.array } : {}), ...(dirs.array ? { dirs: dirs.array } : {}), ...(numSegments.kind === 'device' ? { numSegments: numSegments.array } : {}) }) ?? []).map(
+      (check) => ({ ...check, parameter: parameterNames.indexOf(check.parameter) }),
+    ),
+    parameterNames,
     totalNumItems: c.totalNumItems,
-    keysIn: keyArray,
-    keysOut,
-    valuesIn,
-    valuesOut,
+    arrays: { keysIn: keyArray, keysOut, valuesIn, valuesOut },
   };
   const active = Math.min(c.numSegments, maxSegments);
   const starts: number[] = [];
@@ -252,8 +249,8 @@ async function execute(c: Case): Promise<{ built: Built; keys: Uint32Array; valu
   const built = build(c);
   cpuTopKExecutor.execute(built.run);
   const cpu = built.cpu;
-  const keys = new Uint32Array((await cpu.download(built.run.keysOut)).buffer);
-  const values = built.run.valuesOut === undefined ? undefined : new Uint32Array((await cpu.download(built.run.valuesOut)).buffer);
+  const keys = new Uint32Array((await cpu.download(built.run.arrays.keysOut)).buffer);
+  const values = built.run.arrays.valuesOut === undefined ? undefined : new Uint32Array((await cpu.download(built.run.arrays.valuesOut)).buffer);
   const status = built.run.status === undefined ? undefined : await cpu.download(built.run.status);
   return { built, keys, values, status };
 }
@@ -509,7 +506,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
 });
 
 describe('validate kernel', () => {
-  const params = (name: (typeof deviceCheckParameters)[number]) => deviceCheckParameters.indexOf(name);
+  const params = (name: (typeof parameterNames)[number]) => parameterNames.indexOf(name);
 
   async function statusOf(c: Case): Promise<{ status: number[]; untouched: boolean }> {
     const { keys, values, status } = await execute(c);

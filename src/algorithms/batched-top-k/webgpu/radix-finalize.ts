@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl } from './preamble.js';
+import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
