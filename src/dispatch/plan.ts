@@ -191,7 +191,8 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     }
   };
 
-  const run = async (tempStorage?: DeviceArray<'u8'>): Promise<void> => {
+  /** Runs `runLaunches` (all of the plan's, or a prefix for the twin test) with the plan's checks. */
+  const execute = async (tempStorage: DeviceArray<'u8'> | undefined, runLaunches: readonly Launch[]): Promise<void> => {
     if (destroyed) throw new SegkitUsageError('plan: this plan was destroyed (plan.destroy()); make a new one');
     parts.checkArrays();
     checkTemp(tempStorage);
@@ -215,7 +216,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
         algorithm: parts.algorithm,
         problem,
         policy: selection.policy,
-        launches,
+        launches: runLaunches,
         layout,
         temp: layout.totalBytes > 0 ? tempStorage : undefined,
         status: validation.validates ? status : undefined,
@@ -223,7 +224,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
         parameterNames: validation.parameterNames,
         totalNumItems: segments.totalNumItems?.staticBounds,
         arrays: parts.arrays,
-        cache: runCache,
+        ...(runLaunches === launches ? { cache: runCache } : {}),
       };
       executor.execute(segmentedRun);
       if (validation.validates) await throwOnViolation(backend, status!, validation.parameterNames, parts.input);
@@ -232,18 +233,41 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     }
   };
 
-  return Object.freeze({
+  const plan: Plan<Variant, Facts> = Object.freeze({
     variant: selection.variant,
     reachableVariants: Object.freeze([...selection.reachable]),
     tempStorageBytes: layout.totalBytes,
     facts: parts.facts,
     launches: Object.freeze([...launches]),
     explain: () => renderExplanation(explanation),
-    run,
+    run: (tempStorage?: DeviceArray<'u8'>) => execute(tempStorage, launches),
     destroy() {
       destroyed = true;
       status?.destroy();
       status = undefined;
     },
   });
+  internals.set(plan, { layout, runPrefix: (tempStorage, count) => execute(tempStorage, launches.slice(0, count)) });
+  return plan;
+}
+
+/** What tests may see of a plan beyond its public surface. */
+export interface PlanInternals {
+  /** The temporary-storage layout (slot names, offsets, sizes). */
+  readonly layout: TempStorageLayout;
+  /** Runs only the first `count` launches (under 'validate' the status check still runs). */
+  runPrefix(tempStorage: DeviceArray<'u8'> | undefined, count: number): Promise<void>;
+}
+
+const internals = new WeakMap<Plan, PlanInternals>();
+
+/**
+ * A plan's layout and a way to run a prefix of its launches: the twin test compares the backends'
+ * temporary storage after each launch.
+ * @internal
+ */
+export function planInternals(plan: Plan): PlanInternals {
+  const found = internals.get(plan);
+  if (found === undefined) throw new Error('internal: not a plan made by makePlan');
+  return found;
 }

@@ -162,6 +162,12 @@ export interface KernelSpec<Problem extends SegmentedProblem = SegmentedProblem,
   readonly slots: readonly string[];
   /** Workgroups of one launch. */
   grid(problem: Pick<Problem, 'maxSegments' | 'maxSegmentSize'>, policy: Policy): number;
+  /**
+   * Slots this kernel writes whose contents after the launch are the same on every backend (the twin
+   * test compares them launch by launch). A slot is left out where a backend takes a shortcut inside
+   * the launch (the CPU's sampled radix threshold) that changes intermediate values but not results.
+   */
+  readonly identicalSlots?: readonly string[];
 }
 
 /** An algorithm's kernel table, by kernel id. */

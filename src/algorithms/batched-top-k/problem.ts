@@ -64,10 +64,11 @@ const radixSlots = ['offsets', 'segmentState', 'histogram', 'selected', 'candida
 /**
  * Top-k's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts) and
  * by both executors. Reduce runs `chunks` workgroups per segment, radix histogram and filter `tiles`.
+ * Radix-select's state is not compared between backends: the CPU samples a pass-0 threshold.
  */
 export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segment-offsets'>, TopKProblem, TopKPolicy> = {
   'single-tile': { slots: ['offsets'], grid: perSegment },
-  reduce: { slots: ['offsets', 'partials'], grid: (problem, policy) => problem.maxSegments * reduceChunks(problem.maxSegmentSize, policy) },
+  reduce: { slots: ['offsets', 'partials'], grid: (problem, policy) => problem.maxSegments * reduceChunks(problem.maxSegmentSize, policy), identicalSlots: ['partials'] },
   'reduce-merge': { slots: ['offsets', 'partials'], grid: perSegment },
   'radix-init': { slots: radixSlots, grid: perSegment },
   'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy) },

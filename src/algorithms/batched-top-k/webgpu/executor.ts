@@ -15,7 +15,8 @@ import { singleTileProgram } from './single-tile.js';
  * (backends/webgpu/executor.ts) runs every launch of a plan in one encoder, one pass and one submit.
  */
 
-const multiChunk = (run: TopKRun) => run.launches.some((l) => l.kernel === 'reduce-merge');
+/** Reduce splits segments over several workgroups (and merges their partial lists in a second launch). */
+const multiChunk = (run: TopKRun) => reduceChunks(run.problem.maxSegmentSize, run.policy) > 1;
 
 /** Top-k's WGSL programs, by kernel id. */
 const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: string, run: TopKRun) => WebGpuProgram> = {
