@@ -3,13 +3,46 @@ import { cpuBackend } from '../backends/cpu/cpu-backend.js';
 import { SegkitUsageError } from '../errors.js';
 import type { Bounds } from '../params/param.js';
 
-/** What the caller requires of the results and of the checks. */
+/**
+ * What the caller requires of the results and of the checks. Each value other than the default
+ * relaxes a promise, so a plan may take a faster path; `plan.explain()` says what each relaxation
+ * changes in that plan, and the kernels it changes carry it in their names (`tie=any`, `order=any`).
+ *
+ * Whatever the requirements, a segment's results are a top-k: the same keys (as ordered keys, with
+ * their multiplicity) as with the defaults; only which of the items tied with the last one taken,
+ * and the order, may differ.
+ *
+ * @example
+ * ```ts
+ * // Any order, any of the tied items, and both may change between runs: radix-select's finalize
+ * // neither sorts nor selects ties by index.
+ * env({ requirements: { outputOrdering: 'unsorted', tieBreak: 'any', determinism: 'not-guaranteed' } });
+ * ```
+ */
 export interface Requirements {
-  /** `'sorted'` lists results best first; `'unsorted'` allows any order. Default `'sorted'`. */
+  /**
+   * `'sorted'` lists a segment's results best first; `'unsorted'` allows any order (under
+   * `'run-to-run'` the order still repeats: today it is index order for single-tile and radix-select
+   * and best first for reduce, on every backend). Default `'sorted'`.
+   */
   readonly outputOrdering: 'sorted' | 'unsorted';
-  /** Among equal keys, `'prefer-smaller-index'` keeps the smaller index. Default `'prefer-smaller-index'`. */
+  /**
+   * Which items are taken among those whose key equals the last key taken: `'prefer-smaller-index'`
+   * the smaller indices (and sorted output lists equal keys by index); `'any'` any of them. Under
+   * `'run-to-run'` the choice must still repeat, which costs every current kernel what index order
+   * costs, so results equal `'prefer-smaller-index'`; with `determinism: 'not-guaranteed'`
+   * radix-select takes the tied items in the order its filter appended them. Default
+   * `'prefer-smaller-index'`.
+   */
   readonly tieBreak: 'prefer-smaller-index' | 'any';
-  /** `'run-to-run'`: the same inputs give the same outputs every run. Default `'run-to-run'`. */
+  /**
+   * `'run-to-run'`: the same inputs give the same outputs every run (and, with the other defaults,
+   * on every backend and variant). `'not-guaranteed'`: what the other requirements leave open (the
+   * order under `'unsorted'`, the tied items under `tieBreak: 'any'`) may change between runs, so
+   * radix-select keeps what its parallel appends found instead of putting it in order. With
+   * `'sorted'` and `'prefer-smaller-index'` nothing is left open and results repeat anyway.
+   * Default `'run-to-run'`.
+   */
   readonly determinism: 'run-to-run' | 'not-guaranteed';
   /**
    * `'validate'` checks device-only values on the device before anything is written; `'trust'`

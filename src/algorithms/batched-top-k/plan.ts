@@ -6,7 +6,7 @@ import {
   isDeviceArray,
 } from '../../backends/backend.js';
 import { TempStorageLayoutBuilder, type TempStorageLayout, describeLayout } from '../../dispatch/temp-storage.js';
-import { type Env, env as makeEnv } from '../../env/env.js';
+import { type Env, type Requirements, env as makeEnv } from '../../env/env.js';
 import { GuaranteeViolationError, SegkitRangeError, SegkitUsageError } from '../../errors.js';
 import { type Bounds, p } from '../../params/param.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, resolveOption } from '../../params/resolve.js';
@@ -244,6 +244,62 @@ function specialization(selection: TopKSelection, facts: TopKFacts, keyType: str
   return parts.join(',');
 }
 
+/**
+ * What the requirements let the kernels skip. Both relaxations need `determinism: 'not-guaranteed'`:
+ * the kernels' parallel appends (GPU atomics, CPU worker threads) find items in an order that may
+ * change from run to run, so a choice or an order that must repeat has to be put in index (or rank)
+ * order first, and that costs what the 'prefer-smaller-index' rule costs.
+ */
+interface Relaxations {
+  /** Tied items of the threshold bucket are taken as found ('any' ties, allowed to change between runs). */
+  readonly tiesAsFound: boolean;
+  /** An unsorted selection is written as found ('unsorted', allowed to change between runs). */
+  readonly orderAsFound: boolean;
+}
+
+function relaxationsOf(requirements: Requirements): Relaxations {
+  const mayChange = requirements.determinism === 'not-guaranteed';
+  return {
+    tiesAsFound: mayChange && requirements.tieBreak === 'any',
+    orderAsFound: mayChange && requirements.outputOrdering === 'unsorted',
+  };
+}
+
+/** The specialization the relaxations add to the kernels they change (radix-select's finalize). */
+function relaxedSpecialization(relaxed: Relaxations): string {
+  return `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
+}
+
+/** explain()'s account of what tieBreak and determinism change in this plan (none is ignored silently). */
+function describeRelaxations(requirements: Requirements, relaxed: Relaxations, launches: readonly TopKLaunch[]): string[] {
+  const finalize = launches.find((l) => l.kernel === 'radix-finalize');
+  // Only radix-select collects its selection through parallel appends; single-tile and reduce find
+  // items in index order, so index order costs them nothing and they keep it.
+  const inIndexOrder = 'this plan\'s kernels find items in index order at no cost, so results are those of the defaults';
+  const lines: string[] = [];
+  if (requirements.tieBreak === 'any') {
+    if (!relaxed.tiesAsFound) {
+      lines.push("tieBreak 'any': ties still go to the smaller index: under determinism 'run-to-run' the choice must repeat, and a repeatable choice costs what index order costs; add determinism 'not-guaranteed' to let radix-select take tied items as found");
+    } else if (finalize !== undefined) {
+      lines.push(`tieBreak 'any' (not-guaranteed): ${finalize.name} takes the tied items of the threshold key in the order the filter appended them (no select by index); which tied items come back may change between runs`);
+    } else {
+      lines.push(`tieBreak 'any' (not-guaranteed): ${inIndexOrder}`);
+    }
+  }
+  if (requirements.determinism === 'not-guaranteed') {
+    if (relaxed.orderAsFound) {
+      lines.push(
+        finalize !== undefined
+          ? `determinism 'not-guaranteed' (unsorted): ${finalize.name} writes the selection in the order it was found (no sort); the order may change between runs`
+          : `determinism 'not-guaranteed' (unsorted): ${inIndexOrder}`,
+      );
+    } else if (!relaxed.tiesAsFound) {
+      lines.push("determinism 'not-guaranteed': 'sorted' output with ties by index fixes every output slot, so results repeat anyway");
+    }
+  }
+  return lines;
+}
+
 function buildLaunches(
   selection: TopKSelection,
   facts: TopKFacts,
@@ -251,6 +307,7 @@ function buildLaunches(
   guaranteeChecks: 'validate' | 'trust',
   totalItemsBound: number,
   keyType: string,
+  relaxed: Relaxations,
 ): LaunchPlan {
   const { policy } = selection;
   const layout = new TempStorageLayoutBuilder();
@@ -289,7 +346,9 @@ function buildLaunches(
         launches.push({ kernel: 'radix-choose', variant, name: `topk/radix-select/choose[${spec}]`, grid: n, pass, purpose: `pass ${pass}: find the threshold bucket` });
         launches.push({ kernel: 'radix-filter', variant, name: `topk/radix-select/filter[${spec}]`, grid: n * tiles, pass, purpose: `pass ${pass}: keep items above the threshold, carry the threshold bucket as candidates` });
       }
-      launches.push({ kernel: 'radix-finalize', variant, name: `topk/radix-select/finalize[${spec}]`, grid: n, pass: passes - 1, purpose: 'resolve ties by index, sort the selection, write' });
+      const finalizeSpec = `${spec}${relaxedSpecialization(relaxed)}`;
+      const finalizePurpose = `${relaxed.tiesAsFound ? 'take ties as found' : 'resolve ties by index'}, ${relaxed.orderAsFound ? 'keep the selection as found' : 'sort the selection'}, write`;
+      launches.push({ kernel: 'radix-finalize', variant, name: `topk/radix-select/finalize[${finalizeSpec}]`, grid: n, pass: passes - 1, purpose: finalizePurpose });
     }
   }
   return { launches, layout: layout.build(), validates, checks };
@@ -390,6 +449,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const strideMax = facts.segmentStride === undefined ? undefined : effectiveBounds(facts.segmentStride).max;
   const extent = strideMax === undefined ? (facts.totalNumItems?.staticBounds.max ?? Infinity) : Math.max(0, facts.maxSegments - 1) * strideMax + maxSegmentSize;
   const totalItemsBound = Math.min(keysLength, extent);
+  const relaxed = relaxationsOf(requirements);
   const { launches, layout, validates, checks } = buildLaunches(
     selection,
     facts,
@@ -397,6 +457,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     requirements.guaranteeChecks,
     totalItemsBound,
     args.keysIn.dtype,
+    relaxed,
   );
 
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
@@ -414,6 +475,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
         .map((f) => `  ${describeNumeric(f)}`),
       `  ${describeOption(facts.selectDirection)}`,
       `  requirements: ${Object.entries(requirements).map(([k, v]) => `${k}=${v}`).join(', ')}`,
+      ...describeRelaxations(requirements, relaxed, launches).map((l) => `  ${l}`),
       `Chosen variant: ${selection.variant} (${selection.why})`,
       `Policy: ${Object.entries(selection.policy).map(([k, v]) => `${k}=${v}`).join(', ')}`,
       `Reachable variants: ${selection.reachable.join(', ')}`,
@@ -485,6 +547,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       direction,
       directionOfOption,
       sorted: requirements.outputOrdering === 'sorted',
+      tiesAsFound: relaxed.tiesAsFound,
+      orderAsFound: relaxed.orderAsFound,
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds,
     };
     if (validates && status === undefined) status = backend.alloc('u32', 8);

@@ -68,7 +68,10 @@ const programs = new Map<string, WebGpuProgram>();
 function programFor(launch: TopKLaunch, run: TopKRun, facts: TopKKernelFacts, factsKey: string): WebGpuProgram {
   const multiChunk = launch.kernel === 'reduce' && run.launches.some((l) => l.kernel === 'reduce-merge');
   const validate = launch.kernel === 'validate' ? validateFacts(run.checks, run.totalNumItems !== undefined) : undefined;
-  const key = `${launch.kernel}|${multiChunk}|${validate === undefined ? '' : JSON.stringify(validate)}|${factsKey}`;
+  // Only finalize reads the requirements' relaxations; keying the other kernels on them would compile
+  // the same WGSL twice.
+  const relaxed = launch.kernel === 'radix-finalize' ? { tiesAsFound: run.problem.tiesAsFound, orderAsFound: run.problem.orderAsFound } : undefined;
+  const key = `${launch.kernel}|${multiChunk}|${validate === undefined ? '' : JSON.stringify(validate)}|${relaxed === undefined ? '' : JSON.stringify(relaxed)}|${factsKey}`;
   let program = programs.get(key);
   if (program !== undefined) return program;
   switch (launch.kernel) {
@@ -100,7 +103,7 @@ function programFor(launch: TopKLaunch, run: TopKRun, facts: TopKKernelFacts, fa
       program = radixFilterProgram(facts, launch.name);
       break;
     case 'radix-finalize':
-      program = radixFinalizeProgram(facts, launch.name);
+      program = radixFinalizeProgram(facts, launch.name, relaxed!);
       break;
     default:
       throw new Error(`internal: no WebGPU kernel for '${String(launch.kernel)}'`);
