@@ -132,7 +132,7 @@ function thresholdIsRare(size: number, take: number): boolean {
   return j * 32 < m;
 }
 
-/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect (reorders the list). */
+/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect; reorders the list so that list[0, nth] are the nth + 1 smallest. */
 function nthSmallest(list: Int32Array, n: number, nth: number): number {
   let lo = 0;
   let hi = n - 1;
@@ -608,6 +608,22 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   }
 }
 
+/**
+ * Moves the `wanted` smallest entries of `list` (distinct indices) to its front, in any order: nothing
+ * when all are wanted or the list is ascending (one thread appended it), else a quickselect (linear,
+ * where sorting what worker threads appended out of order would cost n log n).
+ */
+function smallestFirst(list: Int32Array, wanted: number): void {
+  const n = list.length;
+  if (wanted <= 0 || wanted >= n) return;
+  for (let j = 1; j < n; j++) {
+    if (list[j]! < list[j - 1]!) {
+      nthSmallest(list, n, wanted - 1);
+      return;
+    }
+  }
+}
+
 /** 'radix-finalize': ties from the last pass's candidates by smallest index, then sort and write the outputs. */
 export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
@@ -627,8 +643,8 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
     const last = (ctx.radixPasses - 1) & 1;
     const candidates = ctx.candidatesSlot[last]! + seg.start;
     const available = Math.min(temp[state + 2 + last]!, seg.size);
-    if (!ctx.tiesAsFound) ensureAscending(temp, candidates, candidates + available);
     const ties = Math.min(seg.take - count, available);
+    if (!ctx.tiesAsFound) smallestFirst(temp.subarray(candidates, candidates + available), ties);
     for (let j = 0; j < ties; j++) memory[kMax + count + j] = temp[candidates + j]!;
     count += ties;
   }
