@@ -69,7 +69,7 @@ describe('runtime twins of the top-k argument rules', () => {
   });
   it('explain() says what tieBreak and determinism change in the plan, for every value', () => {
     const explain = (k: number, requirements: object) =>
-      (plan({ ...base, k: p.constant(k), segmentSizes: p.constant(256) }, env({ backend, requirements, tuning: k > 8 ? { variant: 'radix-select' } : {} })) as { explain(): string }).explain();
+      (plan({ ...base, k: p.constant(k as 40), segmentSizes: p.constant(256) }, env({ backend, requirements, tuning: k > 8 ? { variant: 'radix-select' } : {} })) as { explain(): string }).explain();
     const finalize = (spec: string) => `topk/radix-select/finalize[f32,max${spec}]`;
     expect(explain(40, {})).not.toMatch(/tieBreak '|determinism '/);
     expect(explain(40, { tieBreak: 'any' })).toContain("tieBreak 'any': ties still go to the smaller index: under determinism 'run-to-run' the choice must repeat");

@@ -7,12 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Backend,
   type DeviceArray,
+  type Env,
   type Requirements,
+  type TopKPlan,
   type TopKVariant,
   DeviceBatchedTopK,
   GuaranteeViolationError,
   SegkitRangeError,
   SegkitUsageError,
+  cpuBackend,
   env,
   orderedKey,
   p,
@@ -352,6 +355,44 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect(topKViolations(c, built, swapped, values!, any)).toContain('segment 0: the keys are not best first');
         expect(topKViolations(c, built, swapped, values!, { ties: 'any', order: 'any' })).toContain(`segment 0: slot 0: key ${swapped[0]} is not item ${values![0]}'s key ${c.keys[values![0]!]}`);
         for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('without env({ backend }), a call runs where its DeviceArrays are', () => {
+      const select = DeviceBatchedTopK.select as unknown as (args: unknown, e?: Env) => Promise<void>;
+      const planOf = DeviceBatchedTopK.plan as unknown as (args: unknown, e?: Env) => TopKPlan;
+
+      it('no env, or an env without a backend: the arrays\' backend runs it', async () => {
+        const c = makeCase({ name: 'arrays-backend', sizes: [300, 20, 1000], k: 12, sizeKind: 'perSegment-device', seed: 221 });
+        for (const environment of [undefined, env({ requirements: { outputOrdering: 'sorted' } })]) {
+          const built = buildCase(backend, c);
+          expect(environment?.backend).toBeUndefined();
+          expect(planOf(built.args, environment).backend).toBe(backend);
+          backend.resetStats();
+          await select(built.args, environment);
+          expect(backend.stats().launches).toBeGreaterThan(0);
+          expect(bits(await backend.download(built.keysOut))).toEqual(built.expected.keys);
+          expect(bits(await backend.download(built.valuesOut!))).toEqual(built.expected.values);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+
+      it('arrays on two backends: an error naming an array on each, outputs untouched', async () => {
+        const other = cpuBackend({ workers: 0 });
+        const c = makeCase({ name: 'two-backends', sizes: [30, 40], k: 5, seed: 223 });
+        const elsewhere = backend.name === 'cpu' ? 'another cpu backend instance than keysIn\'s' : 'the cpu backend, but keysIn\'s is on the webgpu backend';
+        const rule = 'with no backend in env(), a call runs on the backend that holds its DeviceArrays, so they must all be on one: upload them to the same backend';
+        const built = buildCase(backend, c);
+        const otherValues = other.alloc('i32', built.valuesOut!.length);
+        await expect(select({ ...built.args, valuesOut: otherValues })).rejects.toThrow(new SegkitUsageError(`valuesOut: its DeviceArray is on ${elsewhere}; ${rule}`));
+        const otherK = other.upload(new Uint32Array([5]));
+        await expect(select({ ...built.args, k: p.uniform(otherK, { min: 1, max: 5 }) }, env())).rejects.toThrow(new SegkitUsageError(`k: its DeviceArray is on ${elsewhere}; ${rule}`));
+        // With a backend named, the arrays must be on it: the message says so.
+        await expect(select(built.args, env({ backend: other }))).rejects.toThrow(`keysIn: the DeviceArray belongs to ${backend.name === 'cpu' ? 'another cpu backend instance than the one running this call' : 'the webgpu backend, but this call runs on the cpu backend'}`);
+        expect([...bits(await backend.download(built.keysOut))].every((b) => b === untouchedBits)).toBe(true);
+        expect([...bits(await other.download(otherValues))].every((b) => b === 0)).toBe(true);
+        for (const a of built.owned) a.destroy();
+        other.destroy();
       });
     });
 

@@ -1,4 +1,4 @@
-import type { DeviceArray } from '../../backends/backend.js';
+import type { Backend, DeviceArray } from '../../backends/backend.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { p } from '../../params/param.js';
 import type { GuaranteesOf, TopKArgs, TopKArgsShape, TopKArgsShapeWithoutDirection, TopKArgsWithoutDirection, ValidateTopKArgs } from './args.js';
@@ -13,9 +13,8 @@ registerTopKExecutor('webgpu', webgpuTopKExecutor);
 /** Grow-only temporary storage per backend, for the environment API. */
 const tempStorageCache = new WeakMap<object, DeviceArray<'u8'>>();
 
-function tempStorageFor(environment: Env, bytes: number): DeviceArray<'u8'> | undefined {
+function tempStorageFor(backend: Backend, bytes: number): DeviceArray<'u8'> | undefined {
   if (bytes === 0) return undefined;
-  const { backend } = environment;
   const cached = tempStorageCache.get(backend);
   if (cached !== undefined && !cached.destroyed && cached.length >= bytes) return cached;
   cached?.destroy();
@@ -25,9 +24,9 @@ function tempStorageFor(environment: Env, bytes: number): DeviceArray<'u8'> | un
   return fresh;
 }
 
-/** Runs a plan with temporary storage from the environment. */
-async function runWithEnvironment(plan: TopKPlan, environment: Env): Promise<void> {
-  await plan.run(tempStorageFor(environment, plan.tempStorageBytes));
+/** Runs a plan with temporary storage from its backend's cache. */
+async function runWithEnvironment(plan: TopKPlan): Promise<void> {
+  await plan.run(tempStorageFor(plan.backend, plan.tempStorageBytes));
 }
 
 let defaultEnvironment: Env | undefined;
@@ -67,7 +66,7 @@ function planFor(userArgs: object, variant: string, environment: Env, build: () 
 
 async function selectWith(userArgs: object, variant: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
   const environment = env ?? (defaultEnvironment ??= makeEnv());
-  await runWithEnvironment(planFor(userArgs, variant, environment, build), environment);
+  await runWithEnvironment(planFor(userArgs, variant, environment, build));
 }
 
 const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({

@@ -6,7 +6,7 @@ import {
   isDeviceArray,
 } from '../../backends/backend.js';
 import { TempStorageLayoutBuilder, type TempStorageLayout, describeLayout } from '../../dispatch/temp-storage.js';
-import { type Env, type Requirements, env as makeEnv } from '../../env/env.js';
+import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { GuaranteeViolationError, SegkitRangeError, SegkitUsageError } from '../../errors.js';
 import { type Bounds, p } from '../../params/param.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, resolveOption } from '../../params/resolve.js';
@@ -52,6 +52,11 @@ export interface TopKFacts {
 
 /** A planned top-k call: host facts, the chosen variant, its launches and temporary storage. */
 export interface TopKPlan {
+  /**
+   * The backend the plan runs on: the environment's, or, where `env()` names none, the one that holds
+   * the call's DeviceArrays. Temporary storage for `run` comes from it.
+   */
+  readonly backend: Backend;
   /** The variant the dispatcher chose. */
   readonly variant: TopKVariant;
   /** Variants not pruned by the known bounds, for this backend. */
@@ -81,8 +86,8 @@ function guaranteeOf(name: string, min: number | undefined, max: number | undefi
   return min === undefined && max === undefined ? [] : [{ name, bounds: { min: min ?? domain.min, max: max ?? domain.max } }];
 }
 
-function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
-  const { backend, guarantees } = environment;
+function resolveFacts(args: TopKArgs, environment: Env, backend: Backend): TopKFacts {
+  const { guarantees } = environment;
   const sizeDomain = { min: 0, max: u32Max };
   const segmentSizes = resolveNumeric('segmentSizes', args.segmentSizes, {
     ...numericDomain(0, u32Max),
@@ -417,11 +422,12 @@ function hostU32(values: ArrayLike<number>, count: number): Uint32Array {
  */
 export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan {
   if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  const { backend, requirements } = environment;
+  const { requirements } = environment;
   for (const name of ['keysIn', 'keysOut'] as const) {
     if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
   }
-  const facts = resolveFacts(args, environment);
+  const backend = backendForCall(environment, args);
+  const facts = resolveFacts(args, environment, backend);
   checkArrays(args, facts, backend);
   checkPerSegmentLengths(facts);
   const keysLength = args.keysIn.length;
@@ -578,6 +584,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   };
 
   return Object.freeze({
+    backend,
     variant: selection.variant,
     reachableVariants: Object.freeze([...selection.reachable]),
     tempStorageBytes: layout.totalBytes,
