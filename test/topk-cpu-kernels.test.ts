@@ -528,7 +528,7 @@ describe("radix-select finalize and the requirements' relaxations", () => {
     // [remaining, selectedCount, candidateCount0, candidateCount1, digit, takeBucket, done, k]
     temp.set([2 - state.selected.length, state.selected.length, 0, state.candidates.length, 0, 0, 0, 2], word('segmentState'));
     cpuTopKExecutor.execute({ ...run, launches: run.launches.filter((l) => l.kernel === 'radix-finalize') });
-    return Array.from(await cpu.download(run.valuesOut!));
+    return Array.from(await cpu.download(run.arrays.valuesOut!));
   }
 
   it('by default takes the smallest tied indices and writes a fixed order', async () => {
