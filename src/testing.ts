@@ -73,6 +73,11 @@ export interface TestBackend {
   backend(): Promise<Backend>;
   /** A new backend of this kind that the caller owns and destroys. Rejects with the skip reason when skipped. */
   create(): Promise<Backend>;
+  /**
+   * Runs `test` on the shared backend and downloads its outputs. Rejects with the skip reason when
+   * skipped.
+   */
+  run<Outputs extends TestOutputs>(test: BackendTest<Outputs>): Promise<BackendRun<keyof Outputs & string>>;
 }
 
 /** Host copies of device outputs, as `backend.download` gives them. */
@@ -403,6 +408,29 @@ class TestBackendEntry implements TestBackend {
     return this.shared;
   }
 
+  async run<Outputs extends TestOutputs>(test: BackendTest<Outputs>): Promise<BackendRun<keyof Outputs & string>> {
+    const backend = await this.backend();
+    const tracked: DeviceArray[] = [];
+    const context: RunContext = {
+      name: this.name,
+      track(array, ...more) {
+        tracked.push(array, ...more);
+        return array;
+      },
+    };
+    try {
+      const returned = await test(backend, context);
+      const outputs: Record<string, HostOutput> = {};
+      for (const [name, output] of Object.entries(returned)) {
+        if (output === undefined) continue;
+        outputs[name] = isDeviceArray(output) ? await backend.download(output) : output.slice();
+      }
+      return { name: this.name, outputs: outputs as Record<keyof Outputs & string, HostOutput> };
+    } finally {
+      for (const array of tracked) array.destroy();
+    }
+  }
+
   destroy(): void {
     for (const backend of this.created.splice(0)) backend.destroy();
     this.shared = undefined;
@@ -418,28 +446,7 @@ class TestBackendSet implements TestBackends {
 
   async run<Outputs extends TestOutputs>(test: BackendTest<Outputs>): Promise<BackendRun<keyof Outputs & string>[]> {
     const runs: BackendRun<keyof Outputs & string>[] = [];
-    for (const entry of this.available) {
-      const backend = await entry.backend();
-      const tracked: DeviceArray[] = [];
-      const context: RunContext = {
-        name: entry.name,
-        track(array, ...more) {
-          tracked.push(array, ...more);
-          return array;
-        },
-      };
-      try {
-        const returned = await test(backend, context);
-        const outputs: Record<string, HostOutput> = {};
-        for (const [name, output] of Object.entries(returned)) {
-          if (output === undefined) continue;
-          outputs[name] = isDeviceArray(output) ? await backend.download(output) : output.slice();
-        }
-        runs.push({ name: entry.name, outputs: outputs as Record<keyof Outputs & string, HostOutput> });
-      } finally {
-        for (const array of tracked) array.destroy();
-      }
-    }
+    for (const entry of this.available) runs.push(await entry.run(test));
     return runs;
   }
 
