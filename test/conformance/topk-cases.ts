@@ -82,7 +82,7 @@ export function starts(c: TopKCase): number[] {
   return out;
 }
 
-/** kMax of a case, as the SPEC defines it. */
+/** kMax of a case, as docs/top-k.md defines it. */
 export function kMaxOf(c: TopKCase): number {
   return c.kKind === 'constant' || c.kKind === 'uniform' ? (c.k[0] ?? c.kBound) : c.kBound;
 }
