@@ -1,15 +1,5 @@
-import {
-  type Backend,
-  type DeviceArray,
-  type Env,
-  type TopKPlan,
-  type TopKVariant,
-  DeviceBatchedTopK,
-  env,
-  orderedKey,
-  p,
-  referenceTopK,
-} from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type TopKPlan, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
+import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rng } from '../rng.js';
 
 /** How a parameter is given in a case. */

@@ -4,23 +4,8 @@
  * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type Backend,
-  type DeviceArray,
-  type Env,
-  type Requirements,
-  type TopKPlan,
-  type TopKVariant,
-  DeviceBatchedTopK,
-  GuaranteeViolationError,
-  SegkitRangeError,
-  SegkitUsageError,
-  cpuBackend,
-  env,
-  orderedKey,
-  p,
-  topKPolicyFor,
-} from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, topKPolicyFor } from '../../src/index.js';
+import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import {
   type Allowed,
   type NumericKind,
