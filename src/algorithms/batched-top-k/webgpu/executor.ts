@@ -267,6 +267,7 @@ interface PreparedRun {
   readonly runtime: WebGpuRuntime;
   readonly runLaunches: readonly TopKLaunch[];
   readonly usesBlock: boolean;
+  /** The launches with workgroups to dispatch (a grid of 0, e.g. with numSegments 0, has none). */
   readonly launches: readonly PreparedLaunch[];
   readonly uniformTotal: number;
   /** The buffers (and block size) the bind groups were made for; any change remakes them. */
@@ -282,13 +283,15 @@ function prepare(run: TopKRun, runtime: WebGpuRuntime): PreparedRun {
   const factsKey = JSON.stringify(facts);
   const alignment = Math.max(256, runtime.minUniformBufferOffsetAlignment);
   let uniformTotal = 0;
-  const launches = run.launches.map((launch): PreparedLaunch => {
+  // A launch of no workgroups runs nothing: it gets no program, uniforms or bind group (its
+  // temporary-storage slots, sized by the grid, may not even exist). It is still counted.
+  const launches = run.launches.filter((launch) => launch.grid > 0).map((launch): PreparedLaunch => {
     const program = programFor(launch, run, facts, factsKey);
     const compiled = runtime.compile(program);
     const temp = program.bindings.some((b) => b.name === 'temp') ? tempBinding(run, launch.kernel, runtime, launch.name) : undefined;
     // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
     const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
-    const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
+    const y = Math.ceil(launch.grid / x);
     if (y > runtime.maxWorkgroupsPerDimension) {
       throw new SegkitUsageError(`${launch.name}: ${launch.grid} workgroups exceed this device's dispatch limit of ${runtime.maxWorkgroupsPerDimension}^2`);
     }
@@ -381,11 +384,10 @@ export const webgpuTopKExecutor: TopKExecutor = {
         if (entry.words > 0) encoder.copyBufferToBuffer(runtime.bufferOf(array), 0, blockBuffer!, entry.at * 4, entry.words * 4);
       }
     }
+    for (const launch of run.launches) runtime.countLaunch(launch.name);
     const pass = encoder.beginComputePass({ label: 'segkit top-k' });
     for (let i = 0; i < launches.length; i++) {
-      const { launch, compiled, x, y } = launches[i]!;
-      runtime.countLaunch(launch.name);
-      if (launch.grid === 0) continue;
+      const { compiled, x, y } = launches[i]!;
       pass.setPipeline(compiled.pipeline);
       pass.setBindGroup(0, bindGroups[i]!);
       pass.dispatchWorkgroups(x, y);
