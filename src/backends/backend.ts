@@ -75,6 +75,13 @@ export interface BackendStats {
   kernelsCompiled: number;
   /** Launches per kernel name, e.g. `{ 'topk/reduce[k<=8]': 2 }`. */
   launchesByKernel: Record<string, number>;
+  /**
+   * DeviceArrays alive now: made by `upload` or `alloc` (yours, or an algorithm's) and not destroyed.
+   * A state, not a counter: `resetStats()` leaves it. A long loop that destroys what it makes keeps it flat.
+   */
+  liveArrays: number;
+  /** Bytes of the {@link BackendStats.liveArrays} (length times bytes per element). */
+  liveBytes: number;
 }
 
 /**
@@ -190,8 +197,23 @@ export function describe(value: unknown): string {
 export class StatsCounter {
   private counters: BackendStats = StatsCounter.empty();
 
+  private liveArrays = 0;
+  private liveBytes = 0;
+
   private static empty(): BackendStats {
-    return { uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0, launches: 0, kernelsCompiled: 0, launchesByKernel: {} };
+    return { uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0, launches: 0, kernelsCompiled: 0, launchesByKernel: {}, liveArrays: 0, liveBytes: 0 };
+  }
+
+  /** A DeviceArray of `bytes` bytes was made. */
+  arrayMade(bytes: number): void {
+    this.liveArrays++;
+    this.liveBytes += bytes;
+  }
+
+  /** A DeviceArray of `bytes` bytes was destroyed. */
+  arrayDestroyed(bytes: number): void {
+    this.liveArrays--;
+    this.liveBytes -= bytes;
   }
 
   upload(bytes: number): void {
@@ -214,7 +236,7 @@ export class StatsCounter {
   }
 
   snapshot(): BackendStats {
-    return { ...this.counters, launchesByKernel: { ...this.counters.launchesByKernel } };
+    return { ...this.counters, launchesByKernel: { ...this.counters.launchesByKernel }, liveArrays: this.liveArrays, liveBytes: this.liveBytes };
   }
 
   reset(): void {

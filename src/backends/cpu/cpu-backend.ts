@@ -16,7 +16,7 @@ import {
 } from '../backend.js';
 import type { CpuKernel } from './kernel.js';
 import { WorkgroupMemory } from './kernel.js';
-import { attachMemory, deviceMemory, detachMemory } from './memory.js';
+import { type HeapRange, SharedDeviceHeap, attachMemory, deviceMemory, detachMemory } from './memory.js';
 import { type CpuWorkerPool, createWorkerPool, hostParallelism, parallelLaunchItems, workersSupported } from './pool.js';
 
 /** Options of {@link cpuBackend}. */
@@ -30,7 +30,9 @@ export interface CpuBackendOptions {
    * Worker threads that run large launches' workgroups alongside the calling thread. Default:
    * `os.availableParallelism() - 1`; 0 runs everything on the calling thread (as do runtimes without
    * `node:worker_threads`). Device memory is then in SharedArrayBuffers; launches stay synchronous,
-   * and results are the same for every number of workers.
+   * and results are the same for every number of workers. With workers, device memory comes from
+   * slabs the backend keeps and reuses: a destroyed array's memory goes to the next allocation, and
+   * `destroy()` of the backend lets all of it go.
    */
   workers?: number;
   /**
@@ -66,6 +68,8 @@ export interface CpuBackend extends Backend {
 
 class CpuDeviceArray<D extends DType> implements DeviceArray<D> {
   destroyed = false;
+  /** Where the memory lies in the backend's shared heap (with workers). */
+  range: HeapRange | undefined;
   constructor(
     readonly backend: CpuBackendImpl,
     readonly dtype: D,
@@ -76,20 +80,33 @@ class CpuDeviceArray<D extends DType> implements DeviceArray<D> {
     if (this.destroyed) return;
     this.destroyed = true;
     detachMemory(this);
-    this.backend.live--;
+    this.backend.arrayDestroyed(this);
   }
 }
+
+/** What an array dropped without `destroy()` gives back once it is garbage-collected. */
+interface DroppedArray {
+  readonly backend: CpuBackendImpl;
+  readonly range: HeapRange;
+  readonly bytes: number;
+}
+
+/**
+ * Heap ranges of arrays garbage-collected without `destroy()` (as a GPU buffer is freed when its
+ * handle is collected); ArrayBuffers without workers are collected with their arrays anyway.
+ */
+const droppedArrays = new FinalizationRegistry<DroppedArray>((dropped) => dropped.backend.arrayDropped(dropped));
 
 class CpuBackendImpl implements CpuBackend {
   readonly name = 'cpu' as const;
   readonly capabilities: BackendCapabilities;
-  live = 0;
   private readonly counter = new StatsCounter();
   private readonly compiledKernels = new Set<string>();
   private readonly sharedMemory = new Map<number, WorkgroupMemory>();
   private destroyedBackend = false;
   private readonly pool: CpuWorkerPool | undefined;
-  private readonly shareMemory: boolean;
+  /** Device memory shared with the workers; undefined without workers (one ArrayBuffer per array). */
+  private readonly heap: SharedDeviceHeap | undefined;
   private readonly parallelThreshold: number;
 
   constructor(options: CpuBackendOptions) {
@@ -98,7 +115,7 @@ class CpuBackendImpl implements CpuBackend {
       throw new SegkitUsageError(`cpuBackend({ workers }): ${String(options.workers)} is not a non-negative integer`);
     }
     this.pool = requested > 0 && workersSupported() ? createWorkerPool(requested) : undefined;
-    this.shareMemory = this.pool !== undefined;
+    this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap();
     this.parallelThreshold = options.parallelThreshold ?? parallelLaunchItems;
     const parallelism = (this.pool?.size ?? 0) + 1;
     this.capabilities = Object.freeze({ ...defaultCpuCapabilities, parallelism, ...options.capabilities });
@@ -108,18 +125,41 @@ class CpuBackendImpl implements CpuBackend {
     if (this.destroyedBackend) throw new SegkitUsageError('the cpu backend was destroyed and cannot be used');
   }
 
-  private allocate<D extends DType>(dtype: D, length: number): CpuDeviceArray<D> {
+  /** A new array; its memory is zero-filled when `zero` (an upload overwrites all of it). */
+  private allocate<D extends DType>(dtype: D, length: number, zero: boolean): CpuDeviceArray<D> {
     const array = new CpuDeviceArray(this, dtype, length);
+    const arrayBytes = length * bytesPerElement[dtype];
     // Round up to whole words so every allocation has u32/f32 views.
-    const bytes = Math.ceil((length * bytesPerElement[dtype]) / 4) * 4;
-    attachMemory(array, this.shareMemory ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
-    this.live++;
+    const bytes = Math.ceil(arrayBytes / 4) * 4;
+    if (this.heap === undefined) {
+      attachMemory(array, new ArrayBuffer(bytes));
+    } else {
+      const range = this.heap.allocate(bytes, zero);
+      array.range = range;
+      attachMemory(array, range.buffer, range.offset, bytes);
+      droppedArrays.register(array, { backend: this, range, bytes: arrayBytes }, array);
+    }
+    this.counter.arrayMade(arrayBytes);
     return array;
+  }
+
+  arrayDestroyed(array: CpuDeviceArray<DType>): void {
+    this.counter.arrayDestroyed(array.length * bytesPerElement[array.dtype]);
+    if (array.range !== undefined) {
+      droppedArrays.unregister(array);
+      if (!this.destroyedBackend) this.heap!.release(array.range);
+      array.range = undefined;
+    }
+  }
+
+  arrayDropped(dropped: DroppedArray): void {
+    this.counter.arrayDestroyed(dropped.bytes);
+    if (!this.destroyedBackend) this.heap!.release(dropped.range);
   }
 
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
     this.checkAlive();
-    const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length);
+    const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length, false);
     deviceMemory(array).u32.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
     this.counter.upload(data.byteLength);
     return array;
@@ -133,7 +173,7 @@ class CpuBackendImpl implements CpuBackend {
         `alloc(length): ${length} ${dtype} elements exceed the backend's largest buffer of ${this.capabilities.maxStorageBufferBytes} bytes`,
       );
     }
-    return this.allocate(dtype, length);
+    return this.allocate(dtype, length, true);
   }
 
   async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
@@ -198,6 +238,15 @@ class CpuBackendImpl implements CpuBackend {
     this.destroyedBackend = true;
     this.sharedMemory.clear();
     this.pool?.destroy();
+    this.heap?.clear();
+  }
+
+  /**
+   * Bytes of the shared slabs device memory comes from (0 without workers), for leak checks.
+   * @internal
+   */
+  heapBytes(): number {
+    return this.heap?.reservedBytes ?? 0;
   }
 
   stats(): BackendStats {
