@@ -142,6 +142,7 @@ describe('cpuBackend: stats', () => {
     expect(caps.maxWorkgroupSize).toBeGreaterThan(0);
     expect(caps.workgroupStorageBytes).toBeGreaterThan(0);
     expect(caps.maxStorageBufferBytes).toBeGreaterThan(0);
+    expect(caps.maxBufferBytes).toBeGreaterThanOrEqual(caps.maxStorageBufferBytes);
     expect(cpuBackend({ capabilities: { workgroupStorageBytes: 16384 } }).capabilities.workgroupStorageBytes).toBe(16384);
     expect(Object.isFrozen(caps)).toBe(true);
   });
@@ -227,11 +228,13 @@ describe('DeviceArray misuse', () => {
     for (const length of [-1, 1.5, NaN, Infinity]) {
       expectUsageError(thrown(() => cpu.alloc('f32', length)), `alloc(length): ${length} is not a non-negative integer`);
     }
-    expectUsageError(
-      thrown(() => cpuBackend({ capabilities: { maxStorageBufferBytes: 1024 } }).alloc('f32', 257)),
-      "alloc(length): 257 f32 elements exceed the backend's largest buffer of 1024 bytes",
-    );
-    expect(cpuBackend({ capabilities: { maxStorageBufferBytes: 1024 } }).alloc('f32', 256).length).toBe(256);
+    const small = cpuBackend({ capabilities: { maxBufferBytes: 1024 } });
+    expectUsageError(thrown(() => small.alloc('f32', 257)), "alloc(length): 257 f32 elements (1028 bytes) exceed the backend's largest buffer of 1024 bytes (maxBufferBytes)");
+    expectUsageError(thrown(() => small.upload(new Int32Array(257))), "upload(data): 257 i32 elements (1028 bytes) exceed the backend's largest buffer of 1024 bytes (maxBufferBytes)");
+    expect(small.alloc('f32', 256).length).toBe(256);
+    expect(small.stats().liveArrays).toBe(1);
+    // A binding limit is no allocation limit (as on WebGPU): kernels check what they bind.
+    expect(cpuBackend({ capabilities: { maxStorageBufferBytes: 1024 } }).alloc('f32', 257).length).toBe(257);
   });
 
   it('a destroyed backend', async () => {

@@ -3,8 +3,9 @@
  * without workers, with workers (where device memory is shared with the worker threads), and WebGPU
  * (lavapipe in CI). Memory of destroyed DeviceArrays is returned, the worker pool's included.
  *
- * The CPU is measured by what the process holds: `process.memoryUsage().arrayBuffers` (and RSS)
- * after a full garbage collection, so only memory something still references counts. Before the
+ * The CPU is measured by what the process holds, `process.memoryUsage().arrayBuffers` after a full
+ * garbage collection, so only memory something still references counts (RSS does not come back
+ * down after a collection, so it cannot tell a leak from the heap's high-water mark). Before the
  * shared heap, every array a worker thread had seen stayed alive there: 32 to 80 KB a call here.
  *
  * No WebGPU adapter: in CI (process.env.CI set) that is a failure; elsewhere that part is skipped.

@@ -51,8 +51,10 @@ export interface BackendCapabilities {
   readonly workgroupStorageBytes: number;
   /** Subgroup (warp) width when subgroups are available, else `undefined`. */
   readonly subgroupSize: number | undefined;
-  /** Largest storage buffer binding, in bytes. */
+  /** Largest storage buffer binding, in bytes: the most of one array (or of temporary storage) a kernel reads or writes. */
   readonly maxStorageBufferBytes: number;
+  /** Largest single allocation (`upload` or `alloc`), in bytes; may exceed what one binding holds (WebGPU's `maxBufferSize`). */
+  readonly maxBufferBytes: number;
   /** Most workgroups in one dispatch dimension. */
   readonly maxWorkgroupsPerDimension: number;
   /** Number of host threads (CPU) or an estimate of parallel workgroup slots (GPU). */
@@ -143,6 +145,17 @@ export function checkAllocArguments(dtype: unknown, length: unknown): void {
   }
   if (!Number.isSafeInteger(length) || (length as number) < 0) {
     throw new SegkitUsageError(`alloc(length): ${String(length)} is not a non-negative integer`);
+  }
+}
+
+/**
+ * Rejects an allocation larger than the backend's largest buffer, with the message every backend
+ * uses. `what` names the call, e.g. `upload(data)`.
+ */
+export function checkAllocationSize(what: string, dtype: DType, length: number, capabilities: BackendCapabilities): void {
+  const bytes = length * bytesPerElement[dtype];
+  if (bytes > capabilities.maxBufferBytes) {
+    throw new SegkitUsageError(`${what}: ${length} ${dtype} elements (${bytes} bytes) exceed the backend's largest buffer of ${capabilities.maxBufferBytes} bytes (maxBufferBytes)`);
   }
 }
 

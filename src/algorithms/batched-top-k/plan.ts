@@ -13,7 +13,7 @@ import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, r
 import { outsideStaticBounds } from '../../types/messages.js';
 import type { TopKArgs } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
-import { type TopKSelection, type TopKVariant, selectTopKVariant, topKVariants } from './policy.js';
+import { type DeviceInput, type TopKSelection, type TopKVariant, checkTopKLimits, selectTopKVariant, topKVariants } from './policy.js';
 import {
   type DeviceCheck,
   type ScalarSource,
@@ -295,6 +295,18 @@ function buildLaunches(
   return { launches, layout: layout.build(), validates, checks };
 }
 
+/** The per-segment and device-only values a run reads on the device (host per-segment ones are uploaded for it). */
+function deviceInputsOf(facts: TopKFacts): DeviceInput[] {
+  const inputs: DeviceInput[] = [];
+  for (const f of [facts.numSegments, facts.segmentSizes, facts.segmentStride, facts.k, facts.selectDirection]) {
+    if (f === undefined) continue;
+    const values = f.deviceValues ?? (f.kind === 'perSegment' ? f.hostValues : undefined);
+    if (values !== undefined) inputs.push({ parameter: f.name, values, words: f.kind === 'perSegment' ? Math.min(values.length, facts.maxSegments) : 1 });
+    if ('deviceBounds' in f && f.deviceBounds !== undefined) inputs.push({ parameter: f.name, values: f.deviceBounds, words: 2 });
+  }
+  return inputs;
+}
+
 /** The device checks for every device-only value. */
 function deviceChecks(facts: TopKFacts): DeviceCheck[] {
   const checks: DeviceCheck[] = [];
@@ -380,11 +392,6 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     backend.capabilities,
     environment.tuning as { variant?: TopKVariant },
   );
-  if (selection.variant === 'radix-select' && requirements.outputOrdering === 'sorted' && backend.name === 'webgpu' && facts.kMax > selection.policy.tileItems) {
-    throw new SegkitRangeError('k', `kMax ${facts.kMax} exceeds the largest sorted selection this backend holds in workgroup memory (${selection.policy.tileItems})`, {
-      value: facts.kMax,
-    });
-  }
   // Candidates of a segment live at its own start, so the double buffer spans the segments' extent:
   // packed, at most totalNumItems; strided, the last segment's start plus its size.
   const strideMax = facts.segmentStride === undefined ? undefined : effectiveBounds(facts.segmentStride).max;
@@ -398,6 +405,16 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     totalItemsBound,
     args.keysIn.dtype,
   );
+  // Limits of the backend's capabilities, checked the same way on every backend.
+  checkTopKLimits(selection, backend.capabilities, {
+    kMax: facts.kMax,
+    maxSegmentSize,
+    sorted: requirements.outputOrdering === 'sorted',
+    arrays: { keysIn: args.keysIn, keysOut: args.keysOut, valuesIn: args.valuesIn, valuesOut: args.valuesOut },
+    launches,
+    layout,
+    deviceInputs: deviceInputsOf(facts),
+  });
 
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
   const valueMode = args.valuesOut === undefined ? 'none' : args.valuesIn === undefined ? 'indices' : 'payload';

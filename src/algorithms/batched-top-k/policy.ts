@@ -1,6 +1,9 @@
-import type { BackendCapabilities } from '../../backends/backend.js';
-import { SegkitUsageError } from '../../errors.js';
+import type { BackendCapabilities, DeviceArray } from '../../backends/backend.js';
+import { bytesPerElement } from '../../backends/backend.js';
+import { type TempStorageLayout, slotAlignment } from '../../dispatch/temp-storage.js';
+import { SegkitRangeError, SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
+import type { TopKKernelId, TopKLaunch } from './problem.js';
 
 /** The variants of DeviceBatchedTopK. */
 export type TopKVariant = 'single-tile' | 'reduce' | 'radix-select';
@@ -200,4 +203,163 @@ export function reduceWorkgroupSize(maxSegmentSize: number, largest: number, cap
   let size = smallest;
   while (size < largest && size * 8 < maxSegmentSize) size *= 2;
   return size;
+}
+
+/**
+ * What top-k can do on a backend, from its capabilities and the policy (which tuning may change).
+ * Each is a property of the algorithm's kernels on a device with those capabilities, so every
+ * backend enforces them the same way, at planning: the CPU emulator given a GPU's capabilities
+ * refuses what that GPU refuses, with the same message.
+ */
+export interface TopKLimits {
+  /**
+   * Most results per segment that sorted radix-select returns: its last kernel sorts a segment's
+   * selection (keys and indices, 8 bytes an item) in the workgroup memory of one tile, the policy's
+   * `tileItems` (2048 with 32 KiB of workgroup memory, 1024 with WebGPU's default 16 KiB). The
+   * other variants never select more than a tile per segment.
+   */
+  readonly maxSortedSelection: number;
+  /**
+   * Bytes one storage binding holds (`maxStorageBufferBytes`): each array a kernel reads or writes
+   * (keys and values, in and out) and the part of temporary storage one kernel binds.
+   */
+  readonly maxBindingBytes: number;
+  /** Workgroups of one launch: `maxWorkgroupsPerDimension` in x, as many rows of those in y. */
+  readonly maxWorkgroups: number;
+}
+
+/**
+ * The limits of top-k on a backend with `capabilities` (see {@link TopKLimits}).
+ *
+ * @example
+ * ```ts
+ * topKLimits(cpuBackend().capabilities).maxSortedSelection; // 2048 (32 KiB of workgroup memory)
+ * ```
+ */
+export function topKLimits(capabilities: BackendCapabilities, policy: TopKPolicy = topKPolicyFor(capabilities)): TopKLimits {
+  return {
+    maxSortedSelection: policy.tileItems,
+    maxBindingBytes: capabilities.maxStorageBufferBytes,
+    maxWorkgroups: capabilities.maxWorkgroupsPerDimension * capabilities.maxWorkgroupsPerDimension,
+  };
+}
+
+/** Temporary-storage slots each kernel reads or writes. */
+const temporaryStorageSlots: Record<TopKKernelId, readonly string[]> = {
+  validate: [],
+  'segment-offsets': ['offsets'],
+  'single-tile': ['offsets'],
+  reduce: ['offsets', 'partials'],
+  'reduce-merge': ['offsets', 'partials'],
+  'radix-init': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
+  'radix-histogram': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
+  'radix-choose': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
+  'radix-filter': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
+  'radix-finalize': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
+};
+
+/** The part of temporary storage one kernel binds: byte offset and size, and its slots' word offsets within it. */
+export interface TemporaryStorageBinding {
+  readonly offset: number;
+  readonly size: number;
+  /** Word offset of each slot the kernel uses, relative to `offset`, by slot name. */
+  readonly slotWords: Readonly<Record<string, number>>;
+}
+
+/**
+ * The range of temporary storage `kernel` binds: all of it when it fits one binding, else the span
+ * of the slots the kernel uses (slots start on 256-byte boundaries, so the span starts on a valid
+ * storage-binding offset). Undefined when the kernel uses no slot of this layout.
+ */
+export function temporaryStorageBinding(kernel: TopKKernelId, layout: TempStorageLayout, maxBindingBytes: number): TemporaryStorageBinding | undefined {
+  const used = temporaryStorageSlots[kernel].filter((slot) => layout.has(slot)).map((slot) => layout.slot(slot));
+  if (used.length === 0) return undefined;
+  let offset = 0;
+  let end = layout.totalBytes;
+  if (end > maxBindingBytes) {
+    offset = Math.min(...used.map((s) => s.offset));
+    offset -= offset % slotAlignment;
+    end = Math.max(...used.map((s) => s.offset + s.bytes));
+  }
+  const slotWords: Record<string, number> = {};
+  for (const slot of used) slotWords[slot.name] = (slot.offset - offset) >>> 2;
+  return { offset, size: Math.max(4, Math.ceil((end - offset) / 4) * 4), slotWords };
+}
+
+/** A per-segment or device-only value a run reads on the device: `words` 32-bit words of `values`. */
+export interface DeviceInput {
+  readonly parameter: string;
+  /** The DeviceArray or host array; one used by several parameters is read once. */
+  readonly values: object;
+  readonly words: number;
+}
+
+/** What {@link checkTopKLimits} reads of a plan. */
+export interface TopKPlanShape {
+  readonly kMax: number;
+  readonly maxSegmentSize: number;
+  readonly sorted: boolean;
+  /** The arrays kernels bind, by parameter name. */
+  readonly arrays: Readonly<Record<string, DeviceArray | undefined>>;
+  readonly launches: readonly TopKLaunch[];
+  readonly layout: TempStorageLayout;
+  readonly deviceInputs: readonly DeviceInput[];
+}
+
+/**
+ * Words the kernels read the per-segment and device-only values through: they are gathered into one
+ * binding (a WebGPU stage is sure of only 8 storage bindings), after a 4-word header.
+ */
+function deviceInputWords(inputs: readonly DeviceInput[]): number {
+  const words = new Map<object, number>();
+  for (const input of inputs) words.set(input.values, Math.max(words.get(input.values) ?? 0, input.words));
+  let total = 4;
+  for (const w of words.values()) total += w;
+  return total;
+}
+
+/**
+ * Rejects, at planning and the same way on every backend, a plan that a backend with
+ * `capabilities` cannot run (see {@link TopKLimits}).
+ */
+export function checkTopKLimits(selection: TopKSelection, capabilities: BackendCapabilities, plan: TopKPlanShape): void {
+  const limits = topKLimits(capabilities, selection.policy);
+  const selected = Math.min(plan.kMax, plan.maxSegmentSize);
+  if (selection.variant === 'radix-select' && plan.sorted && selected > limits.maxSortedSelection) {
+    throw new SegkitRangeError(
+      'k',
+      `sorted radix-select returns at most ${limits.maxSortedSelection} keys per segment on this backend (the tile it sorts in workgroup memory); kMax ${plan.kMax} with segments of up to ${plan.maxSegmentSize} keys selects up to ${selected}. Bound k or the segment sizes, or ask for outputOrdering 'unsorted'`,
+      { value: plan.kMax },
+    );
+  }
+  for (const [name, array] of Object.entries(plan.arrays)) {
+    if (array === undefined) continue;
+    const bytes = array.length * bytesPerElement[array.dtype];
+    if (bytes > limits.maxBindingBytes) {
+      throw new SegkitUsageError(
+        `${name}: ${array.length} elements (${bytes} bytes) exceed the ${limits.maxBindingBytes} bytes one storage binding of this backend holds (maxStorageBufferBytes); split the call into batches of segments`,
+      );
+    }
+  }
+  const inputBytes = deviceInputWords(plan.deviceInputs) * 4;
+  if (inputBytes > limits.maxBindingBytes) {
+    const names = [...new Set(plan.deviceInputs.map((input) => input.parameter))].join(', ');
+    throw new SegkitUsageError(
+      `${names}: per-segment and device-only values of one call take ${inputBytes} bytes, read through one storage binding of at most ${limits.maxBindingBytes} bytes on this backend (maxStorageBufferBytes); split the call into batches of segments`,
+    );
+  }
+  for (const launch of plan.launches) {
+    if (launch.grid === 0) continue;
+    if (launch.grid > limits.maxWorkgroups) {
+      throw new SegkitUsageError(
+        `${launch.name}: ${launch.grid} workgroups exceed this backend's dispatch limit of ${capabilities.maxWorkgroupsPerDimension}^2 (maxWorkgroupsPerDimension); split the call into batches of segments`,
+      );
+    }
+    const temp = temporaryStorageBinding(launch.kernel, plan.layout, limits.maxBindingBytes);
+    if (temp !== undefined && temp.size > limits.maxBindingBytes) {
+      throw new SegkitUsageError(
+        `${launch.name}: needs ${temp.size} bytes of temporary storage in one binding; this backend binds at most ${limits.maxBindingBytes} bytes (maxStorageBufferBytes). Bound the total number of items (totalNumItems) or use smaller segments`,
+      );
+    }
+  }
 }

@@ -12,6 +12,7 @@ import {
   bytesPerElement,
   checkDeviceArray,
   checkAllocArguments,
+  checkAllocationSize,
   uploadDType,
 } from '../backend.js';
 import type { CpuKernel } from './kernel.js';
@@ -23,7 +24,9 @@ import { type CpuWorkerPool, createWorkerPool, hostParallelism, parallelLaunchIt
 export interface CpuBackendOptions {
   /**
    * Capabilities to report instead of the defaults, e.g. to see which variant a GPU with 16 KiB of
-   * workgroup memory would get.
+   * workgroup memory would get. The emulator then also enforces that GPU's limits (they are functions
+   * of the capabilities, checked the same way on every backend): `cpuBackend({ capabilities:
+   * gpu.capabilities })` refuses what `gpu` refuses, with the same message.
    */
   capabilities?: Partial<BackendCapabilities>;
   /**
@@ -43,14 +46,16 @@ export interface CpuBackendOptions {
 }
 
 /**
- * Defaults of the CPU emulator. The workgroup memory is sized so that a single-tile workgroup
- * (keys + indices of 4096 items = 32 KiB) fits, as on most desktop GPUs.
+ * Defaults of the CPU emulator, which are also its limits. Its kernels keep a workgroup's memory in
+ * 32 KiB, as most desktop GPUs have: a tile of 2048 keys and indices plus 4 KiB, so sorted
+ * radix-select returns at most 2048 keys per segment here too. A buffer and a binding hold 2 GiB.
  */
 const defaultCpuCapabilities: BackendCapabilities = {
   maxWorkgroupSize: 256,
   workgroupStorageBytes: 32768,
   subgroupSize: 32,
   maxStorageBufferBytes: 2 ** 31,
+  maxBufferBytes: 2 ** 31,
   maxWorkgroupsPerDimension: 65535,
   parallelism: 1,
 };
@@ -159,7 +164,9 @@ class CpuBackendImpl implements CpuBackend {
 
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
     this.checkAlive();
-    const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length, false);
+    const dtype = uploadDType(data) as DTypeOf<T>;
+    checkAllocationSize('upload(data)', dtype, data.length, this.capabilities);
+    const array = this.allocate(dtype, data.length, false);
     deviceMemory(array).u32.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
     this.counter.upload(data.byteLength);
     return array;
@@ -168,11 +175,7 @@ class CpuBackendImpl implements CpuBackend {
   alloc<D extends DType>(dtype: D, length: number): DeviceArray<D> {
     this.checkAlive();
     checkAllocArguments(dtype, length);
-    if (length * bytesPerElement[dtype] > this.capabilities.maxStorageBufferBytes) {
-      throw new SegkitUsageError(
-        `alloc(length): ${length} ${dtype} elements exceed the backend's largest buffer of ${this.capabilities.maxStorageBufferBytes} bytes`,
-      );
-    }
+    checkAllocationSize('alloc(length)', dtype, length, this.capabilities);
     return this.allocate(dtype, length, true);
   }
 

@@ -13,6 +13,7 @@ import {
   bytesPerElement,
   checkDeviceArray,
   checkAllocArguments,
+  checkAllocationSize,
   uploadDType,
 } from '../backend.js';
 import { requestAdapter } from './gpu.js';
@@ -153,7 +154,6 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   readonly maxWorkgroupsPerDimension: number;
   readonly minUniformBufferOffsetAlignment: number;
   readonly minStorageBufferOffsetAlignment: number;
-  private readonly maxBufferSize: number;
   private readonly counter = new StatsCounter();
   private readonly pipelines = new Map<string, CompiledProgram>();
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
@@ -182,7 +182,6 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   ) {
     const limits = device.limits;
     this.maxStorageBufferBindingSize = limits.maxStorageBufferBindingSize;
-    this.maxBufferSize = limits.maxBufferSize;
     this.maxWorkgroupsPerDimension = limits.maxComputeWorkgroupsPerDimension;
     this.minUniformBufferOffsetAlignment = limits.minUniformBufferOffsetAlignment;
     this.minStorageBufferOffsetAlignment = limits.minStorageBufferOffsetAlignment;
@@ -191,6 +190,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       workgroupStorageBytes: limits.maxComputeWorkgroupStorageSize,
       subgroupSize,
       maxStorageBufferBytes: limits.maxStorageBufferBindingSize,
+      maxBufferBytes: limits.maxBufferSize,
       maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
       parallelism,
     });
@@ -284,10 +284,8 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   }
 
   private allocate<D extends DType>(dtype: D, length: number, what: string): WebGpuDeviceArray<D> {
+    checkAllocationSize(what, dtype, length, this.capabilities);
     const bytes = length * bytesPerElement[dtype];
-    if (bytes > this.maxBufferSize) {
-      throw new SegkitUsageError(`${what}: ${length} ${dtype} elements (${bytes} bytes) exceed the device's largest buffer of ${this.maxBufferSize} bytes`);
-    }
     const buffer = this.createBuffer(Math.max(4, align4(bytes)), usage.storage | usage.copySrc | usage.copyDst, `segkit ${dtype}[${length}]`);
     this.counter.arrayMade(bytes);
     return new WebGpuDeviceArray(this, dtype, length, buffer);

@@ -2,7 +2,7 @@
 import type { DeviceArray } from '../../../backends/backend.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from '../../../backends/webgpu/program.js';
 import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
-import { SegkitUsageError } from '../../../errors.js';
+import { temporaryStorageBinding } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKLaunch, TopKRun } from '../problem.js';
 import { type TopKKernelFacts, countOf, directionOf, kernelFacts, needsBlock } from './facts.js';
 import { radixChooseProgram } from './radix-choose.js';
@@ -38,20 +38,7 @@ import { validateFacts, validateProgram } from './validate.js';
 
 const blockHeaderWords = 4;
 
-/** Temporary-storage slots each kernel reads or writes. */
-const slotsOf: Record<TopKKernelId, readonly string[]> = {
-  validate: [],
-  'segment-offsets': ['offsets'],
-  'single-tile': ['offsets'],
-  reduce: ['offsets', 'partials'],
-  'reduce-merge': ['offsets', 'partials'],
-  'radix-init': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
-  'radix-histogram': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
-  'radix-choose': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
-  'radix-filter': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
-  'radix-finalize': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
-};
-
+/** Uniforms holding the word offset of each temporary-storage slot within a launch's binding. */
 const slotUniform: Record<string, string> = {
   offsets: 'offsetsAt',
   partials: 'partialsAt',
@@ -216,36 +203,19 @@ function runUniforms(run: TopKRun, block: DeviceBlock): Record<string, number> {
   return values;
 }
 
-/** The byte range of temporary storage a launch binds, and the slot offsets (words) within it. */
+/**
+ * The byte range of temporary storage a launch binds, and the slot offsets (words) within it, by
+ * uniform name. Planning checked that it fits one binding on a backend with these capabilities.
+ */
 function tempBinding(run: TopKRun, kernel: TopKKernelId, runtime: WebGpuRuntime, name: string): { offset: number; size: number; slots: Record<string, number> } {
-  const layout = run.layout;
-  const used = slotsOf[kernel].filter((slot) => layout.has(slot)).map((slot) => layout.slot(slot));
-  let offset = 0;
-  let end = layout.totalBytes;
-  if (end > runtime.maxStorageBufferBindingSize && used.length > 0) {
-    offset = Math.min(...used.map((s) => s.offset));
-    offset -= offset % runtime.minStorageBufferOffsetAlignment;
-    end = Math.max(...used.map((s) => s.offset + s.bytes));
-  }
-  const size = Math.max(4, Math.ceil((end - offset) / 4) * 4);
-  if (size > runtime.maxStorageBufferBindingSize) {
-    throw new SegkitUsageError(
-      `${name}: needs ${size} bytes of temporary storage in one binding; this device binds at most ${runtime.maxStorageBufferBindingSize} bytes (maxStorageBufferBindingSize). Bound the total number of items (totalNumItems) or use smaller segments`,
-    );
+  const binding = temporaryStorageBinding(kernel, run.layout, runtime.maxStorageBufferBindingSize);
+  if (binding === undefined) throw new Error(`internal: ${name} binds temporary storage but uses no slot of it`);
+  if (binding.size > runtime.maxStorageBufferBindingSize || binding.offset % runtime.minStorageBufferOffsetAlignment !== 0) {
+    throw new Error(`internal: ${name} binds ${binding.size} bytes of temporary storage at ${binding.offset}, which this device cannot bind`);
   }
   const slots: Record<string, number> = {};
-  for (const slot of used) slots[slotUniform[slot.name]!] = (slot.offset - offset) >>> 2;
-  return { offset, size, slots };
-}
-
-function checkBindable(array: DeviceArray | undefined, what: string, runtime: WebGpuRuntime): void {
-  if (array === undefined) return;
-  const bytes = array.length * 4;
-  if (bytes > runtime.maxStorageBufferBindingSize) {
-    throw new SegkitUsageError(
-      `${what}: ${array.length} elements (${bytes} bytes) exceed the ${runtime.maxStorageBufferBindingSize} bytes one storage binding of this device holds (maxStorageBufferBindingSize); split the call into batches of segments`,
-    );
-  }
+  for (const [slot, words] of Object.entries(binding.slotWords)) slots[slotUniform[slot]!] = words;
+  return { offset: binding.offset, size: binding.size, slots };
 }
 
 /** A launch resolved once per plan: its program, pipeline, temporary-storage range and grid. */
@@ -292,9 +262,7 @@ function prepare(run: TopKRun, runtime: WebGpuRuntime): PreparedRun {
     // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
     const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
     const y = Math.ceil(launch.grid / x);
-    if (y > runtime.maxWorkgroupsPerDimension) {
-      throw new SegkitUsageError(`${launch.name}: ${launch.grid} workgroups exceed this device's dispatch limit of ${runtime.maxWorkgroupsPerDimension}^2`);
-    }
+    if (y > runtime.maxWorkgroupsPerDimension) throw new Error(`internal: ${launch.name} has ${launch.grid} workgroups, past this device's dispatch limit (planning checks it)`);
     const region = uniformTotal;
     const uniformSize = uniformBytes(program);
     uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
@@ -314,10 +282,6 @@ export const webgpuTopKExecutor: TopKExecutor = {
   execute(run: TopKRun): void {
     const runtime = webgpuRuntime(run.backend);
     const device = runtime.device;
-    checkBindable(run.keysIn, 'keysIn', runtime);
-    checkBindable(run.keysOut, 'keysOut', runtime);
-    checkBindable(run.valuesIn, 'valuesIn', runtime);
-    checkBindable(run.valuesOut, 'valuesOut', runtime);
 
     // Programs, pipelines and uniform regions of every launch: once per plan (and runtime).
     let prepared = run.cache === undefined ? undefined : preparedRuns.get(run.cache);
