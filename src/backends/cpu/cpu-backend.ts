@@ -25,8 +25,8 @@ export interface CpuBackendOptions {
   /**
    * Capabilities to report instead of the defaults, e.g. to see which variant a GPU with 16 KiB of
    * workgroup memory would get. The emulator then also enforces that GPU's limits (they are functions
-   * of the capabilities, checked the same way on every backend): `cpuBackend({ capabilities:
-   * gpu.capabilities })` refuses what `gpu` refuses, with the same message.
+   * of the capabilities, checked the same way on every backend): given `gpu.capabilities`, it
+   * refuses what `gpu` refuses, with the same message.
    */
   capabilities?: Partial<BackendCapabilities>;
   /**
