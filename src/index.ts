@@ -54,6 +54,7 @@ export type { Plan } from './dispatch/plan.js';
 export type { Launch } from './dispatch/problem.js';
 export type { VariantSelection, VariantVerdict } from './dispatch/variants.js';
 export type { SegmentFacts } from './dispatch/geometry.js';
+export type { BackendLimits } from './dispatch/limits.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
 export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';
@@ -73,7 +74,9 @@ export {
   selectTopKVariant,
   topKPolicyFor,
   topKPolicyLimits,
+  topKLimits,
   topKVariants,
+  type TopKLimits,
   type TopKVariant,
   type TopKPolicy,
   type TopKSelection,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Backend, type DeviceArray, SegkitUsageError, cpuBackend } from '../src/index.js';
 import { checkDeviceArray } from '../src/backends/backend.js';
-import { thrown, expectUsageError } from './helpers.js';
+import { thrown, expectUsageError, rng } from './helpers.js';
 
 describe('cpuBackend: device memory is apart from host memory', () => {
   it('upload copies: changing the source afterwards does not reach the device', async () => {
@@ -82,6 +82,8 @@ describe('cpuBackend: stats', () => {
       launches: 0,
       kernelsCompiled: 0,
       launchesByKernel: {},
+      liveArrays: 0,
+      liveBytes: 0,
     });
     const a = cpu.upload(new Float32Array(10));
     cpu.upload(new Int32Array(3).subarray(1));
@@ -92,6 +94,25 @@ describe('cpuBackend: stats', () => {
     cpu.resetStats();
     expect(cpu.stats()).toMatchObject({ uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0 });
   });
+
+  for (const workers of [0, 1]) {
+    it(`counts live arrays and their bytes until destroyed, through resetStats (${workers} workers)`, () => {
+      const cpu = cpuBackend({ workers });
+      const a = cpu.upload(new Float32Array(10));
+      const b = cpu.alloc('u8', 7);
+      const c = cpu.alloc('i32', 0);
+      expect(cpu.stats()).toMatchObject({ liveArrays: 3, liveBytes: 40 + 7 });
+      cpu.resetStats();
+      expect(cpu.stats()).toMatchObject({ liveArrays: 3, liveBytes: 40 + 7 });
+      a.destroy();
+      a.destroy();
+      expect(cpu.stats()).toMatchObject({ liveArrays: 2, liveBytes: 7 });
+      b.destroy();
+      c.destroy();
+      expect(cpu.stats()).toMatchObject({ liveArrays: 0, liveBytes: 0 });
+      cpu.destroy();
+    });
+  }
 
   it('alloc and synchronize are no transfers', async () => {
     const cpu = cpuBackend();
@@ -121,6 +142,7 @@ describe('cpuBackend: stats', () => {
     expect(caps.maxWorkgroupSize).toBeGreaterThan(0);
     expect(caps.workgroupStorageBytes).toBeGreaterThan(0);
     expect(caps.maxStorageBufferBytes).toBeGreaterThan(0);
+    expect(caps.maxBufferBytes).toBeGreaterThanOrEqual(caps.maxStorageBufferBytes);
     expect(cpuBackend({ capabilities: { workgroupStorageBytes: 16384 } }).capabilities.workgroupStorageBytes).toBe(16384);
     expect(Object.isFrozen(caps)).toBe(true);
   });
@@ -206,11 +228,13 @@ describe('DeviceArray misuse', () => {
     for (const length of [-1, 1.5, NaN, Infinity]) {
       expectUsageError(thrown(() => cpu.alloc('f32', length)), `alloc(length): ${length} is not a non-negative integer`);
     }
-    expectUsageError(
-      thrown(() => cpuBackend({ capabilities: { maxStorageBufferBytes: 1024 } }).alloc('f32', 257)),
-      "alloc(length): 257 f32 elements exceed the backend's largest buffer of 1024 bytes",
-    );
-    expect(cpuBackend({ capabilities: { maxStorageBufferBytes: 1024 } }).alloc('f32', 256).length).toBe(256);
+    const small = cpuBackend({ capabilities: { maxBufferBytes: 1024 } });
+    expectUsageError(thrown(() => small.alloc('f32', 257)), "alloc(length): 257 f32 elements (1028 bytes) exceed the backend's largest buffer of 1024 bytes (maxBufferBytes)");
+    expectUsageError(thrown(() => small.upload(new Int32Array(257))), "upload(data): 257 i32 elements (1028 bytes) exceed the backend's largest buffer of 1024 bytes (maxBufferBytes)");
+    expect(small.alloc('f32', 256).length).toBe(256);
+    expect(small.stats().liveArrays).toBe(1);
+    // A binding limit is no allocation limit (as on WebGPU): kernels check what they bind.
+    expect(cpuBackend({ capabilities: { maxStorageBufferBytes: 1024 } }).alloc('f32', 257).length).toBe(257);
   });
 
   it('a destroyed backend', async () => {
@@ -222,5 +246,51 @@ describe('DeviceArray misuse', () => {
     expectUsageError(thrown(() => dead.alloc('f32', 1)), message);
     expectUsageError(await dead.download(array).catch((e: unknown) => e), message);
     expectUsageError(await dead.synchronize().catch((e: unknown) => e), message);
+  });
+});
+
+describe('cpuBackend with workers: device memory from a shared heap', () => {
+  const heapBytes = (backend: unknown) => (backend as { heapBytes(): number }).heapBytes();
+  const MiB = 1 << 20;
+
+  it('reuses the memory of destroyed arrays, small and large, whatever the order', async () => {
+    const cpu = cpuBackend({ workers: 1 });
+    const random = rng(3);
+    const live: DeviceArray[] = [];
+    // Sizes from 1 byte to 6 MiB (both sides of the 4 MiB large-array size); at most 8 alive.
+    const step = () => {
+      const bytes = 1 + Math.floor(random() ** 3 * 6 * MiB);
+      live.push(cpu.alloc('u8', bytes));
+      if (live.length > 8) live.splice(Math.floor(random() * live.length), 1)[0]!.destroy();
+    };
+    for (let i = 0; i < 400; i++) step();
+    // At most 9 arrays alive at once: large ones (4 to 6 MiB) each in an 8 MiB slab, small ones at
+    // worst each in a 16 MiB slab of its own. Without reuse, 400 arrays of ~1.5 MiB on average.
+    expect(heapBytes(cpu)).toBeLessThanOrEqual(9 * 8 * MiB + 9 * 16 * MiB);
+    for (const array of live) array.destroy();
+    const idle = heapBytes(cpu);
+    for (let i = 0; i < 100; i++) cpu.alloc('f32', 1000 + i).destroy();
+    expect(heapBytes(cpu)).toBe(idle);
+    cpu.destroy();
+    expect(heapBytes(cpu)).toBe(0);
+  });
+
+  it('alloc returns zeros over reused memory; arrays never overlap', async () => {
+    const cpu = cpuBackend({ workers: 1 });
+    for (const length of [5, 1000, 2 * MiB]) {
+      const dirty = cpu.upload(new Uint32Array(length).fill(0xdeadbeef));
+      dirty.destroy();
+      const fresh = cpu.alloc('u32', length);
+      expect((await cpu.download(fresh)).every((x) => x === 0)).toBe(true);
+      fresh.destroy();
+    }
+    const arrays = Array.from({ length: 40 }, (_, i) => cpu.upload(new Int32Array(1 + ((i * 37) % 300)).fill(i)));
+    for (let i = 0; i < arrays.length; i += 3) arrays[i]!.destroy();
+    const more = Array.from({ length: 20 }, (_, i) => cpu.upload(new Int32Array(1 + ((i * 53) % 200)).fill(100 + i)));
+    for (const [i, array] of arrays.entries()) {
+      if (i % 3 !== 0) expect((await cpu.download(array)).every((x) => x === i)).toBe(true);
+    }
+    for (const [i, array] of more.entries()) expect((await cpu.download(array)).every((x) => x === 100 + i)).toBe(true);
+    cpu.destroy();
   });
 });

@@ -71,6 +71,7 @@ describeWebGpu('webgpuBackend', () => {
     expect(gpu.name).toBe('webgpu');
     expect(gpu.capabilities.workgroupStorageBytes).toBe(limits.maxComputeWorkgroupStorageSize);
     expect(gpu.capabilities.maxStorageBufferBytes).toBe(limits.maxStorageBufferBindingSize);
+    expect(gpu.capabilities.maxBufferBytes).toBe(limits.maxBufferSize);
     expect(gpu.capabilities.maxWorkgroupSize).toBe(Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX));
     expect(gpu.capabilities.subgroupSize === undefined || gpu.capabilities.subgroupSize >= 4).toBe(true);
     expect(gpu.device.features.has('subgroups')).toBe(gpu.capabilities.subgroupSize !== undefined);

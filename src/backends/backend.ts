@@ -51,8 +51,10 @@ export interface BackendCapabilities {
   readonly workgroupStorageBytes: number;
   /** Subgroup (warp) width when subgroups are available, else `undefined`. */
   readonly subgroupSize: number | undefined;
-  /** Largest storage buffer binding, in bytes. */
+  /** Largest storage buffer binding, in bytes: the most of one array (or of temporary storage) a kernel reads or writes. */
   readonly maxStorageBufferBytes: number;
+  /** Largest single allocation (`upload` or `alloc`), in bytes; may exceed what one binding holds (WebGPU's `maxBufferSize`). */
+  readonly maxBufferBytes: number;
   /** Most workgroups in one dispatch dimension. */
   readonly maxWorkgroupsPerDimension: number;
   /** Number of host threads (CPU) or an estimate of parallel workgroup slots (GPU). */
@@ -75,6 +77,13 @@ export interface BackendStats {
   kernelsCompiled: number;
   /** Launches per kernel name, e.g. `{ 'topk/reduce[k<=8]': 2 }`. */
   launchesByKernel: Record<string, number>;
+  /**
+   * DeviceArrays alive now: made by `upload` or `alloc` (yours, or an algorithm's) and not destroyed.
+   * A state, not a counter: `resetStats()` leaves it. A long loop that destroys what it makes keeps it flat.
+   */
+  liveArrays: number;
+  /** Bytes of the {@link BackendStats.liveArrays} (length times bytes per element). */
+  liveBytes: number;
 }
 
 /**
@@ -139,6 +148,17 @@ export function checkAllocArguments(dtype: unknown, length: unknown): void {
   }
 }
 
+/**
+ * Rejects an allocation larger than the backend's largest buffer, with the message every backend
+ * uses. `what` names the call, e.g. `upload(data)`.
+ */
+export function checkAllocationSize(what: string, dtype: DType, length: number, capabilities: BackendCapabilities): void {
+  const bytes = length * bytesPerElement[dtype];
+  if (bytes > capabilities.maxBufferBytes) {
+    throw new SegkitUsageError(`${what}: ${length} ${dtype} elements (${bytes} bytes) exceed the backend's largest buffer of ${capabilities.maxBufferBytes} bytes (maxBufferBytes)`);
+  }
+}
+
 /** True when `value` looks like a DeviceArray of any backend. */
 export function isDeviceArray(value: unknown): value is DeviceArray {
   return (
@@ -190,8 +210,23 @@ export function describe(value: unknown): string {
 export class StatsCounter {
   private counters: BackendStats = StatsCounter.empty();
 
+  private liveArrays = 0;
+  private liveBytes = 0;
+
   private static empty(): BackendStats {
-    return { uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0, launches: 0, kernelsCompiled: 0, launchesByKernel: {} };
+    return { uploads: 0, downloads: 0, bytesUploaded: 0, bytesDownloaded: 0, launches: 0, kernelsCompiled: 0, launchesByKernel: {}, liveArrays: 0, liveBytes: 0 };
+  }
+
+  /** A DeviceArray of `bytes` bytes was made. */
+  arrayMade(bytes: number): void {
+    this.liveArrays++;
+    this.liveBytes += bytes;
+  }
+
+  /** A DeviceArray of `bytes` bytes was destroyed. */
+  arrayDestroyed(bytes: number): void {
+    this.liveArrays--;
+    this.liveBytes -= bytes;
   }
 
   upload(bytes: number): void {
@@ -214,7 +249,7 @@ export class StatsCounter {
   }
 
   snapshot(): BackendStats {
-    return { ...this.counters, launchesByKernel: { ...this.counters.launchesByKernel } };
+    return { ...this.counters, launchesByKernel: { ...this.counters.launchesByKernel }, liveArrays: this.liveArrays, liveBytes: this.liveBytes };
   }
 
   reset(): void {

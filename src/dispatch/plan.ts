@@ -5,7 +5,8 @@ import type { NumericFacts, OptionFacts } from '../params/resolve.js';
 import { deviceChecks, throwOnViolation } from './device-checks.js';
 import { type Explanation, renderExplanation } from './explain.js';
 import type { SegmentFacts, SegmentedInput } from './geometry.js';
-import { type DeviceCheck, type Launch, type ScalarSource, type SegmentSource, type SegmentedProblem, type SegmentedRun, statusWords } from './problem.js';
+import { checkLimits } from './limits.js';
+import { type DeviceCheck, type KernelTable, type Launch, type ScalarSource, type SegmentSource, type SegmentedProblem, type SegmentedRun, statusWords } from './problem.js';
 import { executorFor } from './registry.js';
 import type { TempStorageLayout, TempStorageLayoutBuilder } from './temp-storage.js';
 import type { VariantSelection } from './variants.js';
@@ -49,6 +50,16 @@ export interface Plan<Variant extends string = string, Facts = unknown> {
 
 /** The kernels every segmented algorithm may launch before its own. */
 export type PrologueKernel = 'validate' | 'segment-offsets';
+
+/** Temporary-storage slots of the prologue kernels (an algorithm's kernel table gives its own). */
+export const prologueSlots: Readonly<Record<PrologueKernel, readonly string[]>> = { validate: [], 'segment-offsets': ['offsets'] };
+
+/** Temporary-storage slots `kernel` binds: a prologue kernel's, or the algorithm's kernel table's. */
+export function slotsOfKernel(kernels: KernelTable<string, never, never>, kernel: string): readonly string[] {
+  const slots = prologueSlots[kernel as PrologueKernel] ?? kernels[kernel]?.slots;
+  if (slots === undefined) throw new Error(`internal: '${kernel}' is not in the kernel table`);
+  return slots;
+}
 
 /** Whether a plan validates device-only values on the device, and the checks it runs. */
 export interface Validation {
@@ -143,6 +154,8 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   readonly backend: Backend;
   readonly facts: Facts;
   readonly segments: SegmentFacts;
+  /** Most segments one run handles (`maxSegmentsOf`). */
+  readonly maxSegments: number;
   /** The segmented input, for messages. */
   readonly input: SegmentedInput;
   /** The algorithm's own parameters (after the segment parameters), for explain() and the checks. */
@@ -151,6 +164,8 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   readonly selection: VariantSelection<Variant, Policy & object>;
   readonly variants: readonly Variant[];
   readonly launches: readonly Launch[];
+  /** The algorithm's kernel table (slots per kernel, for the limits of a binding). */
+  readonly kernels: KernelTable<string, never, never>;
   readonly layout: TempStorageLayout;
   /** The first line of explain(). */
   readonly summary: string;
@@ -171,6 +186,14 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
   parts: PlanParts<Variant, Facts, Problem, Policy>,
 ): Plan<Variant, Facts> {
   const { environment, backend, selection, layout, launches, validation, segments } = parts;
+  checkLimits(backend.capabilities, {
+    arrays: parts.arrays,
+    launches,
+    slotsOf: (kernel) => slotsOfKernel(parts.kernels, kernel),
+    layout,
+    parameters: [segments.segmentSizes, segments.numSegments, segments.segmentStride, ...parts.parameters],
+    maxSegments: parts.maxSegments,
+  });
   let status: DeviceArray<'u32'> | undefined;
   let destroyed = false;
   /** Executors' per-plan cache key (see SegmentedRun.cache). */

@@ -4,7 +4,7 @@
  * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, topKPolicyFor } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import {
   type Allowed,
@@ -115,6 +115,30 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect([...keys]).toEqual([untouchedBits]);
         for (const a of built.owned) a.destroy();
       });
+      // The grid of every segment-indexed launch is then empty and temporary storage may have no
+      // per-segment slots: valid input that must run (writing nothing), never reach an internal error.
+      for (const variant of topKVariants) {
+        it(`numSegments = 0 with '${variant}' forced, every kind of segment size and of numSegments`, async () => {
+          const sizeKinds: NumericKind[] = ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device', 'perSegment-device-bounds'];
+          for (const sizeKind of sizeKinds) {
+            for (const numSegmentsKind of ['constant', 'uniform', 'device'] as const) {
+              const name = `zero/${variant}/${sizeKind}/${numSegmentsKind}`;
+              const c = makeCase({ name, sizes: [], k: 4, sizeKind, numSegmentsKind, seed: 300 });
+              // A constant or uniform size that is not 0: only the segment count makes the call empty.
+              c.sizeBounds = { min: 7, max: 700 };
+              const built = buildCase(backend, c);
+              try {
+                const { plan, keys, values } = await runCase(backend, built, { variant });
+                expect(plan.variant, name).toBe(variant);
+                expect([...keys], `${name}: keys`).toEqual([untouchedBits]);
+                expect([...values!], `${name}: values`).toEqual([untouchedBits]);
+              } finally {
+                for (const a of built.owned) a.destroy();
+              }
+            }
+          }
+        });
+      }
       it('strided segments under a totalNumItems guarantee smaller than the keys', async () => {
         // Candidates live at each segment's start, so the double buffer must span the strided extent.
         const c = makeCase({ name: 'strided-total', sizes: [2500, 2500, 2500, 2500], stride: 3000, k: 40, seed: 57 });

@@ -8,7 +8,7 @@ import { SegkitRangeError, SegkitUsageError } from '../../errors.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../params/resolve.js';
 import type { TopKArgs } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
-import { type TopKPolicy, type TopKSelection, type TopKVariant, selectTopKVariant, topKVariants } from './policy.js';
+import { type TopKPolicy, type TopKSelection, type TopKVariant, selectTopKVariant, topKLimits, topKVariants } from './policy.js';
 import { type TopKLaunch, type TopKProblem, radixTiles, reduceChunks, topKKernels } from './problem.js';
 
 const u32Max = 4294967295;
@@ -240,8 +240,16 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     backend.capabilities,
     environment.tuning as { variant?: TopKVariant; policy?: Partial<TopKPolicy> },
   );
-  if (selection.variant === 'radix-select' && requirements.outputOrdering === 'sorted' && backend.name === 'webgpu' && facts.kMax > selection.policy.tileItems) {
-    throw new SegkitRangeError('k', `kMax ${facts.kMax} exceeds the largest sorted selection this backend holds in workgroup memory (${selection.policy.tileItems})`, { value: facts.kMax });
+  // What the backend's capabilities allow, checked the same way on every backend (the framework
+  // checks bindings and dispatch sizes in makePlan).
+  const limits = topKLimits(backend.capabilities, selection.policy);
+  const selected = Math.min(facts.kMax, maxSegmentSize);
+  if (selection.variant === 'radix-select' && requirements.outputOrdering === 'sorted' && selected > limits.maxSortedSelection) {
+    throw new SegkitRangeError(
+      'k',
+      `sorted radix-select returns at most ${limits.maxSortedSelection} keys per segment on this backend (the tile it sorts in workgroup memory); kMax ${facts.kMax} with segments of up to ${maxSegmentSize} keys selects up to ${selected}. Bound k or the segment sizes, or ask for outputOrdering 'unsorted'`,
+      { value: facts.kMax },
+    );
   }
 
   const parameters = [facts.k, facts.selectDirection];
@@ -264,12 +272,14 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     backend,
     facts,
     segments: facts,
+    maxSegments: facts.maxSegments,
     input,
     parameters,
     validation,
     selection,
     variants: topKVariants,
     launches,
+    kernels: topKKernels,
     layout,
     summary: `DeviceBatchedTopK on ${backend.name}: ${segmentsText} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}`,
     requirementNotes: describeRelaxations(requirements, relaxed, launches as TopKLaunch[]),

@@ -1,4 +1,5 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
+import { type BackendLimits, backendLimits } from '../../dispatch/limits.js';
 import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
@@ -170,4 +171,28 @@ export function reduceWorkgroupSize(maxSegmentSize: number, largest: number, cap
   let size = smallest;
   while (size < largest && size * 8 < maxSegmentSize) size *= 2;
   return size;
+}
+
+/** What top-k may ask of a backend: the framework's {@link BackendLimits} and its own. */
+export interface TopKLimits extends BackendLimits {
+  /**
+   * Most results per segment that sorted radix-select returns: its last kernel sorts a segment's
+   * selection (keys and indices, 8 bytes an item) in the workgroup memory of one tile, the policy's
+   * `tileItems` (2048 with 32 KiB of workgroup memory, 1024 with WebGPU's default 16 KiB). The
+   * other variants never select more than a tile per segment, and unsorted output has no such limit.
+   */
+  readonly maxSortedSelection: number;
+}
+
+/**
+ * The limits of top-k on a backend with `capabilities` (see {@link TopKLimits}), checked when
+ * planning and the same way on every backend.
+ *
+ * @example
+ * ```ts
+ * topKLimits(cpuBackend().capabilities).maxSortedSelection; // 2048 (32 KiB of workgroup memory)
+ * ```
+ */
+export function topKLimits(capabilities: BackendCapabilities, policy: TopKPolicy = topKPolicyFor(capabilities)): TopKLimits {
+  return { ...backendLimits(capabilities), maxSortedSelection: policy.tileItems };
 }

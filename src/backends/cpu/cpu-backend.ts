@@ -12,25 +12,30 @@ import {
   bytesPerElement,
   checkDeviceArray,
   checkAllocArguments,
+  checkAllocationSize,
   uploadDType,
 } from '../backend.js';
 import type { CpuKernel } from './kernel.js';
 import { WorkgroupMemory } from './kernel.js';
-import { attachMemory, deviceMemory, detachMemory } from './memory.js';
+import { type HeapRange, SharedDeviceHeap, attachMemory, deviceMemory, detachMemory } from './memory.js';
 import { type CpuWorkerPool, createWorkerPool, hostParallelism, parallelLaunchItems, workersSupported } from './pool.js';
 
 /** Options of {@link cpuBackend}. */
 export interface CpuBackendOptions {
   /**
    * Capabilities to report instead of the defaults, e.g. to see which variant a GPU with 16 KiB of
-   * workgroup memory would get.
+   * workgroup memory would get. The emulator then also enforces that GPU's limits (they are functions
+   * of the capabilities, checked the same way on every backend): given `gpu.capabilities`, it
+   * refuses what `gpu` refuses, with the same message.
    */
   capabilities?: Partial<BackendCapabilities>;
   /**
    * Worker threads that run large launches' workgroups alongside the calling thread. Default:
    * `os.availableParallelism() - 1`; 0 runs everything on the calling thread (as do runtimes without
    * `node:worker_threads`). Device memory is then in SharedArrayBuffers; launches stay synchronous,
-   * and results are the same for every number of workers.
+   * and results are the same for every number of workers. With workers, device memory comes from
+   * slabs the backend keeps and reuses: a destroyed array's memory goes to the next allocation, and
+   * `destroy()` of the backend lets all of it go.
    */
   workers?: number;
   /**
@@ -41,14 +46,16 @@ export interface CpuBackendOptions {
 }
 
 /**
- * Defaults of the CPU emulator. The workgroup memory is sized so that a single-tile workgroup
- * (keys + indices of 4096 items = 32 KiB) fits, as on most desktop GPUs.
+ * Defaults of the CPU emulator, which are also its limits. Its kernels keep a workgroup's memory in
+ * 32 KiB, as most desktop GPUs have: a tile of 2048 keys and indices plus 4 KiB, so sorted
+ * radix-select returns at most 2048 keys per segment here too. A buffer and a binding hold 2 GiB.
  */
 const defaultCpuCapabilities: BackendCapabilities = {
   maxWorkgroupSize: 256,
   workgroupStorageBytes: 32768,
   subgroupSize: 32,
   maxStorageBufferBytes: 2 ** 31,
+  maxBufferBytes: 2 ** 31,
   maxWorkgroupsPerDimension: 65535,
   parallelism: 1,
 };
@@ -66,6 +73,8 @@ export interface CpuBackend extends Backend {
 
 class CpuDeviceArray<D extends DType> implements DeviceArray<D> {
   destroyed = false;
+  /** Where the memory lies in the backend's shared heap (with workers). */
+  range: HeapRange | undefined;
   constructor(
     readonly backend: CpuBackendImpl,
     readonly dtype: D,
@@ -76,20 +85,33 @@ class CpuDeviceArray<D extends DType> implements DeviceArray<D> {
     if (this.destroyed) return;
     this.destroyed = true;
     detachMemory(this);
-    this.backend.live--;
+    this.backend.arrayDestroyed(this);
   }
 }
+
+/** What an array dropped without `destroy()` gives back once it is garbage-collected. */
+interface DroppedArray {
+  readonly backend: CpuBackendImpl;
+  readonly range: HeapRange;
+  readonly bytes: number;
+}
+
+/**
+ * Heap ranges of arrays garbage-collected without `destroy()` (as a GPU buffer is freed when its
+ * handle is collected); ArrayBuffers without workers are collected with their arrays anyway.
+ */
+const droppedArrays = new FinalizationRegistry<DroppedArray>((dropped) => dropped.backend.arrayDropped(dropped));
 
 class CpuBackendImpl implements CpuBackend {
   readonly name = 'cpu' as const;
   readonly capabilities: BackendCapabilities;
-  live = 0;
   private readonly counter = new StatsCounter();
   private readonly compiledKernels = new Set<string>();
   private readonly sharedMemory = new Map<number, WorkgroupMemory>();
   private destroyedBackend = false;
   private readonly pool: CpuWorkerPool | undefined;
-  private readonly shareMemory: boolean;
+  /** Device memory shared with the workers; undefined without workers (one ArrayBuffer per array). */
+  private readonly heap: SharedDeviceHeap | undefined;
   private readonly parallelThreshold: number;
 
   constructor(options: CpuBackendOptions) {
@@ -98,7 +120,7 @@ class CpuBackendImpl implements CpuBackend {
       throw new SegkitUsageError(`cpuBackend({ workers }): ${String(options.workers)} is not a non-negative integer`);
     }
     this.pool = requested > 0 && workersSupported() ? createWorkerPool(requested) : undefined;
-    this.shareMemory = this.pool !== undefined;
+    this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap();
     this.parallelThreshold = options.parallelThreshold ?? parallelLaunchItems;
     const parallelism = (this.pool?.size ?? 0) + 1;
     this.capabilities = Object.freeze({ ...defaultCpuCapabilities, parallelism, ...options.capabilities });
@@ -108,18 +130,43 @@ class CpuBackendImpl implements CpuBackend {
     if (this.destroyedBackend) throw new SegkitUsageError('the cpu backend was destroyed and cannot be used');
   }
 
-  private allocate<D extends DType>(dtype: D, length: number): CpuDeviceArray<D> {
+  /** A new array; its memory is zero-filled when `zero` (an upload overwrites all of it). */
+  private allocate<D extends DType>(dtype: D, length: number, zero: boolean): CpuDeviceArray<D> {
     const array = new CpuDeviceArray(this, dtype, length);
+    const arrayBytes = length * bytesPerElement[dtype];
     // Round up to whole words so every allocation has u32/f32 views.
-    const bytes = Math.ceil((length * bytesPerElement[dtype]) / 4) * 4;
-    attachMemory(array, this.shareMemory ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
-    this.live++;
+    const bytes = Math.ceil(arrayBytes / 4) * 4;
+    if (this.heap === undefined) {
+      attachMemory(array, new ArrayBuffer(bytes));
+    } else {
+      const range = this.heap.allocate(bytes, zero);
+      array.range = range;
+      attachMemory(array, range.buffer, range.offset, bytes);
+      droppedArrays.register(array, { backend: this, range, bytes: arrayBytes }, array);
+    }
+    this.counter.arrayMade(arrayBytes);
     return array;
+  }
+
+  arrayDestroyed(array: CpuDeviceArray<DType>): void {
+    this.counter.arrayDestroyed(array.length * bytesPerElement[array.dtype]);
+    if (array.range !== undefined) {
+      droppedArrays.unregister(array);
+      if (!this.destroyedBackend) this.heap!.release(array.range);
+      array.range = undefined;
+    }
+  }
+
+  arrayDropped(dropped: DroppedArray): void {
+    this.counter.arrayDestroyed(dropped.bytes);
+    if (!this.destroyedBackend) this.heap!.release(dropped.range);
   }
 
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
     this.checkAlive();
-    const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length);
+    const dtype = uploadDType(data) as DTypeOf<T>;
+    checkAllocationSize('upload(data)', dtype, data.length, this.capabilities);
+    const array = this.allocate(dtype, data.length, false);
     deviceMemory(array).u32.set(new Uint32Array(data.buffer, data.byteOffset, data.length));
     this.counter.upload(data.byteLength);
     return array;
@@ -128,12 +175,8 @@ class CpuBackendImpl implements CpuBackend {
   alloc<D extends DType>(dtype: D, length: number): DeviceArray<D> {
     this.checkAlive();
     checkAllocArguments(dtype, length);
-    if (length * bytesPerElement[dtype] > this.capabilities.maxStorageBufferBytes) {
-      throw new SegkitUsageError(
-        `alloc(length): ${length} ${dtype} elements exceed the backend's largest buffer of ${this.capabilities.maxStorageBufferBytes} bytes`,
-      );
-    }
-    return this.allocate(dtype, length);
+    checkAllocationSize('alloc(length)', dtype, length, this.capabilities);
+    return this.allocate(dtype, length, true);
   }
 
   async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
@@ -198,6 +241,15 @@ class CpuBackendImpl implements CpuBackend {
     this.destroyedBackend = true;
     this.sharedMemory.clear();
     this.pool?.destroy();
+    this.heap?.clear();
+  }
+
+  /**
+   * Bytes of the shared slabs device memory comes from (0 without workers), for leak checks.
+   * @internal
+   */
+  heapBytes(): number {
+    return this.heap?.reservedBytes ?? 0;
   }
 
   stats(): BackendStats {

@@ -9,6 +9,11 @@
  * so the typed arrays inside `shared` are the same memory on every thread. `shared` (one object for
  * all launches of a run) is sent to a worker only when it differs from the last one it got.
  *
+ * A worker keeps what it was sent until it collects garbage, which an idle worker hardly ever does
+ * (shared memory adds no pressure to collect): device memory therefore comes from the backend's
+ * SharedDeviceHeap (memory.ts), whose slabs outlive every array, so what a worker keeps holds no
+ * memory that destroyed arrays gave back.
+ *
  * Where `node:worker_threads` or SharedArrayBuffer is missing (browsers), there is no pool and every
  * launch runs on the calling thread.
  */

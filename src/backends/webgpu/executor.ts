@@ -1,8 +1,8 @@
 /// <reference types="@webgpu/types" />
 import type { DeviceArray } from '../backend.js';
-import type { PrologueKernel } from '../../dispatch/plan.js';
+import { temporaryStorageBinding } from '../../dispatch/limits.js';
+import { slotsOfKernel } from '../../dispatch/plan.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedRun } from '../../dispatch/problem.js';
-import { SegkitUsageError } from '../../errors.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from './program.js';
 import { segmentOffsetsProgram, validateFacts, validateProgram } from './prologue.js';
 import { type SegmentKernelFacts, countOf, needsBlock } from './segments.js';
@@ -45,8 +45,6 @@ export interface WebGpuAlgorithm<Run extends SegmentedRun, Facts extends Segment
   /** The uniform word of a uniform parameter (default: the value as a count). */
   uniformWord?(name: string, value: number): number;
 }
-
-const prologueSlots: Readonly<Record<PrologueKernel, readonly string[]>> = { validate: [], 'segment-offsets': ['offsets'] };
 
 const blockHeaderWords = 4;
 
@@ -147,36 +145,18 @@ function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, alg
   return values;
 }
 
-/** The byte range of temporary storage a launch binds, and the slot offsets (words) within it. */
+/**
+ * The byte range of temporary storage a launch binds, and the slot offsets (words) within it, by
+ * uniform name. Planning checked that it fits one binding on a backend with these capabilities.
+ */
 function tempBinding(run: SegmentedRun, slotNames: readonly string[], runtime: WebGpuRuntime, name: string): { offset: number; size: number; slots: Record<string, number> } {
-  const layout = run.layout;
-  const used = slotNames.filter((slot) => layout.has(slot)).map((slot) => layout.slot(slot));
-  let offset = 0;
-  let end = layout.totalBytes;
-  if (end > runtime.maxStorageBufferBindingSize && used.length > 0) {
-    offset = Math.min(...used.map((s) => s.offset));
-    offset -= offset % runtime.minStorageBufferOffsetAlignment;
-    end = Math.max(...used.map((s) => s.offset + s.bytes));
-  }
-  const size = Math.max(4, Math.ceil((end - offset) / 4) * 4);
-  if (size > runtime.maxStorageBufferBindingSize) {
-    throw new SegkitUsageError(
-      `${name}: needs ${size} bytes of temporary storage in one binding; this device binds at most ${runtime.maxStorageBufferBindingSize} bytes (maxStorageBufferBindingSize). Bound the total number of items (totalNumItems) or use smaller segments`,
-    );
+  const binding = temporaryStorageBinding(slotNames, run.layout, runtime.maxStorageBufferBindingSize) ?? { offset: 0, size: 4, slotWords: {} };
+  if (binding.size > runtime.maxStorageBufferBindingSize || binding.offset % runtime.minStorageBufferOffsetAlignment !== 0) {
+    throw new Error(`internal: ${name} binds ${binding.size} bytes of temporary storage at ${binding.offset}, which this device cannot bind (planning checks it)`);
   }
   const slots: Record<string, number> = {};
-  for (const slot of used) slots[`${slot.name}At`] = (slot.offset - offset) >>> 2;
-  return { offset, size, slots };
-}
-
-function checkBindable(array: DeviceArray | undefined, what: string, runtime: WebGpuRuntime): void {
-  if (array === undefined) return;
-  const bytes = array.length * 4;
-  if (bytes > runtime.maxStorageBufferBindingSize) {
-    throw new SegkitUsageError(
-      `${what}: ${array.length} elements (${bytes} bytes) exceed the ${runtime.maxStorageBufferBindingSize} bytes one storage binding of this device holds (maxStorageBufferBindingSize); split the call into batches of segments`,
-    );
-  }
+  for (const [slot, words] of Object.entries(binding.slotWords)) slots[`${slot}At`] = words;
+  return { offset: binding.offset, size: binding.size, slots };
 }
 
 /** A launch resolved once per plan: its program, pipeline, temporary-storage range and grid. */
@@ -218,11 +198,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
   /** Per plan (SegmentedRun.cache): programs, pipelines, uniform regions and bind groups. */
   const preparedRuns = new WeakMap<object, PreparedRun>();
 
-  const slotsOf = (kernel: string): readonly string[] => {
-    const slots = prologueSlots[kernel as PrologueKernel] ?? algorithm.kernels[kernel]?.slots;
-    if (slots === undefined) throw new Error(`internal: '${kernel}' is not in the kernel table`);
-    return slots;
-  };
+  const slotsOf = (kernel: string): readonly string[] => slotsOfKernel(algorithm.kernels as KernelTable<string, never, never>, kernel);
 
   const programFor = (launch: Launch, run: Run, facts: Facts, factsKey: string): WebGpuProgram => {
     const validate = launch.kernel === 'validate' ? validateFacts(run.checks, run.totalNumItems !== undefined, run.parameterNames) : undefined;
@@ -249,9 +225,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
       const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
       const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
-      if (y > runtime.maxWorkgroupsPerDimension) {
-        throw new SegkitUsageError(`${launch.name}: ${launch.grid} workgroups exceed this device's dispatch limit of ${runtime.maxWorkgroupsPerDimension}^2`);
-      }
+      if (y > runtime.maxWorkgroupsPerDimension) throw new Error(`internal: ${launch.name} has ${launch.grid} workgroups, past this device's dispatch limit (planning checks it)`);
       const region = uniformTotal;
       const uniformSize = uniformBytes(program);
       uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
@@ -264,7 +238,6 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
     execute(run: Run): void {
       const runtime = webgpuRuntime(run.backend);
       const device = runtime.device;
-      for (const [name, array] of Object.entries(run.arrays)) checkBindable(array, name, runtime);
 
       // Programs, pipelines and uniform regions of every launch: once per plan (and runtime).
       let prepared = run.cache === undefined ? undefined : preparedRuns.get(run.cache);

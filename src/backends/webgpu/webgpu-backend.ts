@@ -13,6 +13,7 @@ import {
   bytesPerElement,
   checkDeviceArray,
   checkAllocArguments,
+  checkAllocationSize,
   uploadDType,
 } from '../backend.js';
 import { requestAdapter } from './gpu.js';
@@ -100,6 +101,7 @@ class WebGpuDeviceArray<D extends DType> implements DeviceArray<D> {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.backend.arrayDestroyed(this.length * bytesPerElement[this.dtype]);
     this.backend.release(this.buffer);
   }
 }
@@ -152,7 +154,6 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   readonly maxWorkgroupsPerDimension: number;
   readonly minUniformBufferOffsetAlignment: number;
   readonly minStorageBufferOffsetAlignment: number;
-  private readonly maxBufferSize: number;
   private readonly counter = new StatsCounter();
   private readonly pipelines = new Map<string, CompiledProgram>();
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
@@ -162,6 +163,8 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   /** Buffers waiting for earlier work to finish before they are destroyed. */
   private readonly pendingReleases = new Set<Promise<void>>();
   private live = 0;
+  /** An upload's writeBuffer waits for the next submit (Dawn keeps its staged copy until then). */
+  private unsubmittedWrites = false;
   private lostError: WebGpuDeviceLostError | undefined;
   private deferredError: WebGpuError | undefined;
   private readonly lostSignal: Promise<never>;
@@ -179,7 +182,6 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   ) {
     const limits = device.limits;
     this.maxStorageBufferBindingSize = limits.maxStorageBufferBindingSize;
-    this.maxBufferSize = limits.maxBufferSize;
     this.maxWorkgroupsPerDimension = limits.maxComputeWorkgroupsPerDimension;
     this.minUniformBufferOffsetAlignment = limits.minUniformBufferOffsetAlignment;
     this.minStorageBufferOffsetAlignment = limits.minStorageBufferOffsetAlignment;
@@ -188,6 +190,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       workgroupStorageBytes: limits.maxComputeWorkgroupStorageSize,
       subgroupSize,
       maxStorageBufferBytes: limits.maxStorageBufferBindingSize,
+      maxBufferBytes: limits.maxBufferSize,
       maxWorkgroupsPerDimension: limits.maxComputeWorkgroupsPerDimension,
       parallelism,
     });
@@ -246,8 +249,24 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     return buffer;
   }
 
+  arrayDestroyed(bytes: number): void {
+    this.counter.arrayDestroyed(bytes);
+  }
+
+  /**
+   * Submits the uploads still pending. Dawn holds an upload's staged copy until the next submit,
+   * even when its buffer is destroyed: a loop of upload and destroy with no work between them grew
+   * the process by the bytes uploaded, without bound.
+   */
+  private flushWrites(): void {
+    if (!this.unsubmittedWrites || this.lost) return;
+    this.unsubmittedWrites = false;
+    this.device.queue.submit([]);
+  }
+
   /** Destroys `buffer` once the work submitted so far is done. */
   release(buffer: GPUBuffer): void {
+    this.flushWrites();
     if (this.inFlight.size === 0 || this.lost) {
       buffer.destroy();
       this.live--;
@@ -265,18 +284,20 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   }
 
   private allocate<D extends DType>(dtype: D, length: number, what: string): WebGpuDeviceArray<D> {
+    checkAllocationSize(what, dtype, length, this.capabilities);
     const bytes = length * bytesPerElement[dtype];
-    if (bytes > this.maxBufferSize) {
-      throw new SegkitUsageError(`${what}: ${length} ${dtype} elements (${bytes} bytes) exceed the device's largest buffer of ${this.maxBufferSize} bytes`);
-    }
     const buffer = this.createBuffer(Math.max(4, align4(bytes)), usage.storage | usage.copySrc | usage.copyDst, `segkit ${dtype}[${length}]`);
+    this.counter.arrayMade(bytes);
     return new WebGpuDeviceArray(this, dtype, length, buffer);
   }
 
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>> {
     this.checkUsable();
     const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length, 'upload(data)');
-    if (data.byteLength > 0) this.device.queue.writeBuffer(array.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    if (data.byteLength > 0) {
+      this.device.queue.writeBuffer(array.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      this.unsubmittedWrites = true;
+    }
     this.counter.upload(data.byteLength);
     return array;
   }
@@ -327,6 +348,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
 
   async synchronize(): Promise<void> {
     this.checkUsable();
+    this.flushWrites();
     await this.guard(this.device.queue.onSubmittedWorkDone());
     await this.guard(Promise.all([...this.pendingReleases]));
     this.throwDeferred();
@@ -421,6 +443,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   submit(commands: GPUCommandBuffer, keepAlive: readonly unknown[]): void {
     const record = [commands, ...keepAlive];
     this.device.queue.submit([commands]);
+    this.unsubmittedWrites = false;
     this.inFlight.add(record);
     void this.device.queue.onSubmittedWorkDone().then(
       () => this.inFlight.delete(record),
