@@ -69,14 +69,18 @@ export type {
 } from './types/validate.js';
 export type { IsIntegerLiteral, IsUnion, KnownLess, KnownGreater, MaxOf, MinOf } from './types/numeric.js';
 export type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from './types/intersect.js';
+export type { ValidateFields } from './types/fields.js';
+export { closestName, type ClosestName } from './types/closest-name.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
 export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';
 export type {
   TopKArgs,
   TopKArgsShape,
-  TopKArgsShapeWithoutDirection,
-  TopKArgsWithoutDirection,
+  TopKKeysArgs,
+  TopKPairsArgs,
+  TopKFieldSets,
+  TopKEntryPoint,
   TopKDomains,
   TopKVariantsFor,
   ValidateTopKArgs,

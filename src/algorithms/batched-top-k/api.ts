@@ -1,7 +1,8 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { p } from '../../params/param.js';
-import type { GuaranteesOf, TopKArgs, TopKArgsShape, TopKArgsShapeWithoutDirection, TopKArgsWithoutDirection, ValidateTopKArgs } from './args.js';
+import { checkFields } from '../../params/fields.js';
+import { type GuaranteesOf, type TopKArgs, type TopKArgsShape, type TopKEntryPoint, type ValidateTopKArgs, topKFieldSets } from './args.js';
 import { type TopKPlan, planTopK } from './plan.js';
 import { cpuTopKExecutor } from './cpu/executor.js';
 import { registerTopKExecutor } from './plan.js';
@@ -66,12 +67,18 @@ function planFor(userArgs: object, variant: string, environment: Env, build: () 
 }
 
 async function selectWith(userArgs: object, variant: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
+  // The shorthands overwrite selectDirection (and the keys-only ones the values): a field they do not
+  // take must be refused here, before it is silently replaced.
+  const entry: TopKEntryPoint = variant === 'select' ? 'select' : variant.endsWith('Pairs') ? 'pairs' : 'keys';
+  if (typeof userArgs === 'object' && userArgs !== null) {
+    checkFields(`${variant} args`, userArgs, topKFieldSets[entry].fields, topKFieldSets[entry].required);
+  }
   const environment = env ?? (defaultEnvironment ??= makeEnv());
   await runWithEnvironment(planFor(userArgs, variant, environment, build), environment);
 }
 
-const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({
-  ...args,
+const withDirection = (args: object, direction: 'max' | 'min'): TopKArgs => ({
+  ...(args as Omit<TopKArgs, 'selectDirection'>),
   selectDirection: p.constantOption(direction),
 });
 
@@ -95,7 +102,7 @@ const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min')
  */
 export const DeviceBatchedTopK = {
   /** Plans a call on the host (no device work); run it with `plan.run(tempStorage?)`. */
-  plan<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): TopKPlan {
+  plan<const Args extends TopKArgsShape | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): TopKPlan {
     return planTopK(args as TopKArgs, env ?? makeEnv());
   },
 
@@ -103,33 +110,27 @@ export const DeviceBatchedTopK = {
    * Plans and runs a call with temporary storage from the environment. Calls with the same args
    * object and environment reuse the plan (unless it read host per-segment arrays).
    */
-  async select<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
+  async select<const Args extends TopKArgsShape | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
     await selectWith(args, 'select', env, () => args as TopKArgs);
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys only. */
-  async maxKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    await selectWith(args, 'maxKeys', env, () => withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'max'));
+  async maxKeys<const Args extends TopKArgsShape<'keys'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'keys'>, env?: E): Promise<void> {
+    await selectWith(args, 'maxKeys', env, () => withDirection(args, 'max'));
   },
 
   /** `select` with `selectDirection` fixed to `'min'`, keys only. */
-  async minKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    await selectWith(args, 'minKeys', env, () => withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'min'));
+  async minKeys<const Args extends TopKArgsShape<'keys'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'keys'>, env?: E): Promise<void> {
+    await selectWith(args, 'minKeys', env, () => withDirection(args, 'min'));
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys and values (payload or indices). */
-  async maxPairs<const Args extends TopKArgsShapeWithoutDirection & { valuesOut: DeviceArray }, const E extends Env = Env<{}>>(
-    args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
-    env?: E,
-  ): Promise<void> {
-    await selectWith(args, 'maxPairs', env, () => withDirection(args as TopKArgsWithoutDirection, 'max'));
+  async maxPairs<const Args extends TopKArgsShape<'pairs'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'pairs'>, env?: E): Promise<void> {
+    await selectWith(args, 'maxPairs', env, () => withDirection(args, 'max'));
   },
 
   /** `select` with `selectDirection` fixed to `'min'`, keys and values (payload or indices). */
-  async minPairs<const Args extends TopKArgsShapeWithoutDirection & { valuesOut: DeviceArray }, const E extends Env = Env<{}>>(
-    args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
-    env?: E,
-  ): Promise<void> {
-    await selectWith(args, 'minPairs', env, () => withDirection(args as TopKArgsWithoutDirection, 'min'));
+  async minPairs<const Args extends TopKArgsShape<'pairs'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'pairs'>, env?: E): Promise<void> {
+    await selectWith(args, 'minPairs', env, () => withDirection(args, 'min'));
   },
 } as const;

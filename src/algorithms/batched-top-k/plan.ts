@@ -9,11 +9,12 @@ import { TempStorageLayoutBuilder, type TempStorageLayout, describeLayout } from
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { GuaranteeViolationError, SegkitRangeError, SegkitUsageError } from '../../errors.js';
 import { type Bounds, p } from '../../params/param.js';
+import { checkFields } from '../../params/fields.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, resolveOption } from '../../params/resolve.js';
 import { outsideStaticBounds } from '../../types/messages.js';
-import type { TopKArgs } from './args.js';
+import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
-import { type TopKSelection, type TopKVariant, selectTopKVariant, topKVariants } from './policy.js';
+import { type TopKSelection, type TopKVariant, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
 import {
   type DeviceCheck,
   type ScalarSource,
@@ -358,6 +359,7 @@ function hostU32(values: ArrayLike<number>, count: number): Uint32Array {
  */
 export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan {
   if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
+  checkFields('args', args, topKFieldSets.select.fields, topKFieldSets.select.required);
   const { backend, requirements } = environment;
   for (const name of ['keysIn', 'keysOut'] as const) {
     if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
@@ -368,6 +370,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const keysLength = args.keysIn.length;
   checkGeometry(facts, keysLength);
 
+  const { policy } = environment.tuning;
+  if (typeof policy === 'object' && policy !== null) checkFields('env.tuning.policy', policy, Object.keys(topKPolicyFor(backend.capabilities)));
   const sizeBounds = segmentSizeBounds(facts);
   const maxSegmentSize = maxSegmentSizeOf(facts, keysLength);
   const kBounds = effectiveBounds(facts.k);
