@@ -53,7 +53,18 @@ export {
   type NumericDomain,
 } from './params/resolve.js';
 
-export { env, defaultRequirements, type Env, type EnvOptions, type Requirements, type Guarantees, type Tuning } from './env/env.js';
+export {
+  env,
+  defaultRequirements,
+  type Env,
+  type EnvOptions,
+  type EnvFields,
+  type Requirements,
+  type Guarantees,
+  type GuaranteesIn,
+  type Tuning,
+  type ValidateEnvOptions,
+} from './env/env.js';
 
 export * from './types/messages.js';
 export type {
@@ -69,7 +80,7 @@ export type {
 } from './types/validate.js';
 export type { IsIntegerLiteral, IsUnion, KnownLess, KnownGreater, MaxOf, MinOf } from './types/numeric.js';
 export type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from './types/intersect.js';
-export type { ValidateFields } from './types/fields.js';
+export type { ValidateFields, FieldsShape, CheckTypes } from './types/fields.js';
 export { closestName, type ClosestName } from './types/closest-name.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';

@@ -7,6 +7,9 @@ import {
   type EmptyBounds,
   type EmptyGuaranteeIntersection,
   type ErrorMessage,
+  type GenericNotChecked,
+  type MissingField,
+  type UnknownField,
   type JoinOptions,
   type NeverValue,
   type NotALiteral,
@@ -17,6 +20,8 @@ import {
   type RuntimeBoundsOutsideStatic,
   emptyBounds,
   emptyGuaranteeIntersection,
+  missingField,
+  unknownField,
   notALiteral,
   notAnInteger,
   optionNotInSet,
@@ -64,3 +69,13 @@ declare const someNumber: number;
 expectType<`${number} is outside the static bounds [${number}, ${number}]`>(outsideStaticBounds(someNumber, someNumber, someNumber));
 // The runtime functions take numbers where the types take numbers.
 expectError(outsideStaticBounds('16', 1, 8));
+
+expectType<UnknownField<'segmentStrid', ['k', 'segmentStride']>>(unknownField('segmentStrid', ['k', 'segmentStride']));
+expectType<"unknown field 'segmentStrid' (did you mean 'segmentStride'?)">(unknownField('segmentStrid', ['k', 'segmentStride']));
+expectType<"unknown field 'speed'; the fields are 'k', 'segmentStride'">(unknownField('speed', ['k', 'segmentStride']));
+expectType<MissingField<'numSegments'>>(missingField('numSegments'));
+expectType<"missing required field 'numSegments'">(missingField('numSegments'));
+// Compile time only: a type parameter cannot reach a runtime check.
+expectType<'p.constant cannot check a type parameter: declare your parameter as ValidateConstant<K>'>(
+  null! as GenericNotChecked<'p.constant', 'ValidateConstant<K>'>,
+);

@@ -112,7 +112,7 @@ const envFields: EnvFields = {
 };
 
 /** One part of the options: its fields known, each of the type {@link EnvOptions} gives it. */
-type ValidateEnvPart<Value, Part extends Exclude<keyof EnvFields, 'options'>> = ValidateFields<
+type ValidateEnvPart<Value, Part extends EnvPart> = ValidateFields<
   Value,
   EnvFields[Part],
   never,
@@ -129,16 +129,33 @@ type ValidateEnvPart<Value, Part extends Exclude<keyof EnvFields, 'options'>> = 
  * value for the editor, the second lets any object be inferred, so a mistake in one field is reported
  * on that field and never makes the compiler fall back to the constraint and blame the others.
  */
-export type ValidateEnvOptions<Options> = ValidateFields<
+export type ValidateEnvOptions<Options> =
+  // The common case first, and cheaply: no unknown field at any level, every value of its type.
+  [UnknownEnvFields<Options>] extends [never]
+    ? [Options] extends [EnvOptions]
+      ? Options
+      : ValidateEachEnvField<Options>
+    : ValidateEachEnvField<Options>;
+
+/** The unknown fields of the options and of their parts, as one union (`never` when there are none). */
+type UnknownEnvFields<Options> = Options extends unknown
+  ?
+      | Exclude<keyof Options, EnvFields['options'][number]>
+      | { [Part in keyof Options & EnvPart]: UnknownPartFields<Options[Part], EnvFields[Part][number]> }[keyof Options & EnvPart]
+  : never;
+type UnknownPartFields<Value, Known extends string> = Value extends object ? Exclude<keyof Value, Known> : never;
+type EnvPart = Exclude<keyof EnvFields, 'options'>;
+
+/** {@link ValidateEnvOptions} field by field, for the messages. */
+type ValidateEachEnvField<Options> = ValidateFields<
   Options,
   EnvFields['options'],
   never,
   {
     [Key in keyof Options & keyof EnvOptions]: Key extends 'backend'
       ? CheckTypes<Options, EnvOptions>[Key]
-      : ValidateEnvPart<Options[Key], Key & Exclude<keyof EnvFields, 'options'>>;
-  },
-  EnvOptions
+      : ValidateEnvPart<Options[Key], Key & EnvPart>;
+  }
 >;
 
 /** The guarantees in `env(...)` options, with their literal types; `{}` where none are given. */

@@ -74,9 +74,11 @@ type ClosestWithin<Lower extends string, Known extends readonly string[], Budget
  *
  * @example `ClosestName<'segmentStrid', ['k', 'segmentStride']>` is `'segmentStride'`.
  */
-export type ClosestName<Name extends string, Known extends readonly string[]> = string extends Name
+export type ClosestName<Name extends string, Known extends readonly string[]> = [Name] extends [never]
   ? never
-  : ClosestWithin<Lowercase<Name>, Known, EditBudget<Name>>;
+  : string extends Name
+    ? never
+    : ClosestWithin<Lowercase<Name>, Known, EditBudget<Name>>;
 
 /** Edit distance between two strings (insert, delete, replace one character). */
 function editDistance(a: string, b: string): number {

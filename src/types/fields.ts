@@ -48,19 +48,22 @@ export type FieldsShape<Known extends readonly string[]> = { readonly [Key in Kn
  *
  * @example `ValidateFields<{ maxk: 8 }, ['maxK'], never, {}>` is `{ maxk: "(Error) unknown field 'maxk' (did you mean 'maxK'?)" }`.
  */
-export type ValidateFields<Value, Known extends readonly string[], Required extends string, Checked, Shape = FieldsShape<Known>> =
+export type ValidateFields<Value, Known extends readonly string[], Required extends string, Checked> =
   IsAny<Value> extends true
     ? Value
-    : IsEqual<Value, Shape> extends true
-      ? Value // nothing was inferred (the editor asking for completions): offer every field
-      : Value extends object
-        ? [Exclude<Required, keyof Value>] extends [never]
+    : Value extends object
+      ? // The common case first, and cheaply: no unknown or missing field, every checked field as it is.
+        [Exclude<keyof Value, Known[number]> | Exclude<Required, keyof Value>] extends [never]
+        ? Value extends Checked
+          ? Value
+          : CheckEachField<Value, Known, Checked>
+        : [Exclude<Required, keyof Value>] extends [never]
           ? Value extends CheckEachField<Value, Known, Checked>
-            ? Value
+            ? Value // only keys that are not literals (an index signature) were left over
             : CheckEachField<Value, Known, Checked>
           : // Written out rather than named, so the diagnostic prints the message, not an alias.
             CheckEachField<Value, Known, Checked> & { readonly [Key in Exclude<Required, keyof Value>]-?: ErrorMessage<MissingField<Key>> }
-        : Value;
+      : Value;
 
 /**
  * The `Checked` argument of {@link ValidateFields} where each known field need only have the type

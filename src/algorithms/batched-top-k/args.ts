@@ -13,7 +13,6 @@ import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } 
 import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
-import type { IsAny } from 'type-fest';
 import type { ValidateIntersection } from '../../types/intersect.js';
 import type { SelectDirection } from './keys.js';
 import type { TopKVariant } from './policy.js';
@@ -198,8 +197,8 @@ type ExpectedType<Key extends keyof TopKArgs, Entry extends TopKEntryPoint> = Ke
 
 /** One known field: its own type when it is right, else the message in words. */
 type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntryPoint> =
-  IsAny<Value> extends true
-    ? Value
+  unknown extends Value
+    ? Value // `any` and `unknown` (also the constraint's own fields, when the editor asks for completions)
     : [Value] extends [ExpectedType<Key, Entry>]
       ? Key extends 'selectDirection'
         ? ValidateDirection<Value>
