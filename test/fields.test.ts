@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { closestName, missingField, unknownField } from '../src/index.js';
+import { closestName } from '../src/types/closest-name.js';
+import { missingField, unknownField } from '../src/types/messages.js';
 import { checkFields } from '../src/params/fields.js';
 import { expectUsageError, thrown } from './helpers.js';
 

@@ -5,7 +5,7 @@
  */
 import { expectType } from 'tsd';
 import type { IsEqual } from 'type-fest';
-import type { ClosestName } from 'segkit';
+import type { ClosestName } from '../src/types/closest-name.js';
 
 const topKFields = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'] as const;
 const requirementFields = ['outputOrdering', 'tieBreak', 'determinism', 'guaranteeChecks'] as const;

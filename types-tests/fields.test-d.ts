@@ -5,7 +5,7 @@
  */
 import { expectType } from 'tsd';
 import type { IsAny } from 'type-fest';
-import type { CheckTypes, FieldsShape, ValidateFields } from 'segkit';
+import type { CheckTypes, FieldsShape, ValidateFields } from '../src/types/fields.js';
 
 type Known = ['maxK', 'maxSegmentSize'];
 interface Expected {

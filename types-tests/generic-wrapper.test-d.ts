@@ -6,7 +6,8 @@
  * validator forwards the check to the wrapper's callers.
  */
 import { expectError, expectType } from 'tsd';
-import { type ConstantParam, type GenericNotChecked, type UniformParam, type ValidateConstant, type ValidateValue, DeviceBatchedTopK, type DeviceArray, p } from 'segkit';
+import { type ConstantParam, type UniformParam, type ValidateConstant, type ValidateValue, DeviceBatchedTopK, type DeviceArray, p } from 'segkit';
+import type { GenericNotChecked } from '../src/types/messages.js';
 
 declare const someNumber: number;
 declare const keysIn: DeviceArray<'f32'>;

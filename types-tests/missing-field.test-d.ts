@@ -5,7 +5,8 @@
  * compiler's own diagnostics are pinned in test/fixtures/compile-errors/missing-field.ts.
  */
 import { expectError, expectType } from 'tsd';
-import { type ConstantParam, type DeviceArray, type MissingField, type ValidateTopKArgs, DeviceBatchedTopK, missingField, p } from 'segkit';
+import { type ConstantParam, type DeviceArray, type ValidateTopKArgs, DeviceBatchedTopK, p } from 'segkit';
+import { type MissingField, missingField } from '../src/types/messages.js';
 
 declare const keysIn: DeviceArray<'f32'>;
 declare const keysOut: DeviceArray<'f32'>;

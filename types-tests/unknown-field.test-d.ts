@@ -11,14 +11,13 @@ import {
   type DeviceArray,
   type Env,
   type TopKPlan,
-  type UnknownField,
-  type ValidateEnvOptions,
   type ValidateTopKArgs,
   DeviceBatchedTopK,
   env,
   p,
-  unknownField,
 } from 'segkit';
+import type { ValidateEnvOptions } from '../src/env/env.js';
+import { type UnknownField, unknownField } from '../src/types/messages.js';
 
 declare const keysIn: DeviceArray<'f32'>;
 declare const keysOut: DeviceArray<'f32'>;

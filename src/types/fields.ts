@@ -68,8 +68,13 @@ export type ValidateFields<Value, Known extends readonly string[], Required exte
 /**
  * The `Checked` argument of {@link ValidateFields} where each known field need only have the type
  * `Expected` gives it: the field's own type when it does, else the expected type (so the compiler
- * reports the mismatch on that field, in its own words).
+ * reports the mismatch on that field, in its own words). A field typed `unknown` or `any` (as in the
+ * constraint's own shape, {@link FieldsShape}) is left to the runtime check.
  */
 export type CheckTypes<Value, Expected> = {
-  [Key in keyof Value & keyof Expected]: [Value[Key]] extends [Expected[Key]] ? Value[Key] : Expected[Key];
+  [Key in keyof Value & keyof Expected]: unknown extends Value[Key]
+    ? Value[Key]
+    : [Value[Key]] extends [Expected[Key]]
+      ? Value[Key]
+      : Expected[Key];
 };

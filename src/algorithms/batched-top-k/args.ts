@@ -23,8 +23,8 @@ export type SegmentParam = ConstantParam | UniformParam | PerSegmentParam;
 export type ScalarParam = ConstantParam | UniformParam;
 
 /**
- * The arguments of {@link DeviceBatchedTopK}'s `plan` and `select`, and the type to annotate your own
- * args object with: `const args: TopKArgs = { ... }` is accepted by `plan(args)` and `select(args)`.
+ * The arguments of {@link DeviceBatchedTopK}'s `plan` and `select` (docs/top-k.md states their contract),
+ * and the type to annotate your own args object with: `const args: TopKArgs = { ... }` is accepted by `plan(args)` and `select(args)`.
  * An annotation widens each parameter to its kind (`UniformParam<number, number>`), so the static
  * bounds are then checked when planning rather than by the compiler; to keep the compile-time checks,
  * write `{ ... } satisfies TopKArgs` (the literal types stay) or pass the object inline.
