@@ -1,5 +1,5 @@
 /**
- * Compile-time rule (SPEC 7): an unknown field in top-k's args, in `env(...)` options and in their
+ * Compile-time rule (docs/top-k.md, "Arguments"): an unknown field in top-k's args, in `env(...)` options and in their
  * `requirements`, `guarantees` and `tuning` does not compile; the message names it and the closest
  * known field. Mirror of `ValidateFields` (src/types/fields.ts) as `ValidateTopKArgs` and
  * `ValidateEnvOptions` use it; the runtime twin (`checkFields`) is tested in the conformance suite
