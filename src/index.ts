@@ -48,7 +48,7 @@ export type { NumericFacts, OptionFacts } from './params/resolve.js';
 
 export { env, defaultRequirements, type Env, type EnvOptions, type Requirements, type Guarantees, type Tuning } from './env/env.js';
 
-export type { ErrorMessage } from './types/validate.js';
+export type { ErrorMessage, ValidateConstant, ValidateValue } from './types/validate.js';
 
 export type { Plan } from './dispatch/plan.js';
 export type { Launch } from './dispatch/problem.js';
@@ -61,8 +61,8 @@ export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';
 export type {
   TopKArgs,
   TopKArgsShape,
-  TopKArgsShapeWithoutDirection,
-  TopKArgsWithoutDirection,
+  TopKKeysArgs,
+  TopKPairsArgs,
   TopKDomains,
   TopKVariantsFor,
   ValidateTopKArgs,

@@ -78,15 +78,25 @@ describe('env: validation', () => {
     );
   });
 
-  it('rejects an unknown requirement', () => {
-    expectUsageError(thrown(() => env({ requirements: { speed: 'fast' } as never })), "env: unknown requirement 'speed'");
-  });
-
-  it('rejects an unknown guarantee, naming the known ones', () => {
+  it('rejects an unknown field at every level, naming it and the closest known one (callers through any)', () => {
+    const untyped = env as unknown as (options: unknown) => unknown;
+    expectUsageError(thrown(() => untyped({ backnd: cpuBackend() })), "env: unknown field 'backnd' (did you mean 'backend'?)");
     expectUsageError(
-      thrown(() => env({ guarantees: { maxSegmentSizes: 8 } as never })),
-      "env: unknown guarantee 'maxSegmentSizes'; known: maxSegmentSize, minSegmentSize, maxK, maxNumSegments, maxTotalNumItems",
+      thrown(() => untyped({ requirements: { speed: 'fast' } })),
+      "env.requirements: unknown field 'speed'; the fields are 'outputOrdering', 'tieBreak', 'determinism', 'guaranteeChecks'",
     );
+    expectUsageError(
+      thrown(() => untyped({ requirements: { outputOrder: 'unsorted' } })),
+      "env.requirements: unknown field 'outputOrder' (did you mean 'outputOrdering'?)",
+    );
+    expectUsageError(
+      thrown(() => untyped({ guarantees: { maxSegmentSizes: 8 } })),
+      "env.guarantees: unknown field 'maxSegmentSizes' (did you mean 'maxSegmentSize'?)",
+    );
+    expectUsageError(thrown(() => untyped({ guarantees: { maxk: 8 } })), "env.guarantees: unknown field 'maxk' (did you mean 'maxK'?)");
+    expectUsageError(thrown(() => untyped({ tuning: { varient: 'reduce' } })), "env.tuning: unknown field 'varient' (did you mean 'variant'?)");
+    // A field given as undefined is still a field: the typo is reported, not read as absent.
+    expectUsageError(thrown(() => untyped({ tunning: undefined })), "env: unknown field 'tunning' (did you mean 'tuning'?)");
   });
 
   it('rejects a guarantee that is not a number', () => {

@@ -4,7 +4,7 @@
  */
 import { expectError, expectType } from 'tsd';
 import { type ErrorMessage } from 'segkit';
-import { type EmptyBounds, type EmptyGuaranteeIntersection, type NeverValue, type NotALiteral, type NotAnInteger, type OptionNotInSet, type OutsideRuntimeBounds, type OutsideStaticBounds, type RuntimeBoundsOutsideStatic, emptyBounds, emptyGuaranteeIntersection, notALiteral, notAnInteger, optionNotInSet, outsideRuntimeBounds, outsideStaticBounds, runtimeBoundsOutsideStatic } from '../src/types/messages.js';
+import { type EmptyBounds, type GenericNotChecked, type MissingField, type UnknownField, missingField, unknownField, type EmptyGuaranteeIntersection, type NeverValue, type NotALiteral, type NotAnInteger, type OptionNotInSet, type OutsideRuntimeBounds, type OutsideStaticBounds, type RuntimeBoundsOutsideStatic, emptyBounds, emptyGuaranteeIntersection, notALiteral, notAnInteger, optionNotInSet, outsideRuntimeBounds, outsideStaticBounds, runtimeBoundsOutsideStatic } from '../src/types/messages.js';
 import { type JoinOptions } from '../src/types/validate.js';
 
 expectType<OutsideStaticBounds<16, 1, 8>>(outsideStaticBounds(16, 1, 8));
@@ -46,3 +46,13 @@ declare const someNumber: number;
 expectType<`${number} is outside the static bounds [${number}, ${number}]`>(outsideStaticBounds(someNumber, someNumber, someNumber));
 // The runtime functions take numbers where the types take numbers.
 expectError(outsideStaticBounds('16', 1, 8));
+
+expectType<UnknownField<'segmentStrid', ['k', 'segmentStride']>>(unknownField('segmentStrid', ['k', 'segmentStride']));
+expectType<"unknown field 'segmentStrid' (did you mean 'segmentStride'?)">(unknownField('segmentStrid', ['k', 'segmentStride']));
+expectType<"unknown field 'speed'; the fields are 'k', 'segmentStride'">(unknownField('speed', ['k', 'segmentStride']));
+expectType<MissingField<'numSegments'>>(missingField('numSegments'));
+expectType<"missing required field 'numSegments'">(missingField('numSegments'));
+// Compile time only: a type parameter cannot reach a runtime check.
+expectType<'p.constant cannot check a type parameter: declare your parameter as ValidateConstant<K>'>(
+  null! as GenericNotChecked<'p.constant', 'ValidateConstant<K>'>,
+);

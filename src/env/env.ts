@@ -1,7 +1,9 @@
 import { type Backend, type DeviceArray, describe, isDeviceArray } from '../backends/backend.js';
 import { cpuBackend } from '../backends/cpu/cpu-backend.js';
 import { SegkitUsageError } from '../errors.js';
+import { checkFields } from '../params/fields.js';
 import type { Bounds } from '../params/param.js';
+import type { CheckTypes, ValidateFields } from '../types/fields.js';
 
 /**
  * What the caller requires of the results and of the checks. Each value other than the default
@@ -167,39 +169,114 @@ const requirementValues: { readonly [R in keyof Requirements]: readonly Requirem
   guaranteeChecks: ['validate', 'trust'],
 };
 
-const guaranteeNames: readonly (keyof Guarantees)[] = [
-  'maxSegmentSize',
-  'minSegmentSize',
-  'maxK',
-  'maxNumSegments',
-  'maxTotalNumItems',
-];
+/**
+ * The fields of {@link env}'s options and of their parts, in the order the messages list them; the
+ * runtime lists (`envFields`) are typed by this, so the two cannot drift apart.
+ */
+export interface EnvFields {
+  /** The options themselves. */
+  readonly options: readonly ['backend', 'requirements', 'guarantees', 'tuning'];
+  /** `requirements`. */
+  readonly requirements: readonly ['outputOrdering', 'tieBreak', 'determinism', 'guaranteeChecks'];
+  /** `guarantees`. */
+  readonly guarantees: readonly ['maxSegmentSize', 'minSegmentSize', 'maxK', 'maxNumSegments', 'maxTotalNumItems'];
+  /** `tuning`. */
+  readonly tuning: readonly ['variant', 'policy'];
+}
+
+const envFields: EnvFields = {
+  options: ['backend', 'requirements', 'guarantees', 'tuning'],
+  requirements: ['outputOrdering', 'tieBreak', 'determinism', 'guaranteeChecks'],
+  guarantees: ['maxSegmentSize', 'minSegmentSize', 'maxK', 'maxNumSegments', 'maxTotalNumItems'],
+  tuning: ['variant', 'policy'],
+};
+
+/** One part of the options: its fields known, each of the type {@link EnvOptions} gives it. */
+type ValidateEnvPart<Value, Part extends EnvPart> = ValidateFields<
+  Value,
+  EnvFields[Part],
+  never,
+  CheckTypes<Value, NonNullable<EnvOptions[Part]>>
+>;
+
+/**
+ * `Options` itself when every field of it, of its `requirements`, `guarantees` and `tuning` is known
+ * and of the right type; otherwise the message in words on each offending field, e.g.
+ * `requirements: { outputOrder: "(Error) unknown field 'outputOrder' (did you mean 'outputOrdering'?)" }`.
+ * `tuning.policy` belongs to the algorithm; the algorithm checks its fields when planning.
+ *
+ * {@link env} constrains its type parameter by `EnvOptions | object`: the first names every field and
+ * value for the editor, the second lets any object be inferred, so a mistake in one field is reported
+ * on that field and never makes the compiler fall back to the constraint and blame the others.
+ */
+export type ValidateEnvOptions<Options> =
+  // The common case first, and cheaply: no unknown field at any level, every value of its type.
+  [UnknownEnvFields<Options>] extends [never]
+    ? [Options] extends [EnvOptions]
+      ? Options
+      : ValidateEachEnvField<Options>
+    : ValidateEachEnvField<Options>;
+
+/** The unknown fields of the options and of their parts, as one union (`never` when there are none). */
+type UnknownEnvFields<Options> = Options extends unknown
+  ?
+      | Exclude<keyof Options, EnvFields['options'][number]>
+      | { [Part in keyof Options & EnvPart]: UnknownPartFields<Options[Part], EnvFields[Part][number]> }[keyof Options & EnvPart]
+  : never;
+type UnknownPartFields<Value, Known extends string> = Value extends object ? Exclude<keyof Value, Known> : never;
+type EnvPart = Exclude<keyof EnvFields, 'options'>;
+
+/** {@link ValidateEnvOptions} field by field, for the messages. */
+type ValidateEachEnvField<Options> = ValidateFields<
+  Options,
+  EnvFields['options'],
+  never,
+  {
+    [Key in keyof Options & keyof EnvOptions]: Key extends 'backend'
+      ? CheckTypes<Options, EnvOptions>[Key]
+      : ValidateEnvPart<Options[Key], Key & EnvPart>;
+  }
+>;
+
+/** The guarantees in `env(...)` options, with their literal types; `{}` where none are given. */
+export type GuaranteesIn<Options> = Options extends { readonly guarantees?: infer G }
+  ? unknown extends G
+    ? {}
+    : Exclude<G, undefined> extends infer Given extends Guarantees
+      ? Given
+      : {}
+  : {};
 
 /**
  * Builds an environment, filling every requirement's default. Guarantees keep their literal types,
- * so an algorithm can reject at compile time what they rule out.
+ * so an algorithm can reject at compile time what they rule out. An unknown field, here or in
+ * `requirements`, `guarantees` or `tuning`, does not compile (the message names it and the closest
+ * known field) and throws a `SegkitUsageError` at run time.
  *
  * @example
  * ```ts
  * const e = env({ backend: cpuBackend(), requirements: { outputOrdering: 'unsorted' }, guarantees: { maxK: 8 } });
+ * env({ guarantees: { maxk: 8 } }); // error: unknown field 'maxk' (did you mean 'maxK'?)
  * ```
  */
-export function env<const G extends Guarantees = {}>(options: EnvOptions<G> = {}): Env<G> {
+export function env<const Options extends EnvOptions | object = EnvOptions>(userOptions?: ValidateEnvOptions<Options>): Env<GuaranteesIn<Options>> {
+  const options = (userOptions ?? {}) as EnvOptions<GuaranteesIn<Options>>;
+  checkFields('env', options, envFields.options);
+  for (const part of ['requirements', 'guarantees', 'tuning'] as const) {
+    const value: unknown = options[part];
+    if (typeof value === 'object' && value !== null) checkFields(`env.${part}`, value, envFields[part]);
+  }
   const requirements = { ...defaultRequirements, ...options.requirements };
   for (const key of Object.keys(requirements) as (keyof Requirements)[]) {
-    const allowed = requirementValues[key] as readonly string[] | undefined;
-    if (allowed === undefined) throw new SegkitUsageError(`env: unknown requirement '${key}'`);
+    const allowed = requirementValues[key] as readonly string[];
     if (!allowed.includes(requirements[key])) {
       throw new SegkitUsageError(
         `env: requirements.${key} is '${String(requirements[key])}'; expected ${allowed.map((a) => `'${a}'`).join(' or ')}`,
       );
     }
   }
-  const guarantees = (options.guarantees ?? {}) as G;
+  const guarantees = (options.guarantees ?? {}) as GuaranteesIn<Options>;
   for (const [key, value] of Object.entries(guarantees)) {
-    if (!guaranteeNames.includes(key as keyof Guarantees)) {
-      throw new SegkitUsageError(`env: unknown guarantee '${key}'; known: ${guaranteeNames.join(', ')}`);
-    }
     if (typeof value !== 'number' || Number.isNaN(value)) {
       throw new SegkitUsageError(`env: guarantees.${key} must be a number; got ${describe(value)}`);
     }
@@ -207,7 +284,7 @@ export function env<const G extends Guarantees = {}>(options: EnvOptions<G> = {}
   return Object.freeze({
     backend: options.backend,
     requirements: Object.freeze(requirements),
-    guarantees: Object.freeze({ ...guarantees }),
+    guarantees: Object.freeze({ ...guarantees }) as GuaranteesIn<Options>,
     tuning: Object.freeze({ ...options.tuning }),
   });
 }

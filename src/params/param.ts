@@ -123,6 +123,11 @@ function staticBounds(bounds: { readonly min?: unknown; readonly max?: unknown }
 }
 
 /* The phantom tokens exist in types only, so each constructor casts once. */
+/*
+ * The bounds in a constructor's return type are `NoInfer`: they come from the arguments alone. A
+ * contextual type (`{ ... } satisfies TopKArgs` gives `UniformParam<number, number>`) would otherwise
+ * win over the literal bounds, which are inferred through `ValidateBounds`, and widen them.
+ */
 const make = <Param>(fields: object): Param => Object.freeze(fields) as Param;
 
 /**
@@ -151,7 +156,7 @@ export const p = {
   uniform<const Value extends number, const Min extends number = number, const Max extends number = number>(
     value: ValidateValue<Value, Min, Max> | DeviceArray,
     bounds?: ValidateBounds<Min, Max>,
-  ): UniformParam<Min, Max> {
+  ): UniformParam<NoInfer<Min>, NoInfer<Max>> {
     return make({ kind: 'uniform', value, bounds: staticBounds(bounds) });
   },
 
@@ -164,7 +169,7 @@ export const p = {
     values: ArrayLike<number> | DeviceArray,
     bounds?: ValidateBounds<Min, Max>,
     runtime?: Bounds | DeviceArray,
-  ): PerSegmentParam<Min, Max> {
+  ): PerSegmentParam<NoInfer<Min>, NoInfer<Max>> {
     return make({ kind: 'perSegment', values, bounds: staticBounds(bounds), runtimeBounds: runtime });
   },
 
@@ -198,7 +203,7 @@ export const p = {
   /** Bounds alone, with no value (e.g. `totalNumItems`). */
   guarantee<const Min extends number = number, const Max extends number = number>(
     bounds: ValidateBounds<Min, Max>,
-  ): GuaranteeParam<Min, Max> {
+  ): GuaranteeParam<NoInfer<Min>, NoInfer<Max>> {
     return make({ kind: 'guarantee', bounds: staticBounds(bounds) });
   },
 } as const;

@@ -5,6 +5,7 @@
  * `types-tests/messages.test-d.ts` pin both sides to the same text.
  */
 
+import { type ClosestName, closestName } from './closest-name.js';
 import type { JoinOptions } from './validate.js';
 
 /** `${value} is outside the static bounds [${min}, ${max}]` */
@@ -103,6 +104,16 @@ export function emptyGuaranteeIntersection<
   return `bounds [${min}, ${max}] do not intersect the guarantee ${guarantee} [${guaranteeMin}, ${guaranteeMax}]`;
 }
 
+/**
+ * `${call} cannot check a type parameter: declare your parameter as ${forward}`. Compile time only:
+ * a generic wrapper such as `<const K extends number>(k: K) => p.constant(k)` hands the check a type
+ * parameter, which the compiler cannot decide until the wrapper is called. The compiler prints this
+ * text as part of the parameter's type (`ValidateConstant<K, "(Error) ...">`); the fix it names
+ * forwards the check to the wrapper's own callers.
+ */
+export type GenericNotChecked<Call extends string, Forward extends string> =
+  `${Call} cannot check a type parameter: declare your parameter as ${Forward}`;
+
 /** `the value has type never` */
 export type NeverValue = 'the value has type never';
 /** `${value} is not an integer` */
@@ -110,6 +121,35 @@ export type NotAnInteger<Value extends number | string> = `${Value} is not an in
 /** Runtime twin of {@link NotAnInteger} (fractions are checked at run time only). */
 export function notAnInteger<const Value extends number>(value: Value): NotAnInteger<Value> {
   return `${value} is not an integer`;
+}
+
+/**
+ * `unknown field '${field}' (did you mean '${closest}'?)`, or, with no known field close enough,
+ * `unknown field '${field}'; the fields are 'a', 'b', ...`. `Known` lists the fields in the order the
+ * suggestion prefers them (see {@link ClosestName}).
+ */
+export type UnknownField<Field extends string, Known extends readonly string[]> = [ClosestName<Field, Known>] extends [never]
+  ? `unknown field '${Field}'; the fields are ${JoinOptions<Known>}`
+  : `unknown field '${Field}' (did you mean '${ClosestName<Field, Known>}'?)`;
+/** Runtime twin of {@link UnknownField}. */
+export function unknownField<const Field extends string, const Known extends readonly string[]>(
+  field: Field,
+  known: Known,
+): UnknownField<Field, Known> {
+  const closest = closestName(field, known);
+  // The branches build what UnknownField spells; the compiler cannot follow closestName to ClosestName.
+  return (
+    closest === undefined
+      ? `unknown field '${field}'; the fields are ${known.map((k) => `'${k}'`).join(', ')}`
+      : `unknown field '${field}' (did you mean '${closest}'?)`
+  ) as UnknownField<Field, Known>;
+}
+
+/** `missing required field '${field}'` */
+export type MissingField<Field extends string> = `missing required field '${Field}'`;
+/** Runtime twin of {@link MissingField}. */
+export function missingField<const Field extends string>(field: Field): MissingField<Field> {
+  return `missing required field '${field}'`;
 }
 
 /*

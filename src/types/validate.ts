@@ -1,6 +1,7 @@
 import type { IsAny, IsNever } from 'type-fest';
 import type {
   EmptyBounds,
+  GenericNotChecked,
   NeverValue,
   NotALiteral,
   OptionNotInSet,
@@ -30,9 +31,19 @@ export type BoundText<Bound extends number, Open extends string> = IsIntegerLite
  * `Value` itself when it can lie inside `[Min, Max]` (literals and unions are checked member by
  * member; `number` and `any` are left to the runtime check), else the message in words.
  *
+ * A generic wrapper forwards the check by typing its parameter with it, so the literal is checked
+ * where the wrapper is called: `<const K extends number>(k: ValidateValue<K, 1, 8>) => p.uniform(k, { min: 1, max: 8 })`.
+ * `Note` is never produced: it is what the compiler prints, as part of this type's name, when a bare
+ * type parameter reaches `p.uniform`.
+ *
  * @example `ValidateValue<16, 1, 8>` is `'(Error) 16 is outside the static bounds [1, 8]'`.
  */
-export type ValidateValue<Value, Min extends number, Max extends number> =
+export type ValidateValue<
+  Value,
+  Min extends number,
+  Max extends number,
+  Note extends string = ErrorMessage<GenericNotChecked<'p.uniform', 'ValidateValue<K, Min, Max>'>>,
+> =
   IsAny<Value> extends true
     ? Value
     : IsNever<Value> extends true
@@ -58,8 +69,14 @@ export type ValidateBounds<Min extends number, Max extends number> =
 /**
  * `Value` when it is one literal number, else the message in words (`number`, unions, `any` and
  * `never` are rejected: a constant must be known exactly).
+ *
+ * A generic wrapper forwards the check by typing its parameter with it, so the literal is checked
+ * where the wrapper is called: `<const K extends number>(k: ValidateConstant<K>) => p.constant(k)`
+ * turns `wrapper(8)` into `ConstantParam<8>` and rejects `wrapper(someNumber)` with the message.
+ * A bare `(k: K) => p.constant(k)` does not compile: the compiler cannot decide the check for a type
+ * parameter, and prints `Note`, which names this fix, as part of this type's name.
  */
-export type ValidateConstant<Value> =
+export type ValidateConstant<Value, Note extends string = ErrorMessage<GenericNotChecked<'p.constant', 'ValidateConstant<K>'>>> =
   IsAny<Value> extends true
     ? ErrorMessage<NotALiteral<'any'>>
     : IsNever<Value> extends true

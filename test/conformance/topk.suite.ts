@@ -476,6 +476,51 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         for (const a of built.owned) a.destroy();
         await expect(plan.run()).rejects.toThrow('keysIn: the DeviceArray was destroyed and cannot be used');
       });
+      it('a misspelled, missing or unwanted field is named, in args and in env (callers through any)', async () => {
+        const c = makeCase({ name: 'fields', sizes: [5, 6, 7], stride: 13, k: 2, seed: 127 });
+        const built = buildCase(backend, c);
+        const { segmentStride, valuesIn, valuesOut, selectDirection, ...keysOnly } = built.args;
+        const args = { ...keysOnly, selectDirection };
+        const untyped = DeviceBatchedTopK as unknown as Record<'plan', (a: unknown, e?: unknown) => unknown> &
+          Record<'select' | 'maxKeys' | 'maxPairs', (a: unknown, e?: unknown) => Promise<void>>;
+        const e = env({ backend });
+        const usage = async (call: () => unknown, message: string) => {
+          const error = await (async () => call())().then(() => undefined, (thrown: unknown) => thrown);
+          expect(error, message).toBeInstanceOf(SegkitUsageError);
+          expect((error as Error).message).toBe(message);
+        };
+        // Ignored, `segmentStrid` would run as packed rows and write a wrong result.
+        await usage(() => untyped.plan({ ...args, segmentStrid: segmentStride }, e), "args: unknown field 'segmentStrid' (did you mean 'segmentStride'?)");
+        await usage(() => untyped.select({ ...args, segmentStrides: segmentStride }, e), "select args: unknown field 'segmentStrides' (did you mean 'segmentStride'?)");
+        const { numSegments, ...withoutNumSegments } = keysOnly;
+        await usage(() => untyped.plan({ ...withoutNumSegments, selectDirection, segmentStride }, e), "args: missing required field 'numSegments'");
+        await usage(() => untyped.plan({ ...args, numSegments: undefined, segmentStride }, e), "args: missing required field 'numSegments'");
+        // The shorthands replace selectDirection, and the keys-only ones would drop the values.
+        await usage(
+          () => untyped.maxKeys({ ...keysOnly, valuesOut }, e),
+          "maxKeys args: unknown field 'valuesOut'; the fields are 'keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'",
+        );
+        await usage(
+          () => untyped.maxPairs({ ...args, valuesIn, valuesOut }, e),
+          "maxPairs args: unknown field 'selectDirection'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'",
+        );
+        await usage(() => untyped.maxPairs({ ...keysOnly, valuesIn }, e), "maxPairs args: missing required field 'valuesOut'");
+        // In env, at every level, and the algorithm's tuning.policy when planning.
+        const untypedEnv = env as unknown as (options: unknown) => unknown;
+        await usage(() => untypedEnv({ backnd: backend }), "env: unknown field 'backnd' (did you mean 'backend'?)");
+        await usage(() => untypedEnv({ backend, requirements: { outputOrder: 'unsorted' } }), "env.requirements: unknown field 'outputOrder' (did you mean 'outputOrdering'?)");
+        await usage(() => untypedEnv({ backend, guarantees: { maxk: 4 } }), "env.guarantees: unknown field 'maxk' (did you mean 'maxK'?)");
+        await usage(() => untypedEnv({ backend, tuning: { varient: 'reduce' } }), "env.tuning: unknown field 'varient' (did you mean 'variant'?)");
+        await usage(
+          () => untyped.plan({ ...args, segmentStride }, env({ backend, tuning: { policy: { tileItem: 1024 } } })),
+          "env.tuning.policy: unknown field 'tileItem' (did you mean 'tileItems'?)",
+        );
+        await expectUntouched(built);
+        // Spelled right, the same call runs the strided rows.
+        const { keys } = await runCase(backend, built);
+        expect(keys.subarray(0, c.sizes.length * built.kMax)).toEqual(built.expected.keys.subarray(0, c.sizes.length * built.kMax));
+        for (const a of built.owned) a.destroy();
+      });
       it('a forced variant that cannot run says why', async () => {
         const c = makeCase({ name: 'forced', sizes: [5000], k: 64, seed: 113 });
         const built = buildCase(backend, c);

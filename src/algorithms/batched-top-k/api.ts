@@ -3,7 +3,8 @@ import { environmentOf, planFor, runInEnvironment } from '../../dispatch/environ
 import { registerExecutor } from '../../dispatch/registry.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { p } from '../../params/param.js';
-import type { GuaranteesOf, TopKArgs, TopKArgsShape, TopKArgsShapeWithoutDirection, TopKArgsWithoutDirection, ValidateTopKArgs } from './args.js';
+import { checkFields } from '../../params/fields.js';
+import { type GuaranteesOf, type TopKArgs, type TopKArgsShape, type TopKEntryPoint, type ValidateTopKArgs, topKFieldSets } from './args.js';
 import { type TopKPlan, planTopK } from './plan.js';
 import { cpuTopKExecutor } from './cpu/executor.js';
 import { webgpuTopKExecutor } from './webgpu/executor.js';
@@ -21,12 +22,18 @@ const reusable = (plan: TopKPlan) => {
 };
 
 async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
+  // The shorthands overwrite selectDirection (and the keys-only ones the values): a field they do not
+  // take must be refused here, before it is silently replaced.
+  const fieldSet: TopKEntryPoint = entry === 'select' ? 'select' : entry.endsWith('Pairs') ? 'pairs' : 'keys';
+  if (typeof userArgs === 'object' && userArgs !== null) {
+    checkFields(`${entry} args`, userArgs, topKFieldSets[fieldSet].fields, topKFieldSets[fieldSet].required);
+  }
   const environment = environmentOf(env);
   await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment), reusable));
 }
 
-const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({
-  ...args,
+const withDirection = (args: object, direction: 'max' | 'min'): TopKArgs => ({
+  ...(args as Omit<TopKArgs, 'selectDirection'>),
   selectDirection: p.constantOption(direction),
 });
 
@@ -50,7 +57,7 @@ const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min')
  */
 export const DeviceBatchedTopK = {
   /** Plans a call on the host (no device work); run it with `plan.run(tempStorage?)`. */
-  plan<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): TopKPlan {
+  plan<const Args extends TopKArgsShape | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): TopKPlan {
     return planTopK(args as TopKArgs, env ?? makeEnv());
   },
 
@@ -58,33 +65,27 @@ export const DeviceBatchedTopK = {
    * Plans and runs a call with temporary storage from the environment. Calls with the same args
    * object and environment reuse the plan (unless it read host per-segment arrays).
    */
-  async select<const Args extends TopKArgsShape, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
+  async select<const Args extends TopKArgsShape | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
     await selectWith(args, 'select', env, () => args as TopKArgs);
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys only. */
-  async maxKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    await selectWith(args, 'maxKeys', env, () => withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'max'));
+  async maxKeys<const Args extends TopKArgsShape<'keys'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'keys'>, env?: E): Promise<void> {
+    await selectWith(args, 'maxKeys', env, () => withDirection(args, 'max'));
   },
 
   /** `select` with `selectDirection` fixed to `'min'`, keys only. */
-  async minKeys<const Args extends TopKArgsShapeWithoutDirection, const E extends Env = Env<{}>>(args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
-    await selectWith(args, 'minKeys', env, () => withDirection({ ...(args as TopKArgsWithoutDirection), valuesIn: undefined, valuesOut: undefined }, 'min'));
+  async minKeys<const Args extends TopKArgsShape<'keys'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'keys'>, env?: E): Promise<void> {
+    await selectWith(args, 'minKeys', env, () => withDirection(args, 'min'));
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys and values (payload or indices). */
-  async maxPairs<const Args extends TopKArgsShapeWithoutDirection & { valuesOut: DeviceArray }, const E extends Env = Env<{}>>(
-    args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
-    env?: E,
-  ): Promise<void> {
-    await selectWith(args, 'maxPairs', env, () => withDirection(args as TopKArgsWithoutDirection, 'max'));
+  async maxPairs<const Args extends TopKArgsShape<'pairs'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'pairs'>, env?: E): Promise<void> {
+    await selectWith(args, 'maxPairs', env, () => withDirection(args, 'max'));
   },
 
   /** `select` with `selectDirection` fixed to `'min'`, keys and values (payload or indices). */
-  async minPairs<const Args extends TopKArgsShapeWithoutDirection & { valuesOut: DeviceArray }, const E extends Env = Env<{}>>(
-    args: Args & ValidateTopKArgs<Args, GuaranteesOf<E>>,
-    env?: E,
-  ): Promise<void> {
-    await selectWith(args, 'minPairs', env, () => withDirection(args as TopKArgsWithoutDirection, 'min'));
+  async minPairs<const Args extends TopKArgsShape<'pairs'> | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>, 'pairs'>, env?: E): Promise<void> {
+    await selectWith(args, 'minPairs', env, () => withDirection(args, 'min'));
   },
 } as const;

@@ -12,6 +12,7 @@ import type {
 import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
 import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
+import type { FieldsShape, ValidateFields } from '../../types/fields.js';
 import type { ValidateIntersection } from '../../types/intersect.js';
 import type { SelectDirection } from './keys.js';
 import type { TopKVariant } from './policy.js';
@@ -21,7 +22,27 @@ export type SegmentParam = ConstantParam | UniformParam | PerSegmentParam;
 /** A numeric parameter with one value for the whole call. */
 export type ScalarParam = ConstantParam | UniformParam;
 
-/** The arguments of {@link DeviceBatchedTopK}; docs/top-k.md states their contract. */
+/**
+ * The arguments of {@link DeviceBatchedTopK}'s `plan` and `select` (docs/top-k.md states their contract),
+ * and the type to annotate your own args object with: `const args: TopKArgs = { ... }` is accepted by `plan(args)` and `select(args)`.
+ * An annotation widens each parameter to its kind (`UniformParam<number, number>`), so the static
+ * bounds are then checked when planning rather than by the compiler; to keep the compile-time checks,
+ * write `{ ... } satisfies TopKArgs` (the literal types stay) or pass the object inline.
+ *
+ * @example
+ * ```ts
+ * function topKOfRows(keysIn: DeviceArray<'f32'>, keysOut: DeviceArray<'f32'>, rows: number, k: number) {
+ *   const args: TopKArgs = {
+ *     keysIn, keysOut,
+ *     segmentSizes: p.constant(256),
+ *     k: p.uniform(k, { min: 1, max: 256 }),
+ *     selectDirection: p.constantOption('max'),
+ *     numSegments: p.uniform(rows),
+ *   };
+ *   return DeviceBatchedTopK.plan(args);
+ * }
+ * ```
+ */
 export interface TopKArgs {
   /** All segments' keys: `f32`, `i32` or `u32`. */
   readonly keysIn: DeviceArray<'f32' | 'i32' | 'u32'>;
@@ -45,25 +66,75 @@ export interface TopKArgs {
   readonly totalNumItems?: GuaranteeParam | undefined;
 }
 
-/** The arguments of the fixed-direction shorthands (`maxKeys`, `minPairs`, ...). */
-export type TopKArgsWithoutDirection = Omit<TopKArgs, 'selectDirection'>;
+/** The arguments of `maxKeys` and `minKeys` (keys only, direction fixed); annotates as {@link TopKArgs} does. */
+export type TopKKeysArgs = Omit<TopKArgs, 'selectDirection' | 'valuesIn' | 'valuesOut'>;
 
-type ParamKeys = 'k' | 'segmentSizes' | 'numSegments' | 'segmentStride' | 'totalNumItems' | 'selectDirection';
+/** The arguments of `maxPairs` and `minPairs` (direction fixed, `valuesOut` required); annotates as {@link TopKArgs} does. */
+export type TopKPairsArgs = Omit<TopKArgs, 'selectDirection' | 'valuesOut'> & {
+  /** `numSegments * kMax` values (`u32`, `i32` or `f32`). */
+  readonly valuesOut: DeviceArray<'f32' | 'i32' | 'u32'>;
+};
 
 /**
- * The constraint the API's type parameter uses: {@link TopKArgs} with every parameter loosened to
- * `{ kind }`. A parameter written inline (`k: p.uniform(v, { min: 1, max: 8 })`) would otherwise be
- * contextually typed by `UniformParam<number, number>`, which widens its literal bounds; the exact
- * shape is checked by {@link ValidateTopKArgs} instead.
+ * The fields each entry point of top-k accepts, in the order the messages list them (and the order
+ * that breaks ties between equally close "did you mean" suggestions), and those it requires. The
+ * runtime check (`topKFieldSets`) is typed by this, so the two cannot drift apart.
  */
-export type TopKArgsShape = {
-  readonly [Key in keyof TopKArgs]: Key extends ParamKeys ? { readonly kind: string } | undefined : TopKArgs[Key];
+export interface TopKFieldSets {
+  /** `plan` and `select`. */
+  readonly select: {
+    readonly fields: readonly ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'];
+    readonly required: readonly ['keysIn', 'keysOut', 'segmentSizes', 'k', 'selectDirection', 'numSegments'];
+  };
+  /** `maxPairs` and `minPairs`. */
+  readonly pairs: {
+    readonly fields: readonly ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'];
+    readonly required: readonly ['keysIn', 'keysOut', 'valuesOut', 'segmentSizes', 'k', 'numSegments'];
+  };
+  /** `maxKeys` and `minKeys`. */
+  readonly keys: {
+    readonly fields: readonly ['keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'];
+    readonly required: readonly ['keysIn', 'keysOut', 'segmentSizes', 'k', 'numSegments'];
+  };
+}
+
+/** Which of {@link TopKFieldSets} an entry point checks its args against. */
+export type TopKEntryPoint = keyof TopKFieldSets;
+
+/** The runtime lists of {@link TopKFieldSets}. */
+export const topKFieldSets: TopKFieldSets = {
+  select: {
+    fields: ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'],
+    required: ['keysIn', 'keysOut', 'segmentSizes', 'k', 'selectDirection', 'numSegments'],
+  },
+  pairs: {
+    fields: ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'],
+    required: ['keysIn', 'keysOut', 'valuesOut', 'segmentSizes', 'k', 'numSegments'],
+  },
+  keys: {
+    fields: ['keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'],
+    required: ['keysIn', 'keysOut', 'segmentSizes', 'k', 'numSegments'],
+  },
 };
-/** {@link TopKArgsShape} without `selectDirection`. */
-export type TopKArgsShapeWithoutDirection = Omit<TopKArgsShape, 'selectDirection'>;
+
+/** Every field of {@link TopKArgs} is in the `select` list (the list type already admits no other name). */
+const everyFieldListed: Exclude<keyof TopKArgs, TopKFieldSets['select']['fields'][number]> extends never ? true : false = true;
+void everyFieldListed;
+
+/**
+ * The constraint of the API's type parameter (with `| object`): every field the entry point takes,
+ * optional and of any type (see `FieldsShape`); {@link ValidateTopKArgs} checks each field. A
+ * parameter written inline, `k: p.uniform(v, { min: 1, max: 8 })`, keeps its literal bounds:
+ * `unknown` gives it no contextual type to widen to.
+ */
+export type TopKArgsShape<Entry extends TopKEntryPoint = 'select'> = FieldsShape<TopKFieldSets[Entry]['fields']>;
 
 /** What each parameter of top-k may be, for the messages. */
 interface ExpectedKinds {
+  keysIn: 'a DeviceArray of f32, i32 or u32 keys';
+  keysOut: 'a DeviceArray of f32, i32 or u32 keys';
+  valuesIn: 'a DeviceArray of f32, i32 or u32 values';
+  valuesOut: 'a DeviceArray of f32, i32 or u32 values';
   k: 'p.constant, p.uniform or p.perSegment';
   segmentSizes: 'p.constant, p.uniform or p.perSegment';
   numSegments: 'p.constant or p.uniform';
@@ -109,26 +180,51 @@ type ValidateGuarantees<Param, Name extends keyof TopKDomains, Min extends numbe
       : Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMax'] & string, TopKDomains[Name]['min'], GuaranteeValue<G, TopKDomains[Name]['guaranteeMax']>>>
     : Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMin'] & string, GuaranteeValue<G, TopKDomains[Name]['guaranteeMin']>, TopKDomains[Name]['max']>>;
 
-/** Checks the direction's option set against `'max' | 'min'`. */
-type ValidateDirection<Param> = [Exclude<InferOptions<Param>, SelectDirection>] extends [never]
+/**
+ * Checks the direction's option set against `'max' | 'min'`. A set that is not literal (`string`, as
+ * in an args object annotated with {@link TopKArgs}) is left to the runtime check.
+ */
+type ValidateDirection<Param> = string extends InferOptions<Param>
   ? Param
-  : ErrorMessage<`selectDirection: ${OptionNotInSet<Exclude<InferOptions<Param>, SelectDirection> & string, `'max', 'min'`>}`>;
+  : [Exclude<InferOptions<Param>, SelectDirection>] extends [never]
+    ? Param
+    : ErrorMessage<`selectDirection: ${OptionNotInSet<Exclude<InferOptions<Param>, SelectDirection> & string, `'max', 'min'`>}`>;
+
+/** A field's type as the entry point requires it: a required field may not be `undefined`. */
+type ExpectedType<Key extends keyof TopKArgs, Entry extends TopKEntryPoint> = Key extends TopKFieldSets[Entry]['required'][number]
+  ? Exclude<TopKArgs[Key], undefined>
+  : TopKArgs[Key];
+
+/** One known field: its own type when it is right, else the message in words. */
+type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntryPoint> =
+  unknown extends Value
+    ? Value // `any` and `unknown` (also the constraint's own fields, when the editor asks for completions)
+    : [Value] extends [ExpectedType<Key, Entry>]
+      ? Key extends 'selectDirection'
+        ? ValidateDirection<Value>
+        : Key extends keyof TopKDomains
+          ? ValidateNumeric<Value, Key, G>
+          : Value
+      : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
 
 /**
- * `Args` itself when every parameter's static facts are possible for top-k under the environment's
- * guarantees `G`, else `Args` with each offending field's type replaced by the message in words.
+ * `Args` itself when it is a valid call of top-k's entry point `Entry` under the environment's
+ * guarantees `G`; otherwise a type with the message in words on each offending field alone:
  *
- * @example `k: p.constant(0)` gives `k: '(Error) k: 0 is outside the static bounds [1, 4294967295]'`.
+ * - an unknown field: `segmentStrid: "(Error) unknown field 'segmentStrid' (did you mean 'segmentStride'?)"`;
+ * - a missing one: `numSegments: "(Error) missing required field 'numSegments'"`;
+ * - a parameter of the wrong kind: `numSegments: '(Error) numSegments: expected p.constant or p.uniform'`;
+ * - static facts that top-k or the guarantees rule out: `k: '(Error) k: 0 is outside the static bounds [1, 4294967295]'`.
+ *
+ * Parameters whose bounds or options are not literal (`UniformParam<number, number>`, from an
+ * annotation with {@link TopKArgs}) and `any` are left to the runtime checks, which use the same text.
  */
-export type ValidateTopKArgs<Args, G = {}> = {
-  [Key in keyof Args]: Key extends ParamKeys
-    ? Args[Key] extends TopKArgs[Key]
-      ? Key extends 'selectDirection'
-        ? ValidateDirection<Args[Key]>
-        : ValidateNumeric<Args[Key], Key & keyof TopKDomains, G>
-      : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>
-    : Args[Key];
-};
+export type ValidateTopKArgs<Args, G = {}, Entry extends TopKEntryPoint = 'select'> = ValidateFields<
+  Args,
+  TopKFieldSets[Entry]['fields'],
+  TopKFieldSets[Entry]['required'][number],
+  { [Key in keyof Args & keyof TopKArgs]: CheckTopKField<Args[Key], Key, G, Entry> }
+>;
 
 /** The literal numbers `TopKVariantsFor` reasons with; the same as `topKPolicyLimits`. */
 interface StaticLimits {

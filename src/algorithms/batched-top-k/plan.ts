@@ -5,10 +5,11 @@ import { type Plan, type Validation, makePlan, planValidation, prologueLaunches 
 import { TempStorageLayoutBuilder, type TempStorageLayout } from '../../dispatch/temp-storage.js';
 import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { SegkitRangeError, SegkitUsageError } from '../../errors.js';
+import { checkFields } from '../../params/fields.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../params/resolve.js';
-import type { TopKArgs } from './args.js';
+import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
-import { type TopKPolicy, type TopKSelection, type TopKVariant, selectTopKVariant, topKLimits, topKVariants } from './policy.js';
+import { type TopKPolicy, type TopKSelection, type TopKVariant, selectTopKVariant, topKLimits, topKPolicyFor, topKVariants } from './policy.js';
 import { type TopKLaunch, type TopKProblem, radixTiles, reduceChunks, topKKernels } from './problem.js';
 
 const u32Max = 4294967295;
@@ -217,6 +218,7 @@ function variantLaunches(
  */
 export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan {
   if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
+  checkFields('args', args, topKFieldSets.select.fields, topKFieldSets.select.required);
   const { requirements } = environment;
   for (const name of ['keysIn', 'keysOut'] as const) {
     if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
@@ -228,6 +230,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const input: SegmentedInput = { name: 'keysIn', noun: 'keys', length: args.keysIn.length };
   checkGeometry(facts, input);
 
+  const { policy } = environment.tuning;
+  if (typeof policy === 'object' && policy !== null) checkFields('env.tuning.policy', policy, Object.keys(topKPolicyFor(backend.capabilities)));
   const sizeBounds = segmentSizeBounds(facts);
   const maxSegmentSize = maxSegmentSizeOf(facts, input);
   const kBounds = effectiveBounds(facts.k);
