@@ -99,4 +99,31 @@ export {
 export { referenceTopK, type ReferenceTopKInput } from './algorithms/batched-top-k/reference.js';
 export { orderedKey, type KeyType, type SelectDirection } from './algorithms/batched-top-k/keys.js';
 export type { TopKLaunch } from './algorithms/batched-top-k/problem.js';
+export { DeviceSegmentedReduce } from './algorithms/segmented-reduce/api.js';
+export type { SegmentedReducePlan, SegmentedReduceFacts } from './algorithms/segmented-reduce/plan.js';
+export type {
+  SegmentedReduceArgs,
+  SegmentedReduceArgsShape,
+  SegmentedReduceArgsShapeWithoutOp,
+  SegmentedReduceArgsWithoutOp,
+  SegmentedReduceDomains,
+  SegmentedReduceVariantsFor,
+  ValidateSegmentedReduceArgs,
+} from './algorithms/segmented-reduce/args.js';
+export {
+  selectSegmentedReduceVariant,
+  segmentedReducePolicyFor,
+  segmentedReducePolicyLimits,
+  segmentedReduceVariants,
+  type SegmentedReduceVariant,
+  type SegmentedReducePolicy,
+  type SegmentedReduceSelection,
+  type SegmentedReduceSelectorFacts,
+} from './algorithms/segmented-reduce/policy.js';
+export { reduceOps, sumOrder, type ReduceOp, type ReduceValueType } from './algorithms/segmented-reduce/ops.js';
+export {
+  referenceSegmentedReduce,
+  type ReferenceSegmentedReduceInput,
+  type ReferenceSegmentedReduceOutput,
+} from './algorithms/segmented-reduce/reference.js';
 export { TempStorageLayoutBuilder, type TempStorageLayout, type TempSlot } from './dispatch/temp-storage.js';

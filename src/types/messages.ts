@@ -112,6 +112,13 @@ export function notAnInteger<const Value extends number>(value: Value): NotAnInt
   return `${value} is not an integer`;
 }
 
+/** `required when ${parameter} may be ${options}` (an output that some options of a parameter write) */
+export type RequiredWhen<Parameter extends string, Options extends string> = `required when ${Parameter} may be ${Options}`;
+/** Runtime twin of {@link RequiredWhen}. */
+export function requiredWhen<const Parameter extends string, const Options extends string>(parameter: Parameter, options: Options): RequiredWhen<Parameter, Options> {
+  return `required when ${parameter} may be ${options}`;
+}
+
 /*
  * Messages of the segment geometry and of the device checks. They concern values the compiler
  * never sees (host arrays, device-only values), so they have no type-level twin.
