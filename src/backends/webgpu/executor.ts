@@ -1,5 +1,6 @@
 /// <reference types="@webgpu/types" />
 import type { DeviceArray } from '../backend.js';
+import { boundsWords } from '../../dispatch/device-checks.js';
 import type { PrologueKernel } from '../../dispatch/plan.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedRun } from '../../dispatch/problem.js';
 import { SegkitUsageError } from '../../errors.js';
@@ -134,8 +135,9 @@ function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, alg
       const entry = block.at(check.array);
       values[`check${i}At`] = entry.at;
       values[`check${i}Len`] = entry.words;
-      values[`check${i}Min`] = countOf(check.bounds.min);
-      values[`check${i}Max`] = countOf(check.bounds.max);
+      const [lo, hi] = boundsWords(check.bounds, check.array.dtype);
+      values[`check${i}Min`] = lo;
+      values[`check${i}Max`] = hi;
       if (check.deviceBounds !== undefined) {
         const bounds = block.at(check.deviceBounds);
         values[`check${i}BoundsAt`] = bounds.at;
