@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceArray } from '../src/backends/backend.js';
 import { type CpuBackend, cpuBackend } from '../src/backends/cpu/cpu-backend.js';
+import { deviceMemory } from '../src/backends/cpu/memory.js';
 import { TempStorageLayoutBuilder } from '../src/dispatch/temp-storage.js';
 import { cpuTopKExecutor } from '../src/algorithms/batched-top-k/cpu/executor.js';
 import { type KeyType, keyFillBits, selectDirections } from '../src/algorithms/batched-top-k/keys.js';
@@ -91,6 +92,9 @@ interface Case {
   valueType: 'f32' | 'i32' | 'u32';
   payload?: Uint32Array;
   sorted: boolean;
+  /** The requirements' relaxations (TopKProblem); default false. */
+  tiesAsFound?: boolean;
+  orderAsFound?: boolean;
   variant: TopKVariant | 'single-tile+radix';
   policy: TopKPolicy;
   /** Device runtime bounds of the sizes (for the single-tile/radix device branch). */
@@ -169,6 +173,8 @@ function build(c: Case): Built {
     sources: { k: k.source, selectDirection: dirs.source },
     directionOfOption: c.directionOfOption,
     sorted: c.sorted,
+    tiesAsFound: c.tiesAsFound ?? false,
+    orderAsFound: c.orderAsFound ?? false,
     segmentSizeDeviceBounds: deviceBounds,
   };
   const policy = c.policy;
@@ -502,6 +508,44 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     expect(stats.launchesByKernel['topk/radix-select/radix-finalize']).toBe(1);
     expect(stats.launchesByKernel['topk/prologue/segment-offsets']).toBe(1);
     expect(stats.downloads).toBe(2); // the test's own downloads only: kernels read device values directly
+  });
+});
+
+describe("radix-select finalize and the requirements' relaxations", () => {
+  /*
+   * Worker threads append a segment's tied candidates and its selection in whatever order their tiles
+   * ran. Finalize alone, on a state left that way: the threshold bucket's candidates [5, 3, 1, 4] (all
+   * keys equal), or a selection [2, 0] already complete.
+   */
+  async function finalizeOn(state: { selected: number[]; candidates: number[] }, relaxed: { sorted: boolean; tiesAsFound: boolean; orderAsFound: boolean }): Promise<number[]> {
+    const keys = new Uint32Array(6).fill(f32Bits(1));
+    const built = build(baseCase({ keys, sizes: [6], k: [2], kMax: 2, variant: 'radix-select', ...relaxed }));
+    const { run, cpu } = built;
+    const temp = deviceMemory(run.temp!).i32;
+    const word = (slot: string) => run.layout.slot(slot).offset >>> 2;
+    temp.set(state.selected, word('selected'));
+    temp.set(state.candidates, word('candidates1'));
+    // [remaining, selectedCount, candidateCount0, candidateCount1, digit, takeBucket, done, k]
+    temp.set([2 - state.selected.length, state.selected.length, 0, state.candidates.length, 0, 0, 0, 2], word('segmentState'));
+    cpuTopKExecutor.execute({ ...run, launches: run.launches.filter((l) => l.kernel === 'radix-finalize') });
+    return Array.from(await cpu.download(run.arrays.valuesOut!));
+  }
+
+  it('by default takes the smallest tied indices and writes a fixed order', async () => {
+    const ties = { selected: [], candidates: [5, 3, 1, 4] };
+    expect(await finalizeOn(ties, { sorted: true, tiesAsFound: false, orderAsFound: false })).toEqual([1, 3]);
+    expect(await finalizeOn(ties, { sorted: false, tiesAsFound: false, orderAsFound: false })).toEqual([1, 3]);
+    expect(await finalizeOn({ selected: [2, 0], candidates: [] }, { sorted: false, tiesAsFound: false, orderAsFound: false })).toEqual([0, 2]);
+  });
+
+  it("tiesAsFound ('any', 'not-guaranteed') takes the first tied candidates appended", async () => {
+    const ties = { selected: [], candidates: [5, 3, 1, 4] };
+    expect(await finalizeOn(ties, { sorted: true, tiesAsFound: true, orderAsFound: false })).toEqual([3, 5]);
+    expect(await finalizeOn(ties, { sorted: false, tiesAsFound: true, orderAsFound: true })).toEqual([5, 3]);
+  });
+
+  it("orderAsFound ('unsorted', 'not-guaranteed') keeps the selection as appended", async () => {
+    expect(await finalizeOn({ selected: [2, 0], candidates: [] }, { sorted: false, tiesAsFound: false, orderAsFound: true })).toEqual([2, 0]);
   });
 });
 

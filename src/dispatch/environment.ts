@@ -1,4 +1,4 @@
-import type { DeviceArray } from '../backends/backend.js';
+import type { Backend, DeviceArray } from '../backends/backend.js';
 import { type Env, env as makeEnv } from '../env/env.js';
 import type { Plan } from './plan.js';
 
@@ -11,10 +11,9 @@ import type { Plan } from './plan.js';
 /** Grow-only temporary storage per backend. */
 const tempStorageCache = new WeakMap<object, DeviceArray<'u8'>>();
 
-/** Temporary storage of at least `bytes` on the environment's backend (none for 0 bytes). */
-export function tempStorageFor(environment: Env, bytes: number): DeviceArray<'u8'> | undefined {
+/** Temporary storage of at least `bytes` on `backend` (none for 0 bytes). */
+export function tempStorageFor(backend: Backend, bytes: number): DeviceArray<'u8'> | undefined {
   if (bytes === 0) return undefined;
-  const { backend } = environment;
   const cached = tempStorageCache.get(backend);
   if (cached !== undefined && !cached.destroyed && cached.length >= bytes) return cached;
   cached?.destroy();
@@ -65,7 +64,7 @@ export function planFor<P extends Plan>(
   return plan;
 }
 
-/** Plans (or reuses the plan) and runs it with temporary storage from the environment. */
-export async function runInEnvironment(plan: Plan, environment: Env): Promise<void> {
-  await plan.run(tempStorageFor(environment, plan.tempStorageBytes));
+/** Runs a plan with temporary storage kept for its backend. */
+export async function runInEnvironment(plan: Plan): Promise<void> {
+  await plan.run(tempStorageFor(plan.backend, plan.tempStorageBytes));
 }

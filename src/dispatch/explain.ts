@@ -39,6 +39,8 @@ export interface Explanation {
   readonly summary: string;
   readonly parameters: readonly (NumericFacts | OptionFacts | undefined)[];
   readonly requirements: Requirements;
+  /** What the requirements change in this plan. */
+  readonly requirementNotes: readonly string[];
   readonly selection: VariantSelection<string, object>;
   /** Every variant of the algorithm, in the order to list them. */
   readonly variants: readonly string[];
@@ -55,6 +57,7 @@ export function renderExplanation(e: Explanation): string {
     'Facts:',
     ...e.parameters.filter((f) => f !== undefined).map((f) => `  ${'options' in f ? describeOption(f) : describeNumeric(f)}`),
     `  requirements: ${Object.entries(requirements).map(([k, v]) => `${k}=${v}`).join(', ')}`,
+    ...e.requirementNotes.map((note) => `  ${note}`),
     `Chosen variant: ${selection.variant} (${selection.why})`,
     `Policy: ${Object.entries(selection.policy).map(([k, v]) => `${k}=${v}`).join(', ')}`,
     `Reachable variants: ${selection.reachable.join(', ')}`,

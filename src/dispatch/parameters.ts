@@ -1,3 +1,4 @@
+import type { Backend } from '../backends/backend.js';
 import type { Env, Guarantees } from '../env/env.js';
 import { SegkitUsageError } from '../errors.js';
 import { type Bounds, type NumericParam, type OptionParam, p } from '../params/param.js';
@@ -94,7 +95,7 @@ function guaranteeBounds(spec: NumericParameterSpec | GuaranteeParameterSpec, gu
 }
 
 /** Resolves one numeric parameter: its kind must be one the table allows. */
-function resolveNumericParameter(spec: NumericParameterSpec, value: unknown, environment: Env): NumericFacts {
+function resolveNumericParameter(spec: NumericParameterSpec, value: unknown, environment: Env, backend: Backend): NumericFacts {
   const kind = (value as { kind?: unknown } | null | undefined)?.kind;
   if (typeof kind === 'string' && kind !== 'guarantee' && !(spec.kinds as readonly string[]).includes(kind)) {
     throw new SegkitUsageError(`${spec.name}: must be ${listKinds(spec.kinds.map((k) => kindNames[k]))}; got a ${kind} parameter`);
@@ -105,7 +106,7 @@ function resolveNumericParameter(spec: NumericParameterSpec, value: unknown, env
     integer: spec.integer,
     guarantees: guaranteeBounds(spec, environment.guarantees),
     ...(spec.deviceDtypes === undefined ? {} : { deviceDtypes: spec.deviceDtypes }),
-  }, environment.backend);
+  }, backend);
 }
 
 /**
@@ -113,7 +114,7 @@ function resolveNumericParameter(spec: NumericParameterSpec, value: unknown, env
  * the way (a violation throws `SegkitRangeError` naming the parameter before any device work).
  * A guarantee parameter that is absent is resolved from the environment's guarantee when there is one.
  */
-export function resolveParameters(table: readonly ParameterSpec[], args: Readonly<Record<string, unknown>>, environment: Env): ResolvedParameters {
+export function resolveParameters(table: readonly ParameterSpec[], args: Readonly<Record<string, unknown>>, environment: Env, backend: Backend): ResolvedParameters {
   const facts: Record<string, NumericFacts | OptionFacts | undefined> = {};
   for (const spec of table) {
     const value = args[spec.name];
@@ -125,7 +126,7 @@ export function resolveParameters(table: readonly ParameterSpec[], args: Readonl
       facts[spec.name] =
         value === undefined && fromEnv.length === 0
           ? undefined
-          : resolveNumeric(spec.name, (value as NumericParam | undefined) ?? p.guarantee({}), { domain: spec.domain, integer: true, guarantees: fromEnv }, environment.backend);
+          : resolveNumeric(spec.name, (value as NumericParam | undefined) ?? p.guarantee({}), { domain: spec.domain, integer: true, guarantees: fromEnv }, backend);
       continue;
     }
     if (value === undefined) {
@@ -135,8 +136,8 @@ export function resolveParameters(table: readonly ParameterSpec[], args: Readonl
     }
     facts[spec.name] =
       spec.type === 'numeric'
-        ? resolveNumericParameter(spec, value, environment)
-        : resolveOption(spec.name, value as OptionParam, spec.options, environment.backend);
+        ? resolveNumericParameter(spec, value, environment, backend)
+        : resolveOption(spec.name, value as OptionParam, spec.options, backend);
   }
   return facts;
 }

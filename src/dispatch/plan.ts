@@ -20,6 +20,11 @@ import type { VariantSelection } from './variants.js';
 
 /** A planned call: host facts, the chosen variant, its launches and temporary storage. */
 export interface Plan<Variant extends string = string, Facts = unknown> {
+  /**
+   * The backend the plan runs on: the environment's, or, where `env()` names none, the one that holds
+   * the call's DeviceArrays. Temporary storage for `run` comes from it.
+   */
+  readonly backend: Backend;
   /** The variant the dispatcher chose. */
   readonly variant: Variant;
   /** Variants not pruned by the known bounds, for this backend. */
@@ -134,6 +139,8 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   /** The algorithm's name as executors are registered and kernels are named (`topk`, `reduce`). */
   readonly algorithm: string;
   readonly environment: Env;
+  /** Where the call runs (`backendForCall`). */
+  readonly backend: Backend;
   readonly facts: Facts;
   readonly segments: SegmentFacts;
   /** The segmented input, for messages. */
@@ -147,6 +154,8 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   readonly layout: TempStorageLayout;
   /** The first line of explain(). */
   readonly summary: string;
+  /** What the requirements change in this plan, for explain() (none is ignored silently). */
+  readonly requirementNotes?: readonly string[];
   /** The call's arrays by binding name; the first is the segmented input. */
   readonly arrays: Readonly<Record<string, DeviceArray | undefined>>;
   /** Checks the arrays again (they may have been destroyed since planning). */
@@ -161,8 +170,7 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
 export function makePlan<Variant extends string, Facts, Problem extends SegmentedProblem, Policy>(
   parts: PlanParts<Variant, Facts, Problem, Policy>,
 ): Plan<Variant, Facts> {
-  const { environment, selection, layout, launches, validation, segments } = parts;
-  const { backend } = environment;
+  const { environment, backend, selection, layout, launches, validation, segments } = parts;
   let status: DeviceArray<'u32'> | undefined;
   let destroyed = false;
   /** Executors' per-plan cache key (see SegmentedRun.cache). */
@@ -172,6 +180,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     summary: parts.summary,
     parameters: [segments.segmentSizes, segments.numSegments, segments.segmentStride, segments.totalNumItems, ...parts.parameters],
     requirements: environment.requirements,
+    requirementNotes: parts.requirementNotes ?? [],
     selection,
     variants: parts.variants,
     layout,
@@ -234,6 +243,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
   };
 
   const plan: Plan<Variant, Facts> = Object.freeze({
+    backend,
     variant: selection.variant,
     reachableVariants: Object.freeze([...selection.reachable]),
     tempStorageBytes: layout.totalBytes,

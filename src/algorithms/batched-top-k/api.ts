@@ -22,7 +22,7 @@ const reusable = (plan: TopKPlan) => {
 
 async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
   const environment = environmentOf(env);
-  await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment), reusable), environment);
+  await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment), reusable));
 }
 
 const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({

@@ -3,7 +3,7 @@ import { type SegmentFacts, type SegmentedInput, checkGeometry, checkPerSegmentL
 import { type NumericParameterSpec, type OptionParameterSpec, type ParameterSpec, numericFacts, optionFacts, resolveParameters, segmentParameters } from '../../dispatch/parameters.js';
 import { type Plan, type Validation, makePlan, planValidation, prologueLaunches } from '../../dispatch/plan.js';
 import { TempStorageLayoutBuilder, type TempStorageLayout } from '../../dispatch/temp-storage.js';
-import { type Env, env as makeEnv } from '../../env/env.js';
+import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { SegkitRangeError, SegkitUsageError } from '../../errors.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../params/resolve.js';
 import type { TopKArgs } from './args.js';
@@ -48,8 +48,8 @@ export interface TopKFacts extends SegmentFacts {
 /** A planned top-k call: host facts, the chosen variant, its launches and temporary storage. */
 export type TopKPlan = Plan<TopKVariant, TopKFacts>;
 
-function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
-  const resolved = resolveParameters(topKParameters, args as unknown as Record<string, unknown>, environment);
+function resolveFacts(args: TopKArgs, environment: Env, backend: Backend): TopKFacts {
+  const resolved = resolveParameters(topKParameters, args as unknown as Record<string, unknown>, environment, backend);
   const k = numericFacts(resolved, 'k');
   // kMax: the constant, the host uniform value, or the declared (runtime, else static) max.
   const declaredK = args.k.kind === 'perSegment' && args.k.runtimeBounds !== undefined && !isDeviceArray(args.k.runtimeBounds) ? args.k.runtimeBounds.max : k.staticBounds.max;
@@ -102,16 +102,80 @@ function specialization(selection: TopKSelection, facts: TopKFacts, keyType: str
   return parts.join(',');
 }
 
+/**
+ * What the requirements let the kernels skip. Both relaxations need `determinism: 'not-guaranteed'`:
+ * the kernels' parallel appends (GPU atomics, CPU worker threads) find items in an order that may
+ * change from run to run, so a choice or an order that must repeat has to be put in index (or rank)
+ * order first, and that costs what the 'prefer-smaller-index' rule costs.
+ */
+interface Relaxations {
+  /** Tied items of the threshold bucket are taken as found ('any' ties, allowed to change between runs). */
+  readonly tiesAsFound: boolean;
+  /** An unsorted selection is written as found ('unsorted', allowed to change between runs). */
+  readonly orderAsFound: boolean;
+}
+
+function relaxationsOf(requirements: Requirements): Relaxations {
+  const mayChange = requirements.determinism === 'not-guaranteed';
+  return {
+    tiesAsFound: mayChange && requirements.tieBreak === 'any',
+    orderAsFound: mayChange && requirements.outputOrdering === 'unsorted',
+  };
+}
+
+/** The specialization the relaxations add to the kernels they change (radix-select's finalize). */
+function relaxedSpecialization(relaxed: Relaxations): string {
+  return `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
+}
+
+/** explain()'s account of what tieBreak and determinism change in this plan (none is ignored silently). */
+function describeRelaxations(requirements: Requirements, relaxed: Relaxations, launches: readonly TopKLaunch[]): string[] {
+  const finalize = launches.find((l) => l.kernel === 'radix-finalize');
+  // Only radix-select collects its selection through parallel appends; single-tile and reduce find
+  // items in index order, so index order costs them nothing and they keep it.
+  const inIndexOrder = "this plan's kernels find items in index order at no cost, so results are those of the defaults";
+  const lines: string[] = [];
+  if (requirements.tieBreak === 'any') {
+    if (!relaxed.tiesAsFound) {
+      lines.push("tieBreak 'any': ties still go to the smaller index: under determinism 'run-to-run' the choice must repeat, and a repeatable choice costs what index order costs; add determinism 'not-guaranteed' to let radix-select take tied items as found");
+    } else if (finalize !== undefined) {
+      lines.push(`tieBreak 'any' (not-guaranteed): ${finalize.name} takes the tied items of the threshold key in the order the filter appended them (no select by index); which tied items come back may change between runs`);
+    } else {
+      lines.push(`tieBreak 'any' (not-guaranteed): ${inIndexOrder}`);
+    }
+  }
+  if (requirements.determinism === 'not-guaranteed') {
+    if (relaxed.orderAsFound) {
+      lines.push(
+        finalize !== undefined
+          ? `determinism 'not-guaranteed' (unsorted): ${finalize.name} writes the selection in the order it was found (no sort); the order may change between runs`
+          : `determinism 'not-guaranteed' (unsorted): ${inIndexOrder}`,
+      );
+    } else if (!relaxed.tiesAsFound) {
+      lines.push("determinism 'not-guaranteed': 'sorted' output with ties by index fixes every output slot, so results repeat anyway");
+    }
+  }
+  return lines;
+}
+
 /** The launches of the chosen variant (after the prologue's) and their temporary-storage slots. */
-function variantLaunches(selection: TopKSelection, facts: TopKFacts, maxSegmentSize: number, itemsBound: number, keyType: string, layout: TempStorageLayoutBuilder): TopKLaunch[] {
+function variantLaunches(
+  selection: TopKSelection,
+  facts: TopKFacts,
+  maxSegmentSize: number,
+  itemsBound: number,
+  keyType: string,
+  relaxed: Relaxations,
+  layout: TempStorageLayoutBuilder,
+): TopKLaunch[] {
   const { policy } = selection;
   const geometry = { maxSegments: facts.maxSegments, maxSegmentSize };
   const spec = specialization(selection, facts, keyType);
   const n = facts.maxSegments;
-  const launch = (kernel: Exclude<TopKLaunch['kernel'], 'validate' | 'segment-offsets'>, variant: TopKVariant, name: string, purpose: string, pass = 0): TopKLaunch => ({
+  const launch = (kernel: Exclude<TopKLaunch['kernel'], 'validate' | 'segment-offsets'>, variant: TopKVariant, name: string, purpose: string, pass = 0, extra = ''): TopKLaunch => ({
     kernel,
     variant,
-    name: `topk/${name}[${spec}]`,
+    name: `topk/${name}[${spec}${extra}]`,
     grid: topKKernels[kernel].grid(geometry, policy),
     pass,
     purpose,
@@ -140,7 +204,8 @@ function variantLaunches(selection: TopKSelection, facts: TopKFacts, maxSegmentS
         launches.push(launch('radix-choose', variant, 'radix-select/choose', `pass ${pass}: find the threshold bucket`, pass));
         launches.push(launch('radix-filter', variant, 'radix-select/filter', `pass ${pass}: keep items above the threshold, carry the threshold bucket as candidates`, pass));
       }
-      launches.push(launch('radix-finalize', variant, 'radix-select/finalize', 'resolve ties by index, sort the selection, write', passes - 1));
+      const finalizePurpose = `${relaxed.tiesAsFound ? 'take ties as found' : 'resolve ties by index'}, ${relaxed.orderAsFound ? 'keep the selection as found' : 'sort the selection'}, write`;
+      launches.push(launch('radix-finalize', variant, 'radix-select/finalize', finalizePurpose, passes - 1, relaxedSpecialization(relaxed)));
     }
   }
   return launches;
@@ -152,11 +217,12 @@ function variantLaunches(selection: TopKSelection, facts: TopKFacts, maxSegmentS
  */
 export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan {
   if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  const { backend, requirements } = environment;
+  const { requirements } = environment;
   for (const name of ['keysIn', 'keysOut'] as const) {
     if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
   }
-  const facts = resolveFacts(args, environment);
+  const backend = backendForCall(environment, args);
+  const facts = resolveFacts(args, environment, backend);
   checkArrays(args, facts, backend);
   checkPerSegmentLengths(facts.numSegments, [facts.segmentSizes, facts.k, facts.selectDirection]);
   const input: SegmentedInput = { name: 'keysIn', noun: 'keys', length: args.keysIn.length };
@@ -180,11 +246,12 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
 
   const parameters = [facts.k, facts.selectDirection];
   const validation: Validation = planValidation(environment, facts, parameters);
+  const relaxed = relaxationsOf(requirements);
   const layoutBuilder = new TempStorageLayoutBuilder();
   const launches = [
     ...prologueLaunches('topk', facts, facts.maxSegments, validation, layoutBuilder),
     // Candidates of a segment live at its own start, so the double buffer spans the segments' extent.
-    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, layoutBuilder),
+    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, layoutBuilder),
   ];
   const layout: TempStorageLayout = layoutBuilder.build();
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
@@ -194,6 +261,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   return makePlan<TopKVariant, TopKFacts, TopKProblem, TopKPolicy>({
     algorithm: 'topk',
     environment,
+    backend,
     facts,
     segments: facts,
     input,
@@ -204,6 +272,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     launches,
     layout,
     summary: `DeviceBatchedTopK on ${backend.name}: ${segmentsText} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}`,
+    requirementNotes: describeRelaxations(requirements, relaxed, launches as TopKLaunch[]),
     arrays: { keysIn: args.keysIn, keysOut: args.keysOut, valuesIn: args.valuesIn, valuesOut: args.valuesOut },
     checkArrays: () => checkArrays(args, facts, backend),
     problem: (sources) => ({
@@ -221,6 +290,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       kMax: facts.kMax,
       directionOfOption,
       sorted: requirements.outputOrdering === 'sorted',
+      tiesAsFound: relaxed.tiesAsFound,
+      orderAsFound: relaxed.orderAsFound,
     }),
   });
 }

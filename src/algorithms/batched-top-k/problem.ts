@@ -32,6 +32,16 @@ export interface TopKProblem extends SegmentedProblem {
   readonly directionOfOption: readonly number[];
   /** Sort each segment's results (best first). */
   readonly sorted: boolean;
+  /**
+   * Tied items of the threshold bucket may be taken in the order the kernels found them instead of
+   * the smallest indices first (`tieBreak: 'any'` with `determinism: 'not-guaranteed'`).
+   */
+  readonly tiesAsFound: boolean;
+  /**
+   * An unsorted selection may be written in the order the kernels found it instead of a fixed order
+   * (`outputOrdering: 'unsorted'` with `determinism: 'not-guaranteed'`).
+   */
+  readonly orderAsFound: boolean;
 }
 
 /** The kernels of top-k. */

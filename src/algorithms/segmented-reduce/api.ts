@@ -29,7 +29,7 @@ const reusable = (plan: SegmentedReducePlan) => {
 
 async function reduceWith(userArgs: object, entry: string, env: Env | undefined, build: () => SegmentedReduceArgs): Promise<void> {
   const environment = environmentOf(env);
-  await runInEnvironment(planFor(userArgs, entry, segmentedReduceFields, environment, () => planSegmentedReduce(build(), environment), reusable), environment);
+  await runInEnvironment(planFor(userArgs, entry, segmentedReduceFields, environment, () => planSegmentedReduce(build(), environment), reusable));
 }
 
 const withOp = (args: SegmentedReduceArgsWithoutOp, op: ReduceOp): SegmentedReduceArgs => {

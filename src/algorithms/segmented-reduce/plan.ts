@@ -4,7 +4,7 @@ import { type NumericParameterSpec, type OptionParameterSpec, type ParameterSpec
 import { type Plan, type Validation, makePlan, planValidation, prologueLaunches } from '../../dispatch/plan.js';
 import type { SegmentSource } from '../../dispatch/problem.js';
 import { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type Env, env as makeEnv } from '../../env/env.js';
+import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { NumericFacts, OptionFacts } from '../../params/resolve.js';
 import { requiredWhen } from '../../types/messages.js';
@@ -73,12 +73,12 @@ function checkFields(args: object): void {
   }
 }
 
-function resolveFacts(args: SegmentedReduceArgs, valueType: ReduceValueType, environment: Env): SegmentedReduceFacts {
+function resolveFacts(args: SegmentedReduceArgs, valueType: ReduceValueType, environment: Env, backend: Backend): SegmentedReduceFacts {
   const initial = args.initialValue as { kind?: unknown; runtimeBounds?: unknown } | undefined;
   if (initial?.kind === 'perSegment' && isDeviceArray(initial.runtimeBounds)) {
     throw new SegkitUsageError('initialValue: device runtime bounds prune kernels by counts and sizes; an initial value takes host bounds only');
   }
-  const resolved = resolveParameters(reduceParameters(valueType), args as unknown as Record<string, unknown>, environment);
+  const resolved = resolveParameters(reduceParameters(valueType), args as unknown as Record<string, unknown>, environment, backend);
   const segments: SegmentFacts = {
     segmentSizes: numericFacts(resolved, 'segmentSizes'),
     segmentStride: resolved.segmentStride === undefined ? undefined : numericFacts(resolved, 'segmentStride'),
@@ -152,19 +152,33 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
 }
 
 /**
+ * explain()'s account of the requirements reduce reads (none is ignored silently): determinism picks
+ * the f32 summation order; ties and output order have nothing to relax, since every segment has one
+ * result and the arg ops find the smaller index at no cost.
+ */
+function requirementNotes(requirements: Requirements): string[] {
+  const notes: string[] = [];
+  if (requirements.determinism === 'not-guaranteed') notes.push("determinism 'not-guaranteed': f32 sums on the CPU add in float64 and round once (WebGPU keeps the canonical order); bits may differ between backends");
+  if (requirements.tieBreak === 'any') notes.push("tieBreak 'any': argMin/argMax still take the smaller index: the scan finds it at no cost, so results are those of the defaults");
+  if (requirements.outputOrdering === 'unsorted') notes.push("outputOrdering 'unsorted': each segment has one result, in segment order; nothing to reorder");
+  return notes;
+}
+
+/**
  * Plans a reduce call on the host: resolves and checks every parameter, chooses the variant, lays
  * out temporary storage and lists the launches. No device work.
  */
 export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env = makeEnv()): SegmentedReducePlan {
   if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
   checkFields(args);
-  const { backend, requirements } = environment;
+  const { requirements } = environment;
   for (const name of ['valuesIn', 'valuesOut'] as const) {
     if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
   }
+  const backend = backendForCall(environment, args);
   checkDeviceArray(args.valuesIn, backend, 'valuesIn', ['f32', 'i32', 'u32']);
   const valueType = args.valuesIn.dtype as ReduceValueType;
-  const facts = resolveFacts(args, valueType, environment);
+  const facts = resolveFacts(args, valueType, environment, backend);
   checkArrays(args, facts, backend);
   checkPerSegmentLengths(facts.numSegments, [facts.segmentSizes, facts.op, facts.initialValue]);
   const input: SegmentedInput = { name: 'valuesIn', noun: 'values', length: args.valuesIn.length };
@@ -196,6 +210,7 @@ export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env 
   return makePlan<SegmentedReduceVariant, SegmentedReduceFacts, SegmentedReduceProblem, SegmentedReducePolicy>({
     algorithm: 'reduce',
     environment,
+    backend,
     facts,
     segments: facts,
     input,
@@ -206,6 +221,7 @@ export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env 
     launches,
     layout,
     summary: `DeviceSegmentedReduce on ${backend.name}: ${segmentsText} segments, ${valueType} values, op ${facts.op.exact ?? `per ${facts.op.kind === 'uniform' ? 'call' : 'segment'} from [${facts.op.options.join(', ')}]`}, ${facts.initialValue === undefined ? 'no initial value' : 'initial value'}, indices: ${args.indicesOut === undefined ? 'none' : args.indicesOut.dtype}, f32 sums: ${canonical ? 'canonical order' : 'fast order'}`,
+    requirementNotes: requirementNotes(requirements),
     arrays: { valuesIn: args.valuesIn, valuesOut: args.valuesOut, indicesOut: args.indicesOut },
     checkArrays: () => checkArrays(args, facts, backend),
     hostDtypes: { initialValue: valueType === 'f32' ? 'f32' : 'u32' },

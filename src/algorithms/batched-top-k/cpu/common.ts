@@ -82,6 +82,10 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly candidateWords: number;
   /** Sort each segment's results (problem.sorted). */
   readonly sorted: boolean;
+  /** Take tied items as found, not by index (problem.tiesAsFound). */
+  readonly tiesAsFound: boolean;
+  /** Keep an unsorted selection as found, not in index order (problem.orderAsFound). */
+  readonly orderAsFound: boolean;
 
   constructor(run: TopKRun) {
     super(run);
@@ -123,6 +127,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.radixTopShift = 32 - bits;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
     this.sorted = problem.sorted;
+    this.tiesAsFound = problem.tiesAsFound;
+    this.orderAsFound = problem.orderAsFound;
   }
 
   /**
@@ -220,9 +226,10 @@ const insertionSortItems = 48;
  * segment-local indices, the same entry positions in both arrays (which may be one array at two
  * offsets: `indexOffset` is added to each index position) — best first: larger key, then smaller
  * index. An LSD radix sort on the key (stable, skipping digits all entries share), then runs of
- * equal keys are put in index order.
+ * equal keys are put in index order, unless `tiesByIndex` is false (equal keys may then stay in
+ * any order: the one they came in, for the radix sort).
  */
-export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
+export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, tiesByIndex = true): void {
   if (n <= 1) return;
   if (n <= insertionSortItems) {
     insertionSortByRank(keys, indices, base, indexOffset, n);
@@ -255,7 +262,7 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
     if (counts[digit * 256 + ((first >>> (digit * 8)) & 255)] !== n) needed[digits++] = digit; // else every entry shares it
   }
   if (digits === 0) {
-    orderTies(keys, indices, base, indexOffset, n);
+    if (tiesByIndex) orderTies(keys, indices, base, indexOffset, n);
     return;
   }
   for (let pass = 0; pass < digits; pass++) {
@@ -292,7 +299,7 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
       indices[indexBase + j] = sortIndicesA[j]!;
     }
   }
-  orderTies(keys, indices, base, indexOffset, n);
+  if (tiesByIndex) orderTies(keys, indices, base, indexOffset, n);
 }
 
 const bucketCounts = new Int32Array(2048);

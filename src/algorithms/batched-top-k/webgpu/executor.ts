@@ -27,8 +27,11 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-histogram': radixHistogramProgram,
   'radix-choose': radixChooseProgram,
   'radix-filter': radixFilterProgram,
-  'radix-finalize': radixFinalizeProgram,
+  'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
 };
+
+/** Only finalize reads the requirements' relaxations; keying the other kernels on them would compile the same WGSL twice. */
+const relaxationsOf = (run: TopKRun) => ({ tiesAsFound: run.problem.tiesAsFound, orderAsFound: run.problem.orderAsFound });
 
 /** Runs top-k plans on the WebGPU backend: one encoder, one compute pass, one submit. */
 export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKernelFacts>({
@@ -39,7 +42,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
     if (program === undefined) throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
     return program(facts, launch.name, run);
   },
-  programKey: (launch, run) => (launch.kernel === 'reduce' ? String(multiChunk(run)) : ''),
+  programKey: (launch, run) => (launch.kernel === 'reduce' ? String(multiChunk(run)) : launch.kernel === 'radix-finalize' ? JSON.stringify(relaxationsOf(run)) : ''),
   uniforms(run) {
     const { problem, policy, layout } = run;
     return {
