@@ -42,8 +42,11 @@ export interface WebGpuAlgorithm<Run extends SegmentedRun, Facts extends Segment
   programKey?(launch: Launch, run: Run): string;
   /** The algorithm's own uniform values, shared by its launches. */
   uniforms(run: Run): Record<string, number>;
-  /** The uniform word of a uniform parameter (default: the value as a count). */
-  uniformWord?(name: string, value: number): number;
+  /**
+   * The uniform word of a uniform parameter (default: the value as a count); a parameter that is a
+   * value of the run's data (an initial value, say) gives its bits in the run's dtype.
+   */
+  uniformWord?(name: string, value: number, run: Run): number;
 }
 
 const prologueSlots: Readonly<Record<PrologueKernel, readonly string[]>> = { validate: [], 'segment-offsets': ['offsets'] };
@@ -110,7 +113,7 @@ function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, alg
   const values: Record<string, number> = { maxSegments: problem.maxSegments, itemsLength: problem.itemsLength, ...algorithm.uniforms(run) };
   const source = (name: string, s: SegmentSource | undefined) => {
     if (s === undefined) return;
-    if (s.kind === 'uniform') values[name] = algorithm.uniformWord?.(name, s.value) ?? countOf(s.value);
+    if (s.kind === 'uniform') values[name] = algorithm.uniformWord?.(name, s.value, run) ?? countOf(s.value);
     else if (s.kind === 'device' || s.kind === 'perSegment') {
       const entry = block.at(s.array);
       values[`${name}At`] = entry.at;
