@@ -100,3 +100,28 @@ export { referenceTopK, type ReferenceTopKInput } from './algorithms/batched-top
 export { orderedKey, type KeyType, type SelectDirection } from './algorithms/batched-top-k/keys.js';
 export type { TopKLaunch } from './algorithms/batched-top-k/problem.js';
 export { TempStorageLayoutBuilder, type TempStorageLayout, type TempSlot } from './dispatch/temp-storage.js';
+
+export { DeviceSegmentedScan } from './algorithms/segmented-scan/api.js';
+export type { ScanPlan, ScanFacts } from './algorithms/segmented-scan/plan.js';
+export type {
+  ScanArgs,
+  ScanArgsShape,
+  ScanArgsShapeWithoutOpAndMode,
+  ScanArgsWithoutOpAndMode,
+  ScanDomains,
+  ScanVariantsFor,
+  ValidateScanArgs,
+} from './algorithms/segmented-scan/args.js';
+export {
+  selectScanVariant,
+  scanPolicyFor,
+  scanPolicyLimits,
+  scanVariants,
+  type ScanVariant,
+  type ScanPolicy,
+  type ScanSelection,
+  type ScanSelectorFacts,
+} from './algorithms/segmented-scan/policy.js';
+export { referenceScan, type ReferenceScanInput } from './algorithms/segmented-scan/reference.js';
+export { identityBits, tileItems as scanTileItems, type ScanOp, type ScanMode, type ScanValueType } from './algorithms/segmented-scan/order.js';
+export type { ScanLaunch } from './algorithms/segmented-scan/problem.js';
