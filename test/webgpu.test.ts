@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestAdapter } from '../src/backends/webgpu/gpu.js';
 import { type WebGpuBackend, WebGpuDeviceLostError, webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
 import { DeviceBatchedTopK, SegkitUsageError, env, p, referenceTopK } from '../src/index.js';
+import { defineScanConformance } from './conformance/scan.suite.js';
 import { defineTopKConformance } from './conformance/topk.suite.js';
 
 // Lavapipe's worker threads spin when the CPU is oversubscribed (a 2-core CI box, parallel test files):
@@ -41,6 +42,7 @@ if (missing !== undefined) {
 const describeWebGpu = missing === undefined ? describe : describe.skip;
 
 if (missing === undefined) defineTopKConformance('webgpu', () => webgpuBackend());
+if (missing === undefined) defineScanConformance('webgpu', () => webgpuBackend());
 
 /** Keys of `segments` segments of `size` f32 values. */
 function randomKeys(count: number, seed: number): Float32Array {

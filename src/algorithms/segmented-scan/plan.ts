@@ -126,18 +126,19 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   if (variant === 'workgroup') return [launch('workgroup', 'workgroup', 'one workgroup per segment: scan each tile, carry to the next')];
   const tiles = tilesPerSegment(maxSegmentSize);
   const spineTiles = spineTilesPerSegment(maxSegmentSize);
+  const workgroups = (n: number) => `${n} workgroup${n === 1 ? '' : 's'} per segment`;
   layout.add('tileTotals', facts.maxSegments * tiles * 4);
-  const launches = [launch('tile-reduce', 'multi-workgroup/tile-reduce', `${tiles} workgroups per segment: each tile's total`)];
+  const launches = [launch('tile-reduce', 'multi-workgroup/tile-reduce', `${workgroups(tiles)}: each tile's total`)];
   if (tiles > 1 && spineTiles > 1) {
     layout.add('spineTotals', facts.maxSegments * spineTiles * 4);
     launches.push(
-      launch('spine-reduce', 'multi-workgroup/spine-reduce', `${spineTiles} workgroups per segment: the totals of 2048 tile totals each`),
+      launch('spine-reduce', 'multi-workgroup/spine-reduce', `${workgroups(spineTiles)}: the totals of 2048 tile totals each`),
       launch('spine-top', 'multi-workgroup/spine-top', 'one workgroup per segment: scan those totals in place'),
     );
   }
   launches.push(
-    launch('spine-scan', 'multi-workgroup/spine-scan', `${spineTiles} workgroup${spineTiles === 1 ? '' : 's'} per segment: scan the tile totals in place (each tile's carry)`),
-    launch('tile-scan', 'multi-workgroup/tile-scan', `${tiles} workgroups per segment: scan each tile from its carry`),
+    launch('spine-scan', 'multi-workgroup/spine-scan', `${workgroups(spineTiles)}: scan the tile totals in place (each tile's carry)`),
+    launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}: scan each tile from its carry`),
   );
   return launches;
 }

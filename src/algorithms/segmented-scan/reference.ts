@@ -85,14 +85,15 @@ function canonicalInclusive(items: readonly number[], initial: number | undefine
   }
   const upper = tiles > 1 ? canonicalInclusive(totals, initial, combine) : [];
   const out: number[] = [];
+  let prefix: number | undefined;
   for (let j = 0; j < items.length; j++) {
     const t = Math.floor(j / tileItems);
     const l = Math.floor((j % tileItems) / laneItems);
     const carry = t === 0 ? initial : upper[t - 1];
     const lane = parts[t]!;
     const inner = join(combine, lane.groupCarry[Math.floor(l / groupLanes)], lane.laneCarry[l]);
-    const laneStart = t * tileItems + l * laneItems;
-    const prefix = items.slice(laneStart, j + 1).reduce((a, b) => combine(a, b));
+    // The lane prefix: the lane's items so far, left to right, starting afresh at each lane.
+    prefix = j % laneItems === 0 ? items[j]! : combine(prefix!, items[j]!);
     out.push(join(combine, join(combine, carry, inner), prefix)!);
   }
   return out;
@@ -100,7 +101,7 @@ function canonicalInclusive(items: readonly number[], initial: number | undefine
 
 /**
  * A small, obviously correct segmented scan: the definition of order.ts written out with arrays and
- * recursion (quadratic in a lane, which is 8 items). Test oracle only. Returns the output's bits.
+ * recursion. Test oracle only. Returns the output's bits.
  */
 export function referenceScan(input: ReferenceScanInput): Uint32Array {
   const out = new Uint32Array(input.outputBefore);
