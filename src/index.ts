@@ -109,3 +109,27 @@ export {
   type ReferenceSegmentedReduceInput,
   type ReferenceSegmentedReduceOutput,
 } from './algorithms/segmented-reduce/reference.js';
+
+export { DeviceSegmentedScan } from './algorithms/segmented-scan/api.js';
+export type { ScanPlan, ScanFacts } from './algorithms/segmented-scan/plan.js';
+export type {
+  ScanArgs,
+  ScanArgsShape,
+  ScanArgsShapeWithoutOpAndMode,
+  ScanArgsWithoutOpAndMode,
+  ScanDomains,
+  ScanVariantsFor,
+  ValidateScanArgs,
+} from './algorithms/segmented-scan/args.js';
+export {
+  selectScanVariant,
+  scanPolicyFor,
+  scanPolicyLimits,
+  scanVariants,
+  type ScanVariant,
+  type ScanPolicy,
+  type ScanSelection,
+  type ScanSelectorFacts,
+} from './algorithms/segmented-scan/policy.js';
+export { referenceScan, type ReferenceScanInput } from './algorithms/segmented-scan/reference.js';
+export type { ScanOp, ScanMode, ScanValueType } from './algorithms/segmented-scan/order.js';
