@@ -43,6 +43,7 @@ expectError(DeviceSegmentedScan.plan({ ...base, valuesIn: i32In, initialValue: p
 expectError(DeviceSegmentedScan.plan({ ...base, numSegments: p.perSegment([1]) }));
 expectError(DeviceSegmentedScan.plan({ ...base, segmentSizes: p.uniform(300, { min: 256, max: 512 }) }, env({ guarantees: { maxSegmentSize: 100 } })));
 expectError(DeviceSegmentedScan.plan({ ...base, segmentSizes: p.constant(-1) }));
+expectError(DeviceSegmentedScan.plan({ ...base, intialValue: p.constant(1) }));
 
 // The exact text of each rule.
 type Base = typeof base;
@@ -65,6 +66,7 @@ expectType<'(Error) numSegments: expected p.constant or p.uniform'>(null! as Val
 expectType<'(Error) segmentSizes: bounds [256, 512] do not intersect the guarantee maxSegmentSize [0, 100]'>(
   null! as ValidateScanArgs<Omit<Base, 'segmentSizes'> & { segmentSizes: UniformParam<256, 512> }, { maxSegmentSize: 100 }>['segmentSizes'],
 );
+expectType<"(Error) unknown field 'intialValue'">(null! as ValidateScanArgs<Base & { intialValue: ConstantParam<1> }>['intialValue']);
 // f32 initial values (and values of an unknown dtype) are not bounded at compile time.
 expectType<ConstantParam<-1e30>>(null! as ValidateScanArgs<Base & { initialValue: ConstantParam<-1e30> }>['initialValue']);
 expectType<ConstantParam<-1>>(null! as ValidateScanArgs<Omit<Base, 'valuesIn'> & { valuesIn: DeviceArray; initialValue: ConstantParam<-1> }>['initialValue']);

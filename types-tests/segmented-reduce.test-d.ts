@@ -18,8 +18,8 @@ import {
   DeviceSegmentedReduce,
   env,
   p,
-  requiredWhen,
 } from 'segkit';
+import { requiredWhen } from '../src/types/messages.js';
 
 declare const valuesIn: DeviceArray<'f32'>;
 declare const valuesOut: DeviceArray<'f32'>;

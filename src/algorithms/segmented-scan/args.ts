@@ -119,24 +119,28 @@ type ValidateOptions<Param, Name extends string, Supported extends string, Liste
   : ErrorMessage<`${Name}: ${OptionNotInSet<Exclude<InferOptions<Param>, Supported> & string, Listed>}`>;
 
 /**
- * `Args` itself when every parameter's static facts are possible for the scan under the environment's
- * guarantees `G`, else `Args` with each offending field's type replaced by the message in words.
+ * `Args` itself when every field is one the scan has and every parameter's static facts are possible
+ * for the scan under the environment's guarantees `G`, else `Args` with each offending field's type
+ * replaced by the message in words (an unknown field, an option outside the scan's sets, a value
+ * outside its domain or guarantees).
  *
  * @example `op: p.constantOption('product')` gives
  * `op: "(Error) op: option 'product' is not one of the options ['sum', 'min', 'max']"`.
  */
 export type ValidateScanArgs<Args, G = {}> = {
-  [Key in keyof Args]: Key extends ParamKeys
-    ? Args[Key] extends ScanArgs[Key]
-      ? Key extends 'op'
-        ? ValidateOptions<Args[Key], 'op', ScanOp, `'sum', 'min', 'max'`>
-        : Key extends 'mode'
-          ? ValidateOptions<Args[Key], 'mode', ScanMode, `'inclusive', 'exclusive'`>
-          : Key extends 'initialValue'
-            ? ValidateNumeric<Args[Key], 'initialValue', InitialValueDomain<Args['valuesIn' & keyof Args]>, G>
-            : ValidateNumeric<Args[Key], Key & string, ScanDomains[Key & keyof ScanDomains], G>
-      : ErrorMessage<`${Key & string}: expected ${ExpectedKinds[Key]}`>
-    : Args[Key];
+  [Key in keyof Args]: Key extends keyof ScanArgs
+    ? Key extends ParamKeys
+      ? Args[Key] extends ScanArgs[Key]
+        ? Key extends 'op'
+          ? ValidateOptions<Args[Key], 'op', ScanOp, `'sum', 'min', 'max'`>
+          : Key extends 'mode'
+            ? ValidateOptions<Args[Key], 'mode', ScanMode, `'inclusive', 'exclusive'`>
+            : Key extends 'initialValue'
+              ? ValidateNumeric<Args[Key], 'initialValue', InitialValueDomain<Args['valuesIn' & keyof Args]>, G>
+              : ValidateNumeric<Args[Key], Key & string, ScanDomains[Key & keyof ScanDomains], G>
+        : ErrorMessage<`${Key & string}: expected ${ExpectedKinds[Key]}`>
+      : Args[Key]
+    : ErrorMessage<`unknown field '${Key & string}'`>;
 };
 
 /** The literal numbers `ScanVariantsFor` reasons with; the same as `scanPolicyLimits`. */
