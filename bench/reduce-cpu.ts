@@ -1,6 +1,6 @@
 /**
  * DeviceSegmentedReduce on the CPU backend against its peers, side by side in one run: tfjs-backend-cpu's
- * `tf.sum` / `tf.max` over the rows of a dense [rows, cols] tensor, and a plain single-pass JS loop
+ * `tf.sum` / `tf.min` / `tf.max` / `tf.argMax` over the rows of a dense [rows, cols] tensor, and a plain single-pass JS loop
  * (float64 accumulator for sums). segkit's figure includes the download of its output (as tfjs's
  * includes `dataSync`); the three are timed in alternation, run by run (medians after warm-up).
  *
@@ -13,7 +13,7 @@
  * `segkit fast` is 'not-guaranteed' (float64 accumulation on the CPU).
  *
  * Run: npm run build && node --import tsx bench/reduce-cpu.ts      (writes bench/results/reduce-cpu.json)
- * Options: --runs=N (default 7), --shapes=moe,ragged,long, --ops=sum,max, --workers=N (CPU backend
+ * Options: --runs=N (default 7), --shapes=moe,ragged,long, --ops=sum,min,max,argMax, --workers=N (CPU backend
  *          worker threads; default: its own), --variants (instead: every forced variant over segment
  *          sizes, for the policy's thresholds), --webgpu (with --variants: on WebGPU)
  */
@@ -66,8 +66,13 @@ function shapes(only: string[] | undefined): Shape[] {
   return all;
 }
 
-/** The plain single-pass JS loop over each row's own values (float64 sum; max by comparison). */
-function jsLoop(shape: Shape, op: 'sum' | 'max', out: Float32Array): void {
+type PeerOp = 'sum' | 'min' | 'max' | 'argMax';
+
+/** The op's identity, for tfjs's padding: every peer then computes the same result on ragged rows. */
+const identityOf = (op: PeerOp) => (op === 'sum' ? 0 : op === 'min' ? Infinity : -Infinity);
+
+/** The plain single-pass JS loop over each row's own values (float64 sum; extremes by comparison, first index on ties). */
+function jsLoop(shape: Shape, op: PeerOp, out: Float32Array, indices: Int32Array): void {
   const { data, stride, lengths } = shape;
   for (let r = 0; r < shape.rows; r++) {
     const start = r * stride;
@@ -76,36 +81,58 @@ function jsLoop(shape: Shape, op: 'sum' | 'max', out: Float32Array): void {
       let s = 0;
       for (let i = start; i < end; i++) s += data[i]!;
       out[r] = s;
-    } else {
-      let m = -Infinity;
+    } else if (op === 'min') {
+      let m = Infinity;
       for (let i = start; i < end; i++) {
         const v = data[i]!;
-        if (v > m) m = v;
+        if (v < m) m = v;
       }
       out[r] = m;
+    } else {
+      let m = -Infinity;
+      let at = -1;
+      for (let i = start; i < end; i++) {
+        const v = data[i]!;
+        if (v > m) {
+          m = v;
+          at = i;
+        }
+      }
+      out[r] = m;
+      indices[r] = at < 0 ? -1 : at - start;
     }
   }
+}
+
+/** tfjs-cpu's reduction of the op over the rows. */
+function tfjsReduce(input: tf.Tensor2D, op: PeerOp): tf.Tensor {
+  if (op === 'sum') return tf.sum(input, 1);
+  if (op === 'min') return tf.min(input, 1);
+  if (op === 'max') return tf.max(input, 1);
+  return tf.argMax(input, 1);
 }
 
 async function compareWithPeers(backend: Backend): Promise<void> {
   tf.env().set('IS_TEST', true);
   await tf.setBackend('cpu');
   await tf.ready();
-  const ops = (argv.ops ?? 'sum,max').split(',') as ('sum' | 'max')[];
+  const ops = (argv.ops ?? 'sum,min,max,argMax').split(',') as PeerOp[];
   const results: Record<string, unknown>[] = [];
   for (const shape of shapes(argv.shapes?.split(','))) {
     const valuesIn = backend.upload(shape.data);
     const valuesOut = backend.alloc('f32', shape.rows);
+    const indicesOut = backend.alloc('i32', shape.rows);
     for (const op of ops) {
       // tfjs reduces padded rows: padding holds the op's identity, so every peer computes the same result.
       const padded = shape.lengths === undefined ? shape.data : shape.data.slice();
       if (shape.lengths !== undefined) {
-        for (let r = 0; r < shape.rows; r++) padded.fill(op === 'sum' ? 0 : -Infinity, r * shape.stride + shape.lengths[r]!, (r + 1) * shape.stride);
+        for (let r = 0; r < shape.rows; r++) padded.fill(identityOf(op), r * shape.stride + shape.lengths[r]!, (r + 1) * shape.stride);
       }
       const input = tf.tensor2d(padded, [shape.rows, shape.stride]);
       const args = {
         valuesIn,
         valuesOut,
+        ...(op === 'argMax' ? { indicesOut } : {}),
         segmentSizes: shape.lengths === undefined ? p.uniform(shape.stride) : p.perSegment(shape.lengths, { max: shape.stride }),
         ...(shape.lengths === undefined ? {} : { segmentStride: p.uniform(shape.stride) }),
         op: p.constantOption(op),
@@ -117,11 +144,12 @@ async function compareWithPeers(backend: Backend): Promise<void> {
       const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
       const fastPlan = DeviceSegmentedReduce.plan(args, fast);
       const jsOut = new Float32Array(shape.rows);
+      const jsIndices = new Int32Array(shape.rows);
       const t = await timeInterleaved(
         {
           segkit: async () => {
             await plan.run(temp);
-            await backend.download(valuesOut);
+            await backend.download(op === 'argMax' ? indicesOut : valuesOut);
           },
           ...(op === 'sum'
             ? {
@@ -132,11 +160,11 @@ async function compareWithPeers(backend: Backend): Promise<void> {
               }
             : {}),
           tfjs: () => {
-            const result = op === 'sum' ? tf.sum(input, 1) : tf.max(input, 1);
+            const result = tfjsReduce(input, op);
             result.dataSync();
             result.dispose();
           },
-          js: () => jsLoop(shape, op, jsOut),
+          js: () => jsLoop(shape, op, jsOut, jsIndices),
         },
         runs,
       );
@@ -145,6 +173,15 @@ async function compareWithPeers(backend: Backend): Promise<void> {
       const got = await backend.download(valuesOut);
       let worst = 0;
       for (let r = 0; r < shape.rows; r++) worst = Math.max(worst, Math.abs(got[r]! - jsOut[r]!));
+      if (op === 'argMax') {
+        const gotIndices = await backend.download(indicesOut);
+        const tfIndices = tfjsReduce(input, op);
+        const tfData = tfIndices.dataSync();
+        tfIndices.dispose();
+        for (let r = 0; r < shape.rows; r++) {
+          if (gotIndices[r] !== jsIndices[r] || tfData[r] !== jsIndices[r]) throw new Error(`argMax row ${r}: segkit ${gotIndices[r]}, tfjs ${tfData[r]}, js ${jsIndices[r]}`);
+        }
+      }
       const segkit = t.segkit;
       const fastMs = (t as Record<string, number>).segkitFast;
       const row = {
@@ -170,6 +207,7 @@ async function compareWithPeers(backend: Backend): Promise<void> {
     }
     valuesIn.destroy();
     valuesOut.destroy();
+    indicesOut.destroy();
   }
   console.log(`\n${cpus()[0]?.model} x${cpus().length}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}, median of ${runs} runs after warm-up, CPU backend workers: ${argv.workers ?? 'default (availableParallelism - 1)'}`);
   printTable(results, ['shape', 'op', 'variant', 'segkitMs', 'segkitFastMs', 'tfjsCpuMs', 'jsLoopMs', 'xVsTfjs', 'overJsLoop', 'targetVsTfjs', 'targetJsLoop', 'maxAbsDiffVsJs']);

@@ -94,7 +94,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         const plan = await expectReference(c, 'multi-workgroup');
         expect(plan.launches.map((l) => l.kernel)).toContain('spine-reduce');
         await expectReference(c, 'workgroup');
-      }, 120_000);
+      }, 600_000);
     });
 
     describe('edge cases', () => {
