@@ -214,7 +214,7 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
     variants: scanVariants,
     launches,
     layout,
-    summary: `DeviceSegmentedScan on ${backend.name}: ${segmentsText} segments, ${args.valuesIn.dtype} values, max segment size ${maxSegmentSize}`,
+    summary: `DeviceSegmentedScan on ${backend.name}: ${segmentsText} segment${facts.maxSegments === 1 ? '' : 's'}, ${args.valuesIn.dtype} values, max segment size ${maxSegmentSize}`,
     requirementNotes: requirementNotes(requirements),
     arrays: { valuesIn: args.valuesIn, valuesOut: args.valuesOut },
     checkArrays: () => checkArrays(args, backend),
