@@ -7,10 +7,8 @@ import type { ErrorMessage } from '../../types/validate.js';
 import type { ReduceOp } from './ops.js';
 import type { SegmentedReduceVariant } from './policy.js';
 
-/** A numeric parameter that may vary per segment. */
-type SegmentParam = ConstantParam | UniformParam | PerSegmentParam;
-/** A numeric parameter with one value for the whole call. */
-type ScalarParam = ConstantParam | UniformParam;
+// The parameter kinds every segmented algorithm shares (top-k's args.ts defines them for all).
+import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
 
 /** The arguments of {@link DeviceSegmentedReduce}. */
 export interface SegmentedReduceArgs {
