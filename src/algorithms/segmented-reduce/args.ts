@@ -1,5 +1,5 @@
 import type { DeviceArray } from '../../backends/backend.js';
-import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam, PerSegmentParam, UniformParam } from '../../params/param.js';
+import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam } from '../../params/param.js';
 import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds, RequiredWhen } from '../../types/messages.js';
 import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
 import type { ValidateIntersection } from '../../types/intersect.js';
