@@ -84,3 +84,55 @@ export {
 } from './algorithms/batched-top-k/policy.js';
 export { referenceTopK, type ReferenceTopKInput } from './algorithms/batched-top-k/reference.js';
 export type { KeyType, SelectDirection } from './algorithms/batched-top-k/keys.js';
+
+export { DeviceSegmentedReduce } from './algorithms/segmented-reduce/api.js';
+export type { SegmentedReducePlan, SegmentedReduceFacts } from './algorithms/segmented-reduce/plan.js';
+export type {
+  SegmentedReduceArgs,
+  SegmentedReduceArgsShape,
+  SegmentedReduceArgsShapeWithoutOp,
+  SegmentedReduceArgsWithoutOp,
+  SegmentedReduceDomains,
+  SegmentedReduceVariantsFor,
+  ValidateSegmentedReduceArgs,
+} from './algorithms/segmented-reduce/args.js';
+export {
+  selectSegmentedReduceVariant,
+  segmentedReducePolicyFor,
+  segmentedReducePolicyLimits,
+  segmentedReduceVariants,
+  type SegmentedReduceVariant,
+  type SegmentedReducePolicy,
+  type SegmentedReduceSelection,
+  type SegmentedReduceSelectorFacts,
+} from './algorithms/segmented-reduce/policy.js';
+export type { ReduceOp, ReduceValueType } from './algorithms/segmented-reduce/ops.js';
+export {
+  referenceSegmentedReduce,
+  type ReferenceSegmentedReduceInput,
+  type ReferenceSegmentedReduceOutput,
+} from './algorithms/segmented-reduce/reference.js';
+
+export { DeviceSegmentedScan } from './algorithms/segmented-scan/api.js';
+export type { ScanPlan, ScanFacts } from './algorithms/segmented-scan/plan.js';
+export type {
+  ScanArgs,
+  ScanArgsShape,
+  ScanArgsShapeWithoutOpAndMode,
+  ScanArgsWithoutOpAndMode,
+  ScanDomains,
+  ScanVariantsFor,
+  ValidateScanArgs,
+} from './algorithms/segmented-scan/args.js';
+export {
+  selectScanVariant,
+  scanPolicyFor,
+  scanPolicyLimits,
+  scanVariants,
+  type ScanVariant,
+  type ScanPolicy,
+  type ScanSelection,
+  type ScanSelectorFacts,
+} from './algorithms/segmented-scan/policy.js';
+export { referenceScan, type ReferenceScanInput } from './algorithms/segmented-scan/reference.js';
+export type { ScanOp, ScanMode, ScanValueType } from './algorithms/segmented-scan/order.js';

@@ -32,7 +32,7 @@ describe('documentation', () => {
   const markdown = files.filter((f) => f.endsWith('.md') && !f.startsWith('etc/'));
 
   it('the guide exists, and every relative link in the Markdown leads to a file and heading in the repository', () => {
-    for (const page of ['docs/README.md', 'docs/concepts.md', 'docs/top-k.md', 'docs/testing.md', 'docs/architecture.md']) expect(markdown).toContain(page);
+    for (const page of ['docs/README.md', 'docs/concepts.md', 'docs/top-k.md', 'docs/segmented-reduce.md', 'docs/segmented-scan.md', 'docs/testing.md', 'docs/architecture.md']) expect(markdown).toContain(page);
     const broken: string[] = [];
     let links = 0;
     for (const file of markdown) {

@@ -259,7 +259,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
         ...(runLaunches === launches ? { cache: runCache } : {}),
       };
       executor.execute(segmentedRun);
-      if (validation.validates) await throwOnViolation(backend, status!, validation.parameterNames, parts.input);
+      if (validation.validates) await throwOnViolation(backend, status!, validation.parameterNames, parts.input, validation.checks);
     } finally {
       for (const array of uploads) array.destroy();
     }

@@ -152,6 +152,13 @@ export function missingField<const Field extends string>(field: Field): MissingF
   return `missing required field '${field}'`;
 }
 
+/** `required when ${parameter} may be ${options}` (an output that some options of a parameter write) */
+export type RequiredWhen<Parameter extends string, Options extends string> = `required when ${Parameter} may be ${Options}`;
+/** Runtime twin of {@link RequiredWhen}. */
+export function requiredWhen<const Parameter extends string, const Options extends string>(parameter: Parameter, options: Options): RequiredWhen<Parameter, Options> {
+  return `required when ${parameter} may be ${options}`;
+}
+
 /*
  * Messages of the segment geometry and of the device checks. They concern values the compiler
  * never sees (host arrays, device-only values), so they have no type-level twin.

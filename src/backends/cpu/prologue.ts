@@ -1,4 +1,5 @@
 import type { Bounds } from '../../params/param.js';
+import { boundsWords } from '../../dispatch/device-checks.js';
 import { type DeviceCheck, StatusCode, noSegment, statusWords } from '../../dispatch/problem.js';
 import { deviceMemory } from './memory.js';
 import { type KernelParams, countOf, numericView, readSource } from './segments.js';
@@ -18,7 +19,8 @@ import { type KernelParams, countOf, numericView, readSource } from './segments.
  * 3. the sum of the sizes within `run.totalNumItems` (`TotalOutside`).
  *
  * Status words: value = the element's raw 32 bits for an array element, else the computed number
- * clamped to [0, 2^32 - 1]; bounds clamped to [0, 2^32 - 1] (an infinite bound reads 0 or 0xFFFFFFFF),
+ * clamped to [0, 2^32 - 1]; a check's bounds as words of its array's dtype (device-checks.ts
+ * `boundsWords`), other bounds clamped to [0, 2^32 - 1] (an infinite bound reads 0 or 0xFFFFFFFF),
  * except for `BadDeviceBounds`, whose bound words are the device bounds' raw bits [min, max] and whose
  * value is the failing one of them. `PastItems`: value = the segment's end, bounds [0, itemsLength];
  * `LargerThanStride`: value = the size, bounds [0, stride]; both name 'segmentSizes'.
@@ -42,6 +44,15 @@ function report(status: Uint32Array, code: StatusCode, parameter: number, segmen
   status[5] = word(bounds.max);
   status[6] = 0;
   status[7] = 0;
+  return true;
+}
+
+/** A failed check: its bound words are the check's bounds in the array's dtype (device-checks.ts `boundsWords`), as the WGSL twin writes them. */
+function reportCheck(status: Uint32Array, check: DeviceCheck, segment: number, valueBits: number): true {
+  report(status, StatusCode.OutsideStatic, check.parameter, segment, valueBits, check.bounds);
+  const [lo, hi] = boundsWords(check.bounds, check.array.dtype);
+  status[4] = lo;
+  status[5] = hi;
   return true;
 }
 
@@ -72,7 +83,7 @@ function checkScalars({ ctx }: KernelParams, status: Uint32Array, parameterOf: (
     if (check.kind !== 'scalar') continue;
     const array = view32(check.array);
     const value = valueAt(array, 0);
-    if (outside(value, check.bounds)) return report(status, StatusCode.OutsideStatic, check.parameter, noSegment, bitsAt(array, 0), check.bounds);
+    if (outside(value, check.bounds)) return reportCheck(status, check, noSegment, bitsAt(array, 0));
   }
   const numSegments = run.problem.numSegments;
   if (numSegments.kind === 'device') {
@@ -119,7 +130,7 @@ function validate(params: KernelParams, status: Uint32Array): void {
     for (const { check, array, device } of perSegment) {
       const value = valueAt(array, i);
       if (outside(value, check.bounds)) {
-        report(status, StatusCode.OutsideStatic, check.parameter, i, bitsAt(array, i), check.bounds);
+        reportCheck(status, check, i, bitsAt(array, i));
         return;
       }
       if (device !== undefined) {

@@ -2,6 +2,7 @@
 import type { DeviceArray } from '../backend.js';
 import { temporaryStorageBinding } from '../../dispatch/limits.js';
 import { slotsOfKernel } from '../../dispatch/plan.js';
+import { boundsWords } from '../../dispatch/device-checks.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedRun } from '../../dispatch/problem.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from './program.js';
 import { segmentOffsetsProgram, validateFacts, validateProgram } from './prologue.js';
@@ -42,8 +43,11 @@ export interface WebGpuAlgorithm<Run extends SegmentedRun, Facts extends Segment
   programKey?(launch: Launch, run: Run): string;
   /** The algorithm's own uniform values, shared by its launches. */
   uniforms(run: Run): Record<string, number>;
-  /** The uniform word of a uniform parameter (default: the value as a count). */
-  uniformWord?(name: string, value: number): number;
+  /**
+   * The uniform word of a uniform parameter (default: the value as a count); a parameter that is a
+   * value of the run's data (an initial value, say) gives its bits in the run's dtype.
+   */
+  uniformWord?(name: string, value: number, run: Run): number;
 }
 
 const blockHeaderWords = 4;
@@ -108,7 +112,7 @@ function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, alg
   const values: Record<string, number> = { maxSegments: problem.maxSegments, itemsLength: problem.itemsLength, ...algorithm.uniforms(run) };
   const source = (name: string, s: SegmentSource | undefined) => {
     if (s === undefined) return;
-    if (s.kind === 'uniform') values[name] = algorithm.uniformWord?.(name, s.value) ?? countOf(s.value);
+    if (s.kind === 'uniform') values[name] = algorithm.uniformWord?.(name, s.value, run) ?? countOf(s.value);
     else if (s.kind === 'device' || s.kind === 'perSegment') {
       const entry = block.at(s.array);
       values[`${name}At`] = entry.at;
@@ -129,8 +133,9 @@ function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, alg
       const entry = block.at(check.array);
       values[`check${i}At`] = entry.at;
       values[`check${i}Len`] = entry.words;
-      values[`check${i}Min`] = countOf(check.bounds.min);
-      values[`check${i}Max`] = countOf(check.bounds.max);
+      const [lo, hi] = boundsWords(check.bounds, check.array.dtype);
+      values[`check${i}Min`] = lo;
+      values[`check${i}Max`] = hi;
       if (check.deviceBounds !== undefined) {
         const bounds = block.at(check.deviceBounds);
         values[`check${i}BoundsAt`] = bounds.at;

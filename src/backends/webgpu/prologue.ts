@@ -18,8 +18,10 @@ import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPre
  *    a saturating workgroup scan of the sizes, exact up to the first failing segment;
  * 3. the sum of the sizes within `totalNumItems`.
  *
- * Comparisons are those of the values as the CPU reads them (u32, i32 or f32 elements against integer
- * bounds, exactly); reported values are an element's bits, or a computed number clamped to u32.
+ * Comparisons are those of the values as the CPU reads them: a check's element against the check's
+ * bounds as words of its dtype (device-checks.ts `boundsWords`: u32, i32 or f32, exactly, NaN
+ * outside); counts (numSegments) against integer bounds. Reported values are an element's bits, or a
+ * computed number clamped to u32.
  * It writes the status word also to word 0 of the device block, where every later kernel tests it.
  */
 
@@ -86,7 +88,7 @@ export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFac
     if (check.kind !== 'scalar') return;
     scalarChecks.push(`  {
     let bits = ${at(i, '0u')};
-    if (!within${cap(check.dtype)}(bits, u.check${i}Min, u.check${i}Max)) { report(${StatusCode.OutsideStatic}u, ${check.parameter}u, NONE, bits, u.check${i}Min, u.check${i}Max); return true; }
+    if (!valueWithin${cap(check.dtype)}(bits, u.check${i}Min, u.check${i}Max)) { report(${StatusCode.OutsideStatic}u, ${check.parameter}u, NONE, bits, u.check${i}Min, u.check${i}Max); return true; }
   }`);
   });
   if (facts.numSegments.kind === 'device') {
@@ -97,7 +99,7 @@ export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFac
   }
   validate.checks.forEach((check, i) => {
     if (check.kind !== 'device-bounds') return;
-    const w = `within${cap(check.dtype)}`;
+    const w = `valueWithin${cap(check.dtype)}`;
     scalarChecks.push(`  {
     let lo = ${at(i, '0u')};
     let hi = ${at(i, '1u')};
@@ -119,7 +121,7 @@ export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFac
     }
     segmentChecks.push(`  {
     let bits = ${at(i, 'i')};
-    if (!within${cap(check.dtype)}(bits, u.check${i}Min, u.check${i}Max)) { return Failure(${StatusCode.OutsideStatic}u, ${check.parameter}u, bits, u.check${i}Min, u.check${i}Max); }${device}
+    if (!valueWithin${cap(check.dtype)}(bits, u.check${i}Min, u.check${i}Max)) { return Failure(${StatusCode.OutsideStatic}u, ${check.parameter}u, bits, u.check${i}Min, u.check${i}Max); }${device}
   }`);
   });
   const strided = facts.startMode === 2;
@@ -161,6 +163,20 @@ fn withinF32(bits: u32, lo: u32, hi: u32) -> bool {
   let aboveLo = down >= 4294967296.0 || (down >= 0.0 && u32(down) >= lo);
   let belowHi = up < 0.0 || (up < 4294967296.0 && u32(up) <= hi);
   return aboveLo && belowHi;
+}
+// A check's bounds are words of its array's dtype (device-checks.ts boundsWords): compare in that type.
+fn valueWithinU32(bits: u32, lo: u32, hi: u32) -> bool { return bits >= lo && bits <= hi; }
+fn valueWithinI32(bits: u32, lo: u32, hi: u32) -> bool { let v = bitcast<i32>(bits); return v >= bitcast<i32>(lo) && v <= bitcast<i32>(hi); }
+// By ordered keys (-0 is +0), exactly, whatever the device does with subnormals; NaN is outside.
+fn orderedF32Bits(bits: u32) -> u32 {
+  if (bits == 0x80000000u) { return 0x80000000u; }
+  if ((bits & 0x80000000u) != 0u) { return ~bits; }
+  return bits | 0x80000000u;
+}
+fn valueWithinF32(bits: u32, lo: u32, hi: u32) -> bool {
+  if ((bits & 0x7fffffffu) > 0x7f800000u) { return false; }
+  let k = orderedF32Bits(bits);
+  return k >= orderedF32Bits(lo) && k <= orderedF32Bits(hi);
 }
 fn lessEqual(a: u32, aSigned: bool, b: u32, bSigned: bool) -> bool {
   let aNegative = aSigned && a >= 0x80000000u;

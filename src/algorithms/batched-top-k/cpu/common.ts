@@ -1,4 +1,5 @@
 import { deviceMemory } from '../../../backends/cpu/memory.js';
+import { signBit } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
 import type { TopKPolicy } from '../policy.js';
@@ -17,20 +18,8 @@ import { type TopKProblem, type TopKRun, radixTiles, reduceChunks } from '../pro
  * intermediate values differ but its outputs do not.
  */
 
-/** int32 minimum: `sk ^ signBit` is the ordered key's bits. */
-export const signBit = -0x80000000;
-
-/**
- * Signed ordered key of an f32 key (bits as int32) for 'max'; XOR with -1 for 'min'.
- * NaN -> int32 max, -0 -> +0, negatives -> `bits ^ 0x7fffffff` (branch-free for the sign; NaN and -0
- * are the rare path).
- */
-export function f32Signed(bits: number): number {
-  const s = bits ^ ((bits >> 31) >>> 1);
-  // s is outside [-0x7f800001, 0x7f800000] only for NaN; s === -1 only for -0.
-  if (s > 0x7f800000 || s < -0x7f800001 || s === -1) return s === -1 ? 0 : 0x7fffffff;
-  return s;
-}
+/** Ordered keys are the framework's (backends/cpu/numerics.ts); re-exported for the kernels here. */
+export { f32Signed, signBit } from '../../../backends/cpu/numerics.js';
 
 /**
  * 1 or 0 for a condition, without a branch: V8 compiles `condition | 0` to a flag-to-register move,

@@ -1,5 +1,6 @@
 import type { ProgramBinding } from '../../../backends/webgpu/program.js';
 import { type SegmentShape, type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
+import { orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
 import { keyFillBits, valueFillBits } from '../keys.js';
 import { type TopKKernelFacts, directionOf } from './facts.js';
 
@@ -45,18 +46,6 @@ export function kernelUniforms(facts: TopKKernelFacts, shape: KernelShape): stri
   return ['kMax', ...segmentUniforms(facts, shape)];
 }
 
-function orderedBitsFn(keyType: TopKKernelFacts['keyType']): string {
-  if (keyType === 'f32') {
-    return `fn orderedBits(bits: u32) -> u32 {
-  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; } // NaN ranks above +Infinity
-  if (bits == 0x80000000u) { return 0x80000000u; } // -0 is +0
-  if ((bits & 0x80000000u) != 0u) { return ~bits; }
-  return bits | 0x80000000u;
-}`;
-  }
-  return keyType === 'i32' ? 'fn orderedBits(bits: u32) -> u32 { return bits ^ 0x80000000u; }' : 'fn orderedBits(bits: u32) -> u32 { return bits; }';
-}
-
 function indexValueFn(facts: TopKKernelFacts): string {
   if (facts.valueType !== 'f32') return 'fn indexValue(i: u32) -> u32 { return i; }';
   // f32(i) rounded to nearest even by hand: WGSL leaves the rounding of inexact conversions open.
@@ -98,7 +87,7 @@ export function topKPreamble(facts: TopKKernelFacts, shape: KernelShape): string
   const parts: string[] = [
     segmentPreamble(facts, shape),
     `const SENTINEL: u32 = ${hex(sentinelIndex)};`,
-    orderedBitsFn(facts.keyType),
+    orderedBitsWgsl(facts.keyType),
     'fn orderedKey(bits: u32, direction: u32) -> u32 { return orderedBits(bits) ^ (0u - direction); }',
     `fn keyFill(direction: u32) -> u32 { return select(${hex(keyFillBits(facts.keyType, 'max'))}, ${hex(keyFillBits(facts.keyType, 'min'))}, direction == 1u); }`,
     `const VALUE_FILL: u32 = ${hex(valueFillBits(facts.valueType))};`,

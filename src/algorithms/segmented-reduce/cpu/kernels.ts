@@ -1,0 +1,329 @@
+import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import { canonicalNaNBits, f32Signed, minNormalF32 } from '../../../backends/cpu/numerics.js';
+import { type KernelParams, SegmentExtent } from '../../../backends/cpu/segments.js';
+import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
+import { partialWords } from '../problem.js';
+import { type ReduceContext, ValueKind } from './context.js';
+
+/*
+ * The reduce kernels on the CPU emulator, twins of the WGSL programs (webgpu/): the same grids, the
+ * same partials, the same bits. A CPU workgroup runs its invocations as loops, so the variants differ
+ * here in how the grid covers the segments ('thread': workgroupSize segments per workgroup,
+ * 'subgroup': workgroupSize / subgroupSize, 'workgroup': one, 'multi-workgroup': one chunk), while
+ * each segment's arithmetic is the one of ops.ts: f32 sums in the canonical order (lanes, a tree per
+ * chunk, a tree over chunks), which a loop per lane computes exactly as the GPU's invocations do.
+ */
+
+const lanes = sumOrder.lanes;
+const chunkItems = sumOrder.chunkItems;
+
+/** Lane sums of one chunk (f32, canonical). */
+const laneScratch = new Float32Array(lanes);
+
+/** A subnormal becomes the zero of its sign (numerics.ts `flushF32`, inlined into the hot loops). */
+function flush(x: number): number {
+  return x >= minNormalF32 || x <= -minNormalF32 ? x : x * 0;
+}
+
+/** The canonical sum of two flushed f32 values (numerics.ts `addF32`). */
+function add(a: number, b: number): number {
+  const s = Math.fround(a + b);
+  return s >= minNormalF32 || s <= -minNormalF32 ? s : s * 0;
+}
+
+/**
+ * The canonical total of one chunk of `n` (1 <= n <= chunkItems) f32 values from `base`: lane j sums
+ * items j, j + 256, ... left to right; then the pairwise tree over the lanes, halves first (over the
+ * next power of two of the lanes used: the rest are -0, whose additions change nothing).
+ */
+export function chunkTotalF32(values: Float32Array, base: number, n: number): number {
+  const used = n < lanes ? n : lanes;
+  const end = base + n;
+  const lane = laneScratch;
+  for (let j = 0; j < used; j++) {
+    let a = flush(values[base + j]!);
+    for (let p = base + j + lanes; p < end; p += lanes) {
+      const v = values[p]!;
+      const s = Math.fround(a + (v >= minNormalF32 || v <= -minNormalF32 ? v : v * 0));
+      a = s >= minNormalF32 || s <= -minNormalF32 ? s : s * 0;
+    }
+    lane[j] = a;
+  }
+  let width = 1;
+  while (width < used) width <<= 1;
+  for (let j = used; j < width; j++) lane[j] = -0;
+  for (let half = width >> 1; half >= 1; half >>= 1) {
+    for (let j = 0; j < half; j++) lane[j] = add(lane[j]!, lane[j + half]!);
+  }
+  return lane[0]!;
+}
+
+/**
+ * The pairwise tree over chunk totals in order, neighbours first, padded with -0 to a power of two,
+ * computed as they come: `levels[l]` holds the pending subtree of 2^l chunks while bit l of `count`
+ * is set (a binary counter). The fold adds the pending subtrees from the smallest up.
+ */
+export class ChunkTree {
+  private readonly levels = new Float64Array(33);
+  private count = 0;
+
+  reset(): void {
+    this.count = 0;
+  }
+
+  push(total: number): void {
+    let carry = total;
+    let level = 0;
+    for (let n = this.count; (n & 1) === 1; n >>>= 1) carry = add(this.levels[level++]!, carry);
+    this.levels[level] = carry;
+    this.count++;
+  }
+
+  total(): number {
+    let acc = -0;
+    let first = true;
+    for (let level = 0, n = this.count; n !== 0; level++, n >>>= 1) {
+      if ((n & 1) === 0) continue;
+      acc = first ? this.levels[level]! : add(this.levels[level]!, acc);
+      first = false;
+    }
+    return acc;
+  }
+}
+
+const chunkTree = new ChunkTree();
+
+/** The canonical f32 sum of `size` values from `start` (ops.ts), or the fast one (float64, rounded once). */
+function sumF32(ctx: ReduceContext, start: number, size: number): number {
+  const values = ctx.valueF32;
+  if (!ctx.canonical) {
+    let s = 0;
+    for (let p = start, end = start + size; p < end; p++) s += values[p]!;
+    return Math.fround(s);
+  }
+  if (size <= chunkItems) return chunkTotalF32(values, start, size);
+  chunkTree.reset();
+  for (let c = 0; c < size; c += chunkItems) chunkTree.push(chunkTotalF32(values, start + c, Math.min(chunkItems, size - c)));
+  return chunkTree.total();
+}
+
+/** The wrapped sum of `size` integers from `start` (as int32; u32 has the same bits). */
+function sumInt(values: Int32Array, start: number, size: number): number {
+  let s = 0;
+  for (let p = start, end = start + size; p < end; p++) s = (s + values[p]!) | 0;
+  return s;
+}
+
+/** Signed ordered key of a value's bits for 'max' (numerics.ts); XOR with -1 for 'min'. */
+function keyOf(bits: number, kind: ValueKind): number {
+  return kind === ValueKind.F32 ? f32Signed(bits) : kind === ValueKind.U32 ? bits ^ -0x80000000 : bits;
+}
+
+/** The extreme found by {@link extreme}: its bits and segment-local index (noIndex for none). */
+let extremeBits = 0;
+let extremeIndex = noIndex;
+
+/**
+ * The extreme of `size` values from `start` (`mask` 0 for the largest key, -1 for the smallest), the
+ * first of equal keys; `indexBase` is the segment-local index of `start`.
+ */
+function extreme(ctx: ReduceContext, start: number, size: number, mask: number, indexBase: number): void {
+  if (size === 0) {
+    extremeIndex = noIndex;
+    return;
+  }
+  const values = ctx.valueBits;
+  const kind = ctx.valueKind;
+  let at = start;
+  let best = keyOf(values[start]!, kind) ^ mask;
+  const end = start + size;
+  if (kind === ValueKind.F32) {
+    for (let p = start + 1; p < end; p++) {
+      const k = f32Signed(values[p]!) ^ mask;
+      if (k > best) {
+        best = k;
+        at = p;
+      }
+    }
+  } else {
+    const xor = (kind === ValueKind.U32 ? -0x80000000 : 0) ^ mask;
+    for (let p = start + 1; p < end; p++) {
+      const k = values[p]! ^ xor;
+      if (k > best) {
+        best = k;
+        at = p;
+      }
+    }
+  }
+  extremeBits = values[at]!;
+  extremeIndex = at - start + indexBase;
+}
+
+const f32Scratch = new Float32Array(1);
+const bitsScratch = new Int32Array(f32Scratch.buffer);
+
+function f32Of(bits: number): number {
+  bitsScratch[0] = bits;
+  return f32Scratch[0]!;
+}
+
+/** Writes segment `i`'s value bits and index. */
+function write(ctx: ReduceContext, i: number, bits: number, index: number): void {
+  ctx.outBits[i] = bits;
+  const indices = ctx.indicesOut;
+  if (indices !== undefined) indices[i] = index;
+}
+
+/** Writes an f32 sum: NaN as the canonical NaN. */
+function writeF32Sum(ctx: ReduceContext, i: number, value: number): void {
+  if (value === value) ctx.outF32[i] = value;
+  else ctx.outBits[i] = canonicalNaNBits;
+  const indices = ctx.indicesOut;
+  if (indices !== undefined) indices[i] = noIndex;
+}
+
+/**
+ * Segment `i`'s result from its items' reduction and the initial value (ops.ts): a sum adds the
+ * initial value last (an empty segment gives it, else the identity); min and max let the initial
+ * value win only when strictly better. `sum` is the items' sum (f32 value or int32), or the extreme is
+ * in `extremeBits`/`extremeIndex`.
+ */
+function finish(ctx: ReduceContext, i: number, code: number, size: number, sum: number): void {
+  const initial = ctx.initial !== undefined;
+  const initialBits = initial ? ctx.initialBitsOf(i) : 0;
+  if (code === OpCode.Sum) {
+    if (ctx.valueKind !== ValueKind.F32) {
+      write(ctx, i, (sum + initialBits) | 0, noIndex);
+    } else if (size === 0) {
+      write(ctx, i, initialBits, noIndex);
+    } else {
+      writeF32Sum(ctx, i, initial ? (ctx.canonical ? add(sum, flush(f32Of(initialBits))) : Math.fround(sum + f32Of(initialBits))) : sum);
+    }
+    return;
+  }
+  const mask = takesMin(code) ? -1 : 0;
+  const kind = ctx.valueKind;
+  if (extremeIndex === noIndex || (initial && (keyOf(initialBits, kind) ^ mask) > (keyOf(extremeBits, kind) ^ mask))) {
+    write(ctx, i, initial ? initialBits : identityBits(code, ctx.valueType) | 0, noIndex);
+  } else {
+    write(ctx, i, extremeBits, extremeIndex);
+  }
+}
+
+const extent = new SegmentExtent();
+
+/** Reduces segment `i` (< activeSegments()) in one piece, at most `capacity` items. */
+function reduceSegment(ctx: ReduceContext, i: number, capacity: number): void {
+  ctx.extent(i, capacity, extent);
+  const { start, size } = extent;
+  const code = ctx.opOf(i);
+  if (code === OpCode.Sum) {
+    finish(ctx, i, code, size, ctx.valueKind === ValueKind.F32 ? (size === 0 ? 0 : sumF32(ctx, start, size)) : sumInt(ctx.valueBits, start, size));
+  } else {
+    extreme(ctx, start, size, takesMin(code) ? -1 : 0, 0);
+    finish(ctx, i, code, size, 0);
+  }
+}
+
+/** 'thread': workgroup w reduces segments [w * workgroupSize, (w + 1) * workgroupSize), one per invocation. */
+export function runThread(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  if (ctx.failed()) return;
+  const per = ctx.policy.workgroupSize;
+  const end = Math.min(ctx.activeSegments(), (workgroupId + 1) * per);
+  for (let i = workgroupId * per; i < end; i++) reduceSegment(ctx, i, ctx.policy.threadMaxItems);
+}
+
+/** 'subgroup': workgroup w reduces workgroupSize / subgroupSize segments, subgroupSize invocations each. */
+export function runSubgroup(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  if (ctx.failed()) return;
+  const per = ctx.policy.workgroupSize / ctx.policy.subgroupSize;
+  const end = Math.min(ctx.activeSegments(), (workgroupId + 1) * per);
+  for (let i = workgroupId * per; i < end; i++) reduceSegment(ctx, i, 0xffffffff);
+}
+
+/** 'workgroup': workgroup w reduces segment w, chunk by chunk. */
+export function runWorkgroup(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  if (ctx.failed() || workgroupId >= ctx.activeSegments()) return;
+  reduceSegment(ctx, workgroupId, 0xffffffff);
+}
+
+/**
+ * 'multi-workgroup' chunk: workgroup w reduces chunk w % chunks of segment floor(w / chunks) into its
+ * partial; on the device-side direct branch, chunk 0 reduces the whole segment and writes it.
+ */
+export function runChunk(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  if (ctx.failed()) return;
+  const chunks = ctx.chunks;
+  const i = Math.floor(workgroupId / chunks);
+  const c = workgroupId - i * chunks;
+  if (i >= ctx.activeSegments()) return;
+  if (ctx.directBranch()) {
+    if (c === 0) reduceSegment(ctx, i, chunkItems);
+    return;
+  }
+  ctx.extent(i, chunks * chunkItems, extent);
+  const first = c * chunkItems;
+  if (first >= extent.size) return;
+  const start = extent.start + first;
+  const n = Math.min(chunkItems, extent.size - first);
+  const code = ctx.opOf(i);
+  const at = ctx.partialsSlot + (i * chunks + c) * partialWords;
+  const temp = ctx.temp;
+  if (code === OpCode.Sum) {
+    if (ctx.valueKind === ValueKind.F32) {
+      f32Scratch[0] = ctx.canonical ? chunkTotalF32(ctx.valueF32, start, n) : sumF32(ctx, start, n);
+      temp[at] = bitsScratch[0]!;
+    } else {
+      temp[at] = sumInt(ctx.valueBits, start, n);
+    }
+    temp[at + 1] = 0;
+  } else {
+    extreme(ctx, start, n, takesMin(code) ? -1 : 0, first);
+    temp[at] = extremeBits;
+    temp[at + 1] = extremeIndex;
+  }
+}
+
+/** 'multi-workgroup' merge: workgroup w combines segment w's chunk partials in order and writes its result. */
+export function runMerge(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  if (ctx.failed() || workgroupId >= ctx.activeSegments() || ctx.directBranch()) return;
+  const i = workgroupId;
+  const chunks = ctx.chunks;
+  ctx.extent(i, chunks * chunkItems, extent);
+  const size = extent.size;
+  const used = Math.ceil(size / chunkItems);
+  const code = ctx.opOf(i);
+  const temp = ctx.temp;
+  const base = ctx.partialsSlot + i * chunks * partialWords;
+  if (code === OpCode.Sum) {
+    if (ctx.valueKind !== ValueKind.F32) {
+      let s = 0;
+      for (let c = 0; c < used; c++) s = (s + temp[base + c * partialWords]!) | 0;
+      finish(ctx, i, code, size, s);
+    } else if (ctx.canonical) {
+      chunkTree.reset();
+      for (let c = 0; c < used; c++) chunkTree.push(f32Of(temp[base + c * partialWords]!));
+      finish(ctx, i, code, size, chunkTree.total());
+    } else {
+      let s = 0;
+      for (let c = 0; c < used; c++) s += f32Of(temp[base + c * partialWords]!);
+      finish(ctx, i, code, size, Math.fround(s));
+    }
+    return;
+  }
+  const mask = takesMin(code) ? -1 : 0;
+  const kind = ctx.valueKind;
+  extremeIndex = noIndex;
+  let best = 0;
+  for (let c = 0; c < used; c++) {
+    const bits = temp[base + c * partialWords]!;
+    const k = keyOf(bits, kind) ^ mask;
+    // Chunks come in index order: a later chunk wins only when strictly better.
+    if (extremeIndex === noIndex || k > best) {
+      best = k;
+      extremeBits = bits;
+      extremeIndex = temp[base + c * partialWords + 1]! >>> 0;
+    }
+  }
+  finish(ctx, i, code, size, 0);
+}

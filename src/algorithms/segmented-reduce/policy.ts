@@ -1,0 +1,145 @@
+import type { BackendCapabilities } from '../../backends/backend.js';
+import { SegkitUsageError } from '../../errors.js';
+import type { Bounds } from '../../params/param.js';
+import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { sumOrder } from './ops.js';
+
+/** The variants of DeviceSegmentedReduce, from the shortest segments to the longest. */
+export type SegmentedReduceVariant = 'thread' | 'subgroup' | 'workgroup' | 'multi-workgroup';
+/** Every variant, in the order `explain()` lists them. */
+export const segmentedReduceVariants: readonly SegmentedReduceVariant[] = ['thread', 'subgroup', 'workgroup', 'multi-workgroup'];
+
+/** Policy values: what the kernels of each variant are sized by and where the selector switches. */
+export interface SegmentedReducePolicy {
+  /** Invocations per workgroup: a power of two, at most the summation order's 256 lanes. */
+  readonly workgroupSize: number;
+  /** 'thread': the longest segment one invocation reduces (a power of two, at most 256). */
+  readonly threadMaxItems: number;
+  /** 'subgroup': invocations per segment (a power of two, at most workgroupSize). */
+  readonly subgroupSize: number;
+  /** The longest segment the selector gives 'subgroup'. */
+  readonly subgroupMaxItems: number;
+  /** Segments longer than this are split across workgroups ('multi-workgroup'). */
+  readonly multiWorkgroupMinItems: number;
+}
+
+/**
+ * The thresholds every built-in policy uses, as literal numbers: `SegmentedReduceVariantsFor` reads
+ * the same numbers as types, so compile-time pruning never rules out what a policy picks.
+ *
+ * Provenance (CPU emulator and Mesa lavapipe, bench/reduce-cpu.ts --variants, 2026-11; the GPU
+ * numbers come later): a segment of up to 16 items costs one invocation less than a subgroup's
+ * shared-memory tree; a team of one subgroup beats a 256-wide workgroup up to 2048 items (its 8
+ * lanes per invocation are then at most one item each... up to 8); past 4 chunks (32768 items) one
+ * workgroup per segment leaves the device idle while a merge launch costs one more dispatch.
+ */
+export const segmentedReducePolicyLimits = {
+  threadMaxItems: 16,
+  subgroupMaxItems: 2048,
+  multiWorkgroupMinItems: 4 * sumOrder.chunkItems,
+} as const;
+
+const largestPowerOfTwoAtMost = (n: number) => 2 ** Math.floor(Math.log2(Math.max(1, n)));
+
+/** The policy for a backend's capabilities (CUB's `policy_selector(cc)`). */
+export function segmentedReducePolicyFor(capabilities: BackendCapabilities): SegmentedReducePolicy {
+  const workgroupSize = Math.min(sumOrder.lanes, largestPowerOfTwoAtMost(capabilities.maxWorkgroupSize));
+  return {
+    workgroupSize,
+    threadMaxItems: segmentedReducePolicyLimits.threadMaxItems,
+    subgroupSize: Math.min(workgroupSize, largestPowerOfTwoAtMost(capabilities.subgroupSize ?? 32)),
+    subgroupMaxItems: segmentedReducePolicyLimits.subgroupMaxItems,
+    multiWorkgroupMinItems: segmentedReducePolicyLimits.multiWorkgroupMinItems,
+  };
+}
+
+/** The facts the selector reads: bounds after every static and host runtime bound. */
+export interface SegmentedReduceSelectorFacts {
+  /** Bounds of the segment sizes known on the host. */
+  readonly segmentSize: Bounds;
+  /** Whether tighter segment-size bounds exist on the device only (a uniform branch can use them). */
+  readonly segmentSizeDeviceBounds: boolean;
+}
+
+/** The selector's answer. */
+export type SegmentedReduceSelection = VariantSelection<SegmentedReduceVariant, SegmentedReducePolicy>;
+
+const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 1 && (n & (n - 1)) === 0;
+
+/** Rejects tuning values the kernels cannot run with. */
+function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabilities): void {
+  checkPositiveIntegers(policy);
+  const power = (name: keyof SegmentedReducePolicy, most: number, why: string) => {
+    if (!isPowerOfTwo(policy[name]) || policy[name] > most) {
+      throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not a power of two at most ${most} (${why})`);
+    }
+  };
+  power('workgroupSize', Math.min(sumOrder.lanes, capabilities.maxWorkgroupSize), `the summation order's ${sumOrder.lanes} lanes and the backend's maxWorkgroupSize`);
+  power('subgroupSize', policy.workgroupSize, 'the workgroup size');
+  power('threadMaxItems', sumOrder.lanes, 'one item per lane of the summation order');
+}
+
+/**
+ * The policy selector: a pure function from the size bounds and the backend's capabilities to a
+ * variant and its policy. 'thread' for segments of at most `threadMaxItems`, 'subgroup' up to
+ * `subgroupMaxItems`, 'workgroup' up to `multiWorkgroupMinItems`, 'multi-workgroup' beyond. A forced
+ * variant (tuning) wins when it is applicable, else throws with the reason.
+ */
+export function selectSegmentedReduceVariant(
+  facts: SegmentedReduceSelectorFacts,
+  capabilities: BackendCapabilities,
+  tuning: { variant?: SegmentedReduceVariant; policy?: Partial<SegmentedReducePolicy> } = {},
+): SegmentedReduceSelection {
+  const base = segmentedReducePolicyFor(capabilities);
+  checkPolicyNames(tuning.policy, base);
+  const policy: SegmentedReducePolicy = { ...base, ...tuning.policy };
+  checkPolicy(policy, capabilities);
+  const max = facts.segmentSize.max;
+  const natural: SegmentedReduceVariant =
+    max <= policy.threadMaxItems ? 'thread' : max <= policy.subgroupMaxItems ? 'subgroup' : max <= policy.multiWorkgroupMinItems ? 'workgroup' : 'multi-workgroup';
+  // Device-only size bounds: the multi-workgroup kernels branch (uniformly) to one workgroup per
+  // segment when every segment fits one chunk.
+  const directMayRun = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= sumOrder.chunkItems;
+  const verdicts: VariantVerdict<SegmentedReduceVariant>[] = [
+    {
+      variant: 'thread',
+      applicable: max <= policy.threadMaxItems,
+      reachable: natural === 'thread',
+      reason: max <= policy.threadMaxItems ? `max segment size ${max} <= threadMaxItems ${policy.threadMaxItems}` : `max segment size ${max} > threadMaxItems ${policy.threadMaxItems}`,
+    },
+    {
+      variant: 'subgroup',
+      applicable: true,
+      reachable: natural === 'subgroup',
+      reason:
+        natural === 'thread'
+          ? 'thread is preferred for segments this short'
+          : max <= policy.subgroupMaxItems
+            ? `max segment size ${max} <= subgroupMaxItems ${policy.subgroupMaxItems}: ${policy.subgroupSize} invocations per segment`
+            : `max segment size ${max} > subgroupMaxItems ${policy.subgroupMaxItems}`,
+    },
+    {
+      variant: 'workgroup',
+      applicable: true,
+      reachable: natural === 'workgroup' || (natural === 'multi-workgroup' && directMayRun),
+      reason:
+        natural === 'workgroup'
+          ? `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: one workgroup per segment`
+          : natural === 'multi-workgroup'
+            ? directMayRun
+              ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems} on the host, but the device bounds may fit one chunk (${sumOrder.chunkItems} items): the multi-workgroup kernels branch to one workgroup per segment on the device`
+              : `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`
+            : 'a shorter-segment variant is preferred',
+    },
+    {
+      variant: 'multi-workgroup',
+      applicable: true,
+      reachable: natural === 'multi-workgroup',
+      reason:
+        natural === 'multi-workgroup'
+          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge`
+          : `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`,
+    },
+  ];
+  return selectVariant('segmented-reduce', verdicts, natural, policy, tuning.variant);
+}

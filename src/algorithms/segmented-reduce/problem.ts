@@ -1,0 +1,79 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
+import { type ReduceValueType, sumOrder } from './ops.js';
+import type { SegmentedReducePolicy, SegmentedReduceVariant } from './policy.js';
+
+/*
+ * What a segmented reduction adds to the segmented problem (dispatch/problem.ts) that host and
+ * kernels read the same way, and its kernel table.
+ */
+
+/**
+ * Everything the reduce kernels need, with every host per-segment array already uploaded. The
+ * segmented input is `valuesIn`; `sources` holds `op` (option indices) and, when given,
+ * `initialValue` as the bits of a value of `valueType` (a constant or uniform is its bits; a device
+ * array holds values of `valueType`).
+ *
+ * Conventions every kernel follows (beyond the segmented problem's):
+ * - values are read as u32 bits; min/max compare ordered keys (ops.ts);
+ * - `opOfOption[index]` is the op code of option `index` (indices past the end clamp to the last);
+ * - f32 sums follow the canonical order of ops.ts when `canonical`.
+ */
+export interface SegmentedReduceProblem extends SegmentedProblem {
+  readonly valueType: ReduceValueType;
+  readonly sources: { readonly op: SegmentSource; readonly initialValue?: SegmentSource };
+  /** Option index -> op code (ops.ts `OpCode`). */
+  readonly opOfOption: readonly number[];
+  /** `indicesOut` is written. */
+  readonly indices: boolean;
+  /** f32 sums follow the canonical order (determinism 'run-to-run'). */
+  readonly canonical: boolean;
+}
+
+/** The kernels of DeviceSegmentedReduce. */
+export type SegmentedReduceKernelId = 'validate' | 'segment-offsets' | 'thread' | 'subgroup' | 'workgroup' | 'chunk' | 'merge';
+
+/** One kernel launch of a reduce plan, in order. */
+export type SegmentedReduceLaunch = Launch<SegmentedReduceKernelId, SegmentedReduceVariant>;
+
+/** Everything an executor needs for one run of a reduce plan. */
+export type SegmentedReduceRun = SegmentedRun<SegmentedReduceProblem, SegmentedReducePolicy, SegmentedReduceKernelId> & {
+  readonly arrays: { readonly valuesIn: DeviceArray; readonly valuesOut: DeviceArray; readonly indicesOut: DeviceArray | undefined };
+};
+
+/** Runs a reduce plan's launches on one kind of backend. */
+export type SegmentedReduceExecutor = Executor<SegmentedReduceRun>;
+
+/** Chunks of the summation order a segment of `maxSegmentSize` items spans: the multi-workgroup grid per segment. */
+export function chunksPerSegment(maxSegmentSize: number): number {
+  return Math.max(1, Math.ceil(maxSegmentSize / sumOrder.chunkItems));
+}
+
+/** Segments one 'subgroup' workgroup reduces. */
+export function segmentsPerTeamWorkgroup(policy: SegmentedReducePolicy): number {
+  return policy.workgroupSize / policy.subgroupSize;
+}
+
+/**
+ * The reduce kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
+ * and by both executors. 'chunk' writes one partial per chunk of each segment to slot `partials`
+ * (identical on every backend); 'merge' combines them.
+ */
+export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId, 'validate' | 'segment-offsets'>, SegmentedReduceProblem, SegmentedReducePolicy> = {
+  thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
+  subgroup: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / segmentsPerTeamWorkgroup(policy)) },
+  workgroup: { slots: ['offsets'], grid: (problem) => problem.maxSegments },
+  chunk: { slots: ['offsets', 'partials'], grid: (problem) => problem.maxSegments * chunksPerSegment(problem.maxSegmentSize), identicalSlots: ['partials'] },
+  merge: { slots: ['offsets', 'partials'], grid: (problem) => problem.maxSegments },
+};
+
+/*
+ * Temporary-storage slots (u32 words), shared by every backend:
+ * - `offsets`: maxSegments + 1 segment starts (packed layout with per-segment sizes), written by
+ *   'segment-offsets'.
+ * - multi-workgroup: `partials`: maxSegments * chunksPerSegment pairs [bits, index], the partial of
+ *   chunk c of segment s at pair s * chunksPerSegment + c: a sum's bits (f32: the chunk's canonical
+ *   total; integers: the wrapped sum) with index 0, or the chunk's extreme (its bits and its
+ *   segment-local index; 0xFFFFFFFF for none). Chunks past a segment's end are not written.
+ */
+export const partialWords = 2;

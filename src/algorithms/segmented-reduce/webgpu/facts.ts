@@ -1,0 +1,36 @@
+import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import type { ReduceValueType } from '../ops.js';
+import type { SegmentedReduceRun } from '../problem.js';
+
+/*
+ * The static facts of a reduce run that the WGSL is specialized on, and nothing else: two runs with
+ * equal facts share every pipeline. Host values that change between calls (numSegments, a uniform op
+ * or initial value, slot offsets, chunks per segment) are uniforms; device-only values are read from
+ * the run's device block (backends/webgpu/executor.ts).
+ */
+
+/** The static facts of a reduce run: the segment facts, with `op` and `initialValue` among the sources. */
+export interface ReduceKernelFacts extends SegmentKernelFacts {
+  readonly sources: { readonly op: SourceFact; readonly initialValue?: SourceFact };
+  readonly valueType: ReduceValueType;
+  /** Option index -> op code, for option indices from a constant, a uniform or the device. */
+  readonly opOfOption: readonly number[];
+  readonly indices: boolean;
+  readonly threadMaxItems: number;
+  readonly subgroupSize: number;
+}
+
+/** The facts of a run. */
+export function kernelFacts(run: SegmentedReduceRun): ReduceKernelFacts {
+  const { problem, policy } = run;
+  const segments = segmentKernelFacts(run, policy.workgroupSize);
+  return {
+    ...segments,
+    sources: segments.sources as ReduceKernelFacts['sources'],
+    valueType: problem.valueType,
+    opOfOption: problem.opOfOption,
+    indices: problem.indices && run.arrays.indicesOut !== undefined,
+    threadMaxItems: policy.threadMaxItems,
+    subgroupSize: policy.subgroupSize,
+  };
+}

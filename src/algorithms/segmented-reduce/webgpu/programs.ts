@@ -1,0 +1,219 @@
+import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { OpCode } from '../ops.js';
+import type { ReduceKernelFacts } from './facts.js';
+import { type ReduceShape, chunkTreeWgsl, invocationLanesWgsl, reduceBindings, reducePreamble, reduceUniforms, teamTreeWgsl } from './preamble.js';
+
+/*
+ * The reduce programs, twins of cpu/kernels.ts. Every f32 sum follows the canonical order of ops.ts:
+ * lanes of a chunk summed left to right, the lane tree (within an invocation's own lanes, then across
+ * a team's invocations in workgroup memory), the chunk tree in one invocation.
+ *
+ * - 'thread' (grid ceil(maxSegments / WG)): one invocation per segment of at most threadMaxItems
+ *   items: the lanes are the items, their tree unrolled over threadMaxItems slots (the rest -0).
+ * - 'subgroup' (grid ceil(maxSegments / (WG / team))) and 'workgroup' (grid maxSegments, team = WG):
+ *   a team of invocations per segment, chunk by chunk. The chunk loop runs as many rounds as the
+ *   workgroup's longest segment needs (a workgroup-uniform count), so every barrier is uniform.
+ * - 'chunk' (grid maxSegments * chunks): the workgroup reduces one chunk of one segment into its
+ *   partial; on the device-side direct branch (device size bounds within one chunk) chunk 0 reduces
+ *   the whole segment and writes it.
+ * - 'merge' (grid maxSegments): the segment's partials, each invocation the neighbours' tree of 8,
+ *   a tree over the workgroup's invocations (neighbours first), then the chunk tree over these
+ *   blocks of WG * 8 partials.
+ */
+
+function temp(facts: ReduceKernelFacts, partials: boolean): ReduceShape {
+  return { temp: partials || facts.startMode === 1 ? 'u32' : 'none' };
+}
+
+function program(facts: ReduceKernelFacts, name: string, kernel: string, shape: ReduceShape, declarations: string, main: string, uniforms: string[] = []): WebGpuProgram {
+  return {
+    name,
+    cacheKey: `reduce/${kernel}|${JSON.stringify(facts)}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms: [...reduceUniforms(facts, shape), ...uniforms],
+    bindings: reduceBindings(facts, shape),
+    preamble: reducePreamble(facts, shape),
+    declarations,
+    main,
+  };
+}
+
+/** 'thread': one invocation per segment. */
+export function threadProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const slots = facts.threadMaxItems;
+  const f32 = facts.valueType === 'f32';
+  const tree: string[] = [];
+  for (let half = slots >> 1; half >= 1; half >>= 1) tree.push(`for (var j = 0u; j < ${half}u; j++) { v[j] = addF32(v[j], v[j + ${half}u]); }`);
+  const sumF32 = f32
+    ? `if (code == ${OpCode.Sum}u) {
+    var v: array<u32, ${slots}>;
+    for (var j = 0u; j < ${slots}u; j++) {
+      var bits = 0x80000000u;
+      if (j < e.y) { bits = flushF32(valuesIn[e.x + j]); }
+      v[j] = bits;
+    }
+    ${tree.join('\n    ')}
+    finish(i, code, e.y, Pair(v[0], 0u));
+    return;
+  }`
+    : '';
+  const main = `
+  let i = workgroupIndex * WG + lid;
+  if (failed() || i >= activeSegments()) { return; }
+  let e = segmentExtent(i, ${slots}u);
+  let code = segmentOpOf(i);
+  ${sumF32}
+  var r = identityPair(code);
+  for (var j = 0u; j < e.y; j++) { r = combine(code, r, itemPair(valuesIn[e.x + j], j, code)); }
+  finish(i, code, e.y, r);`;
+  return program(facts, name, `thread,${slots}`, temp(facts, false), '', main);
+}
+
+/** 'subgroup' (team = subgroupSize) and 'workgroup' (team = WG): a team of invocations per segment. */
+export function teamProgram(facts: ReduceKernelFacts, name: string, team: number): WebGpuProgram {
+  const segmentsPerWorkgroup = facts.workgroupSize / team;
+  const declarations = `
+${invocationLanesWgsl(team)}
+${teamTreeWgsl}
+${chunkTreeWgsl}
+const SEGMENTS: u32 = ${segmentsPerWorkgroup}u;
+var<workgroup> teamChunks: array<u32, SEGMENTS>;
+var<workgroup> rounds: u32;
+fn chunksOf(size: u32) -> u32 { return size / CHUNK + select(0u, 1u, size % CHUNK != 0u); }`;
+  const main = `
+  let t = lid % TEAM;
+  let i = workgroupIndex * SEGMENTS + lid / TEAM;
+  var live = false;
+  var start = 0u;
+  var size = 0u;
+  var code = 0u;
+  if (!failed() && i < activeSegments()) {
+    let e = segmentExtent(i, 0xffffffffu);
+    start = e.x;
+    size = e.y;
+    code = segmentOpOf(i);
+    live = true;
+  }
+  let chunks = chunksOf(size);
+  if (t == 0u) { teamChunks[lid / TEAM] = chunks; }
+  workgroupBarrier();
+  if (lid == 0u) {
+    var most = 0u;
+    for (var s = 0u; s < SEGMENTS; s++) { most = max(most, teamChunks[s]); }
+    rounds = most;
+  }
+  let count = workgroupUniformLoad(&rounds);
+  startChunks(code);
+  for (var c = 0u; c < count; c++) {
+    let total = teamTree(code, invocationLanes(code, start, size, c * CHUNK, t), lid, t);
+    if (t == 0u && c < chunks) { pushChunk(code, total); }
+  }
+  if (t == 0u && live) { finish(i, code, size, chunksTotal(code)); }`;
+  return program(facts, name, `team,${team}`, temp(facts, false), declarations, main);
+}
+
+const segmentState = `
+struct Entered { start: u32, size: u32, code: u32, go: u32, direct: u32 }
+var<workgroup> entered: Entered;`;
+
+/** The device-side branch of the multi-workgroup kernels (the CPU twin's directBranch()). */
+function directExpr(facts: ReduceKernelFacts): string {
+  if (facts.sizeBounds === undefined) return 'false';
+  return `(count${facts.sizeBounds.toUpperCase()}(blockWord(u.sizeBoundsAt, u.sizeBoundsLen, 1u)) <= CHUNK)`;
+}
+
+/** 'chunk': one chunk of one segment into its partial (or, on the direct branch, the whole segment). */
+export function chunkProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const declarations = `
+${invocationLanesWgsl(facts.workgroupSize)}
+${teamTreeWgsl}
+${segmentState}`;
+  const main = `
+  let i = workgroupIndex / u.chunks;
+  let c = workgroupIndex % u.chunks;
+  if (lid == 0u) {
+    var s = Entered(0u, 0u, 0u, 0u, 0u);
+    if (!failed() && i < activeSegments()) {
+      let direct = ${directExpr(facts)};
+      let e = segmentExtent(i, select(u.chunks * CHUNK, CHUNK, direct));
+      s = Entered(e.x, e.y, segmentOpOf(i), select(0u, 1u, c * CHUNK < e.y || (direct && c == 0u)), select(0u, 1u, direct));
+    }
+    entered = s;
+  }
+  let s = workgroupUniformLoad(&entered);
+  if (s.go == 0u || (s.direct == 1u && c != 0u)) { return; }
+  let total = teamTree(s.code, invocationLanes(s.code, s.start, s.size, c * CHUNK, lid), lid, lid);
+  if (lid != 0u) { return; }
+  if (s.direct == 1u) {
+    finish(i, s.code, s.size, total);
+    return;
+  }
+  let at = u.partialsAt + (i * u.chunks + c) * 2u;
+  temp[at] = total.bits;
+  temp[at + 1u] = total.index;`;
+  return program(facts, name, 'chunk', temp(facts, true), declarations, main, ['chunks', 'partialsAt']);
+}
+
+/** 'merge': a segment's partials combined in order (the chunk tree), then its result. */
+export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const declarations = `
+const TEAM: u32 = WG;
+const BLOCK: u32 = 8u;
+${teamTreeWgsl}
+${chunkTreeWgsl}
+${segmentState}
+var<workgroup> pairBits: array<u32, WG>;
+var<workgroup> pairIndex: array<u32, WG>;
+fn partialAt(base: u32, c: u32, used: u32, code: u32) -> Pair {
+  if (c >= used) { return identityPair(code); }
+  return Pair(temp[base + c * 2u], temp[base + c * 2u + 1u]);
+}
+// Neighbours first over 8 partials (the padding -0, or none), as the chunk tree's lowest levels.
+fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
+  var p: array<Pair, 8>;
+  for (var k = 0u; k < BLOCK; k++) { p[k] = partialAt(base, first + k, used, code); }
+  for (var w = 1u; w < BLOCK; w = w * 2u) {
+    for (var k = 0u; k < BLOCK; k += 2u * w) { p[k] = combine(code, p[k], p[k + w]); }
+  }
+  return p[0];
+}
+// Neighbours first over the workgroup's blocks, as the chunk tree's next levels.
+fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
+  pairBits[lid] = mine.bits;
+  pairIndex[lid] = mine.index;
+  workgroupBarrier();
+  for (var w = 1u; w < WG; w = w * 2u) {
+    if (lid % (2u * w) == 0u) {
+      let r = combine(code, Pair(pairBits[lid], pairIndex[lid]), Pair(pairBits[lid + w], pairIndex[lid + w]));
+      pairBits[lid] = r.bits;
+      pairIndex[lid] = r.index;
+    }
+    workgroupBarrier();
+  }
+  let result = Pair(pairBits[0], pairIndex[0]);
+  workgroupBarrier();
+  return result;
+}`;
+  const main = `
+  let i = workgroupIndex;
+  if (lid == 0u) {
+    var s = Entered(0u, 0u, 0u, 0u, 0u);
+    if (!failed() && i < activeSegments() && !${directExpr(facts)}) {
+      let e = segmentExtent(i, u.chunks * CHUNK);
+      s = Entered(e.x, e.y, segmentOpOf(i), 1u, 0u);
+    }
+    entered = s;
+  }
+  let s = workgroupUniformLoad(&entered);
+  if (s.go == 0u) { return; }
+  let used = s.size / CHUNK + select(0u, 1u, s.size % CHUNK != 0u);
+  let base = u.partialsAt + i * u.chunks * 2u;
+  startChunks(s.code);
+  for (var first = 0u; first < used; first += WG * BLOCK) {
+    let block = blockOf(base, first + lid * BLOCK, used, s.code);
+    let total = blocksTree(s.code, block, lid);
+    if (lid == 0u) { pushChunk(s.code, total); }
+  }
+  if (lid == 0u) { finish(i, s.code, s.size, chunksTotal(s.code)); }`;
+  return program(facts, name, 'merge', temp(facts, true), declarations, main, ['chunks', 'partialsAt']);
+}

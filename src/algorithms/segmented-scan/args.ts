@@ -1,0 +1,168 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam } from '../../params/param.js';
+import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
+import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
+import type { ErrorMessage } from '../../types/validate.js';
+import type { ValidateIntersection } from '../../types/intersect.js';
+import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
+import type { ScanMode, ScanOp } from './order.js';
+import type { ScanVariant } from './policy.js';
+
+/** The arguments of {@link DeviceSegmentedScan}. */
+export interface ScanArgs {
+  /** All segments' values: `f32`, `i32` or `u32`. */
+  readonly valuesIn: DeviceArray<'f32' | 'i32' | 'u32'>;
+  /**
+   * The scans, in the same layout: segment i's outputs at its items' positions (elements outside
+   * every segment are left as they are). Same dtype, at least as long as `valuesIn`, not the same array.
+   */
+  readonly valuesOut: DeviceArray<'f32' | 'i32' | 'u32'>;
+  /** Segment sizes: constant, uniform or per-segment. */
+  readonly segmentSizes: SegmentParam;
+  /** Segment `i` starts at `i * stride`; without it segments are packed. */
+  readonly segmentStride?: ScalarParam | undefined;
+  /** Number of segments: constant or uniform (a number, or a 1-element DeviceArray). */
+  readonly numSegments: ScalarParam;
+  /** A guarantee on the total number of items. */
+  readonly totalNumItems?: GuaranteeParam | undefined;
+  /** `'sum'`, `'min'` or `'max'`: constant, uniform or per-segment. */
+  readonly op: OptionParam;
+  /** `'inclusive'` or `'exclusive'`: constant, uniform or per-segment. */
+  readonly mode: OptionParam;
+  /**
+   * A value of the values' type: an exclusive scan's first output, folded first into an inclusive
+   * one. Constant, uniform or per-segment, on the host or the device. Without it an exclusive scan
+   * starts with the operator's identity.
+   */
+  readonly initialValue?: SegmentParam | undefined;
+}
+
+/** The arguments of the shorthands (`inclusiveSum`, ...): without `op` and `mode`. */
+export type ScanArgsWithoutOpAndMode = Omit<ScanArgs, 'op' | 'mode'>;
+
+type ParamKeys = 'segmentSizes' | 'numSegments' | 'segmentStride' | 'totalNumItems' | 'op' | 'mode' | 'initialValue';
+
+/**
+ * The constraint the API's type parameter uses: {@link ScanArgs} with every parameter loosened to
+ * `{ kind }`, so that inline parameters keep their literal bounds; {@link ValidateScanArgs} checks
+ * the exact shape.
+ */
+export type ScanArgsShape = {
+  readonly [Key in keyof ScanArgs]: Key extends ParamKeys ? { readonly kind: string } | undefined : ScanArgs[Key];
+};
+/** {@link ScanArgsShape} without `op` and `mode`. */
+export type ScanArgsShapeWithoutOpAndMode = Omit<ScanArgsShape, 'op' | 'mode'>;
+
+/** What each parameter may be, for the messages. */
+interface ExpectedKinds {
+  segmentSizes: 'p.constant, p.uniform or p.perSegment';
+  numSegments: 'p.constant or p.uniform';
+  segmentStride: 'p.constant or p.uniform';
+  totalNumItems: 'p.guarantee';
+  op: 'p.constantOption, p.uniformOption or p.perSegmentOption';
+  mode: 'p.constantOption, p.uniformOption or p.perSegmentOption';
+  initialValue: 'p.constant, p.uniform or p.perSegment';
+}
+
+/** A numeric parameter's natural domain and environment guarantees, as literal types. */
+interface Domain {
+  min: number;
+  max: number;
+  guaranteeMin: string;
+  guaranteeMax: string;
+}
+
+/** The natural domain of each numeric parameter of the scan (the runtime uses the same numbers). */
+export interface ScanDomains {
+  segmentSizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
+  numSegments: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
+  segmentStride: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
+  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
+}
+
+/** `initialValue`'s domain: the values' type, where the compiler knows it (f32 and unknown types: unchecked). */
+type InitialValueDomain<Values> = [Values] extends [DeviceArray<'u32'>]
+  ? { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never }
+  : [Values] extends [DeviceArray<'i32'>]
+    ? { min: -2147483648; max: 2147483647; guaranteeMin: never; guaranteeMax: never }
+    : { min: number; max: number; guaranteeMin: never; guaranteeMax: never };
+
+type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
+
+/** `Message` prefixed with the parameter's name, as the runtime check prints it. */
+type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
+
+/** Checks one numeric parameter against its domain and the environment's guarantees (as top-k's args.ts). */
+type ValidateNumeric<Param, Name extends string, D extends Domain, G> =
+  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
+    ? KnownGreater<D['min'], Max> extends true
+      ? OutsideDomain<Param, Name, D, Max, Min, Max>
+      : KnownLess<D['max'], Min> extends true
+        ? OutsideDomain<Param, Name, D, Min, Min, Max>
+        : ValidateGuarantees<Param, Name, D, MaxOf<Min, D['min']>, MinOf<Max, D['max']>, G>
+    : Param;
+
+type OutsideDomain<Param, Name extends string, D extends Domain, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
+  ? OutsideStaticBounds<Value, D['min'], D['max']>
+  : EmptyGuaranteeIntersection<Min, Max, 'domain', D['min'], D['max']>}`>;
+
+type ValidateGuarantees<Param, Name extends string, D extends Domain, Min extends number, Max extends number, G> =
+  [Named<Name, ValidateIntersection<Min, Max, D['guaranteeMin'] & string, GuaranteeValue<G, D['guaranteeMin']>, D['max']>>] extends [never]
+    ? [Named<Name, ValidateIntersection<Min, Max, D['guaranteeMax'] & string, D['min'], GuaranteeValue<G, D['guaranteeMax']>>>] extends [never]
+      ? Param
+      : Named<Name, ValidateIntersection<Min, Max, D['guaranteeMax'] & string, D['min'], GuaranteeValue<G, D['guaranteeMax']>>>
+    : Named<Name, ValidateIntersection<Min, Max, D['guaranteeMin'] & string, GuaranteeValue<G, D['guaranteeMin']>, D['max']>>;
+
+/** Checks an option set against the options the scan supports. */
+type ValidateOptions<Param, Name extends string, Supported extends string, Listed extends string> = [Exclude<InferOptions<Param>, Supported>] extends [never]
+  ? Param
+  : ErrorMessage<`${Name}: ${OptionNotInSet<Exclude<InferOptions<Param>, Supported> & string, Listed>}`>;
+
+/**
+ * `Args` itself when every field is one the scan has and every parameter's static facts are possible
+ * for the scan under the environment's guarantees `G`, else `Args` with each offending field's type
+ * replaced by the message in words (an unknown field, an option outside the scan's sets, a value
+ * outside its domain or guarantees).
+ *
+ * @example `op: p.constantOption('product')` gives
+ * `op: "(Error) op: option 'product' is not one of the options ['sum', 'min', 'max']"`.
+ */
+export type ValidateScanArgs<Args, G = {}> = {
+  [Key in keyof Args]: Key extends keyof ScanArgs
+    ? Key extends ParamKeys
+      ? Args[Key] extends ScanArgs[Key]
+        ? Key extends 'op'
+          ? ValidateOptions<Args[Key], 'op', ScanOp, `'sum', 'min', 'max'`>
+          : Key extends 'mode'
+            ? ValidateOptions<Args[Key], 'mode', ScanMode, `'inclusive', 'exclusive'`>
+            : Key extends 'initialValue'
+              ? ValidateNumeric<Args[Key], 'initialValue', InitialValueDomain<Args['valuesIn' & keyof Args]>, G>
+              : ValidateNumeric<Args[Key], Key & string, ScanDomains[Key & keyof ScanDomains], G>
+        : ErrorMessage<`${Key & string}: expected ${ExpectedKinds[Key]}`>
+      : Args[Key]
+    : ErrorMessage<`unknown field '${Key & string}'`>;
+};
+
+/** The literal numbers `ScanVariantsFor` reasons with; the same as `scanPolicyLimits`. */
+interface StaticLimits {
+  threadMaxItems: 16;
+  workgroupMaxItems: 4096;
+}
+
+type StaticMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
+type StaticMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
+
+type ThreadReachable<SizeMin> = KnownGreater<SizeMin, StaticLimits['threadMaxItems']> extends true ? never : 'thread';
+type WorkgroupReachable<SizeMax> = number extends SizeMax ? 'workgroup' : KnownGreater<SizeMax, StaticLimits['threadMaxItems']> extends true ? 'workgroup' : never;
+type MultiReachable<SizeMax> = number extends SizeMax ? 'multi-workgroup' : KnownGreater<SizeMax, StaticLimits['workgroupMaxItems']> extends true ? 'multi-workgroup' : never;
+
+/**
+ * The variants any built-in policy could pick for the static bounds of `segmentSizes` in `Args` (a
+ * sound over-approximation of `plan.reachableVariants` on every built-in backend). A forced variant
+ * (tuning) is outside this set's promise.
+ *
+ * @example with `segmentSizes: p.perSegment(sizes, { min: 1, max: 16 })`: `'thread'`.
+ */
+export type ScanVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
+  ? ThreadReachable<StaticMin<Sizes>> | WorkgroupReachable<StaticMax<Sizes>> | MultiReachable<StaticMax<Sizes>>
+  : ScanVariant;

@@ -1,0 +1,465 @@
+import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
+import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems } from '../order.js';
+import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
+
+/*
+ * The scan's CPU kernels, each the twin of a WGSL program (webgpu/), over the same launches and
+ * temporary-storage slots, computing the same bits (order.ts).
+ *
+ * 'thread' and 'workgroup' scan whole segments in one pass: f32 sums through `scanF32Canonical`
+ * (the canonical order with the upper levels' carries advanced once per tile), everything else as a
+ * running combine, which gives the same bits in any order (min, max and integer sums associate).
+ * The multi-workgroup kernels work tile by tile as their twins do, through `tileScan`.
+ */
+
+const threadSegment = new ScanSegment();
+const tileSegment = new ScanSegment();
+
+/** Bits of an f32 value held as a number (scratch). */
+const bitsScratch = new Float32Array(1);
+const bitsScratchU32 = new Uint32Array(bitsScratch.buffer);
+const f32Of = (bits: number) => ((bitsScratchU32[0] = bits), bitsScratch[0]!);
+
+/** An f32 value as a flushed number (the canonical sum's inputs). */
+const flushedF32Of = (bits: number) => flushF32(f32Of(bits));
+
+// ---------------------------------------------------------------------------------------------
+// The upper levels of the canonical order: the scan of tile totals (and of their tile totals).
+
+/**
+ * One level of the canonical f32 scan of a sequence, advanced one element at a time: `ingest`
+ * returns the element's inclusive output. Absent terms are -0, the exact identity of the canonical
+ * addition, so no branch tells them apart.
+ */
+class CanonicalLevel {
+  private initial = -0;
+  private carry = -0;
+  private groups = -0;
+  private lanes = -0;
+  private prefix = -0;
+  private k = 0;
+  private m = 0;
+  private g = 0;
+  private upper: CanonicalLevel | undefined;
+  private upperStarted = false;
+
+  /** Starts a sequence whose scan folds `initial` (flushed; -0 for none) in first. */
+  start(initial: number): void {
+    this.initial = initial;
+    this.carry = initial;
+    this.groups = this.lanes = this.prefix = -0;
+    this.k = this.m = this.g = 0;
+    this.upperStarted = false;
+  }
+
+  ingest(x: number): number {
+    this.prefix = addF32(this.prefix, x);
+    const out = addF32(addF32(this.carry, addF32(this.groups, this.lanes)), this.prefix);
+    if (++this.k === laneItems) {
+      this.k = 0;
+      this.lanes = addF32(this.lanes, this.prefix);
+      this.prefix = -0;
+      if (++this.m === groupLanes) {
+        this.m = 0;
+        this.groups = addF32(this.groups, this.lanes);
+        this.lanes = -0;
+        if (++this.g === tileGroups) {
+          this.g = 0;
+          const total = this.groups;
+          this.groups = -0;
+          // The scan of the tile totals starts from the same initial value (order.ts).
+          this.upper ??= new CanonicalLevel();
+          if (!this.upperStarted) this.upper.start(this.initial);
+          this.upperStarted = true;
+          this.carry = this.upper.ingest(total);
+        }
+      }
+    }
+    return out;
+  }
+}
+
+const tileCarries = new CanonicalLevel();
+
+/**
+ * The canonical f32 inclusive sum of `n` items from `from`, written from `to` (NaN as its canonical
+ * bits), `initial` the flushed initial value or -0 for none. Lanes of 8 items add their own items
+ * first and the carry into them once per item; tiles get their carries from `tileCarries`.
+ */
+function scanF32Canonical(ctx: ScanContext, from: number, n: number, to: number, initial: number): void {
+  const x = ctx.inF32;
+  const out = ctx.outF32;
+  const outU32 = ctx.outU32;
+  tileCarries.start(initial);
+  let carry = initial;
+  let groups = -0;
+  let lanes = -0;
+  let m = 0;
+  let g = 0;
+  const end = from + n;
+  for (let base = from; base < end; base += laneItems) {
+    const e = addF32(carry, addF32(groups, lanes));
+    const stop = base + laneItems < end ? base + laneItems : end;
+    let p = -0;
+    let at = to + (base - from);
+    for (let j = base; j < stop; j++, at++) {
+      let y = x[j]!;
+      if (!(Math.abs(y) >= minNormalF32)) y *= 0;
+      p = Math.fround(p + y);
+      if (!(Math.abs(p) >= minNormalF32)) p *= 0;
+      const r = Math.fround(e + p);
+      if (Math.abs(r) >= minNormalF32) out[at] = r;
+      else if (r === r) out[at] = r * 0;
+      else outU32[at] = canonicalNaNBits;
+    }
+    if (stop - base < laneItems) break;
+    lanes = addF32(lanes, p);
+    if (++m === groupLanes) {
+      m = 0;
+      groups = addF32(groups, lanes);
+      lanes = -0;
+      if (++g === tileGroups) {
+        g = 0;
+        carry = tileCarries.ingest(groups);
+        groups = -0;
+      }
+    }
+  }
+}
+
+/** An f32 inclusive sum in any order (determinism 'not-guaranteed'): one running double, rounded on the store. */
+function scanF32Fast(ctx: ScanContext, from: number, n: number, to: number, initial: number): void {
+  const x = ctx.inF32;
+  const out = ctx.outF32;
+  let acc = initial;
+  for (let j = 0; j < n; j++) {
+    acc += x[from + j]!;
+    out[to + j] = acc;
+  }
+}
+
+/** Integer inclusive sum, wrapping modulo 2^32 (i32 and u32 alike, on the bits). */
+function scanIntegerSum(ctx: ScanContext, from: number, n: number, to: number, initial: number): void {
+  const x = ctx.inI32;
+  const out = ctx.outI32;
+  let acc = initial | 0;
+  for (let j = 0; j < n; j++) {
+    acc = (acc + x[from + j]!) | 0;
+    out[to + j] = acc;
+  }
+}
+
+/**
+ * Running min or max: the kept value changes only when an item's ordered key is strictly better
+ * (ties keep the earlier bits). `hasInitial` false: the first item starts it.
+ */
+function scanExtreme(ctx: ScanContext, op: number, from: number, n: number, to: number, hasInitial: boolean, initialBits: number): void {
+  const x = ctx.inI32;
+  const out = ctx.outI32;
+  // Keys are compared as 'max' keys; XOR -1 turns them into 'min' keys.
+  const mask = op === OpCode.min ? -1 : 0;
+  const xor = ctx.integerKeyXor ^ mask;
+  const isF32 = ctx.isF32;
+  let j = 0;
+  let kept: number;
+  if (hasInitial) kept = initialBits | 0;
+  else {
+    kept = x[from]!;
+    out[to] = kept;
+    j = 1;
+  }
+  let keptKey = isF32 ? f32Signed(kept) ^ mask : kept ^ xor;
+  for (; j < n; j++) {
+    const bits = x[from + j]!;
+    const key = isF32 ? f32Signed(bits) ^ mask : bits ^ xor;
+    if (key > keptKey) {
+      kept = bits;
+      keptKey = key;
+    }
+    out[to + j] = kept;
+  }
+}
+
+/** Writes an exclusive scan's first output: the initial value's bits, or the identity. */
+function writeExclusiveFirst(ctx: ScanContext, seg: ScanSegment): void {
+  ctx.outU32[seg.start] = seg.hasInitial ? seg.initialBits : identityBits(scanOps[seg.op]!, ctx.valueType);
+}
+
+/** Scans one resolved segment in one pass ('thread' and 'workgroup'). */
+function scanSegment(ctx: ScanContext, seg: ScanSegment): void {
+  const size = seg.size;
+  if (size === 0) return;
+  const shift = seg.exclusive;
+  if (shift === 1) writeExclusiveFirst(ctx, seg);
+  // An exclusive scan needs the inclusive outputs of all items but the last.
+  const n = size - shift;
+  if (n === 0) return;
+  const from = seg.start;
+  const to = from + shift;
+  if (seg.op === OpCode.sum) {
+    if (!ctx.isF32) scanIntegerSum(ctx, from, n, to, seg.hasInitial ? seg.initialBits : 0);
+    else if (ctx.canonical) scanF32Canonical(ctx, from, n, to, seg.hasInitial ? flushedF32Of(seg.initialBits) : -0);
+    else scanF32Fast(ctx, from, n, to, seg.hasInitial ? f32Of(seg.initialBits) : -0);
+  } else scanExtreme(ctx, seg.op, from, n, to, seg.hasInitial, seg.initialBits);
+}
+
+const unbounded = 0xffffffff;
+
+/** 'thread': workgroup w scans segments [w * workgroupSize, (w + 1) * workgroupSize), one per invocation. */
+export function runThread(workgroupId: number, _numWorkgroups: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  if (ctx.failed()) return;
+  const active = ctx.activeSegments();
+  const first = workgroupId * ctx.policy.workgroupSize;
+  const last = Math.min(active, first + ctx.policy.workgroupSize);
+  for (let i = first; i < last; i++) {
+    resolveScanSegment(ctx, i, unbounded, threadSegment);
+    scanSegment(ctx, threadSegment);
+  }
+}
+
+/** 'workgroup': workgroup w scans segment w, tile after tile. */
+export function runWorkgroup(workgroupId: number, _numWorkgroups: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  if (ctx.failed() || workgroupId >= ctx.activeSegments()) return;
+  resolveScanSegment(ctx, workgroupId, unbounded, threadSegment);
+  scanSegment(ctx, threadSegment);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Multi-workgroup: tile totals, their scan, and the tiles' scans from their carries.
+
+const laneTotals = new Float32Array(256);
+const laneCarries = new Float32Array(256);
+const groupTotals = new Float32Array(tileGroups);
+const groupCarries = new Float32Array(tileGroups);
+const tileValues = new Float32Array(tileItems);
+const tileBits = new Int32Array(tileValues.buffer);
+
+/**
+ * The canonical f32 tile: `tileValues[0, n)` (flushed values) replaced by their inclusive scan from
+ * `carry` (-0 for none) when `scan` is set; returns the tile's total. Lane, group and tile phases as
+ * the WGSL workgroup runs them (order.ts).
+ */
+function canonicalTile(n: number, carry: number, scan: boolean): number {
+  const lanes = Math.ceil(n / laneItems);
+  for (let l = 0; l < lanes; l++) {
+    const base = l * laneItems;
+    const stop = Math.min(base + laneItems, n);
+    let total = tileValues[base]!;
+    for (let j = base + 1; j < stop; j++) total = addF32(total, tileValues[j]!);
+    laneTotals[l] = total;
+  }
+  const groups = Math.ceil(lanes / groupLanes);
+  for (let g = 0; g < groups; g++) {
+    let q = -0;
+    const stop = Math.min((g + 1) * groupLanes, lanes);
+    for (let l = g * groupLanes; l < stop; l++) {
+      laneCarries[l] = q;
+      q = addF32(q, laneTotals[l]!);
+    }
+    groupTotals[g] = q;
+  }
+  let r = -0;
+  for (let g = 0; g < groups; g++) {
+    groupCarries[g] = r;
+    r = addF32(r, groupTotals[g]!);
+  }
+  if (scan) {
+    for (let l = 0; l < lanes; l++) {
+      const e = addF32(carry, addF32(groupCarries[l >>> 4]!, laneCarries[l]!));
+      const base = l * laneItems;
+      const stop = Math.min(base + laneItems, n);
+      let p = -0;
+      for (let j = base; j < stop; j++) {
+        p = addF32(p, tileValues[j]!);
+        tileValues[j] = addF32(e, p);
+      }
+    }
+  }
+  return r;
+}
+
+/**
+ * The tile `tileBits[0, n)` (the values' bits, or sums of them) as a tile scan of operator `op`:
+ * replaced by the inclusive scan from the carry when `scan` is set; returns the total's bits. f32
+ * sums: the canonical tile (fast mode: in order); the rest: a running combine.
+ */
+function tileScan(ctx: ScanContext, op: number, n: number, hasCarry: boolean, carryBits: number, scan: boolean): number {
+  if (op === OpCode.sum) {
+    if (ctx.isF32) {
+      if (ctx.canonical) {
+        const total = canonicalTile(n, hasCarry ? f32Of(carryBits) : -0, scan);
+        return canonicalBits(total);
+      }
+      let acc = hasCarry ? f32Of(carryBits) : -0;
+      let total = -0;
+      for (let j = 0; j < n; j++) {
+        const y = tileValues[j]!;
+        total = Math.fround(total + y);
+        acc = Math.fround(acc + y);
+        if (scan) tileValues[j] = acc;
+      }
+      return canonicalBits(total);
+    }
+    let acc = hasCarry ? carryBits | 0 : 0;
+    let total = 0;
+    for (let j = 0; j < n; j++) {
+      const y = tileBits[j]!;
+      total = (total + y) | 0;
+      acc = (acc + y) | 0;
+      if (scan) tileBits[j] = acc;
+    }
+    return total >>> 0;
+  }
+  const mask = op === OpCode.min ? -1 : 0;
+  const xor = ctx.integerKeyXor ^ mask;
+  const keyOf = ctx.isF32 ? (bits: number) => f32Signed(bits) ^ mask : (bits: number) => bits ^ xor;
+  let total = tileBits[0]!;
+  let totalKey = keyOf(total);
+  let kept = hasCarry ? carryBits | 0 : total;
+  let keptKey = keyOf(kept);
+  for (let j = 0; j < n; j++) {
+    const bits = tileBits[j]!;
+    const key = keyOf(bits);
+    if (key > totalKey) {
+      total = bits;
+      totalKey = key;
+    }
+    if (key > keptKey) {
+      kept = bits;
+      keptKey = key;
+    }
+    if (scan) tileBits[j] = kept;
+  }
+  return total >>> 0;
+}
+
+/** The bits a sum is stored with: NaN canonical. */
+function canonicalBits(value: number): number {
+  if (value !== value) return canonicalNaNBits;
+  bitsScratch[0] = value;
+  return bitsScratchU32[0]!;
+}
+
+/** Loads items [from, from + n) of the input into the tile, flushed where the sum is canonical f32. */
+function loadItems(ctx: ScanContext, op: number, from: number, n: number): void {
+  if (op === OpCode.sum && ctx.isF32 && ctx.canonical) {
+    const x = ctx.inF32;
+    for (let j = 0; j < n; j++) tileValues[j] = flushF32(x[from + j]!);
+  } else tileBits.set(ctx.inI32.subarray(from, from + n));
+}
+
+/** Loads words [from, from + n) of temporary storage into the tile. */
+function loadWords(ctx: ScanContext, from: number, n: number): void {
+  tileBits.set(ctx.temp.subarray(from, from + n));
+}
+
+/** Writes the tile's words [0, n) back to temporary storage; an f32 sum's NaN as its canonical bits (min and max keep the bits they chose). */
+function storeWords(ctx: ScanContext, op: number, to: number, n: number): void {
+  const canonicalSum = op === OpCode.sum && ctx.isF32;
+  for (let j = 0; j < n; j++) {
+    const bits = tileBits[j]!;
+    ctx.temp[to + j] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
+  }
+}
+
+/** Segment and tile of a tile launch's workgroup, or false when it has nothing to do. */
+function enterTile(ctx: ScanContext, workgroupId: number, perSegment: number, seg: ScanSegment): number {
+  if (ctx.failed()) return -1;
+  const segment = Math.floor(workgroupId / perSegment);
+  if (segment >= ctx.activeSegments()) return -1;
+  resolveScanSegment(ctx, segment, ctx.tilesPerSegment * tileItems, seg);
+  return segment;
+}
+
+/** 'tile-reduce': tile t of segment s writes its total to `tileTotals[s * tiles + t]`. */
+export function runTileReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, ctx.tilesPerSegment, seg);
+  if (segment < 0) return;
+  const tile = workgroupId % ctx.tilesPerSegment;
+  const from = tile * tileItems;
+  const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
+  if (n === 0) return;
+  loadItems(ctx, seg.op, seg.start + from, n);
+  const total = tileScan(ctx, seg.op, n, false, 0, false);
+  ctx.temp[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile] = total;
+}
+
+/** Tiles of a segment of `size` items. */
+const tilesOf = (size: number) => Math.ceil(size / tileItems);
+
+/** 'spine-reduce': tile u of segment s's tile totals writes their total to `spineTotals[s * spineTiles + u]`. */
+export function runSpineReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  if (segment < 0) return;
+  const u = workgroupId % ctx.spineTilesPerSegment;
+  const tiles = tilesOf(seg.size);
+  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
+  if (n === 0) return;
+  loadWords(ctx, ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + u * tileItems, n);
+  ctx.temp[ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment + u] = tileScan(ctx, seg.op, n, false, 0, false);
+}
+
+/** The bits of a segment's initial value in a sum's carry form (flushed for canonical f32 sums). */
+function initialCarry(ctx: ScanContext, seg: ScanSegment): number {
+  if (!(seg.op === OpCode.sum && ctx.isF32 && ctx.canonical)) return seg.initialBits;
+  return canonicalBits(flushedF32Of(seg.initialBits));
+}
+
+/** 'spine-top': segment s's spine totals, scanned in place from the initial value. */
+export function runSpineTop(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, 1, seg);
+  if (segment < 0) return;
+  const n = Math.min(tilesOf(tilesOf(seg.size)), ctx.spineTilesPerSegment);
+  if (n === 0) return;
+  const at = ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment;
+  loadWords(ctx, at, n);
+  tileScan(ctx, seg.op, n, seg.hasInitial, initialCarry(ctx, seg), true);
+  storeWords(ctx, seg.op, at, n);
+}
+
+/** 'spine-scan': tile u of segment s's tile totals, scanned in place from its carry. */
+export function runSpineScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  if (segment < 0) return;
+  const u = workgroupId % ctx.spineTilesPerSegment;
+  const tiles = tilesOf(seg.size);
+  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
+  if (n === 0) return;
+  const at = ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + u * tileItems;
+  const hasCarry = u > 0 || seg.hasInitial;
+  const carry = u > 0 ? ctx.tempU32[ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment + u - 1]! : initialCarry(ctx, seg);
+  loadWords(ctx, at, n);
+  tileScan(ctx, seg.op, n, hasCarry, carry, true);
+  storeWords(ctx, seg.op, at, n);
+}
+
+/** 'tile-scan': tile t of segment s, scanned from its carry and written (one place on for an exclusive scan). */
+export function runTileScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, ctx.tilesPerSegment, seg);
+  if (segment < 0) return;
+  const tile = workgroupId % ctx.tilesPerSegment;
+  const from = tile * tileItems;
+  const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
+  if (n === 0) return;
+  const shift = seg.exclusive;
+  if (tile === 0 && shift === 1) writeExclusiveFirst(ctx, seg);
+  const hasCarry = tile > 0 || seg.hasInitial;
+  const carry = tile > 0 ? ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile - 1]! : initialCarry(ctx, seg);
+  loadItems(ctx, seg.op, seg.start + from, n);
+  tileScan(ctx, seg.op, n, hasCarry, carry, true);
+  // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+  const count = Math.min(n, seg.size - from - shift);
+  const to = seg.start + from + shift;
+  const out = ctx.outU32;
+  const canonicalSum = seg.op === OpCode.sum && ctx.isF32;
+  for (let j = 0; j < count; j++) {
+    const bits = tileBits[j]!;
+    out[to + j] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
+  }
+}
+

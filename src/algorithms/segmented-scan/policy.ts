@@ -1,0 +1,140 @@
+import type { BackendCapabilities } from '../../backends/backend.js';
+import { SegkitUsageError } from '../../errors.js';
+import type { Bounds } from '../../params/param.js';
+import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { groupLanes, tileItems } from './order.js';
+
+/** The variants of DeviceSegmentedScan. */
+export type ScanVariant = 'thread' | 'workgroup' | 'multi-workgroup';
+/** Every variant, in the order `explain()` lists them. */
+export const scanVariants: readonly ScanVariant[] = ['thread', 'workgroup', 'multi-workgroup'];
+
+/** Policy values: what the selector and the kernels are sized by. */
+export interface ScanPolicy {
+  /** Invocations per workgroup (each tile has 256 lanes whatever this is). */
+  readonly workgroupSize: number;
+  /** Largest segment size for which one invocation scans a whole segment. */
+  readonly threadMaxItems: number;
+  /** Segments at most this long are scanned by one workgroup, however few they are. */
+  readonly workgroupMaxItems: number;
+}
+
+/**
+ * The numbers every built-in policy uses. `ScanVariantsFor` reads the same numbers as literal types,
+ * so compile-time pruning can never rule out what a policy picks.
+ */
+export const scanPolicyLimits = {
+  /** Every built-in policy's `threadMaxItems`. */
+  threadMaxItems: 16,
+  /** Every built-in policy's `workgroupMaxItems`. */
+  workgroupMaxItems: 4096,
+} as const;
+
+/** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words. */
+export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * groupLanes + 8) * 4;
+
+/**
+ * The policy for a backend's capabilities (CUB's `policy_selector(cc)`).
+ *
+ * - `workgroupSize` 256: one lane of the canonical tile per invocation (WebGPU guarantees 256).
+ * - `threadMaxItems` 16: up to two lanes of items, one invocation walking its segment costs no more
+ *   loads than a lane does, and a workgroup per segment would idle most of its 256 invocations.
+ * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
+ *   and its second read of the items cost more than one workgroup walking the tiles.
+ * Neither threshold is measured on a GPU yet (the lead's bench/gpu runs hold the figures); both
+ * are tuning values (`tuning.policy`).
+ */
+export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
+  return {
+    workgroupSize: Math.min(256, capabilities.maxWorkgroupSize),
+    threadMaxItems: scanPolicyLimits.threadMaxItems,
+    workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
+  };
+}
+
+/** The facts the selector reads: bounds known on the host, after every static and host runtime bound. */
+export interface ScanSelectorFacts {
+  /** Bounds of the segment sizes (max at least min: no segment is shorter than the static min). */
+  readonly segmentSize: Bounds;
+  /** Segments the grid covers. */
+  readonly maxSegments: number;
+}
+
+/** The selector's answer. */
+export type ScanSelection = VariantSelection<ScanVariant, ScanPolicy>;
+
+/**
+ * The policy selector: a pure function from the facts and the backend's capabilities to a variant
+ * and its policy. A forced variant (tuning) wins; every variant computes the same bits for every
+ * segment (the canonical order, order.ts), so every variant is applicable.
+ *
+ * - `'thread'` when no segment is longer than `threadMaxItems`;
+ * - `'multi-workgroup'` when a segment may be longer than `workgroupMaxItems` and there are fewer
+ *   segments than the backend runs workgroups at once (`capabilities.parallelism`): one workgroup per
+ *   segment would leave the rest of the device idle while it walks a long segment;
+ * - `'workgroup'` otherwise: one workgroup per segment walks its tiles, reading each item once.
+ *
+ * On the CPU emulator without worker threads (parallelism 1), long segments stay on `'workgroup'`:
+ * one pass over the items beats two.
+ */
+export function selectScanVariant(
+  facts: ScanSelectorFacts,
+  capabilities: BackendCapabilities,
+  tuning: { variant?: ScanVariant; policy?: Partial<ScanPolicy> } = {},
+): ScanSelection {
+  const base = scanPolicyFor(capabilities);
+  checkPolicyNames(tuning.policy, base);
+  const policy: ScanPolicy = { ...base, ...tuning.policy };
+  checkPolicy(policy, capabilities);
+  const { max } = facts.segmentSize;
+  const threadFits = max <= policy.threadMaxItems;
+  const fewSegments = facts.maxSegments < capabilities.parallelism;
+  const longMay = max > policy.workgroupMaxItems;
+  const multi = !threadFits && longMay && fewSegments;
+
+  const verdicts: VariantVerdict<ScanVariant>[] = [
+    {
+      variant: 'thread',
+      applicable: true,
+      reachable: threadFits,
+      reason: threadFits ? `max segment size ${max} <= threadMaxItems ${policy.threadMaxItems}` : `max segment size ${max} > threadMaxItems ${policy.threadMaxItems}`,
+    },
+    {
+      variant: 'workgroup',
+      applicable: true,
+      reachable: !threadFits && !multi,
+      reason: threadFits
+        ? `every segment fits one invocation (max segment size ${max} <= ${policy.threadMaxItems})`
+        : !longMay
+          ? `max segment size ${max} <= workgroupMaxItems ${policy.workgroupMaxItems}`
+          : fewSegments
+            ? `${facts.maxSegments} segments < parallelism ${capabilities.parallelism}, a segment may hold up to ${max} items: split across workgroups`
+            : `${facts.maxSegments} segments keep the backend's ${capabilities.parallelism} workgroup slots busy`,
+    },
+    {
+      variant: 'multi-workgroup',
+      applicable: true,
+      reachable: multi,
+      reason: multi
+        ? `a segment may hold up to ${max} items > workgroupMaxItems ${policy.workgroupMaxItems}, and ${facts.maxSegments} segments < parallelism ${capabilities.parallelism}`
+        : !longMay || threadFits
+          ? `max segment size ${max} <= workgroupMaxItems ${policy.workgroupMaxItems}`
+          : `${facts.maxSegments} segments >= parallelism ${capabilities.parallelism}: one workgroup per segment keeps the backend busy`,
+    },
+  ];
+  const natural: ScanVariant = threadFits ? 'thread' : multi ? 'multi-workgroup' : 'workgroup';
+  return selectVariant('scan', verdicts, natural, policy, tuning.variant);
+}
+
+/** Rejects tuning values the kernels cannot run with. */
+function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
+  checkPositiveIntegers(policy);
+  if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
+    throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
+  }
+  // The group phase of a tile runs on 16 invocations at once.
+  if (policy.workgroupSize < groupLanes) throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} is below ${groupLanes}, the invocations a tile's group phase needs`);
+  if (tileWorkgroupBytes > capabilities.workgroupStorageBytes) {
+    throw new SegkitUsageError(`the scan's tile needs ${tileWorkgroupBytes} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`);
+  }
+}

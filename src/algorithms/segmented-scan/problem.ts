@@ -1,0 +1,92 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
+import type { ScanValueType } from './order.js';
+import { tileItems } from './order.js';
+import type { ScanPolicy, ScanVariant } from './policy.js';
+
+/*
+ * What a scan call adds to the segmented problem (dispatch/problem.ts) that host and kernels read
+ * the same way, and the scan's kernel table.
+ */
+
+/**
+ * Everything the scan kernels need, with every host per-segment array already uploaded. The
+ * segmented input is `valuesIn`; `valuesOut` has the same layout (segment i's outputs at its items'
+ * positions). `sources` holds `op` and `mode` (option indices) and `initialValue` when given (a value
+ * of the scan's type: the kernels read its bits).
+ */
+export interface ScanProblem extends SegmentedProblem {
+  readonly valueType: ScanValueType;
+  readonly sources: { readonly op: SegmentSource; readonly mode: SegmentSource; readonly initialValue?: SegmentSource };
+  /** Option index -> operator code (order.ts `OpCode`); indices past the end clamp to the last entry. */
+  readonly opOfOption: readonly number[];
+  /** Option index -> 0 inclusive, 1 exclusive; indices past the end clamp to the last entry. */
+  readonly modeOfOption: readonly number[];
+  /** Bits of a constant or host uniform initial value (the kernels' baked constant or uniform). */
+  readonly initialBits: number | undefined;
+  /** f32 sums follow the canonical order (determinism 'run-to-run'); else the backend's fastest. */
+  readonly canonical: boolean;
+}
+
+/** The kernels of the scan. */
+export type ScanKernelId = 'validate' | 'segment-offsets' | 'thread' | 'workgroup' | 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'tile-scan';
+
+/** One kernel launch of a scan plan, in order. */
+export type ScanLaunch = Launch<ScanKernelId, ScanVariant>;
+
+/** Everything an executor needs for one run of a scan plan. */
+export type ScanRun = SegmentedRun<ScanProblem, ScanPolicy, ScanKernelId> & {
+  readonly arrays: { readonly valuesIn: DeviceArray; readonly valuesOut: DeviceArray };
+};
+
+/** Runs a scan plan's launches on one kind of backend. */
+export type ScanExecutor = Executor<ScanRun>;
+
+/** Tiles of the longest segment (at least one). */
+export function tilesPerSegment(maxSegmentSize: number): number {
+  return Math.max(1, Math.ceil(maxSegmentSize / tileItems));
+}
+
+/** Tiles of the tile totals of the longest segment: the upper scan's tiles (at least one). */
+export function spineTilesPerSegment(maxSegmentSize: number): number {
+  return Math.max(1, Math.ceil(tilesPerSegment(maxSegmentSize) / tileItems));
+}
+
+const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
+const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
+const perSpineTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * spineTilesPerSegment(problem.maxSegmentSize);
+const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
+
+/**
+ * The scan's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
+ * and by both executors.
+ *
+ * - 'thread': one invocation per segment (workgroupSize segments a workgroup);
+ * - 'workgroup': one workgroup per segment, walking its tiles;
+ * - 'multi-workgroup': 'tile-reduce' (a workgroup per tile: its total), 'spine-reduce' (a workgroup
+ *   per tile of tile totals, when a segment has more than 2048 tiles: their totals), 'spine-top' (a
+ *   workgroup per segment: the inclusive scan of those, in place), 'spine-scan' (a workgroup per tile
+ *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), 'tile-scan' (a
+ *   workgroup per tile: the items' scan, carried in from the tile totals' scan).
+ */
+export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
+  thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
+  workgroup: { slots: ['offsets'], grid: perSegment },
+  'tile-reduce': { slots: spineSlots, grid: perTile },
+  'spine-reduce': { slots: spineSlots, grid: perSpineTile },
+  'spine-top': { slots: spineSlots, grid: perSegment },
+  'spine-scan': { slots: spineSlots, grid: perSpineTile },
+  'tile-scan': { slots: spineSlots, grid: perTile },
+};
+
+/*
+ * Temporary-storage slots (u32 words), shared by every backend:
+ * - `offsets`: maxSegments + 1 segment starts (packed layout with per-segment sizes), written by
+ *   'segment-offsets'.
+ * - multi-workgroup: `tileTotals`: maxSegments * tilesPerSegment words, segment s's tile t at
+ *   s * tilesPerSegment + t: the tile's total ('tile-reduce'), then the inclusive scan of the
+ *   totals ('spine-scan'), whose word t - 1 is tile t's carry; `spineTotals` (when tilesPerSegment >
+ *   2048): maxSegments * spineTilesPerSegment words, the totals of 2048 tile totals each
+ *   ('spine-reduce'), then their inclusive scan ('spine-top'). Sums are canonical f32 values (a NaN
+ *   as 0x7fc00000), so both backends hold the same words.
+ */

@@ -1,0 +1,33 @@
+import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
+import { countOf } from '../../../backends/webgpu/segments.js';
+import { valueBits } from '../order.js';
+import { type ScanExecutor, type ScanRun, scanKernels, spineTilesPerSegment, tilesPerSegment } from '../problem.js';
+import { type ScanKernelFacts, scanKernelFacts } from './facts.js';
+import { type MultiWorkgroupKernel, multiWorkgroupProgram } from './multi-workgroup.js';
+import { threadProgram } from './thread.js';
+import { workgroupProgram } from './workgroup.js';
+
+/*
+ * The scan on WebGPU: its programs by kernel id and its own uniforms; the generic executor
+ * (backends/webgpu/executor.ts) runs every launch of a plan in one encoder, one pass and one submit.
+ */
+
+const hasSpine = (run: ScanRun) => run.layout.has('spineTotals');
+
+/** Runs scan plans on the WebGPU backend: one encoder, one compute pass, one submit. */
+export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKernelFacts>({
+  kernels: scanKernels,
+  facts: (run) => scanKernelFacts(run),
+  program(launch, run, facts) {
+    if (launch.kernel === 'thread') return threadProgram(facts, launch.name);
+    if (launch.kernel === 'workgroup') return workgroupProgram(facts, launch.name);
+    if (launch.kernel in scanKernels) return multiWorkgroupProgram(launch.kernel as MultiWorkgroupKernel, facts, launch.name, hasSpine(run));
+    throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
+  },
+  programKey: (_launch, run) => String(hasSpine(run)),
+  uniforms(run) {
+    return { tiles: tilesPerSegment(run.problem.maxSegmentSize), spineTiles: spineTilesPerSegment(run.problem.maxSegmentSize) };
+  },
+  // A uniform initial value is a value of the scan's type: its bits, not a count.
+  uniformWord: (name, value, run) => (name === 'initialValue' ? valueBits(value, run.problem.valueType) : countOf(value)),
+});

@@ -1,0 +1,35 @@
+/*
+ * WGSL value semantics every algorithm's kernels share: the twins of cpu/numerics.ts, bit for bit.
+ *
+ * - `orderedBits(bits)`: a value's bits as an unsigned key whose order is the value order of min/max
+ *   and top-k (NaN above +Infinity, all NaNs equal; -0 equal to +0; i32 by sign; u32 as is).
+ * - Canonical f32 addition (`flushF32`, `addF32`): WebGPU lets a device flush subnormals to zero and
+ *   leaves a NaN's payload open, so a reproducible sum flushes its inputs and its result itself (on
+ *   the bits, which no device rounds) and writes a NaN as `CANONICAL_NAN`. A device that flushes in
+ *   hardware gives the same zero (the zero of the result's sign); WGSL requires `a + b` on f32 to be
+ *   correctly rounded, as `Math.fround(a + b)` is on the CPU.
+ */
+
+/** `fn orderedBits(bits: u32) -> u32` for a value type. */
+export function orderedBitsWgsl(valueType: 'f32' | 'i32' | 'u32'): string {
+  if (valueType === 'f32') {
+    return `fn orderedBits(bits: u32) -> u32 {
+  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; } // NaN ranks above +Infinity
+  if (bits == 0x80000000u) { return 0x80000000u; } // -0 is +0
+  if ((bits & 0x80000000u) != 0u) { return ~bits; }
+  return bits | 0x80000000u;
+}`;
+  }
+  return valueType === 'i32' ? 'fn orderedBits(bits: u32) -> u32 { return bits ^ 0x80000000u; }' : 'fn orderedBits(bits: u32) -> u32 { return bits; }';
+}
+
+/**
+ * `flushF32(bits) -> u32` (a subnormal becomes the zero of its sign), `addF32(a, b) -> u32` (the
+ * canonical sum of two flushed f32 values, as bits), `canonicalF32(bits) -> u32` (NaN as
+ * `CANONICAL_NAN`), and `addF32Fast`, the plain sum for callers that need no reproducibility.
+ */
+export const f32SumWgsl = `const CANONICAL_NAN: u32 = 0x7fc00000u;
+fn flushF32(bits: u32) -> u32 { return select(bits, bits & 0x80000000u, (bits & 0x7f800000u) == 0u); }
+fn addF32(a: u32, b: u32) -> u32 { return flushF32(bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b))); }
+fn addF32Fast(a: u32, b: u32) -> u32 { return bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b)); }
+fn canonicalF32(bits: u32) -> u32 { return select(bits, CANONICAL_NAN, (bits & 0x7fffffffu) > 0x7f800000u); }`;

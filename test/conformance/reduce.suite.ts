@@ -1,0 +1,417 @@
+/**
+ * The DeviceSegmentedReduce conformance suite, written once and run on every backend: random and
+ * adversarial values compared bit for bit with `referenceSegmentedReduce` (f32 sums in the canonical
+ * order, and close to the float64 sum), every variant forced through tuning, every parameter kind,
+ * both layouts, and bad input leaving outputs untouched.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Backend,
+  type Env,
+  type SegmentedReducePlan,
+  type SegmentedReduceVariant,
+  DeviceSegmentedReduce,
+  GuaranteeViolationError,
+  SegkitRangeError,
+  SegkitUsageError,
+  env,
+  p,
+  segmentedReduceVariants,
+} from '../../src/index.js';
+import { rng } from '../helpers.js';
+import {
+  type BuiltCase,
+  type Flavour,
+  type NumericKind,
+  type OptionKind,
+  type ReduceCase,
+  type ValueType,
+  bits,
+  buildCase,
+  cycleOps,
+  freshOutputs,
+  f32Of,
+  makeCase,
+  runCase,
+  starts,
+  untouchedBits,
+} from './reduce-cases.js';
+
+const randomSizes = (n: number, max: number, seed: number, min = 0) => {
+  const random = rng(seed);
+  return Array.from({ length: n }, () => min + Math.floor(random() * (max - min + 1)));
+};
+
+/** Sizes around the tile, subgroup, workgroup and chunk boundaries, with empty segments. */
+const boundarySizes = [0, 1, 31, 32, 33, 0, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 0, 8191, 8192, 8193, 16385];
+/** Segments short enough for 'thread'. */
+const shortSizes = [0, 1, 2, 3, 5, 8, 15, 16, 0, 7, 16, 1];
+
+/** Per-segment initial values of a type, some of them extreme. */
+function initialValues(valueType: ValueType, n: number, seed: number): number[] {
+  const random = rng(seed);
+  return Array.from({ length: n }, (_, i) => {
+    if (valueType === 'f32') return i % 7 === 3 ? -Infinity : i % 7 === 5 ? -0 : Math.round((random() - 0.5) * 2000) / 8;
+    if (valueType === 'i32') return i % 5 === 2 ? -2147483648 : Math.floor((random() - 0.5) * 2 ** 32);
+    return i % 5 === 2 ? 4294967295 : Math.floor(random() * 2 ** 32);
+  });
+}
+
+/** Defines the suite for one backend. `makeBackend` is called once; `destroy()` runs after. */
+export function defineReduceConformance(backendName: string, makeBackend: () => Promise<Backend>): void {
+  describe(`DeviceSegmentedReduce conformance on ${backendName}`, () => {
+    let backend: Backend;
+    beforeAll(async () => {
+      backend = await makeBackend();
+    });
+    afterAll(() => backend?.destroy());
+
+    /** Runs a built case on fresh outputs and compares every output bit with the reference; returns the plan's variant. */
+    async function expectBuilt(c: ReduceCase, built: BuiltCase, variant?: SegmentedReduceVariant): Promise<SegmentedReduceVariant> {
+      freshOutputs(backend, built);
+      const { plan, values, indices } = await runCase(backend, built, { variant });
+      const n = c.sizes.length;
+      expectSameWords(values.subarray(0, n), built.expected.values, `${c.name}: values (${plan.variant})`);
+      if (indices !== undefined) expectSameWords(indices.subarray(0, n), built.expected.indices, `${c.name}: indices (${plan.variant})`);
+      expectCloseSums(c, built, values);
+      return plan.variant;
+    }
+
+    /** Runs a case and compares every output bit with the reference; returns the plan's variant. */
+    async function expectReference(c: ReduceCase, variant?: SegmentedReduceVariant): Promise<SegmentedReduceVariant> {
+      const built = buildCase(backend, c);
+      try {
+        return await expectBuilt(c, built, variant);
+      } finally {
+        for (const a of built.owned) a.destroy();
+      }
+    }
+
+    /** Runs a case with the natural choice and with every variant forced that applies. */
+    async function expectAllVariants(c: ReduceCase, mustRun: SegmentedReduceVariant[] = []): Promise<void> {
+      const built = buildCase(backend, c);
+      try {
+        const ran = [await expectBuilt(c, built)];
+        for (const variant of segmentedReduceVariants) {
+          if (variant === ran[0]) continue;
+          try {
+            await expectBuilt(c, built, variant);
+            ran.push(variant);
+          } catch (error) {
+            if (!(error instanceof SegkitUsageError) || !/cannot run for these parameters/.test(error.message)) throw error;
+          }
+        }
+        for (const v of mustRun) expect(ran, `${c.name}: variants run`).toContain(v);
+      } finally {
+        for (const a of built.owned) a.destroy();
+      }
+    }
+
+    describe('values, ops and initial values, every variant', () => {
+      const flavours: Record<ValueType, Flavour[]> = { f32: ['random', 'ties', 'special', 'wrap', 'tiny'], i32: ['random', 'ties', 'special', 'wrap'], u32: ['random', 'ties', 'special', 'wrap'] };
+      let seed = 1;
+      for (const valueType of ['f32', 'i32', 'u32'] as const) {
+        for (const flavour of flavours[valueType]) {
+          it(`${valueType} ${flavour}: every op per segment, sizes at boundaries and short`, async () => {
+            for (const sizes of [boundarySizes, shortSizes]) {
+              const n = sizes.length;
+              await expectAllVariants(
+                makeCase({ name: `${valueType}/${flavour}/${n}`, valueType, flavour, sizes, ops: cycleOps(n), initial: initialValues(valueType, n, seed), seed: seed++ }),
+                sizes === shortSizes ? ['thread', 'subgroup', 'workgroup', 'multi-workgroup'] : ['subgroup', 'workgroup', 'multi-workgroup'],
+              );
+            }
+          });
+        }
+      }
+      it('without an initial value: identities for empty segments, index -1', async () => {
+        for (const valueType of ['f32', 'i32', 'u32'] as const) {
+          const sizes = [0, 0, 0, 0, 0, 3, 40, 9000];
+          await expectAllVariants(makeCase({ name: `identity/${valueType}`, valueType, sizes, ops: cycleOps(sizes.length), flavour: 'special', seed: 71 }));
+        }
+        const built = buildCase(backend, makeCase({ name: 'identity bits', sizes: [0, 0, 0, 0, 0], ops: cycleOps(5), seed: 73 }));
+        const { values, indices } = await runCase(backend, built);
+        // sum, min, max, argMin, argMax of nothing: +0, +Infinity, -Infinity, +Infinity, -Infinity; no index.
+        expect(hex(values)).toEqual(hex(new Uint32Array([0, 0x7f800000, 0xff800000, 0x7f800000, 0xff800000])));
+        expect([...indices!].map((i) => i | 0)).toEqual([-1, -1, -1, -1, -1]);
+        for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('f32 sums', () => {
+      it('one long segment: the canonical bits on every variant, close to the float64 sum', async () => {
+        await expectAllVariants(makeCase({ name: 'long', sizes: [200_003], ops: 'sum', initial: 0.25, seed: 79 }), ['subgroup', 'workgroup', 'multi-workgroup']);
+      }, 600_000);
+      it('the same bits run after run; NaN written canonically', async () => {
+        const c = makeCase({ name: 'repeat', sizes: [100_000, 5, 33], ops: 'sum', seed: 83 });
+        c.values[100_003] = 0xffc00001; // a negative NaN with a payload
+        const built = buildCase(backend, c);
+        const first = await runCase(backend, built);
+        const second = await runCase(backend, built);
+        expect(hex(second.values)).toEqual(hex(first.values));
+        expect(first.values[1]).toBe(0x7fc00000);
+        expect(hex(first.values)).toEqual(hex(built.expected.values));
+        for (const a of built.owned) a.destroy();
+      });
+      it("'not-guaranteed' stays close to the float64 sum", async () => {
+        const c = makeCase({ name: 'fast', sizes: [120_000, 3000, 17], ops: 'sum', initial: 3, seed: 89 });
+        for (const variant of [undefined, 'workgroup', 'multi-workgroup'] as const) {
+          const built = buildCase(backend, c);
+          const { values } = await runCase(backend, built, { variant, requirements: { determinism: 'not-guaranteed' } });
+          expectCloseSums(c, built, values);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+    });
+
+    describe('many segments and edge cases', () => {
+      it('100k+ segments of up to 12 items, every variant', async () => {
+        const sizes = randomSizes(120_000, 12, 97);
+        await expectAllVariants(makeCase({ name: 'many', sizes, ops: cycleOps(sizes.length), initial: initialValues('f32', sizes.length, 5), seed: 101 }), ['thread']);
+      }, 600_000);
+      it('numSegments = 0 writes nothing, every variant', async () => {
+        for (const variant of segmentedReduceVariants) {
+          const built = buildCase(backend, makeCase({ name: 'zero', sizes: [], ops: 'sum', sizeKind: 'perSegment-device', numSegmentsKind: 'device', seed: 103 }));
+          const { values } = await runCase(backend, built, { variant });
+          expect([...values]).toEqual([untouchedBits]);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+      it('strided segments shorter than the stride, integer sums that wrap', async () => {
+        await expectAllVariants(makeCase({ name: 'strided-wrap', valueType: 'i32', flavour: 'wrap', sizes: [900, 0, 1000, 77], stride: 1000, ops: 'sum', initial: 2147483647, seed: 107 }));
+        await expectAllVariants(makeCase({ name: 'strided-u32', valueType: 'u32', flavour: 'wrap', sizes: [12, 9, 16], stride: 20, ops: cycleOps(3), indices: 'u32', seed: 109 }), ['thread']);
+      });
+      it('ties go to the smaller index; -0 and +0 are equal; NaN orders above +Infinity', async () => {
+        const c = makeCase({ name: 'order', sizes: [6, 6, 6, 6], ops: ['argMax', 'argMin', 'max', 'min'], seed: 113 });
+        const row = [0x80000000, 0x7f800000, 0x7fc00001, 0x00000000, 0xffc00000, 0x80000000];
+        c.values = new Uint32Array([...row, 0x80000000, 0x00000000, 0x3f800000, 0x80000000, 0x00000000, 0x3f800000, ...row, 0x00000000, 0x80000000, 0x3f800000, 0x80000000, 0x00000000, 0x3f800000]);
+        const built = buildCase(backend, c);
+        const { values, indices } = await runCase(backend, built);
+        // argMax: the first NaN (index 2, its payload); argMin: -0 at index 0 (equal to the +0 after
+        // it: the smaller index's bits); max: NaN at 2; min: +0 at index 0 (equal to the -0 after it).
+        expect(hex(values)).toEqual(hex(new Uint32Array([0x7fc00001, 0x80000000, 0x7fc00001, 0x00000000])));
+        expect([...indices!]).toEqual([2, 0, 2, 0]);
+        expect(hex(values)).toEqual(hex(built.expected.values));
+        for (const a of built.owned) a.destroy();
+      });
+      it('an initial value wins only when strictly better', async () => {
+        const c = makeCase({ name: 'initial-ties', sizes: [3, 3, 3], ops: ['argMax', 'argMin', 'argMax'], initial: [5, 5, 6], initialKind: 'perSegment', seed: 127 });
+        c.values = new Uint32Array([0x40a00000, 0x3f800000, 0x40a00000, 0x40c00000, 0x40a00000, 0x40a00000, 0x40a00000, 0x40a00000, 0x40a00000].map((b) => b));
+        const built = buildCase(backend, c);
+        const { values, indices } = await runCase(backend, built);
+        expect([...indices!].map((i) => i | 0)).toEqual([0, 1, -1]);
+        expect(hex(values)).toEqual(hex(new Uint32Array([0x40a00000, 0x40a00000, 0x40c00000])));
+        for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('every parameter kind', () => {
+      const sizeKinds: NumericKind[] = ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device', 'perSegment-device-bounds'];
+      const opKinds: OptionKind[] = ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device'];
+      const initialKinds = ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device', undefined] as const;
+      const numSegmentsKinds = ['constant', 'uniform', 'device'] as const;
+      const valueTypes: ValueType[] = ['f32', 'i32', 'u32'];
+      // Every kind of every parameter at least twice, across layouts, value types and index dtypes.
+      for (let i = 0; i < 12; i++) {
+        const sizeKind = sizeKinds[i % 6]!;
+        const opKind = opKinds[(i * 2) % 5]!;
+        const initialKind = initialKinds[(i * 5) % 6];
+        const numSegmentsKind = numSegmentsKinds[i % 3]!;
+        const valueType = valueTypes[(i + 1) % 3]!;
+        const indices = (['i32', 'u32', 'none'] as const)[Math.floor(i / 2) % 3]!;
+        const stride = i % 4 < 2 ? undefined : 450;
+        it(`sizes ${sizeKind}, op ${opKind}, initial value ${initialKind ?? 'none'}, numSegments ${numSegmentsKind}, ${valueType}, indices ${indices}, ${stride === undefined ? 'packed' : 'strided'}`, async () => {
+          const n = 9;
+          const uniformSize = sizeKind === 'constant' || sizeKind.startsWith('uniform');
+          const sizes = uniformSize ? Array.from({ length: n }, () => 400 - 37 * i) : randomSizes(n, 440, 131 + i);
+          const opOptions = indices === 'none' ? (['max', 'sum', 'min'] as const) : (['argMax', 'sum', 'min', 'max', 'argMin'] as const);
+          const ops = opKind.startsWith('perSegment') ? cycleOps(n, [...opOptions].reverse()) : Array.from({ length: n }, () => opOptions[i % opOptions.length]!);
+          const uniformInitial = initialKind === 'constant' || initialKind === 'uniform' || initialKind === 'uniform-device';
+          const initial = initialKind === undefined ? undefined : uniformInitial ? initialValues(valueType, 1, i)[0]! : initialValues(valueType, n, i);
+          await expectReference(
+            makeCase({
+              name: `kinds-${i}`,
+              valueType,
+              flavour: 'special',
+              sizes,
+              stride,
+              ops,
+              opOptions: [...opOptions],
+              opKind,
+              initial,
+              ...(initialKind === undefined ? {} : { initialKind }),
+              sizeKind,
+              numSegmentsKind,
+              indices,
+              seed: 137 + i,
+            }),
+          );
+        });
+      }
+    });
+
+    describe('requirements', () => {
+      it("'trust' with device-only values makes no transfer", async () => {
+        const sizes = randomSizes(7, 300, 139);
+        const c = makeCase({
+          name: 'trust',
+          sizes,
+          sizeKind: 'perSegment-device',
+          ops: cycleOps(7),
+          opKind: 'perSegment-device',
+          initial: initialValues('f32', 7, 3),
+          initialKind: 'perSegment-device',
+          numSegmentsKind: 'device',
+          seed: 149,
+        });
+        const built = buildCase(backend, c);
+        const environment = env({ backend, requirements: { guaranteeChecks: 'trust' } });
+        const plan = (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => SegmentedReducePlan)(built.args, environment);
+        const temp = plan.tempStorageBytes ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+        backend.resetStats();
+        await plan.run(temp);
+        await backend.synchronize();
+        const stats = backend.stats();
+        expect(stats.uploads + stats.downloads).toBe(0);
+        expect(stats.launches).toBeGreaterThan(0);
+        expect(hex(bits(await backend.download(built.valuesOut)))).toEqual(hex(built.expected.values));
+        temp?.destroy();
+        for (const a of built.owned) a.destroy();
+      });
+      it("'validate' reads back one status word only", async () => {
+        const built = buildCase(backend, makeCase({ name: 'validate', sizes: [10, 20], sizeKind: 'perSegment-device', ops: 'max', seed: 151 }));
+        backend.resetStats();
+        await runCase(backend, built);
+        // The status word, then the test's own downloads of valuesOut and indicesOut.
+        expect(backend.stats().downloads).toBe(3);
+        for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('bad input leaves outputs untouched', () => {
+      async function expectUntouched(built: BuiltCase) {
+        expect([...bits(await backend.download(built.valuesOut))].every((b) => b === untouchedBits)).toBe(true);
+        if (built.indicesOut) expect([...bits(await backend.download(built.indicesOut))].every((b) => b === untouchedBits)).toBe(true);
+      }
+      async function expectRejected(c: ReduceCase, change: (built: BuiltCase) => void, check: (error: unknown) => void) {
+        const built = buildCase(backend, c);
+        change(built);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        check(error);
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      }
+      const base = () => makeCase({ name: 'bad', sizes: [5, 6, 7], ops: 'sum', seed: 157 });
+
+      it('host initial values outside their bounds or their type', async () => {
+        await expectRejected(base(), (b) => (b.args.initialValue = p.perSegment([1, 20, 3], { min: 0, max: 10 })), (error) => {
+          expect(error).toBeInstanceOf(SegkitRangeError);
+          expect((error as Error).message).toBe('initialValue[1]: 20 is outside the static bounds [0, 10]');
+        });
+        await expectRejected(makeCase({ name: 'bad-i32', valueType: 'i32', sizes: [5], ops: 'sum', seed: 1 }), (b) => (b.args.initialValue = p.constant(1.5)), (error) => {
+          expect(error).toBeInstanceOf(SegkitRangeError);
+          expect((error as Error).message).toBe('initialValue: 1.5 is not an integer');
+        });
+        await expectRejected(makeCase({ name: 'bad-u32', valueType: 'u32', sizes: [5], ops: 'sum', seed: 1 }), (b) => (b.args.initialValue = p.uniform(-1)), (error) => {
+          expect(error).toBeInstanceOf(SegkitRangeError);
+          expect((error as Error).message).toBe('initialValue: -1 is outside the static bounds [0, 4294967295]');
+        });
+      });
+      it('device-only initial values outside their bounds: named, read in their type', async () => {
+        await expectRejected(
+          base(),
+          (b) => {
+            const device = backend.upload(new Float32Array([0.5, -3.25, 2]));
+            b.owned.push(device);
+            b.args.initialValue = p.perSegment(device, { min: 0, max: 10 });
+          },
+          (error) => {
+            expect(error).toBeInstanceOf(GuaranteeViolationError);
+            expect((error as GuaranteeViolationError).value).toBe(-3.25);
+            expect((error as Error).message).toBe('initialValue[1]: -3.25 is outside the static bounds [0, 10] (found on the device)');
+          },
+        );
+        await expectRejected(
+          base(),
+          (b) => {
+            const device = backend.upload(new Float32Array([NaN]));
+            b.owned.push(device);
+            b.args.initialValue = p.uniform(device);
+          },
+          (error) => {
+            expect(error).toBeInstanceOf(GuaranteeViolationError);
+            expect((error as Error).message).toBe('initialValue: NaN is outside the static bounds [-Infinity, Infinity] (found on the device)');
+          },
+        );
+        await expectRejected(
+          makeCase({ name: 'bad-i32-device', valueType: 'i32', sizes: [5, 6], ops: 'min', seed: 3 }),
+          (b) => {
+            const device = backend.upload(new Int32Array([-7, -100]));
+            b.owned.push(device);
+            b.args.initialValue = p.perSegment(device, { min: -50, max: 50 });
+          },
+          (error) => expect((error as Error).message).toBe('initialValue[1]: -100 is outside the static bounds [-50, 50] (found on the device)'),
+        );
+      });
+      it('a device-only op index past the option set', async () => {
+        await expectRejected(
+          makeCase({ name: 'bad-op', sizes: [5, 6, 7], ops: ['sum', 'max', 'min'], opKind: 'perSegment-device', seed: 163 }),
+          (b) => {
+            const device = backend.upload(new Uint32Array([1, 7, 2]));
+            b.owned.push(device);
+            b.args.op = p.perSegmentOption(device, ['argMax', 'sum', 'min', 'max', 'argMin']);
+          },
+          (error) => {
+            expect(error).toBeInstanceOf(GuaranteeViolationError);
+            expect((error as Error).message).toBe('op[1]: 7 is outside the static bounds [0, 4] (found on the device)');
+          },
+        );
+      });
+      it('misuse: an arg op without indicesOut, an unknown field, segments past the values, a wrong dtype, a forced variant that cannot run', async () => {
+        const built = buildCase(backend, base());
+        const plan = (args: Record<string, unknown>, e: Env = env({ backend })) => () => (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => unknown)(args, e);
+        expect(plan({ ...built.args, indicesOut: undefined, op: p.uniformOption('sum', ['sum', 'argMax']) })).toThrow(new SegkitUsageError("indicesOut: required when op may be 'argMin' or 'argMax'"));
+        expect(plan({ ...built.args, segmentStrid: p.constant(4) })).toThrow(/^args: unknown field 'segmentStrid'/);
+        expect(plan({ ...built.args, segmentSizes: p.perSegment([5, 6, 8]) })).toThrow('segmentSizes[2]: segment 2 ends at 19, past the 18 values of valuesIn');
+        expect(plan({ ...built.args, valuesOut: built.indicesOut })).toThrow("valuesOut: dtype 'i32' is not accepted here; expected 'f32'");
+        expect(plan({ ...built.args, segmentSizes: p.perSegment([5, 6, 7]) }, env({ backend, tuning: { variant: 'thread' } }))).not.toThrow();
+        const long = buildCase(backend, makeCase({ name: 'long', sizes: [100], ops: 'sum', seed: 1 }));
+        expect(plan(long.args, env({ backend, tuning: { variant: 'thread' } }))).toThrow("tuning.variant: 'thread' cannot run for these parameters: max segment size 100 > threadMaxItems 16");
+        await expectUntouched(built);
+        for (const a of [...built.owned, ...long.owned]) a.destroy();
+      });
+    });
+  });
+}
+
+const hex = (a: Uint32Array) => Array.from(a, (b) => b.toString(16));
+
+/** Word-for-word equality, reporting the first difference (a deep diff of 100k words is slow and unreadable). */
+function expectSameWords(actual: Uint32Array, expected: Uint32Array, label: string): void {
+  expect(actual.length, `${label}: length`).toBe(expected.length);
+  let at = 0;
+  while (at < actual.length && actual[at] === expected[at]) at++;
+  if (at < actual.length) expect(hex(actual.subarray(at, at + 4)), `${label}: first difference at ${at}`).toEqual(hex(expected.subarray(at, at + 4)));
+}
+
+/**
+ * f32 sums within a few units of rounding of the float64 sum (relative to the sum of magnitudes) where
+ * every item is finite; integer sums exact modulo 2^32.
+ */
+function expectCloseSums(c: ReduceCase, built: BuiltCase, values: Uint32Array): void {
+  const segmentStarts = starts(c);
+  c.sizes.forEach((size, s) => {
+    if (c.ops[s] !== 'sum' || s >= values.length) return;
+    if (c.valueType !== 'f32') {
+      expect(values[s], `${c.name}[${s}]: wrapped sum`).toBe(((built.exactSums[s]! % 2 ** 32) + 2 ** 32) % 2 ** 32);
+      return;
+    }
+    let magnitude = c.initial === undefined ? 0 : Math.abs(c.initial[c.initial.length === 1 ? 0 : s]!);
+    for (let i = 0; i < size; i++) magnitude += Math.abs(f32Of(c.values[segmentStarts[s]! + i]!));
+    const exact = built.exactSums[s]!;
+    if (!Number.isFinite(exact) || !Number.isFinite(magnitude) || magnitude > 1e38) return;
+    const got = f32Of(values[s]!);
+    // The canonical order's error bound: about (32 + 8 + log2 chunks) roundings; flushed subnormals add 2^-126 each.
+    expect(Math.abs(got - exact), `${c.name}[${s}]: ${got} vs float64 ${exact}`).toBeLessThanOrEqual(1e-5 * magnitude + size * 2 ** -125);
+  });
+}
+

@@ -1,0 +1,341 @@
+/**
+ * The scan conformance suite, written once and run on every backend: random and adversarial cases
+ * compared bit for bit with `referenceScan`, every variant forced through tuning, every parameter
+ * kind, both layouts, the device-only item count, and bad input leaving outputs untouched.
+ *
+ * Cases are grouped so that a WebGPU run compiles few pipelines: the operator and mode are mostly
+ * per-segment (one program serves them all), and the parameter kinds vary one at a time.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Backend,
+  type DeviceArray,
+  type ScanPlan,
+  type ScanVariant,
+  DeviceSegmentedScan,
+  GuaranteeViolationError,
+  SegkitRangeError,
+  SegkitUsageError,
+  env,
+  p,
+  scanVariants,
+} from '../../src/index.js';
+import { rng } from '../rng.js';
+import { type BuiltCase, type ScanCase, bits, bitsOf, buildCase, makeCase, runCase, untouchedBits } from './scan-cases.js';
+
+/** Sizes at every boundary of the canonical order: lanes (8), warps (32), groups (128), workgroups (256), tiles (2048). */
+const boundarySizes = [0, 1, 2, 7, 8, 9, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 6143, 6144, 6145];
+
+const randomSizes = (n: number, max: number, seed: number) => {
+  const random = rng(seed);
+  return Array.from({ length: n }, () => Math.floor(random() * (max + 1)));
+};
+
+const allOps = ['sum', 'min', 'max'] as const;
+const bothModes = ['inclusive', 'exclusive', 'exclusive', 'inclusive'] as const;
+
+/** Defines the suite for one backend. `makeBackend` is called once; `destroy()` runs after. */
+export function defineScanConformance(backendName: string, makeBackend: () => Promise<Backend>): void {
+  describe(`DeviceSegmentedScan conformance on ${backendName}`, () => {
+    let backend: Backend;
+    beforeAll(async () => {
+      backend = await makeBackend();
+    });
+    afterAll(() => backend?.destroy());
+
+    const owned = (built: BuiltCase) => () => {
+      for (const a of built.owned) a.destroy();
+    };
+
+    /** The first differing output position, for a readable failure. */
+    function expectBits(got: Uint32Array, expected: Uint32Array, what: string): void {
+      const at = got.findIndex((b, i) => b !== expected[i]);
+      if (at >= 0) expect(`${what}: output ${at} is 0x${got[at]!.toString(16)}`).toBe(`${what}: output ${at} is 0x${expected[at]!.toString(16)}`);
+      expect(got.length).toBe(expected.length);
+    }
+
+    async function expectReference(c: ScanCase, variant?: ScanVariant): Promise<ScanPlan> {
+      const built = buildCase(backend, c);
+      try {
+        const { plan, out } = await runCase(backend, built, { variant });
+        expectBits(out, built.expected, `${c.name} (${plan.variant})`);
+        return plan;
+      } finally {
+        owned(built)();
+      }
+    }
+
+    /** Runs a case with the natural choice and with every variant forced: all give the reference's bits. */
+    async function expectAllVariants(c: ScanCase): Promise<void> {
+      const natural = await expectReference(c);
+      for (const variant of scanVariants) if (variant !== natural.variant) await expectReference(c, variant);
+    }
+
+    describe('random and adversarial values, every variant', () => {
+      for (const valueType of ['f32', 'i32', 'u32'] as const) {
+        for (const flavour of ['random', 'special'] as const) {
+          it(`${valueType} ${flavour}: every boundary size, every operator and mode, per-segment initial values`, async () => {
+            const sizes = [...boundarySizes, ...randomSizes(9, 3000, 3)];
+            await expectAllVariants(makeCase({ name: `${valueType}-${flavour}`, valueType, flavour: valueType === 'f32' ? flavour : flavour === 'special' ? 'wrap' : 'random', sizes, ops: [...allOps], modes: [...bothModes], initial: true, seed: 11 }));
+          });
+        }
+        it(`${valueType} ties: no initial value`, async () => {
+          await expectAllVariants(makeCase({ name: `${valueType}-ties`, valueType, flavour: 'ties', sizes: [...boundarySizes].reverse(), ops: [...allOps], modes: [...bothModes], seed: 13 }));
+        });
+      }
+    });
+
+    describe('long segments', () => {
+      it('100k+ items: many tiles in one segment, every variant', async () => {
+        await expectAllVariants(makeCase({ name: 'long', sizes: [150_001, 3, 123_457], ops: ['sum', 'max', 'sum'], modes: ['inclusive', 'inclusive', 'exclusive'], initial: true, seed: 17 }));
+      });
+      it('more than 2048 tiles in a segment: the scan of the tile totals has tiles of its own', async () => {
+        const c = makeCase({ name: 'spine', sizes: [2049 * 2048 + 5], ops: 'sum', modes: 'exclusive', initial: 0.5, seed: 19 });
+        const plan = await expectReference(c, 'multi-workgroup');
+        expect(plan.launches.map((l) => l.kernel)).toContain('spine-reduce');
+        await expectReference(c, 'workgroup');
+      }, 600_000);
+    });
+
+    describe('edge cases', () => {
+      it('empty segments, single items, all equal values', async () => {
+        await expectAllVariants(makeCase({ name: 'empty', sizes: [0, 1, 0, 0, 2, 0, 1], ops: [...allOps], modes: [...bothModes], seed: 23 }));
+        const c = makeCase({ name: 'all-equal', sizes: [3000, 17], ops: [...allOps], modes: [...bothModes], seed: 29 });
+        c.values.fill(bitsOf(0.1));
+        await expectAllVariants(c);
+      });
+      it('numSegments = 0 writes nothing', async () => {
+        const built = buildCase(backend, makeCase({ name: 'zero', sizes: [], ops: 'sum', seed: 31 }));
+        const { out } = await runCase(backend, built);
+        expect([...out]).toEqual([untouchedBits]);
+        owned(built)();
+      });
+      it('min and max: NaN above +Infinity, -0 equal to +0, ties keep the earlier bits', async () => {
+        const c = makeCase({ name: 'nan-zero', sizes: [8, 8], ops: ['max', 'min'], modes: 'inclusive', opKind: 'perSegment', seed: 37 });
+        const row = [0x80000000, 0x00000000, 0x7f800000, 0x7fc00001, 0x3f800000, 0xffc00002, 0xff800000, 0x80000000];
+        c.values.set([...row, ...row]);
+        await expectAllVariants(c);
+        const built = buildCase(backend, c);
+        const { out } = await runCase(backend, built);
+        // max: -0 stays (+0 ties it), +Inf, then the first NaN's own bits for good.
+        expect([...out.subarray(0, 8)]).toEqual([0x80000000, 0x80000000, 0x7f800000, 0x7fc00001, 0x7fc00001, 0x7fc00001, 0x7fc00001, 0x7fc00001]);
+        // min: -0 stays through +0, +Inf, NaN, 1; -Inf takes over.
+        expect([...out.subarray(8, 16)]).toEqual([0x80000000, 0x80000000, 0x80000000, 0x80000000, 0x80000000, 0x80000000, 0xff800000, 0xff800000]);
+        owned(built)();
+      });
+      it('f32 sums: subnormals flushed, NaN written as 0x7fc00000, -0 kept where nothing is added', async () => {
+        const c = makeCase({ name: 'f32-special', sizes: [4, 3, 2], ops: 'sum', modes: 'inclusive', seed: 41 });
+        c.values.set([0x80000000, 0x00000001, 0x00800000, 0x80800001, 0x7f800000, 0xff800000, 0x3f800000, 0x7f800001, 0x3f800000]);
+        await expectAllVariants(c);
+        const built = buildCase(backend, c);
+        const { out } = await runCase(backend, built);
+        // -0; -0 + subnormal(flushed to +0) = +0; + 2^-126; + (-2^-126 - ulp) = subnormal, flushed to -0.
+        expect([...out.subarray(0, 4)]).toEqual([0x80000000, 0x00000000, 0x00800000, 0x80000000]);
+        // +Inf + -Inf = NaN, canonical; NaN + 1 stays NaN.
+        expect([...out.subarray(4, 7)]).toEqual([0x7f800000, 0x7fc00000, 0x7fc00000]);
+        expect([...out.subarray(7, 9)]).toEqual([0x7fc00000, 0x7fc00000]);
+        owned(built)();
+      });
+      it('integer sums wrap modulo 2^32', async () => {
+        const c = makeCase({ name: 'wrap', valueType: 'i32', sizes: [3], ops: 'sum', modes: 'inclusive', initial: 2147483647, seed: 43 });
+        c.values.set([1, 0xffffffff, 0x80000000]);
+        const built = buildCase(backend, c);
+        const { out } = await runCase(backend, built);
+        expect([...out]).toEqual([0x80000000, 0x7fffffff, 0xffffffff]);
+        owned(built)();
+        await expectAllVariants(makeCase({ name: 'wrap-u32', valueType: 'u32', flavour: 'wrap', sizes: [5000, 70], ops: 'sum', modes: 'inclusive', seed: 47 }));
+      });
+      it('strided segments: elements between segments are left as they were', async () => {
+        await expectAllVariants(makeCase({ name: 'strided', sizes: [700, 0, 999, 1000, 5], stride: 1000, ops: [...allOps], modes: [...bothModes], initial: true, seed: 53 }));
+      });
+      it('a segment-size guarantee (totalNumItems) smaller than the values', async () => {
+        const c = makeCase({ name: 'total', sizes: [2500, 2500], ops: 'sum', seed: 59 });
+        for (const variant of scanVariants) {
+          const built = buildCase(backend, c);
+          built.args.totalNumItems = p.guarantee({ max: 5000 });
+          const { out, plan } = await runCase(backend, built, { variant });
+          expectBits(out, built.expected, `total (${plan.variant})`);
+          owned(built)();
+        }
+      });
+    });
+
+    describe('every parameter kind', () => {
+      const sizes = [300, 0, 4096, 17, 2049, 1, 555];
+      const base = { sizes, ops: ['sum', 'max', 'min', 'sum', 'sum', 'min', 'max'] as ('sum' | 'min' | 'max')[], modes: ['exclusive', 'inclusive', 'inclusive', 'exclusive', 'inclusive', 'exclusive', 'inclusive'] as ('inclusive' | 'exclusive')[] };
+      const equal = sizes.map(() => 2049);
+      it('segment sizes: constant, uniform, device uniform, per-segment on the host and the device, device bounds', async () => {
+        for (const sizeKind of ['constant', 'uniform', 'uniform-device'] as const) {
+          await expectReference(makeCase({ name: `sizes ${sizeKind}`, ...base, sizes: equal, sizeKind, seed: 61 }));
+        }
+        for (const sizeKind of ['perSegment', 'perSegment-device', 'perSegment-device-bounds'] as const) {
+          await expectReference(makeCase({ name: `sizes ${sizeKind}`, ...base, sizeKind, seed: 67 }));
+        }
+      });
+      it('numSegments: constant, uniform, device', async () => {
+        for (const numSegmentsKind of ['constant', 'uniform', 'device'] as const) await expectReference(makeCase({ name: `numSegments ${numSegmentsKind}`, ...base, numSegmentsKind, seed: 71 }));
+      });
+      it('op and mode: constant, uniform, device uniform, per-segment on the host and the device', async () => {
+        for (const opKind of ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device'] as const) {
+          await expectReference(makeCase({ name: `op ${opKind}`, ...base, opKind, ops: opKind.startsWith('perSegment') ? base.ops : ['max'], seed: 73 }));
+        }
+        for (const modeKind of ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device'] as const) {
+          await expectReference(makeCase({ name: `mode ${modeKind}`, ...base, modeKind, modes: modeKind.startsWith('perSegment') ? base.modes : ['exclusive'], seed: 79 }));
+        }
+      });
+      it('initialValue: constant, uniform, device uniform, per-segment on the host and the device, for every value type', async () => {
+        for (const valueType of ['f32', 'i32', 'u32'] as const) {
+          for (const initialKind of ['constant', 'uniform', 'uniform-device', 'perSegment', 'perSegment-device'] as const) {
+            await expectReference(makeCase({ name: `initialValue ${initialKind} ${valueType}`, valueType, ...base, initial: true, initialKind, seed: 83 }));
+          }
+        }
+      });
+      it('a device-only initial value may be any value of its type, NaN included', async () => {
+        const c = makeCase({ name: 'initial NaN', sizes: [5, 5], ops: ['max', 'sum'], modes: 'exclusive', opKind: 'perSegment', initial: 0, initialKind: 'perSegment-device', seed: 89 });
+        const built = buildCase(backend, c);
+        const nan = backend.upload(new Uint32Array([0x7fc00007, 0x7fc00007]));
+        built.owned.push(nan);
+        built.args.initialValue = p.perSegment(nan as unknown as DeviceArray<'u32'>);
+        // The values are f32: a u32 array is rejected, so upload the bits as f32.
+        expect(() => (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => unknown)(built.args, env({ backend }))).toThrow(
+          "initialValue: dtype 'u32' is not accepted here; expected 'f32'",
+        );
+        const nanF32 = backend.upload(new Float32Array(new Uint32Array([0x7fc00007, 0x7fc00007]).buffer));
+        built.owned.push(nanF32);
+        built.args.initialValue = p.perSegment(nanF32);
+        const { out } = await runCase(backend, built);
+        // max from a NaN stays that NaN (its own bits); a sum from it is NaN, written canonical.
+        expect([...out.subarray(0, 5)]).toEqual([0x7fc00007, 0x7fc00007, 0x7fc00007, 0x7fc00007, 0x7fc00007]);
+        expect([...out.subarray(5, 10)]).toEqual([0x7fc00007, 0x7fc00000, 0x7fc00000, 0x7fc00000, 0x7fc00000]);
+        owned(built)();
+      });
+      it('one segment whose size lives only on the device (an earlier kernel wrote it), numSegments constant 1', async () => {
+        const valuesIn = backend.upload(new Float32Array(10_000).map((_, i) => (i % 7) - 3));
+        const valuesOut = backend.upload(new Float32Array(10_000).fill(-1));
+        const count = backend.upload(new Uint32Array([6000]));
+        const args = { valuesIn, valuesOut, numSegments: p.constant(1), segmentSizes: p.uniform(count, { max: 10_000 }) };
+        backend.resetStats();
+        await DeviceSegmentedScan.inclusiveSum(args, env({ backend }));
+        // One download: the status word of the device check.
+        expect(backend.stats().downloads).toBe(1);
+        await DeviceSegmentedScan.inclusiveSum(args, env({ backend, requirements: { guaranteeChecks: 'trust' } }));
+        const out = await backend.download(valuesOut);
+        let sum = 0;
+        for (let i = 0; i < 6000; i++) {
+          sum += (i % 7) - 3;
+          expect(out[i]).toBe(sum);
+        }
+        expect([...out.subarray(6000, 6003)]).toEqual([-1, -1, -1]);
+        for (const a of [valuesIn, valuesOut, count]) a.destroy();
+      });
+    });
+
+    describe('requirements', () => {
+      it("'not-guaranteed' f32 sums are close to the canonical ones; everything else is exact", async () => {
+        const c = makeCase({ name: 'fast', sizes: [5000, 300, 20], ops: ['sum', 'max', 'sum'], modes: ['inclusive', 'inclusive', 'exclusive'], initial: [1, 2, 3], seed: 97 });
+        for (const variant of scanVariants) {
+          const built = buildCase(backend, c);
+          const { out, plan } = await runCase(backend, built, { variant, requirements: { determinism: 'not-guaranteed' } });
+          const got = new Float32Array(out.buffer);
+          const expected = new Float32Array(built.expected.buffer);
+          for (let i = 0; i < got.length; i++) expect(Math.abs(got[i]! - expected[i]!), `${plan.variant} ${i}`).toBeLessThanOrEqual(0.5 + 1e-4 * Math.abs(expected[i]!));
+          expect([...out.subarray(5000, 5300)]).toEqual([...built.expected.subarray(5000, 5300)]);
+          owned(built)();
+        }
+      });
+      it("'trust' with device-only values makes no transfer", async () => {
+        const c = makeCase({ name: 'trust', ...{ sizes: randomSizes(5, 3000, 101) }, sizeKind: 'perSegment-device', ops: [...allOps], opKind: 'perSegment-device', modes: [...bothModes], modeKind: 'perSegment-device', initial: true, initialKind: 'perSegment-device', numSegmentsKind: 'device', seed: 103 });
+        const built = buildCase(backend, c);
+        const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, requirements: { guaranteeChecks: 'trust' } }));
+        const temp = plan.tempStorageBytes ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+        backend.resetStats();
+        await plan.run(temp);
+        await backend.synchronize();
+        expect(backend.stats().uploads + backend.stats().downloads).toBe(0);
+        expect(bits(await backend.download(built.valuesOut))).toEqual(built.expected);
+        temp?.destroy();
+        owned(built)();
+      });
+    });
+
+    describe('bad input leaves outputs untouched', () => {
+      async function expectUntouched(built: BuiltCase) {
+        expect([...bits(await backend.download(built.valuesOut))].every((b) => b === untouchedBits)).toBe(true);
+      }
+      const plan = DeviceSegmentedScan.plan as unknown as (a: unknown, e?: unknown) => ScanPlan;
+
+      it('a host option outside the set, a host initial value outside its type', async () => {
+        const built = buildCase(backend, makeCase({ name: 'bad-host', sizes: [5, 6], ops: 'sum', seed: 107 }));
+        built.args.op = p.perSegmentOption(['sum', 'product' as 'sum'], ['sum', 'min', 'max']);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(SegkitRangeError);
+        expect((error as Error).message).toBe("op[1]: option 'product' is not one of the options ['sum', 'min', 'max']");
+        built.args.op = p.constantOption('sum');
+        built.args.initialValue = p.uniform(Number.NaN);
+        await expect(runCase(backend, built)).rejects.toThrow('initialValue: expected a number, got number NaN');
+        await expectUntouched(built);
+        owned(built)();
+        const ints = buildCase(backend, makeCase({ name: 'bad-u32', valueType: 'u32', sizes: [5], ops: 'sum', seed: 109 }));
+        ints.args.initialValue = p.constant(-1);
+        await expect(runCase(backend, ints)).rejects.toThrow('initialValue: -1 is outside the static bounds [0, 4294967295]');
+        ints.args.initialValue = p.uniform(1.5);
+        await expect(runCase(backend, ints)).rejects.toThrow('initialValue: 1.5 is not an integer');
+        await expectUntouched(ints);
+        owned(ints)();
+      });
+      it('a device-only operator index past the options', async () => {
+        const built = buildCase(backend, makeCase({ name: 'bad-device-op', sizes: [5, 6, 7], ops: ['sum', 'min', 'max'], opKind: 'perSegment-device', seed: 113 }));
+        const indices = backend.upload(new Uint32Array([0, 1, 3]));
+        built.owned.push(indices);
+        built.args.op = p.perSegmentOption(indices, ['sum', 'min', 'max']);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).parameter).toBe('op');
+        expect((error as GuaranteeViolationError).segment).toBe(2);
+        expect((error as Error).message).toBe('op[2]: 3 is outside the static bounds [0, 2] (found on the device)');
+        await expectUntouched(built);
+        owned(built)();
+      });
+      it('device-only sizes past the values, a device-only count past the outputs', async () => {
+        const built = buildCase(backend, makeCase({ name: 'bad-device-size', sizes: [5, 6], ops: 'sum', sizeKind: 'perSegment-device', seed: 127 }));
+        const sizes = backend.upload(new Uint32Array([5, 7]));
+        built.owned.push(sizes);
+        built.args.segmentSizes = p.perSegment(sizes, { max: 100 });
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as Error).message).toBe('segmentSizes[1]: the segment ends at 12, past the 11 values of valuesIn (found on the device)');
+        await expectUntouched(built);
+        built.args.segmentSizes = p.constant(5);
+        const count = backend.upload(new Uint32Array([3]));
+        built.owned.push(count);
+        built.args.numSegments = p.uniform(count, { max: 2 });
+        const tooMany = await runCase(backend, built).catch((e: unknown) => e);
+        expect(tooMany).toBeInstanceOf(GuaranteeViolationError);
+        expect((tooMany as GuaranteeViolationError).parameter).toBe('numSegments');
+        await expectUntouched(built);
+        owned(built)();
+      });
+      it('arrays: wrong dtype, too short, the same array, destroyed, another backend; unknown fields; missing temporary storage', async () => {
+        const built = buildCase(backend, makeCase({ name: 'misuse', sizes: [5000], ops: 'sum', seed: 131 }));
+        const { args } = built;
+        const wrongType = backend.alloc('i32', 5000);
+        const short = backend.alloc('f32', 4999);
+        built.owned.push(wrongType, short);
+        expect(() => plan({ ...args, valuesOut: wrongType }, env({ backend }))).toThrow("valuesOut: dtype 'i32' is not accepted here; expected 'f32'");
+        expect(() => plan({ ...args, valuesOut: short }, env({ backend }))).toThrow('valuesOut: needs as many elements as valuesIn (5000), in the same layout; has 4999');
+        expect(() => plan({ ...args, valuesOut: args.valuesIn }, env({ backend }))).toThrow('valuesOut: must not be valuesIn');
+        expect(() => plan({ ...args, segmentStrid: p.constant(5000) }, env({ backend }))).toThrow(SegkitUsageError);
+        expect(() => plan({ ...args, segmentStrid: p.constant(5000) }, env({ backend }))).toThrow("args: unknown field 'segmentStrid'");
+        expect(() => plan({ ...args, segmentSizes: p.perSegment([5001]) }, env({ backend }))).toThrow('segmentSizes[0]: segment 0 ends at 5001, past the 5000 values of valuesIn');
+        const multi = plan(args, env({ backend, tuning: { variant: 'multi-workgroup' } }));
+        expect(multi.tempStorageBytes).toBeGreaterThan(0);
+        await expect(multi.run()).rejects.toThrow(/tempStorage: this plan needs \d+ bytes/);
+        await expectUntouched(built);
+        owned(built)();
+        const temp = backend.alloc('u8', multi.tempStorageBytes);
+        await expect(multi.run(temp)).rejects.toThrow('valuesIn: the DeviceArray was destroyed and cannot be used');
+        temp.destroy();
+      });
+    });
+  });
+}
