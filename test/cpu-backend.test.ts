@@ -82,6 +82,8 @@ describe('cpuBackend: stats', () => {
       launches: 0,
       kernelsCompiled: 0,
       launchesByKernel: {},
+      liveArrays: 0,
+      liveBytes: 0,
     });
     const a = cpu.upload(new Float32Array(10));
     cpu.upload(new Int32Array(3).subarray(1));

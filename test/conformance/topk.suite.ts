@@ -29,6 +29,7 @@ import {
 } from './topk-cases.js';
 import { rng } from '../helpers.js';
 import { makeCase } from './topk-cases.js';
+import { defineTopKPlanLifecycle } from './topk-plan.suite.js';
 
 const randomSizes = (n: number, max: number, seed: number, min = 0) => {
   const random = rng(seed);
@@ -43,6 +44,8 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       backend = await makeBackend();
     });
     afterAll(() => backend?.destroy());
+
+    defineTopKPlanLifecycle(() => backend, makeBackend);
 
     async function expectReference(c: TopKCase, variant?: TopKVariant): Promise<TopKVariant> {
       const built = buildCase(backend, c);

@@ -1,8 +1,12 @@
 import {
   type Backend,
+  type BackendHooks,
+  type DeferredCheck,
   type DeviceArray,
+  type DeviceRead,
   checkDeviceArray,
   describe,
+  hooksOf,
   isDeviceArray,
 } from '../../backends/backend.js';
 import { TempStorageLayoutBuilder, type TempStorageLayout, describeLayout } from '../../dispatch/temp-storage.js';
@@ -50,7 +54,25 @@ export interface TopKFacts {
   readonly maxSegments: number;
 }
 
-/** A planned top-k call: host facts, the chosen variant, its launches and temporary storage. */
+/**
+ * A planned top-k call: host facts, the chosen variant, its launches and temporary storage.
+ *
+ * Host per-segment arrays (`p.perSegment(values)` and `p.perSegmentOption(values)` with host
+ * arrays) are copied when the plan is made, checked then, and uploaded once on the first run: later
+ * changes to your array do not reach the plan (plan again to use them). A plan keeps a little device
+ * memory (those copies and, under 'validate' with device-only values, its status words): free it
+ * with `destroy()`.
+ *
+ * @example
+ * ```ts
+ * const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+ * const keysOut = backend.alloc('f32', plan.outputLength);   // segment i's results at [i * plan.kMax, ...)
+ * const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+ * await plan.run(temp);
+ * await plan.checked();   // only needed to see a device-only guarantee violation before a download
+ * plan.destroy();
+ * ```
+ */
 export interface TopKPlan {
   /** The variant the dispatcher chose. */
   readonly variant: TopKVariant;
@@ -58,18 +80,49 @@ export interface TopKPlan {
   readonly reachableVariants: readonly TopKVariant[];
   /** Bytes of `'u8'` temporary storage `run` needs; 0 where none is needed. */
   readonly tempStorageBytes: number;
+  /**
+   * Output slots per segment: segment `i`'s results occupy `[i * kMax, i * kMax + min(k_i, size_i))`
+   * of `keysOut`/`valuesOut`, the rest of its slots are filled. It is `k`'s upper bound: the
+   * constant, the host uniform value, or the declared (runtime, else static) max of `k`.
+   */
+  readonly kMax: number;
+  /**
+   * Elements of `keysOut` (and `valuesOut`) the plan may write: `kMax` times the segments its grid
+   * covers (the host value of `numSegments`, else as many as the outputs hold up to its static max).
+   */
+  readonly outputLength: number;
   /** The facts the choice was made from. */
   readonly facts: TopKFacts;
   /** The kernel launches `run` makes, in order. */
   readonly launches: readonly TopKLaunch[];
+  /** True once `destroy()` was called. */
+  readonly destroyed: boolean;
   /** Human-readable: facts per parameter, the chosen variant and why, the pruned ones and why, the temporary-storage layout and the launches. */
   explain(): string;
   /**
    * Runs the plan. `tempStorage` is a `'u8'` DeviceArray of at least `tempStorageBytes`, required
-   * iff `tempStorageBytes > 0`. Resolves when the work is submitted and, under 'validate' with
-   * device-only values, checked.
+   * iff `tempStorageBytes > 0`. Resolves when the work is submitted; host-side misuse (a destroyed
+   * array, missing temporary storage, a destroyed plan) rejects it.
+   *
+   * Under `guaranteeChecks: 'validate'` with device-only values, the device checks them before
+   * anything is written and a violating run writes nothing. The result is not read back per run (that
+   * would stall back-to-back calls): a violation rejects the next `backend.synchronize()` or
+   * `backend.download()` on this backend, or `checked()`, with `GuaranteeViolationError` (parameter,
+   * segment, value, bounds) — the earliest violating run's, each reported once.
    */
   run(tempStorage?: DeviceArray<'u8'>): Promise<void>;
+  /**
+   * Resolves once every run of this plan submitted so far was checked on the device; rejects with
+   * the earliest run's `GuaranteeViolationError` not yet reported. Waits for those runs to finish.
+   * Resolves at once where the plan checks nothing on the device.
+   */
+  checked(): Promise<void>;
+  /**
+   * Frees the plan's device memory (its copies of host per-segment arrays, its status words) once the
+   * work submitted so far is done; a later `run` throws `SegkitUsageError`. Violations of runs
+   * already submitted are still reported. Idempotent.
+   */
+  destroy(): void;
 }
 
 function numericDomain(min: number, max: number, integer = true) {
@@ -124,10 +177,14 @@ function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
     ? args.k.runtimeBounds.max
     : k.staticBounds.max;
   const kMax = k.exact ?? declaredK;
-  if (!Number.isFinite(kMax) || kMax > u32Max) {
-    throw new SegkitRangeError('k', 'needs a finite upper bound (the output width kMax): give static bounds { max } or an environment guarantee maxK', {
-      bounds: k.staticBounds,
-    });
+  // k's domain ends at 2^32 - 1: a kMax that large means no bound was given, and no output holds it.
+  if (!Number.isFinite(kMax) || kMax >= u32Max) {
+    const example = args.k.kind === 'perSegment' ? 'p.perSegment(ks, { min: 1, max: 8 })' : 'p.uniform(kOnDevice, { min: 1, max: 8 })';
+    throw new SegkitRangeError(
+      'k',
+      `has no upper bound (${kMax}), and the output width kMax (slots per segment in keysOut/valuesOut) is k's upper bound: add one, e.g. ${example}, host runtime bounds as the third argument of p.perSegment, or env({ guarantees: { maxK: 8 } })`,
+      { bounds: k.staticBounds },
+    );
   }
 
   // The grid covers the host value of numSegments, or as many segments as the outputs can hold.
@@ -136,12 +193,22 @@ function resolveFacts(args: TopKArgs, environment: Env): TopKFacts {
   return { segmentSizes, k, selectDirection, numSegments, segmentStride, totalNumItems, kMax, maxSegments };
 }
 
+/** Where kMax came from, for messages. */
+function kMaxSource(args: TopKArgs, facts: TopKFacts): string {
+  if (facts.k.kind === 'constant') return 'the constant k';
+  if (facts.k.exact !== undefined) return "k's host value";
+  if (args.k.kind === 'perSegment' && args.k.runtimeBounds !== undefined && !isDeviceArray(args.k.runtimeBounds)) return "k's host runtime max";
+  return "k's static max";
+}
+
 function checkArrays(args: TopKArgs, facts: TopKFacts, backend: Backend): void {
   checkDeviceArray(args.keysIn, backend, 'keysIn', ['f32', 'i32', 'u32']);
   checkDeviceArray(args.keysOut, backend, 'keysOut', [args.keysIn.dtype]);
   const needed = facts.maxSegments * facts.kMax;
   if (facts.numSegments.exact !== undefined && args.keysOut.length < needed) {
-    throw new SegkitUsageError(`keysOut: needs numSegments * kMax = ${facts.numSegments.exact} * ${facts.kMax} = ${needed} elements; has ${args.keysOut.length}`);
+    throw new SegkitUsageError(
+      `keysOut: needs numSegments * kMax = ${facts.numSegments.exact} * ${facts.kMax} = ${needed} elements (kMax: ${kMaxSource(args, facts)}; plan.outputLength); has ${args.keysOut.length}`,
+    );
   }
   if (args.valuesIn !== undefined) {
     checkDeviceArray(args.valuesIn, backend, 'valuesIn', ['f32', 'i32', 'u32']);
@@ -153,7 +220,7 @@ function checkArrays(args: TopKArgs, facts: TopKFacts, backend: Backend): void {
   if (args.valuesOut !== undefined) {
     checkDeviceArray(args.valuesOut, backend, 'valuesOut', args.valuesIn === undefined ? ['u32', 'i32', 'f32'] : [args.valuesIn.dtype]);
     if (args.valuesOut.length < needed) {
-      throw new SegkitUsageError(`valuesOut: needs numSegments * kMax = ${needed} elements; has ${args.valuesOut.length}`);
+      throw new SegkitUsageError(`valuesOut: needs numSegments * kMax = ${facts.maxSegments} * ${facts.kMax} = ${needed} elements (plan.outputLength); has ${args.valuesOut.length}`);
     }
   }
   const arrays = [args.keysIn, args.keysOut, args.valuesIn, args.valuesOut].filter((a) => a !== undefined);
@@ -352,16 +419,215 @@ function hostU32(values: ArrayLike<number>, count: number): Uint32Array {
   return out;
 }
 
+/** A host array a per-segment parameter may hold (anything else is left for the resolver to reject). */
+function isHostArray(values: unknown): values is ArrayLike<unknown> {
+  return typeof values === 'object' && values !== null && !isDeviceArray(values) && typeof (values as { length?: unknown }).length === 'number';
+}
+
+/** A host runtime-bounds object (not a DeviceArray). */
+function isHostBounds(bounds: unknown): bounds is Bounds {
+  return typeof bounds === 'object' && bounds !== null && !isDeviceArray(bounds);
+}
+
+/**
+ * The per-segment fields whose host arrays a plan copies: the plan checks and runs the copies, so an
+ * array changed after planning never reaches a run unchecked.
+ */
+const hostArrayFields = ['segmentSizes', 'k', 'selectDirection'] as const;
+
+/** `args` with every host per-segment array (and host runtime bounds) replaced by a frozen copy. */
+function snapshotHostArrays(args: TopKArgs): TopKArgs {
+  let copy: Record<string, unknown> | undefined;
+  for (const field of hostArrayFields) {
+    const param = (args as unknown as Record<string, unknown>)[field] as { kind?: unknown; values?: unknown; runtimeBounds?: unknown } | undefined;
+    if (param === undefined || (param.kind !== 'perSegment' && param.kind !== 'perSegmentOption') || !isHostArray(param.values)) continue;
+    const snapshot: Record<string, unknown> = { ...param, values: Object.freeze(Array.from(param.values)) };
+    if (param.kind === 'perSegment' && isHostBounds(param.runtimeBounds)) {
+      snapshot.runtimeBounds = Object.freeze({ min: param.runtimeBounds.min, max: param.runtimeBounds.max });
+    }
+    copy ??= { ...args };
+    copy[field] = Object.freeze(snapshot);
+  }
+  return copy === undefined ? args : (copy as unknown as TopKArgs);
+}
+
+/** A host per-segment array (and host runtime bounds) a plan copied, from which field. */
+interface HostArrayCopy {
+  readonly field: (typeof hostArrayFields)[number];
+  readonly values: readonly unknown[];
+  readonly runtimeBounds: Bounds | undefined;
+}
+
+/** What each plan copied, for `hostArraysUnchanged`. */
+const hostArrayCopies = new WeakMap<TopKPlan, readonly HostArrayCopy[]>();
+
+/**
+ * True when the host per-segment arrays (and host runtime bounds) in `args` still hold what `plan`
+ * copied when it was made: the environment API reuses a plan only then. Comparing is cheap next to
+ * the checks and the upload it saves.
+ * @internal
+ */
+export function hostArraysUnchanged(plan: TopKPlan, args: object): boolean {
+  const copies = hostArrayCopies.get(plan);
+  if (copies === undefined) return false;
+  for (const copy of copies) {
+    const param = (args as Record<string, { values?: unknown; runtimeBounds?: unknown } | undefined>)[copy.field];
+    const now = param?.values;
+    if (!isHostArray(now) || now.length !== copy.values.length) return false;
+    for (let i = 0; i < now.length; i++) if (now[i] !== copy.values[i]) return false;
+    const bounds = param!.runtimeBounds;
+    if (copy.runtimeBounds === undefined ? isHostBounds(bounds) : !isHostBounds(bounds) || bounds.min !== copy.runtimeBounds.min || bounds.max !== copy.runtimeBounds.max) return false;
+  }
+  return true;
+}
+
+/** The copies `snapshotHostArrays` made into `args`. */
+function copiesIn(args: TopKArgs, userArgs: TopKArgs): HostArrayCopy[] {
+  const copies: HostArrayCopy[] = [];
+  for (const field of hostArrayFields) {
+    const param = (args as unknown as Record<string, { values?: unknown; runtimeBounds?: unknown } | undefined>)[field];
+    if (param === undefined || param === (userArgs as unknown as Record<string, unknown>)[field]) continue;
+    copies.push({ field, values: param.values as readonly unknown[], runtimeBounds: isHostBounds(param.runtimeBounds) ? param.runtimeBounds : undefined });
+  }
+  return copies;
+}
+
+/** Orders runs across plans, so the earliest violation is the one reported. */
+let runOrder = 0;
+
+/** Slots of a status-report array; the first holds 8 runs, each refill doubles up to the last. */
+const reportSlots = { first: 8, most: 1024 } as const;
+
+/** A plan's device copies of its host per-segment arrays. */
+interface HostCopies {
+  segmentSizes?: DeviceArray;
+  k?: DeviceArray;
+  selectDirection?: DeviceArray;
+}
+
+interface ReportChunk {
+  readonly array: DeviceArray<'u32'>;
+  /** The run order of each used slot, in slot order. */
+  readonly orders: number[];
+}
+
+/**
+ * The status words of a plan's validating runs, kept on the device: each run's executor copies its 8
+ * status words into the next slot of a report array (in queue order), and the slots are read in one
+ * download per array when the backend settles its deferred checks (`synchronize`, `download`) or the
+ * plan's `checked()` is awaited.
+ */
+class StatusReports implements DeferredCheck {
+  private filling: ReportChunk | undefined;
+  private readonly full: ReportChunk[] = [];
+  private spare: DeviceArray<'u32'> | undefined;
+  private slots: number = reportSlots.first;
+  private planDestroyed = false;
+  private collecting: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly backend: Backend,
+    private readonly hooks: BackendHooks,
+  ) {}
+
+  /** A slot for the next run's status words; `undo` gives it back when the run was not submitted. */
+  take(): { readonly array: DeviceArray<'u32'>; readonly word: number; undo(): void } {
+    if (this.filling !== undefined && this.filling.orders.length * 8 >= this.filling.array.length) {
+      this.full.push(this.filling);
+      this.filling = undefined;
+      // Runs outpace the checks: the next array holds more.
+      this.slots = Math.min(reportSlots.most, this.slots * 2);
+    }
+    if (this.filling === undefined) {
+      const spare = this.spare;
+      this.spare = undefined;
+      this.filling = { array: spare !== undefined && spare.length >= this.slots * 8 ? spare : this.backend.alloc('u32', this.slots * 8), orders: [] };
+      if (spare !== undefined && this.filling.array !== spare) spare.destroy();
+    }
+    const chunk = this.filling;
+    const word = chunk.orders.length * 8;
+    chunk.orders.push(runOrder++);
+    this.hooks.defer(this);
+    return {
+      array: chunk.array,
+      word,
+      undo: () => {
+        chunk.orders.pop();
+      },
+    };
+  }
+
+  collect(read: DeviceRead): Promise<readonly { order: number; error: Error }[]> {
+    const chunks = [...this.full];
+    this.full.length = 0;
+    if (this.filling !== undefined && this.filling.orders.length > 0) {
+      chunks.push(this.filling);
+      this.filling = undefined;
+    }
+    // Every read is submitted now, before any later run can reuse a slot.
+    const found = Promise.all(
+      chunks.map(async (chunk) => {
+        try {
+          const words = await read(chunk.array);
+          for (let slot = 0; slot < chunk.orders.length; slot++) {
+            if (words[slot * 8] !== StatusCode.Ok) return [{ order: chunk.orders[slot]!, error: violationOf(words.subarray(slot * 8, slot * 8 + 8)) }];
+          }
+          return [];
+        } finally {
+          this.recycle(chunk.array);
+        }
+      }),
+    ).then((lists) => lists.flat());
+    this.collecting = found;
+    return found;
+  }
+
+  /** Settles this plan's runs alone (`plan.checked()`). */
+  async checkNow(): Promise<void> {
+    const elsewhere = this.collecting;
+    const mine = this.hooks.withdraw(this) ? this.collect(this.hooks.read) : Promise.resolve([]);
+    // Runs another settle is reading were reported there; wait for it all the same.
+    await elsewhere?.catch(() => undefined);
+    const errors = await mine;
+    if (errors.length > 0) throw errors.reduce((a, b) => (b.order < a.order ? b : a)).error;
+  }
+
+  private recycle(array: DeviceArray<'u32'>): void {
+    if (this.planDestroyed || this.spare !== undefined || array.destroyed) array.destroy();
+    else this.spare = array;
+  }
+
+  discard(): void {
+    for (const chunk of [...this.full, ...(this.filling === undefined ? [] : [this.filling])]) chunk.array.destroy();
+    this.full.length = 0;
+    this.filling = undefined;
+    this.spare?.destroy();
+    this.spare = undefined;
+  }
+
+  /** The plan was destroyed: free what holds no unread status; the rest goes once it is read. */
+  destroy(): void {
+    this.planDestroyed = true;
+    this.spare?.destroy();
+    this.spare = undefined;
+    if (this.filling !== undefined && this.filling.orders.length === 0) {
+      this.filling.array.destroy();
+      this.filling = undefined;
+    }
+  }
+}
+
 /**
  * Plans a top-k call on the host: resolves and checks every parameter, chooses the variant, lays
  * out temporary storage and lists the launches. No device work.
  */
-export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan {
-  if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
+export function planTopK(userArgs: TopKArgs, environment: Env = makeEnv()): TopKPlan {
+  if (typeof userArgs !== 'object' || userArgs === null) throw new SegkitUsageError(`args: expected an object; got ${describe(userArgs)}`);
   const { backend, requirements } = environment;
   for (const name of ['keysIn', 'keysOut'] as const) {
-    if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
+    if (!isDeviceArray(userArgs[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(userArgs[name])}`);
   }
+  const args = snapshotHostArrays(userArgs);
   const facts = resolveFacts(args, environment);
   checkArrays(args, facts, backend);
   checkPerSegmentLengths(facts);
@@ -401,13 +667,19 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
 
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
   const valueMode = args.valuesOut === undefined ? 'none' : args.valuesIn === undefined ? 'indices' : 'payload';
+  const hooks = hooksOf(backend);
+  const reports = validates ? new StatusReports(backend, hooks) : undefined;
   let status: DeviceArray<'u32'> | undefined;
+  /** Device copies of the host per-segment arrays, uploaded on the first run. */
+  let hostCopies: HostCopies | undefined;
+  let destroyed = false;
   /** Executors' per-plan cache key (see TopKRun.cache). */
   const runCache = {};
 
   const explain = (): string => {
     const lines = [
       `DeviceBatchedTopK on ${backend.name}: ${facts.maxSegments === facts.numSegments.exact ? `${facts.maxSegments}` : `up to ${facts.maxSegments}`} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}`,
+      `Outputs: ${facts.maxSegments * facts.kMax} elements of keysOut${args.valuesOut === undefined ? '' : ' and valuesOut'}; segment i's results at [i * ${facts.kMax}, i * ${facts.kMax} + min(k_i, size_i)), the rest of its slots filled`,
       'Facts:',
       ...[facts.segmentSizes, facts.k, facts.numSegments, facts.segmentStride, facts.totalNumItems]
         .filter((f) => f !== undefined)
@@ -426,12 +698,40 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       ...describeLayout(layout).map((l) => `  ${l}`),
       `Launches (${launches.length}):`,
       ...launches.map((l, i) => `  ${i + 1}. ${l.name} x${l.grid} workgroups: ${l.purpose}`),
-      validates ? 'Checks: device-only values are validated on the device; one status word is read back.' : `Checks: ${requirements.guaranteeChecks === 'trust' ? 'trusted (no device check)' : 'all values host-known, checked on the host'}.`,
+      validates
+        ? 'Checks: device-only values are validated on the device; each run\'s status words are copied aside on the device and read back at the next synchronize()/download() or plan.checked(), not per run.'
+        : `Checks: ${requirements.guaranteeChecks === 'trust' ? 'trusted (no device check)' : 'all values host-known, checked on the host'}.`,
     ];
+    if (hostArrayFields.some((f) => facts[f].hostValues !== undefined)) {
+      lines.push('Host per-segment arrays: copied when planned, uploaded once on the first run.');
+    }
     return lines.join('\n');
   };
 
+  /** The plan's device copies of its host per-segment arrays (made once: the copies never change). */
+  const uploadHostArrays = (): HostCopies => {
+    if (hostCopies !== undefined) return hostCopies;
+    const copies: HostCopies = {};
+    try {
+      for (const f of [facts.segmentSizes, facts.k]) {
+        if (f.kind === 'perSegment' && f.hostValues !== undefined) copies[f.name as 'segmentSizes' | 'k'] = backend.upload(hostU32(f.hostValues, f.hostValues.length));
+      }
+      const dir = facts.selectDirection;
+      if (dir.kind === 'perSegment' && dir.hostValues !== undefined) {
+        const indices = new Uint32Array(Math.max(1, dir.hostValues.length));
+        for (let i = 0; i < dir.hostValues.length; i++) indices[i] = dir.options.indexOf(dir.hostValues[i]!);
+        copies.selectDirection = backend.upload(indices);
+      }
+    } catch (error) {
+      for (const array of Object.values(copies)) array.destroy();
+      throw error;
+    }
+    hostCopies = copies;
+    return copies;
+  };
+
   const run = async (tempStorage?: DeviceArray<'u8'>): Promise<void> => {
+    if (destroyed) throw new SegkitUsageError('plan: this plan was destroyed (plan.destroy()) and cannot run; make a new one with DeviceBatchedTopK.plan');
     // Arrays may have been destroyed since planning.
     checkArrays(args, facts, backend);
     if (layout.totalBytes > 0) {
@@ -448,14 +748,11 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     const executor = executors.get(backend.name);
     if (executor === undefined) throw new SegkitUsageError(`no top-k executor is registered for the '${backend.name}' backend`);
 
-    // Host per-segment values go to the device for the duration of the call.
-    const uploads: DeviceArray[] = [];
+    const copies = uploadHostArrays();
     const perSegment = (f: NumericFacts): SegmentSource => {
       if (f.kind !== 'perSegment') return scalarSource(f);
       if (f.deviceValues !== undefined) return { kind: 'perSegment', array: f.deviceValues };
-      const array = backend.upload(hostU32(f.hostValues!, f.hostValues!.length));
-      uploads.push(array);
-      return { kind: 'perSegment', array };
+      return { kind: 'perSegment', array: copies[f.name as 'segmentSizes' | 'k']! };
     };
     const dir = facts.selectDirection;
     let direction: SegmentSource;
@@ -464,11 +761,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     } else if (dir.deviceValues !== undefined) {
       direction = dir.kind === 'perSegment' ? { kind: 'perSegment', array: dir.deviceValues } : { kind: 'device', array: dir.deviceValues };
     } else {
-      const indices = new Uint32Array(Math.max(1, dir.hostValues!.length));
-      for (let i = 0; i < dir.hostValues!.length; i++) indices[i] = dir.options.indexOf(dir.hostValues![i]!);
-      const array = backend.upload(indices);
-      uploads.push(array);
-      direction = { kind: 'perSegment', array };
+      direction = { kind: 'perSegment', array: copies.selectDirection! };
     }
     const problem: TopKProblem = {
       keyType: args.keysIn.dtype as TopKProblem['keyType'],
@@ -488,6 +781,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds,
     };
     if (validates && status === undefined) status = backend.alloc('u32', 8);
+    const report = reports?.take();
     const totalBounds = facts.totalNumItems?.staticBounds;
     const topKRun: TopKRun = {
       backend,
@@ -497,6 +791,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       layout,
       temp: layout.totalBytes > 0 ? tempStorage : undefined,
       status: validates ? status : undefined,
+      statusReport: report === undefined ? undefined : { array: report.array, word: report.word },
       checks,
       totalNumItems: totalBounds,
       keysIn: args.keysIn,
@@ -507,27 +802,46 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     };
     try {
       executor.execute(topKRun);
-      if (validates) await throwOnViolation(backend, status!);
-    } finally {
-      for (const array of uploads) array.destroy();
+    } catch (error) {
+      report?.undo();
+      throw error;
     }
   };
 
-  return Object.freeze({
+  const destroy = (): void => {
+    if (destroyed) return;
+    destroyed = true;
+    status?.destroy();
+    status = undefined;
+    for (const array of Object.values(hostCopies ?? {})) array.destroy();
+    hostCopies = undefined;
+    reports?.destroy();
+  };
+  const plan: TopKPlan = Object.freeze({
     variant: selection.variant,
     reachableVariants: Object.freeze([...selection.reachable]),
     tempStorageBytes: layout.totalBytes,
+    kMax: facts.kMax,
+    outputLength: facts.maxSegments * facts.kMax,
     facts,
     launches: Object.freeze(launches),
+    get destroyed() {
+      return destroyed;
+    },
     explain,
     run,
+    checked: async (): Promise<void> => {
+      await reports?.checkNow();
+    },
+    destroy,
   });
+  hostArrayCopies.set(plan, copiesIn(args, userArgs));
+  return plan;
 }
 
-async function throwOnViolation(backend: Backend, status: DeviceArray<'u32'>): Promise<void> {
-  const words = await backend.download(status);
+/** The error of one run's status words. */
+function violationOf(words: Uint32Array): GuaranteeViolationError {
   const code = words[0]!;
-  if (code === StatusCode.Ok) return;
   const parameter = deviceCheckParameters[words[1]!] ?? 'unknown';
   const segment = words[2] === 0xffffffff ? undefined : words[2];
   const value = words[3]!;
@@ -544,5 +858,5 @@ async function throwOnViolation(backend: Backend, status: DeviceArray<'u32'>): P
             : code === StatusCode.TotalOutside
               ? outsideStaticBounds(value, bounds.min, bounds.max)
               : `${value} is larger than the segment stride ${bounds.max}`;
-  throw new GuaranteeViolationError(parameter, detail, segment, value, bounds);
+  return new GuaranteeViolationError(parameter, detail, segment, value, bounds);
 }

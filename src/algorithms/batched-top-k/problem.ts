@@ -145,6 +145,12 @@ export interface TopKRun {
   readonly temp: DeviceArray<'u8'> | undefined;
   /** Status words (8 u32), present iff the plan validates device-only values. */
   readonly status: DeviceArray<'u32'> | undefined;
+  /**
+   * Where the executor copies the 8 status words once the launches are done (in queue order, with no
+   * read-back): the plan reads them lazily, so one status buffer serves back-to-back runs. Present
+   * iff `status` is.
+   */
+  readonly statusReport?: { readonly array: DeviceArray<'u32'>; readonly word: number } | undefined;
   readonly checks: readonly DeviceCheck[];
   /** `totalNumItems` bounds for the device check of the sum of sizes, when sizes are device-only. */
   readonly totalNumItems: Bounds | undefined;

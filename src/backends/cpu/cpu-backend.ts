@@ -1,6 +1,7 @@
 import { SegkitUsageError } from '../../errors.js';
 import {
   type Backend,
+  BackendHooks,
   type BackendCapabilities,
   type BackendStats,
   type DType,
@@ -77,6 +78,7 @@ class CpuDeviceArray<D extends DType> implements DeviceArray<D> {
     this.destroyed = true;
     detachMemory(this);
     this.backend.live--;
+    this.backend.liveBytes -= this.length * bytesPerElement[this.dtype];
   }
 }
 
@@ -84,6 +86,9 @@ class CpuBackendImpl implements CpuBackend {
   readonly name = 'cpu' as const;
   readonly capabilities: BackendCapabilities;
   live = 0;
+  liveBytes = 0;
+  /** @internal */
+  readonly hooks = new BackendHooks((array) => this.read(array));
   private readonly counter = new StatsCounter();
   private readonly compiledKernels = new Set<string>();
   private readonly sharedMemory = new Map<number, WorkgroupMemory>();
@@ -114,6 +119,7 @@ class CpuBackendImpl implements CpuBackend {
     const bytes = Math.ceil((length * bytesPerElement[dtype]) / 4) * 4;
     attachMemory(array, this.shareMemory ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
     this.live++;
+    this.liveBytes += length * bytesPerElement[dtype];
     return array;
   }
 
@@ -137,6 +143,12 @@ class CpuBackendImpl implements CpuBackend {
   }
 
   async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
+    const data = await this.read(array);
+    await this.hooks.settle();
+    return data;
+  }
+
+  private async read<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
     this.checkAlive();
     checkDeviceArray(array, this, 'download(array)');
     const memory = deviceMemory(array);
@@ -192,16 +204,18 @@ class CpuBackendImpl implements CpuBackend {
 
   async synchronize(): Promise<void> {
     this.checkAlive();
+    await this.hooks.settle();
   }
 
   destroy(): void {
+    if (!this.destroyedBackend) this.hooks.destroyed();
     this.destroyedBackend = true;
     this.sharedMemory.clear();
     this.pool?.destroy();
   }
 
   stats(): BackendStats {
-    return this.counter.snapshot();
+    return this.counter.snapshot(this.live, this.liveBytes);
   }
 
   resetStats(): void {

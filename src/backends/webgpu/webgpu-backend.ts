@@ -2,6 +2,7 @@
 import { SegkitUsageError } from '../../errors.js';
 import {
   type Backend,
+  BackendHooks,
   type BackendCapabilities,
   type BackendStats,
   type DType,
@@ -100,6 +101,7 @@ class WebGpuDeviceArray<D extends DType> implements DeviceArray<D> {
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
+    this.backend.arrayDestroyed(this.length * bytesPerElement[this.dtype]);
     this.backend.release(this.buffer);
   }
 }
@@ -162,6 +164,10 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   /** Buffers waiting for earlier work to finish before they are destroyed. */
   private readonly pendingReleases = new Set<Promise<void>>();
   private live = 0;
+  private liveArrays = 0;
+  private liveArrayBytes = 0;
+  /** @internal */
+  readonly hooks = new BackendHooks((array) => this.read(array));
   private lostError: WebGpuDeviceLostError | undefined;
   private deferredError: WebGpuError | undefined;
   private readonly lostSignal: Promise<never>;
@@ -246,6 +252,12 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     return buffer;
   }
 
+  /** Bookkeeping of `stats().liveArrays`: an array was destroyed. */
+  arrayDestroyed(bytes: number): void {
+    this.liveArrays--;
+    this.liveArrayBytes -= bytes;
+  }
+
   /** Destroys `buffer` once the work submitted so far is done. */
   release(buffer: GPUBuffer): void {
     if (this.inFlight.size === 0 || this.lost) {
@@ -270,6 +282,8 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       throw new SegkitUsageError(`${what}: ${length} ${dtype} elements (${bytes} bytes) exceed the device's largest buffer of ${this.maxBufferSize} bytes`);
     }
     const buffer = this.createBuffer(Math.max(4, align4(bytes)), usage.storage | usage.copySrc | usage.copyDst, `segkit ${dtype}[${length}]`);
+    this.liveArrays++;
+    this.liveArrayBytes += bytes;
     return new WebGpuDeviceArray(this, dtype, length, buffer);
   }
 
@@ -289,6 +303,14 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   }
 
   async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
+    // The array's copy is submitted first; the deferred checks' reads follow it in the same turn.
+    const data = this.read(array);
+    const settled = this.hooks.settle();
+    const [result] = await Promise.all([data, settled]);
+    return result;
+  }
+
+  private async read<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
     this.checkUsable();
     checkDeviceArray(array, this, 'download(array)');
     const source = (array as WebGpuDeviceArray<D>).buffer;
@@ -330,10 +352,12 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     await this.guard(this.device.queue.onSubmittedWorkDone());
     await this.guard(Promise.all([...this.pendingReleases]));
     this.throwDeferred();
+    await this.hooks.settle();
   }
 
   destroy(): void {
     if (this.destroyedByUser) return;
+    this.hooks.destroyed();
     this.destroyedByUser = true;
     for (const kind of ['uniforms', 'block'] as const) {
       this.scratchBuffers[kind]?.destroy();
@@ -351,7 +375,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   }
 
   stats(): BackendStats {
-    return this.counter.snapshot();
+    return this.counter.snapshot(this.liveArrays, this.liveArrayBytes);
   }
 
   resetStats(): void {

@@ -1,5 +1,6 @@
 import type { CpuKernel, CpuKernelParallel, CpuWorkerLaunch, WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { type CpuBackend, isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
+import { deviceMemory } from '../../../backends/cpu/memory.js';
 import type { TopKExecutor, TopKKernelId, TopKLaunch, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
 import {
@@ -145,6 +146,10 @@ export const cpuTopKExecutor: TopKExecutor = {
     const ctx = new TopKContext(run);
     for (const launch of run.launches) {
       backend.launch(kernelFor(launch, ctx), launch.grid, { ctx, pass: launch.pass });
+    }
+    // A device-side copy, as the WebGPU executor's copyBufferToBuffer: not a download.
+    if (run.statusReport !== undefined && ctx.status !== undefined) {
+      deviceMemory(run.statusReport.array).u32.set(ctx.status.subarray(0, 8), run.statusReport.word);
     }
   },
 };

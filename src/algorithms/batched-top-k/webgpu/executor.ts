@@ -18,7 +18,8 @@ import { validateFacts, validateProgram } from './validate.js';
 /*
  * Runs a top-k plan on WebGPU: every launch of the plan in one command encoder, one compute pass and
  * one submit (WebGPU makes one dispatch's storage writes visible to the next within a pass), with no
- * read-back; plan.ts reads the status word afterwards when it validates.
+ * read-back; when the plan validates, the status words are copied into the run's report slot after
+ * the pass, and plan.ts reads them lazily.
  *
  * Per run:
  * - pipelines: one per kernel and static facts (facts.ts), compiled lazily on first use and cached
@@ -391,8 +392,10 @@ export const webgpuTopKExecutor: TopKExecutor = {
       pass.dispatchWorkgroups(x, y);
     }
     pass.end();
+    const report = run.statusReport === undefined ? undefined : runtime.bufferOf(run.statusReport.array);
+    if (report !== undefined && status !== undefined) encoder.copyBufferToBuffer(status, 0, report, run.statusReport!.word * 4, 32);
     const commands = encoder.finish();
     // Everything the work uses stays referenced until it is done (bind groups remade later included).
-    runtime.submit(commands, [bindGroups, launches, uniformBuffer, blockBuffer, tempBuffer, keysIn, keysOut, valuesIn, valuesOut, status]);
+    runtime.submit(commands, [bindGroups, launches, uniformBuffer, blockBuffer, tempBuffer, keysIn, keysOut, valuesIn, valuesOut, status, report]);
   },
 };
