@@ -667,8 +667,7 @@ export function planTopK(userArgs: TopKArgs, environment: Env = makeEnv()): TopK
 
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
   const valueMode = args.valuesOut === undefined ? 'none' : args.valuesIn === undefined ? 'indices' : 'payload';
-  const hooks = hooksOf(backend);
-  const reports = validates ? new StatusReports(backend, hooks) : undefined;
+  const reports = validates ? new StatusReports(backend, hooksOf(backend)) : undefined;
   let status: DeviceArray<'u32'> | undefined;
   /** Device copies of the host per-segment arrays, uploaded on the first run. */
   let hostCopies: HostCopies | undefined;

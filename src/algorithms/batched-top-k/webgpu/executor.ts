@@ -25,8 +25,9 @@ import { validateFacts, validateProgram } from './validate.js';
  * - pipelines: one per kernel and static facts (facts.ts), compiled lazily on first use and cached
  *   by the backend; the programs themselves are memoized here by the same key;
  * - per plan (keyed on TopKRun.cache): the resolved programs, pipelines, temporary-storage ranges
- *   and uniform regions, resolved on the first run; and the bind groups of the last run, reused
- *   while every bound buffer (uniform and block scratch, temp, keys, values, status) is the same;
+ *   and uniform regions, resolved on the first run; and the bind groups of the last few sets of bound
+ *   buffers (uniform and block scratch, temp, keys, values, status), reused when a run binds one of
+ *   those sets again (a set the plan has not seen costs one createBindGroup per launch);
  * - uniforms: each launch's values (host numbers: kMax, a uniform k, slot offsets, the pass, ...) in
  *   a 256-byte-aligned region of the backend's uniform buffer, written once per run — kernel
  *   arguments, not uploads;
@@ -270,10 +271,15 @@ interface PreparedRun {
   readonly usesBlock: boolean;
   readonly launches: readonly PreparedLaunch[];
   readonly uniformTotal: number;
-  /** The buffers (and block size) the bind groups were made for; any change remakes them. */
-  bindKey: readonly unknown[] | undefined;
-  bindGroups: readonly GPUBindGroup[] | undefined;
+  /**
+   * Bind groups by the buffers (and block size) they were made for, most recently used first: a
+   * caller who alternates buffers (double-buffered outputs, a few temporary storages) reuses them.
+   */
+  readonly bindSets: { readonly key: readonly unknown[]; readonly groups: readonly GPUBindGroup[] }[];
 }
+
+/** Bind-group sets kept per plan. */
+const bindSetsPerPlan = 4;
 
 /** Per plan (TopKRun.cache): programs, pipelines, uniform regions and bind groups. */
 const preparedRuns = new WeakMap<object, PreparedRun>();
@@ -298,11 +304,11 @@ function prepare(run: TopKRun, runtime: WebGpuRuntime): PreparedRun {
     uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
     return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
   });
-  return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindKey: undefined, bindGroups: undefined };
+  return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindSets: [] };
 }
 
-function sameKey(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
-  if (a === undefined || a.length !== b.length) return false;
+function sameKey(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
@@ -349,10 +355,19 @@ export const webgpuTopKExecutor: TopKExecutor = {
     const valuesOut = run.valuesOut === undefined ? undefined : runtime.bufferOf(run.valuesOut);
     const status = run.status === undefined ? undefined : runtime.bufferOf(run.status);
 
-    // Bind groups: remade only when a bound buffer (or the block's size) differs from the last run's.
+    // Bind groups: made only for bound buffers (and a block size) none of the recent runs had.
     const bindKey = [uniformBuffer, blockBuffer, blockBytes, tempBuffer, keysIn, keysOut, valuesIn, valuesOut, status];
-    let bindGroups = prepared.bindGroups;
-    if (bindGroups === undefined || !sameKey(prepared.bindKey, bindKey)) {
+    const bindSets = prepared.bindSets;
+    const hit = bindSets.findIndex((set) => sameKey(set.key, bindKey));
+    let bindGroups: readonly GPUBindGroup[];
+    if (hit >= 0) {
+      const set = bindSets[hit]!;
+      if (hit > 0) {
+        bindSets.splice(hit, 1);
+        bindSets.unshift(set);
+      }
+      bindGroups = set.groups;
+    } else {
       const buffers: Record<string, GPUBufferBinding> = { keysIn: { buffer: keysIn }, keysOut: { buffer: keysOut } };
       if (valuesIn !== undefined) buffers.valuesIn = { buffer: valuesIn };
       if (valuesOut !== undefined) buffers.valuesOut = { buffer: valuesOut };
@@ -371,8 +386,8 @@ export const webgpuTopKExecutor: TopKExecutor = {
         });
         return device.createBindGroup({ layout: compiled.layout, entries });
       });
-      prepared.bindGroups = bindGroups;
-      prepared.bindKey = bindKey;
+      bindSets.unshift({ key: bindKey, groups: bindGroups });
+      if (bindSets.length > bindSetsPerPlan) bindSets.pop();
     }
 
     device.queue.writeBuffer(uniformBuffer, 0, uniformData.buffer, 0, uniformData.byteLength);
