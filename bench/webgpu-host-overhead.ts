@@ -12,7 +12,8 @@
  * Run (WebGPU through Dawn on lavapipe, or the CPU emulator):
  *   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp node --import tsx bench/webgpu-host-overhead.ts
  *   node --import tsx bench/webgpu-host-overhead.ts --backend=cpu
- * Options: --rounds=N (default 5), --round-ms=T (target time per round, default 300), --cases=id,id
+ * Options: --rounds=N (default 5), --round-ms=T (target time per round, default 300), --cases=id,id,
+ *          --workers=N (CPU backend worker threads; default the backend's)
  */
 import { type Backend, DeviceBatchedTopK, type DeviceArray, type Env, type TopKPlan, cpuBackend, env, p } from '../src/index.js';
 import { webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
@@ -23,7 +24,7 @@ const rounds = Number(argv.rounds ?? 5);
 const roundMs = Number(argv['round-ms'] ?? 300);
 const only = argv.cases?.split(',');
 
-const backend: Backend = backendName === 'cpu' ? cpuBackend() : await webgpuBackend();
+const backend: Backend = backendName === 'cpu' ? cpuBackend(argv.workers === undefined ? {} : { workers: Number(argv.workers) }) : await webgpuBackend();
 const select = DeviceBatchedTopK.select as unknown as (args: object, e: Env) => Promise<void>;
 const plan = DeviceBatchedTopK.plan as unknown as (args: object, e: Env) => TopKPlan;
 
@@ -95,38 +96,39 @@ const uniformCase = (id: string, rows: number, cols: number, k: number): BenchCa
 
 const perTokenK = (rows: number) => Array.from({ length: rows }, (_, i) => 1 + ((i * 2654435761) >>> 0) % 8);
 
+/** MoE routing with per-token k in [1, 8] over 128 experts, k given as a host or a device array. */
+function moeCase(rows: number, where: 'host' | 'device'): BenchCase {
+  return {
+    id: `moe-${where}-k${rows === 4096 ? '' : `-${rows}`}`,
+    label: `moe ${rows}x128 k=1..8 per token (${where} array)`,
+    deviceOnly: where === 'device',
+    args: () => {
+      const keysIn = backend.upload(randomKeys(rows * 128, 11));
+      const keysOut = backend.alloc('f32', rows * 8);
+      const valuesOut = backend.alloc('i32', rows * 8);
+      const owned: DeviceArray[] = [keysIn, keysOut, valuesOut];
+      let k: unknown;
+      if (where === 'host') k = p.perSegment(perTokenK(rows), { min: 1, max: 8 });
+      else {
+        const ks = backend.upload(new Uint32Array(perTokenK(rows)));
+        owned.push(ks);
+        k = p.perSegment(ks, { min: 1, max: 8 });
+      }
+      return { args: { keysIn, keysOut, valuesOut, segmentSizes: p.constant(128), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) }, owned };
+    },
+  };
+}
+
 const cases: BenchCase[] = [
   uniformCase('reduce', 4096, 256, 8),
   uniformCase('k1-vocab', 8, 131072, 1),
   uniformCase('radix', 64, 32768, 2048),
-  {
-    id: 'moe-host-k',
-    label: 'moe 4096x128 k=1..8 per token (host array)',
-    args: () => {
-      const keysIn = backend.upload(randomKeys(4096 * 128, 11));
-      const keysOut = backend.alloc('f32', 4096 * 8);
-      const valuesOut = backend.alloc('i32', 4096 * 8);
-      return {
-        args: { keysIn, keysOut, valuesOut, segmentSizes: p.constant(128), k: p.perSegment(perTokenK(4096), { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(4096) },
-        owned: [keysIn, keysOut, valuesOut],
-      };
-    },
-  },
-  {
-    id: 'moe-device-k',
-    label: 'moe 4096x128 k=1..8 per token (device array)',
-    deviceOnly: true,
-    args: () => {
-      const keysIn = backend.upload(randomKeys(4096 * 128, 13));
-      const keysOut = backend.alloc('f32', 4096 * 8);
-      const valuesOut = backend.alloc('i32', 4096 * 8);
-      const ks = backend.upload(new Uint32Array(perTokenK(4096)));
-      return {
-        args: { keysIn, keysOut, valuesOut, segmentSizes: p.constant(128), k: p.perSegment(ks, { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(4096) },
-        owned: [keysIn, keysOut, valuesOut, ks],
-      };
-    },
-  },
+  moeCase(4096, 'host'),
+  moeCase(4096, 'device'),
+  // Small batches: the GPU work is short, so per-call overhead shows.
+  moeCase(256, 'host'),
+  moeCase(256, 'device'),
+  uniformCase('small', 256, 128, 8),
   {
     id: 'attention',
     label: 'attention 512x(16..8192) k=256 (host sizes)',
