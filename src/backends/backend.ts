@@ -112,7 +112,7 @@ export interface Backend {
   download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>>;
   /**
    * Resolves once all submitted work is done. Rejects with `GuaranteeViolationError` when a run
-   * submitted before it broke a device-only guarantee (see `TopKPlan.run`); each violation is
+   * submitted before it broke a device-only guarantee (see `Plan.run`); each violation is
    * reported once.
    */
   synchronize(): Promise<void>;
@@ -245,7 +245,7 @@ export class StatsCounter {
 
 /**
  * A check of submitted work whose result stays on the device until the host asks: the validation
- * status words of top-k runs, read back at the next `synchronize()`/`download()` instead of after
+ * status words of plans' runs (dispatch/status-reports.ts), read back at the next `synchronize()`/`download()` instead of after
  * every call (a read-back per call would stall back-to-back launches).
  * @internal
  */

@@ -165,7 +165,7 @@ export function defineTopKPlanLifecycle(backendOf: () => Backend, makeBackend: (
       await backend.synchronize();
       expect(backend.stats().liveArrays).toBe(before);
       await expect(plan.run()).rejects.toThrow(SegkitUsageError);
-      await expect(plan.run()).rejects.toThrow('plan: this plan was destroyed (plan.destroy()) and cannot run; make a new one with DeviceBatchedTopK.plan');
+      await expect(plan.run()).rejects.toThrow('plan: this plan was destroyed (plan.destroy()) and cannot run; make a new one');
       destroyAll(built.owned);
     });
 

@@ -1,4 +1,5 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
+import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 
@@ -77,25 +78,8 @@ export interface TopKSelectorFacts {
   readonly segmentSizeDeviceBounds: boolean;
 }
 
-/** Why a variant can or cannot run for given facts. */
-export interface VariantVerdict {
-  readonly variant: TopKVariant;
-  /** Applicable: it computes correct results for every value the bounds allow. */
-  readonly applicable: boolean;
-  /** Reachable: the selector could pick it for some values the bounds allow (on the host or on the device). */
-  readonly reachable: boolean;
-  readonly reason: string;
-}
-
-/** The selector's answer. */
-export interface TopKSelection {
-  readonly variant: TopKVariant;
-  readonly policy: TopKPolicy;
-  readonly why: string;
-  readonly verdicts: readonly VariantVerdict[];
-  /** Variants the run may take: the chosen one, plus single-tile where a device-side branch can take it. */
-  readonly reachable: readonly TopKVariant[];
-}
+/** The selector's answer: the chosen variant, its policy, every variant's verdict. */
+export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
 
 /**
  * The policy selector: a pure function from parameter facts and backend capabilities to a variant
@@ -118,7 +102,7 @@ export function selectTopKVariant(
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
 
-  const verdicts: VariantVerdict[] = [
+  const verdicts: VariantVerdict<TopKVariant>[] = [
     {
       variant: 'reduce',
       applicable: reduceFits,
@@ -151,32 +135,18 @@ export function selectTopKVariant(
     },
   ];
 
-  const reachable = verdicts.filter((v) => v.reachable).map((v) => v.variant);
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
     if (tuning.policy?.reduceChunkItems === undefined) policy.reduceChunkItems = policy.workgroupSize * 16;
   }
-  if (tuning.variant !== undefined) {
-    const forced = verdicts.find((v) => v.variant === tuning.variant);
-    if (forced === undefined) {
-      throw new SegkitUsageError(`tuning.variant: '${String(tuning.variant)}' is not a top-k variant; expected ${topKVariants.map((v) => `'${v}'`).join(', ')}`);
-    }
-    if (!forced.applicable) throw new SegkitUsageError(`tuning.variant: '${forced.variant}' cannot run for these parameters: ${forced.reason}`);
-    return { variant: forced.variant, policy, why: `forced by tuning (${forced.reason})`, verdicts, reachable };
-  }
-  return { variant: natural, policy, why: verdicts.find((v) => v.variant === natural)!.reason, verdicts, reachable };
+  return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
 }
 
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
-  const positive = (name: keyof TopKPolicy) => {
-    if (!Number.isInteger(policy[name]) || policy[name] < 1) {
-      throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not a positive integer`);
-    }
-  };
-  for (const name of Object.keys(policy) as (keyof TopKPolicy)[]) positive(name);
+  checkPositiveIntegers(policy);
   // The WGSL kernels use one 256-bin histogram per pass, and the pass count is 32 / radixBits.
   if (policy.radixBits !== 8) throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is not supported; the kernels use 8-bit digits`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {

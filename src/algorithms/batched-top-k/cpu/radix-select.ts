@@ -31,7 +31,9 @@ import {
  * histogram adds are atomic and a filter tile stages its selected items and candidates in workgroup
  * memory, then appends each list with one atomic add. Candidates may so come out of index order:
  * finalize puts the ties in index order, and the selection in rank order ('sorted') or index order
- * ('unsorted'), so results never depend on the order tiles ran in.
+ * ('unsorted'), so results never depend on the order tiles ran in. Where the requirements let results
+ * change between runs (`determinism: 'not-guaranteed'` with `tieBreak: 'any'`, or with 'unsorted'),
+ * finalize skips that: it takes the first tied candidates appended, or keeps the selection as appended.
  *
  * State words per segment (problem.ts): [0 remaining, 1 selectedCount, 2 candidateCount0,
  * 3 candidateCount1, 4 threshold digit, 5 takeBucket, 6 done, 7 k clamped].
@@ -130,7 +132,7 @@ function thresholdIsRare(size: number, take: number): boolean {
   return j * 32 < m;
 }
 
-/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect (reorders the list). */
+/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect; reorders the list so that list[0, nth] are the nth + 1 smallest. */
 function nthSmallest(list: Int32Array, n: number, nth: number): number {
   let lo = 0;
   let hi = n - 1;
@@ -606,6 +608,22 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   }
 }
 
+/**
+ * Moves the `wanted` smallest entries of `list` (distinct indices) to its front, in any order: nothing
+ * when all are wanted or the list is ascending (one thread appended it), else a quickselect (linear,
+ * where sorting what worker threads appended out of order would cost n log n).
+ */
+function smallestFirst(list: Int32Array, wanted: number): void {
+  const n = list.length;
+  if (wanted <= 0 || wanted >= n) return;
+  for (let j = 1; j < n; j++) {
+    if (list[j]! < list[j - 1]!) {
+      nthSmallest(list, n, wanted - 1);
+      return;
+    }
+  }
+}
+
 /** 'radix-finalize': ties from the last pass's candidates by smallest index, then sort and write the outputs. */
 export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
@@ -620,18 +638,19 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
   const memory = shared.i32; // keys at [0, kMax), indices at [kMax, 2 kMax)
   for (let j = 0; j < count; j++) memory[kMax + j] = temp[selected + j]!;
   if (temp[state + 6] === 0 && count < seg.take) {
-    // The last bucket's members all share one ordered key: the smallest indices win.
+    // The last bucket's members all share one ordered key: the smallest indices win, or with ties
+    // taken as found, the first ones the tiles appended (which may change with the threads' timing).
     const last = (ctx.radixPasses - 1) & 1;
     const candidates = ctx.candidatesSlot[last]! + seg.start;
     const available = Math.min(temp[state + 2 + last]!, seg.size);
-    ensureAscending(temp, candidates, candidates + available);
     const ties = Math.min(seg.take - count, available);
+    if (!ctx.tiesAsFound) smallestFirst(temp.subarray(candidates, candidates + available), ties);
     for (let j = 0; j < ties; j++) memory[kMax + count + j] = temp[candidates + j]!;
     count += ties;
   }
   if (!ctx.sorted) {
-    // Index order: the same whatever order the tiles' atomic appends took.
-    ensureAscending(memory, kMax, kMax + count);
+    // Index order: the same whatever order the tiles' atomic appends took (unless it may change).
+    if (!ctx.orderAsFound) ensureAscending(memory, kMax, kMax + count);
   } else if (count > 1) {
     const keys = ctx.keys;
     const start = seg.start;
@@ -641,7 +660,7 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
       const xor = ctx.integerKeyXor ^ mask;
       for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
     }
-    sortByRank(memory, memory, 0, kMax, count);
+    sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
   }
   writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
 }

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { inclusiveScanWgsl } from './preamble.js';
+import { inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -48,7 +48,7 @@ ${inclusiveScanWgsl()}`;
       atomicStore(&temp[state + 4u], 0u);
       atomicStore(&temp[state + 5u], 1u);
     }
-    atomicStore(&temp[state + 2u + (u.radixPass & 1u)], 0u);
+    atomicStore(&temp[state + 2u + (u.launchPass & 1u)], 0u);
   }
   storageBarrier();
   for (var d = lid; d < 256u; d += WG) { atomicStore(&temp[histogram + d], 0u); }`;

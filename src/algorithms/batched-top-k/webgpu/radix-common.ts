@@ -11,7 +11,7 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  */
 
 /** Uniforms of every radix kernel beyond the shared ones. */
-const radixUniforms = ['tiles', 'radixPass', 'stateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
+const radixUniforms = ['tiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
 
 /** A radix kernel's program from its parts. */
 export function radixProgram(
@@ -39,7 +39,7 @@ export function radixProgram(
 export const enterRadixSegment = (segment: string) => `
   let s = enterSegment(${segment}, mulSat(u.tiles, RADIX_TILE), lid);
   if (s.go == 0u) { return; }
-  let state = u.stateAt + (${segment}) * 8u;`;
+  let state = u.segmentStateAt + (${segment}) * 8u;`;
 
 /** Enters the tile of a histogram or filter workgroup: the grid is segments x u.tiles. */
 export const enterRadixTile = `
@@ -50,5 +50,5 @@ export const enterRadixTile = `
 /** WGSL: declares `count`, the items this pass reads for the segment (its keys in pass 0, the previous pass's candidates after). */
 export const radixPassInputCount = `
     var count = s.size;
-    if (u.radixPass > 0u) { count = atomicLoad(&temp[state + 2u + ((u.radixPass - 1u) & 1u)]); }`;
+    if (u.launchPass > 0u) { count = atomicLoad(&temp[state + 2u + ((u.launchPass - 1u) & 1u)]); }`;
 

@@ -32,8 +32,8 @@ var<workgroup> bases: vec2<u32>;`;
   if (info.x != 0u || begin >= to) { return; }
   let threshold = info.z;
   let takeBucket = info.w != 0u;
-  let shift = 24u - 8u * u.radixPass;
-  let source = select(u.candidates0At, u.candidates1At, ((u.radixPass - 1u) & 1u) == 1u) + s.start;
+  let shift = 24u - 8u * u.launchPass;
+  let source = select(u.candidates0At, u.candidates1At, ((u.launchPass - 1u) & 1u) == 1u) + s.start;
   var itemIndex: array<u32, ${perInvocation}>;
   var itemSlot: array<u32, ${perInvocation}>;
   for (var j = 0u; j < PER; j++) {
@@ -41,7 +41,7 @@ var<workgroup> bases: vec2<u32>;`;
     var index = c;
     var slot = SENTINEL;
     if (c < to) {
-      if (u.radixPass > 0u) { index = atomicLoad(&temp[source + c]); }
+      if (u.launchPass > 0u) { index = atomicLoad(&temp[source + c]); }
       let digit = (orderedKey(keysIn[s.start + index], s.direction) >> shift) & 255u;
       if (digit > threshold || (digit == threshold && takeBucket)) {
         slot = atomicAdd(&selectedInTile, 1u);
@@ -56,12 +56,12 @@ var<workgroup> bases: vec2<u32>;`;
   if (lid == 0u) {
     bases = vec2<u32>(
       atomicAdd(&temp[state + 1u], atomicLoad(&selectedInTile)),
-      atomicAdd(&temp[state + 2u + (u.radixPass & 1u)], atomicLoad(&candidatesInTile)),
+      atomicAdd(&temp[state + 2u + (u.launchPass & 1u)], atomicLoad(&candidatesInTile)),
     );
   }
   let base = workgroupUniformLoad(&bases);
   let selected = u.selectedAt + segment * u.kMax;
-  let next = select(u.candidates0At, u.candidates1At, (u.radixPass & 1u) == 1u) + s.start;
+  let next = select(u.candidates0At, u.candidates1At, (u.launchPass & 1u) == 1u) + s.start;
   for (var j = 0u; j < PER; j++) {
     let slot = itemSlot[j];
     if (slot == SENTINEL) { continue; }

@@ -24,13 +24,13 @@ var<workgroup> tileInfo: vec2<u32>;`;
   if (info.x != 0u || begin >= to) { return; }
   for (var d = lid; d < 256u; d += WG) { atomicStore(&localHistogram[d], 0u); }
   workgroupBarrier();
-  if (u.radixPass == 0u) {
+  if (u.launchPass == 0u) {
     for (var i = begin + lid; i < to; i += WG) {
       atomicAdd(&localHistogram[orderedKey(keysIn[s.start + i], s.direction) >> 24u], 1u);
     }
   } else {
-    let shift = 24u - 8u * u.radixPass;
-    let candidates = select(u.candidates0At, u.candidates1At, ((u.radixPass - 1u) & 1u) == 1u) + s.start;
+    let shift = 24u - 8u * u.launchPass;
+    let candidates = select(u.candidates0At, u.candidates1At, ((u.launchPass - 1u) & 1u) == 1u) + s.start;
     for (var c = begin + lid; c < to; c += WG) {
       let index = atomicLoad(&temp[candidates + c]);
       atomicAdd(&localHistogram[(orderedKey(keysIn[s.start + index], s.direction) >> shift) & 255u], 1u);
