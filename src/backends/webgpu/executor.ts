@@ -211,7 +211,7 @@ interface PreparedRun {
 }
 
 /** Bind-group sets kept per plan. */
-export const bindSetsPerPlan = 4;
+const bindSetsPerPlan = 4;
 
 function sameKey(a: readonly unknown[], b: readonly unknown[]): boolean {
   if (a.length !== b.length) return false;
