@@ -1,7 +1,8 @@
 /**
  * Per-call overhead of segkit's two APIs, and of 'validate' against 'trust', in batched back-to-back
  * calls: N calls, then one `synchronize()` (which also settles the deferred device checks), time / N;
- * "host" is the time inside the calls alone. Median of the rounds. Same plan and buffers per mode.
+ * "host" is the time inside the calls alone. Median of the rounds, and the best round (steadier on a
+ * shared, busy machine). Same plan and buffers per mode.
  *
  * Modes per case:
  * - plan.run: the two-step API, plan made once, caller-owned temporary storage;
@@ -44,7 +45,7 @@ function randomKeys(count: number, seed: number): Float32Array {
  * ms per call, batched, and host ms per call, for each mode: the modes take turns within every round
  * (a shared, busy machine slows them alike), and each figure is the median over the rounds.
  */
-async function timeModes(modes: readonly (readonly [string, () => Promise<void>])[]): Promise<{ ms: number; hostMs: number }[]> {
+async function timeModes(modes: readonly (readonly [string, () => Promise<void>])[]): Promise<{ ms: number; hostMs: number; bestMs: number }[]> {
   for (const [, call] of modes) for (let i = 0; i < 3; i++) await call();
   await backend.synchronize();
   const t0 = performance.now();
@@ -69,7 +70,7 @@ async function timeModes(modes: readonly (readonly [string, () => Promise<void>]
     }
   }
   const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1]!;
-  return modes.map((_, m) => ({ ms: median(ms[m]!), hostMs: median(host[m]!) }));
+  return modes.map((_, m) => ({ ms: median(ms[m]!), hostMs: median(host[m]!), bestMs: ms[m]![0]! }));
 }
 
 interface BenchCase {
@@ -155,7 +156,7 @@ const cases: BenchCase[] = [
 ];
 
 const fmt = (x: number) => (x >= 10 ? x.toFixed(1) : x.toFixed(3));
-console.log(`backend ${backendName}${backendName === 'webgpu' ? '' : ` (${backend.capabilities.parallelism} threads)`}; ms per call, batched (host ms inside the calls)`);
+console.log(`backend ${backendName}${backendName === 'webgpu' ? '' : ` (${backend.capabilities.parallelism} threads)`}; ms per call, batched: median (host ms inside the calls; best round)`);
 for (const c of cases) {
   if (only !== undefined && !only.includes(c.id)) continue;
   const { args, owned } = c.args();
@@ -174,7 +175,8 @@ for (const c of cases) {
   trusted?.destroy();
   const base = rows[0]![1].ms;
   console.log(`${c.label} [${twoStep.variant}, ${twoStep.launches.length} launches]`);
-  for (const [mode, t] of rows) console.log(`  ${mode.padEnd(18)} ${fmt(t.ms)} (${fmt(t.hostMs)})  x${(t.ms / base).toFixed(2)} of plan.run`);
+  const best = rows[0]![1].bestMs;
+  for (const [mode, t] of rows) console.log(`  ${mode.padEnd(18)} ${fmt(t.ms)} (${fmt(t.hostMs)}; ${fmt(t.bestMs)})  x${(t.ms / base).toFixed(2)} of plan.run, best x${(t.bestMs / best).toFixed(2)}`);
   twoStep.destroy();
   temp?.destroy();
   for (const a of owned) a.destroy();
