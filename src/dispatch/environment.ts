@@ -222,26 +222,46 @@ export function environmentOf(env: Env | undefined): Env {
   return env ?? (defaultEnvironment ??= makeEnv());
 }
 
+/** Plans made for one call only (not kept by a cache): `runInEnvironment` destroys them after the run. */
+const transient = new WeakSet<Plan>();
+
 /**
- * Plans (or reuses a plan for) `userArgs` and runs it with temporary storage kept for its backend.
- * `fields` lists every field of the algorithm's args (a call with any other field is planned
- * afresh and not kept: the planner names it); `entry` tells apart entry points that build different
- * args from the same object; `build` plans the call.
+ * The plan for `userArgs` under `environment`: kept per backend and reused for a later call with the
+ * same entry point, environment and field values (DeviceArrays and host arrays by identity, the rest
+ * by value) while the host per-segment arrays still hold what the plan copied. `fields` lists every
+ * field of the algorithm's args (a call with any other field is planned afresh and not kept: the
+ * planner names it); `entry` tells apart entry points that build different args from the same
+ * object; `build` plans the call. Run the plan with {@link runInEnvironment}, which frees a plan
+ * that is not kept.
+ *
+ * `_reusable` is ignored: plans copy host per-segment arrays, so every plan may be kept (it remains
+ * for callers written when a plan that read a host array was not).
  */
-export async function runInEnvironment(userArgs: object, entry: string, fields: readonly string[], environment: Env, build: () => Plan): Promise<void> {
+export function planFor<P extends Plan>(userArgs: object, entry: string, fields: readonly string[], environment: Env, build: () => P, _reusable?: (plan: P) => boolean): P {
   let backend: Backend | undefined;
   try {
     backend = backendForCall(environment, userArgs);
   } catch {
     // Arrays on two backends: the planner says which.
   }
-  const cache = backend === undefined ? undefined : environmentCacheOf(backend);
-  const { plan, owned } = cache === undefined ? { plan: build(), owned: false } : cache.planFor(userArgs, entry, fields, environment, build);
+  if (backend === undefined) {
+    const plan = build();
+    transient.add(plan);
+    return plan;
+  }
+  const { plan, owned } = environmentCacheOf(backend).planFor(userArgs, entry, fields, environment, build);
+  if (!owned) transient.add(plan);
+  return plan as P;
+}
+
+/**
+ * Runs a plan from {@link planFor} with temporary storage kept for its backend; a plan the cache
+ * does not keep is destroyed after the run (its status words stay until they are read).
+ */
+export async function runInEnvironment(plan: Plan): Promise<void> {
   try {
     await plan.run(environmentCacheOf(plan.backend).tempStorage(plan.tempStorageBytes));
   } finally {
-    // A plan the cache does not keep: its status words stay until they are read, the rest is freed
-    // once the run is done.
-    if (!owned) plan.destroy();
+    if (transient.has(plan)) plan.destroy();
   }
 }

@@ -1,5 +1,5 @@
 import type { DeviceArray } from '../../backends/backend.js';
-import { environmentOf, runInEnvironment } from '../../dispatch/environment.js';
+import { environmentOf, planFor, runInEnvironment } from '../../dispatch/environment.js';
 import { registerExecutor } from '../../dispatch/registry.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { p } from '../../params/param.js';
@@ -16,7 +16,7 @@ const argFields: readonly string[] = ['keysIn', 'keysOut', 'valuesIn', 'valuesOu
 
 async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
   const environment = environmentOf(env);
-  await runInEnvironment(userArgs, entry, argFields, environment, () => planTopK(build(), environment));
+  await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment)));
 }
 
 const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({
