@@ -3,7 +3,8 @@
  * they came from (to gather K/V with). Rows are ragged: row i attends to the first `lengths[i]` keys
  * of a padded score matrix (row stride `maxKeys`). The lengths and the per-row k live on the device
  * (the output of an earlier kernel; here uploaded once), so the host never reads them: segkit checks
- * them against their bounds on the device and reads back one status word.
+ * them against their bounds on the device and reports a violation at the next synchronize() or
+ * download(), with no read-back per call.
  *
  * Run: npm run example:sparse-attention            (the CPU emulator)
  *      npm run example:sparse-attention -- --webgpu (WebGPU: Dawn in Node, needs a Vulkan driver)

@@ -32,8 +32,15 @@ export class SegkitRangeError extends RangeError {
 }
 
 /**
- * Rejects a call whose device-only parameter broke its bounds, found on the device under
- * `guaranteeChecks: 'validate'`. Every output is left exactly as it was.
+ * A device-only parameter broke its bounds, found on the device under `guaranteeChecks: 'validate'`.
+ * The violating run wrote nothing. Runs resolve when submitted, so this rejects the next
+ * `backend.synchronize()` or `backend.download()` of the run's backend, or `plan.checked()`.
+ *
+ * @example
+ * ```ts
+ * await plan.run();                 // resolves: the check's result stays on the device
+ * try { await backend.synchronize(); } catch (e) { if (e instanceof GuaranteeViolationError) console.log(e.parameter, e.segment, e.value); }
+ * ```
  */
 export class GuaranteeViolationError extends Error {
   /** The parameter's name. */

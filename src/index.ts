@@ -57,7 +57,7 @@ export type { SegmentFacts } from './dispatch/geometry.js';
 export type { BackendLimits } from './dispatch/limits.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
-export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';
+export type { TopKPlan, TopKFacts, TopKOutputLayout } from './algorithms/batched-top-k/plan.js';
 export type {
   TopKArgs,
   TopKArgsShape,

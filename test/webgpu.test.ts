@@ -234,6 +234,41 @@ describeWebGpu('webgpuBackend', () => {
     for (const a of [sizes, ks, count, keysIn, keysOut, temp]) a?.destroy();
   });
 
+  it('a plan keeps the bind groups of its last 4 sets of buffers: alternating temporary storage makes none after the first runs', async () => {
+    const keys = randomKeys(8 * 3000, 17);
+    const keysIn = gpu.upload(keys);
+    const keysOut = gpu.alloc('f32', 8 * 40);
+    const plan = DeviceBatchedTopK.plan(
+      { keysIn, keysOut, segmentSizes: p.constant(3000), k: p.constant(40), selectDirection: p.constantOption('max'), numSegments: p.uniform(8) },
+      env({ backend: gpu, tuning: { variant: 'radix-select' } }),
+    );
+    const temps = Array.from({ length: 5 }, () => gpu.alloc('u8', plan.tempStorageBytes));
+    await plan.run(temps[0]);
+    await gpu.synchronize();
+    const made = vi.spyOn(gpu.device, 'createBindGroup');
+    try {
+      // Double-buffered temporary storage: two sets, made once each.
+      for (let i = 0; i < 6; i++) await plan.run(temps[i % 2]);
+      expect(made).toHaveBeenCalledTimes(plan.launches.length);
+      // Four sets fit; a fifth pushes out the least recently used (temps[1]), which is made again.
+      made.mockClear();
+      for (const i of [2, 3, 0, 2, 3]) await plan.run(temps[i]);
+      expect(made).toHaveBeenCalledTimes(2 * plan.launches.length);
+      made.mockClear();
+      await plan.run(temps[4]);
+      await plan.run(temps[0]);
+      expect(made).toHaveBeenCalledTimes(plan.launches.length);
+      await plan.run(temps[1]);
+      expect(made).toHaveBeenCalledTimes(2 * plan.launches.length);
+    } finally {
+      made.mockRestore();
+    }
+    const expected = expectedTopK(keys, 8, 3000, 40, 40);
+    expect(new Uint32Array((await gpu.download(keysOut)).buffer)).toEqual(expected.keys);
+    plan.destroy();
+    for (const a of [keysIn, keysOut, ...temps]) a.destroy();
+  });
+
   it('rejects keys larger than one storage binding with a clear error', async () => {
     const limit = gpu.capabilities.maxStorageBufferBytes;
     if (limit > 512 * 1024 * 1024) return; // too large to allocate in a test

@@ -106,11 +106,22 @@ export interface Backend {
   upload<T extends UploadableArray>(data: T): DeviceArray<DTypeOf<T>>;
   /** A new zero-filled DeviceArray. */
   alloc<D extends DType>(dtype: D, length: number): DeviceArray<D>;
-  /** Copies a DeviceArray to the host once all work that writes it is done. */
+  /**
+   * Copies a DeviceArray to the host once all work that writes it is done. Like `synchronize()`,
+   * rejects with `GuaranteeViolationError` when a run submitted before it broke a device-only
+   * guarantee.
+   */
   download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>>;
-  /** Resolves once all submitted work is done. */
+  /**
+   * Resolves once all submitted work is done. Rejects with `GuaranteeViolationError` when a run
+   * submitted before it broke a device-only guarantee (see `Plan.run`); each violation is
+   * reported once.
+   */
   synchronize(): Promise<void>;
-  /** Frees every resource; the backend is unusable afterwards. */
+  /**
+   * Frees every resource, including what plans and the environment API keep on this backend; the
+   * backend is unusable afterwards.
+   */
   destroy(): void;
   /** A snapshot of the counters. */
   stats(): BackendStats;
@@ -255,4 +266,96 @@ export class StatsCounter {
   reset(): void {
     this.counters = StatsCounter.empty();
   }
+}
+
+/**
+ * A check of submitted work whose result stays on the device until the host asks: the validation
+ * status words of plans' runs (dispatch/status-reports.ts), read back at the next `synchronize()`/`download()` instead of after
+ * every call (a read-back per call would stall back-to-back launches).
+ * @internal
+ */
+export interface DeferredCheck {
+  /**
+   * Reads what the check needs with `read` (a download that does not settle checks itself) and
+   * returns what it found, each with the order of the run that found it (earliest first wins).
+   */
+  collect(read: DeviceRead): Promise<readonly { readonly order: number; readonly error: Error }[]>;
+  /** Frees what the check holds without reading it (its backend is being destroyed). */
+  discard(): void;
+}
+
+/** A download that settles no deferred checks. @internal */
+export type DeviceRead = <D extends DType>(array: DeviceArray<D>) => Promise<HostArrayOf<D>>;
+
+/**
+ * What every backend keeps for algorithms beyond the public interface: deferred checks, settled at
+ * `synchronize()`/`download()`, and what to free when the backend is destroyed (plans and storage
+ * the environment API keeps). Each backend owns one and calls `settle` and `destroyed`.
+ * @internal
+ */
+export class BackendHooks {
+  private readonly pending = new Set<DeferredCheck>();
+  private readonly onDestroy = new Set<() => void>();
+  private settling: Promise<void> | undefined;
+
+  constructor(
+    /** The backend's download without settling checks. */
+    readonly read: DeviceRead,
+  ) {}
+
+  /** Settles `check` at the next `synchronize()`/`download()` (once, however often it is deferred). */
+  defer(check: DeferredCheck): void {
+    this.pending.add(check);
+  }
+
+  /** Takes `check` back to settle it elsewhere (`plan.checked()`); true when it was pending. */
+  withdraw(check: DeferredCheck): boolean {
+    return this.pending.delete(check);
+  }
+
+  /**
+   * Reads every pending check and throws the earliest run's error. Checks are taken before their
+   * reads start, so work submitted meanwhile is left for the next settle; a settle already under
+   * way is awaited too, so no caller resolves before an earlier violation was looked at.
+   */
+  async settle(): Promise<void> {
+    const earlier = this.settling;
+    if (this.pending.size === 0) {
+      if (earlier !== undefined) await earlier.catch(() => undefined);
+      return;
+    }
+    const checks = [...this.pending];
+    this.pending.clear();
+    const found = Promise.all(checks.map((check) => check.collect(this.read)));
+    const current = found.then(() => undefined);
+    this.settling = current;
+    try {
+      const errors = (await found).flat();
+      if (errors.length > 0) throw errors.reduce((a, b) => (b.order < a.order ? b : a)).error;
+    } finally {
+      if (this.settling === current) this.settling = undefined;
+      if (earlier !== undefined) await earlier.catch(() => undefined);
+    }
+  }
+
+  /** Calls `free` when the backend is destroyed; returns a function that cancels it. */
+  whenDestroyed(free: () => void): () => void {
+    this.onDestroy.add(free);
+    return () => this.onDestroy.delete(free);
+  }
+
+  /** Runs the destroy callbacks and drops pending checks; the backend calls it first in `destroy()`. */
+  destroyed(): void {
+    for (const free of [...this.onDestroy]) free();
+    this.onDestroy.clear();
+    for (const check of this.pending) check.discard();
+    this.pending.clear();
+  }
+}
+
+/** The hooks of a segkit backend. @internal */
+export function hooksOf(backend: Backend): BackendHooks {
+  const hooks = (backend as { hooks?: unknown }).hooks;
+  if (!(hooks instanceof BackendHooks)) throw new Error(`internal: the ${backend.name} backend has no hooks`);
+  return hooks;
 }

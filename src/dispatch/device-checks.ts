@@ -1,4 +1,3 @@
-import type { Backend, DeviceArray } from '../backends/backend.js';
 import { GuaranteeViolationError } from '../errors.js';
 import type { Bounds } from '../params/param.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds } from '../params/resolve.js';
@@ -110,10 +109,4 @@ export function violationOf(words: Uint32Array, names: readonly string[], input:
             ? `the segment ${pastTheItems(value, bounds.max, input.noun, input.name)}`
             : largerThanStride(value, bounds.max);
   return new GuaranteeViolationError(parameter, detail, segment, value, bounds);
-}
-
-/** Reads the status words once the work that writes them is done, and throws the violation they report. */
-export async function throwOnViolation(backend: Backend, status: DeviceArray<'u32'>, names: readonly string[], input: SegmentedInput, checks: readonly DeviceCheck[] = []): Promise<void> {
-  const violation = violationOf(await backend.download(status), names, input, checks);
-  if (violation !== undefined) throw violation;
 }

@@ -47,6 +47,8 @@ export interface Explanation {
   readonly layout: TempStorageLayout;
   readonly launches: readonly Launch[];
   readonly validates: boolean;
+  /** Lines after the summary: the algorithm's own (its output layout) and how host arrays are kept. */
+  readonly details?: readonly string[];
 }
 
 /** The text of `plan.explain()`. */
@@ -54,6 +56,7 @@ export function renderExplanation(e: Explanation): string {
   const { selection, requirements } = e;
   return [
     e.summary,
+    ...(e.details ?? []),
     'Facts:',
     ...e.parameters.filter((f) => f !== undefined).map((f) => `  ${'options' in f ? describeOption(f) : describeNumeric(f)}`),
     `  requirements: ${Object.entries(requirements).map(([k, v]) => `${k}=${v}`).join(', ')}`,
@@ -71,7 +74,7 @@ export function renderExplanation(e: Explanation): string {
     `Launches (${e.launches.length}):`,
     ...e.launches.map((l, i) => `  ${i + 1}. ${l.name} x${l.grid} workgroups: ${l.purpose}`),
     e.validates
-      ? 'Checks: device-only values are validated on the device; one status word is read back.'
+      ? "Checks: device-only values are validated on the device; each run's status words are copied aside on the device and read back at the next synchronize()/download() or plan.checked(), not per run."
       : `Checks: ${requirements.guaranteeChecks === 'trust' ? 'trusted (no device check)' : 'all values host-known, checked on the host'}.`,
   ].join('\n');
 }

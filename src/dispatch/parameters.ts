@@ -1,4 +1,4 @@
-import type { Backend } from '../backends/backend.js';
+import { type Backend, isDeviceArray } from '../backends/backend.js';
 import type { Env, Guarantees } from '../env/env.js';
 import { SegkitUsageError } from '../errors.js';
 import { type Bounds, type NumericParam, type OptionParam, p } from '../params/param.js';
@@ -109,15 +109,60 @@ function resolveNumericParameter(spec: NumericParameterSpec, value: unknown, env
   }, backend);
 }
 
+/** A host per-segment array (and host runtime bounds) as a plan copied it. */
+export interface HostArrayCopy {
+  /** The args field (the parameter's name). */
+  readonly field: string;
+  readonly values: readonly unknown[];
+  readonly runtimeBounds: Bounds | undefined;
+}
+
+/** The copy behind each resolved parameter that read a host per-segment array. */
+const hostArrayCopies = new WeakMap<NumericFacts | OptionFacts, HostArrayCopy>();
+
+/**
+ * The host per-segment array (and host runtime bounds) a parameter's facts were resolved from, as
+ * copied when planned; undefined for every other parameter.
+ */
+export function hostArrayCopyOf(facts: NumericFacts | OptionFacts | undefined): HostArrayCopy | undefined {
+  return facts === undefined ? undefined : hostArrayCopies.get(facts);
+}
+
+/** A host array a per-segment parameter may hold (anything else is left for the resolver to reject). */
+function isHostArray(values: unknown): values is ArrayLike<unknown> {
+  return typeof values === 'object' && values !== null && !isDeviceArray(values) && typeof (values as { length?: unknown }).length === 'number';
+}
+
+/** A host runtime-bounds object (not a DeviceArray). */
+function isHostBounds(bounds: unknown): bounds is Bounds {
+  return typeof bounds === 'object' && bounds !== null && !isDeviceArray(bounds);
+}
+
+/**
+ * A per-segment parameter with its host array (and host runtime bounds) replaced by a frozen copy,
+ * or undefined when it holds none: a plan checks and runs the copy, so an array the caller changes
+ * after planning never reaches a run unchecked.
+ */
+function copyHostArray(name: string, value: unknown): { param: unknown; copy: HostArrayCopy } | undefined {
+  const param = value as { kind?: unknown; values?: unknown; runtimeBounds?: unknown } | null | undefined;
+  if (typeof param !== 'object' || param === null || (param.kind !== 'perSegment' && param.kind !== 'perSegmentOption') || !isHostArray(param.values)) return undefined;
+  const values = Object.freeze(Array.from(param.values));
+  const runtimeBounds = param.kind === 'perSegment' && isHostBounds(param.runtimeBounds) ? Object.freeze({ min: param.runtimeBounds.min, max: param.runtimeBounds.max }) : undefined;
+  const copied = Object.freeze({ ...param, values, ...(runtimeBounds === undefined ? {} : { runtimeBounds }) });
+  return { param: copied, copy: { field: name, values, runtimeBounds } };
+}
+
 /**
  * Resolves every parameter of `table` from `args`, checking every host-known value and bound on
  * the way (a violation throws `SegkitRangeError` naming the parameter before any device work).
  * A guarantee parameter that is absent is resolved from the environment's guarantee when there is one.
+ * Host per-segment arrays are copied first: the facts hold the copies (see {@link hostArrayCopyOf}).
  */
 export function resolveParameters(table: readonly ParameterSpec[], args: Readonly<Record<string, unknown>>, environment: Env, backend: Backend): ResolvedParameters {
   const facts: Record<string, NumericFacts | OptionFacts | undefined> = {};
   for (const spec of table) {
-    const value = args[spec.name];
+    const copied = spec.type === 'guarantee' ? undefined : copyHostArray(spec.name, args[spec.name]);
+    const value = copied === undefined ? args[spec.name] : copied.param;
     if (spec.type === 'guarantee') {
       if (value !== undefined && (value as { kind?: unknown }).kind !== 'guarantee') {
         throw new SegkitUsageError(`${spec.name}: must be p.guarantee({ min?, max? })`);
@@ -134,10 +179,12 @@ export function resolveParameters(table: readonly ParameterSpec[], args: Readonl
       facts[spec.name] = undefined;
       continue;
     }
-    facts[spec.name] =
+    const resolved =
       spec.type === 'numeric'
         ? resolveNumericParameter(spec, value, environment, backend)
         : resolveOption(spec.name, value as OptionParam, spec.options, backend);
+    if (copied !== undefined && resolved.hostValues !== undefined) hostArrayCopies.set(resolved, copied.copy);
+    facts[spec.name] = resolved;
   }
   return facts;
 }

@@ -1,13 +1,15 @@
-import { type Backend, type DeviceArray, checkDeviceArray } from '../backends/backend.js';
+import { type Backend, type DeviceArray, checkDeviceArray, hooksOf, isDeviceArray } from '../backends/backend.js';
 import type { Env } from '../env/env.js';
 import { SegkitUsageError } from '../errors.js';
 import type { NumericFacts, OptionFacts } from '../params/resolve.js';
-import { deviceChecks, throwOnViolation } from './device-checks.js';
+import { deviceChecks, violationOf } from './device-checks.js';
 import { type Explanation, renderExplanation } from './explain.js';
 import type { SegmentFacts, SegmentedInput } from './geometry.js';
 import { checkLimits } from './limits.js';
+import { type HostArrayCopy, hostArrayCopyOf } from './parameters.js';
 import { type DeviceCheck, type KernelTable, type Launch, type ScalarSource, type SegmentSource, type SegmentedProblem, type SegmentedRun, statusWords } from './problem.js';
 import { executorFor } from './registry.js';
+import { type ReportSlot, StatusReports } from './status-reports.js';
 import type { TempStorageLayout, TempStorageLayoutBuilder } from './temp-storage.js';
 import type { VariantSelection } from './variants.js';
 
@@ -15,11 +17,29 @@ import type { VariantSelection } from './variants.js';
  * The plan every algorithm returns: built on the host from the resolved facts (no device work),
  * run with caller-owned temporary storage. The algorithm supplies what is its own (facts, the
  * selection, its launches, how to build its problem from the parameter sources); this module adds
- * the prologue launches, the device checks, the uploads of host per-segment arrays, the run through
- * the backend's registered executor, the status check, explain() and destroy().
+ * the prologue launches, the device checks, the one upload of the host per-segment arrays the plan
+ * copied, the run through the backend's registered executor, the deferred status reports,
+ * explain(), checked() and destroy().
  */
 
-/** A planned call: host facts, the chosen variant, its launches and temporary storage. */
+/**
+ * A planned call: host facts, the chosen variant, its launches and temporary storage.
+ *
+ * Host per-segment arrays (`p.perSegment(values)`, `p.perSegmentOption(values)` with host arrays,
+ * and host runtime bounds) are copied when the plan is made and checked then; the copies go to the
+ * device once, on the first run. Later changes to your arrays do not reach the plan: plan again to
+ * use them. A plan keeps a little device memory (those copies and, under 'validate' with device-only
+ * values, its status words): free it with `destroy()`.
+ *
+ * @example
+ * ```ts
+ * const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+ * const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+ * await plan.run(temp);
+ * await plan.checked();   // only to see a device-only guarantee violation before a download
+ * plan.destroy();
+ * ```
+ */
 export interface Plan<Variant extends string = string, Facts = unknown> {
   /**
    * The backend the plan runs on: the environment's, or, where `env()` names none, the one that holds
@@ -38,13 +58,31 @@ export interface Plan<Variant extends string = string, Facts = unknown> {
   readonly launches: readonly Launch[];
   /** Human-readable: facts per parameter, the chosen variant and why, the pruned ones and why, the temporary-storage layout and the launches. */
   explain(): string;
+  /** True once `destroy()` was called. */
+  readonly destroyed: boolean;
   /**
    * Runs the plan. `tempStorage` is a `'u8'` DeviceArray of at least `tempStorageBytes`, required
-   * iff `tempStorageBytes > 0`. Resolves when the work is submitted and, under 'validate' with
-   * device-only values, checked.
+   * iff `tempStorageBytes > 0`. Resolves when the work is submitted; host-side misuse (a destroyed
+   * array, missing temporary storage, a destroyed plan) rejects it.
+   *
+   * Under `guaranteeChecks: 'validate'` with device-only values, the device checks them before
+   * anything is written, and a violating run writes nothing. The result is not read back per run
+   * (that would stall back-to-back calls): a violation rejects the next `backend.synchronize()` or
+   * `backend.download()` on this backend, or `checked()`, with `GuaranteeViolationError`
+   * (parameter, segment, value, bounds): the earliest violating run's, each reported once.
    */
   run(tempStorage?: DeviceArray<'u8'>): Promise<void>;
-  /** Frees the device memory the plan owns (its status words); a destroyed plan cannot run. */
+  /**
+   * Resolves once every run of this plan submitted so far was checked on the device; rejects with
+   * the earliest such run's `GuaranteeViolationError` not yet reported. Waits for those runs to
+   * finish. Resolves at once where the plan checks nothing on the device.
+   */
+  checked(): Promise<void>;
+  /**
+   * Frees the plan's device memory (its copies of host per-segment arrays, its status words) once
+   * the work submitted so far is done; a later `run` throws `SegkitUsageError`. Violations of runs
+   * already submitted are still reported. Idempotent.
+   */
   destroy(): void;
 }
 
@@ -122,10 +160,10 @@ function hostValues(values: ArrayLike<number>, dtype: 'u32' | 'f32'): Uint32Arra
 }
 
 /**
- * A parameter as a kernel reads it per segment, uploading a host per-segment array for the call
- * (pushed to `uploads`, freed after the run). Option parameters give option indices.
+ * A parameter as a kernel reads it per segment. A host per-segment array goes to the device through
+ * `upload` (the plan uploads each once and keeps it). Option parameters give option indices.
  */
-export function segmentSource(facts: NumericFacts | OptionFacts, backend: Backend, uploads: DeviceArray[], hostDtype: 'u32' | 'f32' = 'u32'): SegmentSource {
+export function segmentSource(facts: NumericFacts | OptionFacts, upload: (facts: NumericFacts | OptionFacts, data: Uint32Array | Float32Array) => DeviceArray, hostDtype: 'u32' | 'f32' = 'u32'): SegmentSource {
   if ('options' in facts) {
     if (facts.exact !== undefined && facts.kind !== 'perSegment') {
       return { kind: facts.kind === 'constant' ? 'constant' : 'uniform', value: facts.options.indexOf(facts.exact) };
@@ -134,15 +172,11 @@ export function segmentSource(facts: NumericFacts | OptionFacts, backend: Backen
     const values = facts.hostValues!;
     const indices = new Uint32Array(Math.max(1, values.length));
     for (let i = 0; i < values.length; i++) indices[i] = facts.options.indexOf(values[i]!);
-    const array = backend.upload(indices);
-    uploads.push(array);
-    return { kind: 'perSegment', array };
+    return { kind: 'perSegment', array: upload(facts, indices) };
   }
   if (facts.kind !== 'perSegment') return scalarSource(facts);
   if (facts.deviceValues !== undefined) return { kind: 'perSegment', array: facts.deviceValues };
-  const array = backend.upload(hostValues(facts.hostValues!, hostDtype));
-  uploads.push(array);
-  return { kind: 'perSegment', array };
+  return { kind: 'perSegment', array: upload(facts, hostValues(facts.hostValues!, hostDtype)) };
 }
 
 /** What an algorithm gives {@link makePlan}. */
@@ -179,12 +213,18 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   problem(sources: { readonly segmentSizes: SegmentSource; readonly numSegments: ScalarSource; readonly segmentStride: ScalarSource | undefined; readonly parameters: Readonly<Record<string, SegmentSource>> }): Problem;
   /** dtype a host per-segment array of a parameter is uploaded as (default u32). */
   readonly hostDtypes?: Readonly<Record<string, 'u32' | 'f32'>>;
+  /** Lines explain() adds after the summary (the algorithm's output layout, say). */
+  readonly details?: readonly string[];
 }
 
-/** Builds the plan object of a segmented call. */
-export function makePlan<Variant extends string, Facts, Problem extends SegmentedProblem, Policy>(
+/**
+ * Builds the plan object of a segmented call; `extra` adds the algorithm's own read-only
+ * properties (top-k's `kMax`, say).
+ */
+export function makePlan<Variant extends string, Facts, Problem extends SegmentedProblem, Policy, Extra extends object = {}>(
   parts: PlanParts<Variant, Facts, Problem, Policy>,
-): Plan<Variant, Facts> {
+  extra?: Extra,
+): Plan<Variant, Facts> & Readonly<Extra> {
   const { environment, backend, selection, layout, launches, validation, segments } = parts;
   checkLimits(backend.capabilities, {
     arrays: parts.arrays,
@@ -198,6 +238,12 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
   let destroyed = false;
   /** Executors' per-plan cache key (see SegmentedRun.cache). */
   const runCache = {};
+  const perSegmentFacts = [segments.segmentSizes, ...parts.parameters];
+  /** The host per-segment arrays the parameters were resolved from, as copied when planned. */
+  const hostCopies = perSegmentFacts.map(hostArrayCopyOf).filter((c) => c !== undefined);
+  /** Device copies of those arrays, uploaded on the first run and kept: the copies never change. */
+  let uploaded = new Map<NumericFacts | OptionFacts, DeviceArray>();
+  const reports = validation.validates ? new StatusReports(backend, hooksOf(backend), (words) => violationOf(words, validation.parameterNames, parts.input, validation.checks)) : undefined;
 
   const explanation: Explanation = {
     summary: parts.summary,
@@ -209,6 +255,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     layout,
     launches,
     validates: validation.validates,
+    details: [...(parts.details ?? []), ...(hostCopies.length > 0 ? [`Host per-segment arrays (${hostCopies.map((c) => c.field).join(', ')}): copied when planned, uploaded once on the first run.`] : [])],
   };
 
   const checkTemp = (tempStorage: DeviceArray<'u8'> | undefined) => {
@@ -223,26 +270,31 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     }
   };
 
+  const upload = (facts: NumericFacts | OptionFacts, data: Uint32Array | Float32Array): DeviceArray => {
+    let array = uploaded.get(facts);
+    if (array === undefined) uploaded.set(facts, (array = backend.upload(data)));
+    return array;
+  };
+
   /** Runs `runLaunches` (all of the plan's, or a prefix for the twin test) with the plan's checks. */
   const execute = async (tempStorage: DeviceArray<'u8'> | undefined, runLaunches: readonly Launch[]): Promise<void> => {
-    if (destroyed) throw new SegkitUsageError('plan: this plan was destroyed (plan.destroy()); make a new one');
+    if (destroyed) throw new SegkitUsageError('plan: this plan was destroyed (plan.destroy()) and cannot run; make a new one');
     parts.checkArrays();
     checkTemp(tempStorage);
     const executor = executorFor(parts.algorithm, backend);
-    // Host per-segment values go to the device for the duration of the call.
-    const uploads: DeviceArray[] = [];
+    const sources: Record<string, SegmentSource> = {};
+    for (const f of parts.parameters) {
+      if (f !== undefined) sources[f.name] = segmentSource(f, upload, parts.hostDtypes?.[f.name]);
+    }
+    const problem = parts.problem({
+      segmentSizes: segmentSource(segments.segmentSizes, upload),
+      numSegments: scalarSource(segments.numSegments),
+      segmentStride: segments.segmentStride === undefined ? undefined : scalarSource(segments.segmentStride),
+      parameters: sources,
+    });
+    if (validation.validates && status === undefined) status = backend.alloc('u32', statusWords);
+    const report: ReportSlot | undefined = reports?.take();
     try {
-      const sources: Record<string, SegmentSource> = {};
-      for (const f of parts.parameters) {
-        if (f !== undefined) sources[f.name] = segmentSource(f, backend, uploads, parts.hostDtypes?.[f.name]);
-      }
-      const problem = parts.problem({
-        segmentSizes: segmentSource(segments.segmentSizes, backend, uploads),
-        numSegments: scalarSource(segments.numSegments),
-        segmentStride: segments.segmentStride === undefined ? undefined : scalarSource(segments.segmentStride),
-        parameters: sources,
-      });
-      if (validation.validates && status === undefined) status = backend.alloc('u32', statusWords);
       const segmentedRun: SegmentedRun<Problem, Policy> = {
         backend,
         algorithm: parts.algorithm,
@@ -252,6 +304,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
         layout,
         temp: layout.totalBytes > 0 ? tempStorage : undefined,
         status: validation.validates ? status : undefined,
+        statusReport: report === undefined ? undefined : { array: report.array, word: report.word },
         checks: validation.checks,
         parameterNames: validation.parameterNames,
         totalNumItems: segments.totalNumItems?.staticBounds,
@@ -259,36 +312,71 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
         ...(runLaunches === launches ? { cache: runCache } : {}),
       };
       executor.execute(segmentedRun);
-      if (validation.validates) await throwOnViolation(backend, status!, validation.parameterNames, parts.input, validation.checks);
-    } finally {
-      for (const array of uploads) array.destroy();
+    } catch (error) {
+      report?.undo();
+      throw error;
     }
   };
 
-  const plan: Plan<Variant, Facts> = Object.freeze({
+  const plan = Object.freeze({
+    ...(extra ?? {}),
     backend,
     variant: selection.variant,
     reachableVariants: Object.freeze([...selection.reachable]),
     tempStorageBytes: layout.totalBytes,
     facts: parts.facts,
     launches: Object.freeze([...launches]),
+    get destroyed() {
+      return destroyed;
+    },
     explain: () => renderExplanation(explanation),
     run: (tempStorage?: DeviceArray<'u8'>) => execute(tempStorage, launches),
+    checked: async (): Promise<void> => {
+      await reports?.checkNow();
+    },
     destroy() {
+      if (destroyed) return;
       destroyed = true;
+      // Buffers are released once the work submitted so far is done (the backends' destroy()).
       status?.destroy();
       status = undefined;
+      for (const array of uploaded.values()) array.destroy();
+      uploaded = new Map();
+      reports?.destroy();
     },
-  });
-  internals.set(plan, { layout, runPrefix: (tempStorage, count) => execute(tempStorage, launches.slice(0, count)) });
+  }) as Plan<Variant, Facts> & Readonly<Extra>;
+  internals.set(plan, { layout, hostCopies, runPrefix: (tempStorage, count) => execute(tempStorage, launches.slice(0, count)) });
   return plan;
+}
+
+/**
+ * True when the host per-segment arrays (and host runtime bounds) in `args`, by field, still hold
+ * what `plan` copied when it was made: the environment API reuses a plan only then. Comparing is
+ * cheap next to the checks and the upload it saves.
+ */
+export function hostArraysUnchanged(plan: Plan, args: object): boolean {
+  const copies = internals.get(plan)?.hostCopies;
+  if (copies === undefined) return false;
+  for (const copy of copies) {
+    const param = (args as Record<string, { values?: unknown; runtimeBounds?: unknown } | undefined>)[copy.field];
+    const now = param?.values as ArrayLike<unknown> | null | undefined;
+    if (typeof now !== 'object' || now === null || now.length !== copy.values.length) return false;
+    for (let i = 0; i < now.length; i++) if (now[i] !== copy.values[i]) return false;
+    const bounds = param!.runtimeBounds as { min?: unknown; max?: unknown } | undefined;
+    if (copy.runtimeBounds === undefined) {
+      if (bounds !== undefined && !isDeviceArray(bounds)) return false;
+    } else if (bounds === undefined || bounds.min !== copy.runtimeBounds.min || bounds.max !== copy.runtimeBounds.max) return false;
+  }
+  return true;
 }
 
 /** What tests may see of a plan beyond its public surface. */
 export interface PlanInternals {
   /** The temporary-storage layout (slot names, offsets, sizes). */
   readonly layout: TempStorageLayout;
-  /** Runs only the first `count` launches (under 'validate' the status check still runs). */
+  /** The host per-segment arrays the plan copied. */
+  readonly hostCopies: readonly HostArrayCopy[];
+  /** Runs only the first `count` launches (under 'validate' the status is still reported). */
   runPrefix(tempStorage: DeviceArray<'u8'> | undefined, count: number): Promise<void>;
 }
 

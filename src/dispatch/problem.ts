@@ -134,6 +134,12 @@ export interface SegmentedRun<Problem extends SegmentedProblem = SegmentedProble
   readonly temp: DeviceArray<'u8'> | undefined;
   /** Status words ({@link statusWords} u32), present iff the plan validates device-only values. */
   readonly status: DeviceArray<'u32'> | undefined;
+  /**
+   * Where the executor copies the status words once the launches are done, on the device and in
+   * queue order (no read-back): the plan reads the copies later (status-reports.ts), so one status
+   * buffer serves back-to-back runs. Present iff `status` is.
+   */
+  readonly statusReport?: { readonly array: DeviceArray<'u32'>; readonly word: number } | undefined;
   readonly checks: readonly DeviceCheck[];
   /** The names a check's `parameter` index refers to. */
   readonly parameterNames: readonly string[];

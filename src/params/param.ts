@@ -163,7 +163,8 @@ export const p = {
   /**
    * One value per segment: a host array, or a DeviceArray (device-only). `runtime` gives narrower
    * bounds known at run time: on the host as `{ min, max }`, or on the device as a 2-element
-   * DeviceArray `[min, max]` (the output of an earlier reduction, say).
+   * DeviceArray `[min, max]` (the output of an earlier reduction, say). A plan copies a host array
+   * (and host runtime bounds) when it is made: later changes do not reach it.
    */
   perSegment<const Min extends number = number, const Max extends number = number>(
     values: ArrayLike<number> | DeviceArray,
@@ -191,7 +192,7 @@ export const p = {
 
   /**
    * One option per segment, from the set `options`: a host array of options, or a DeviceArray of
-   * option indices into `options` (device-only).
+   * option indices into `options` (device-only). A plan copies a host array when it is made.
    */
   perSegmentOption<const Options extends readonly string[]>(
     values: ArrayLike<Options[number]> | DeviceArray,

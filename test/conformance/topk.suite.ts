@@ -22,6 +22,7 @@ import {
 } from './topk-cases.js';
 import { rng } from '../helpers.js';
 import { makeCase } from './topk-cases.js';
+import { defineTopKPlanLifecycle } from './topk-plan.suite.js';
 
 /** Item `i`'s ordered key in segment 0 of case `c`. */
 const orderedKeyOf = (c: TopKCase, i: number) => orderedKey(c.keys[starts(c)[0]! + i]!, c.keyType, c.directions[0]!);
@@ -39,6 +40,8 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       backend = await makeBackend();
     });
     afterAll(() => backend?.destroy());
+
+    defineTopKPlanLifecycle(() => backend, makeBackend);
 
     async function expectReference(c: TopKCase, variant?: TopKVariant): Promise<TopKVariant> {
       const built = buildCase(backend, c);

@@ -12,14 +12,8 @@ import { webgpuTopKExecutor } from './webgpu/executor.js';
 registerExecutor('topk', 'cpu', cpuTopKExecutor);
 registerExecutor('topk', 'webgpu', webgpuTopKExecutor);
 
-/** The fields a plan depends on, in a fixed order. */
-const argFields = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'] as const;
-
-/** A plan that read a host per-segment array is not reused: the array may have changed. */
-const reusable = (plan: TopKPlan) => {
-  const { segmentSizes, k, selectDirection } = plan.facts;
-  return segmentSizes.hostValues === undefined && k.hostValues === undefined && selectDirection.hostValues === undefined;
-};
+/** Every field of top-k's args, in a fixed order (the environment API's call key). */
+const argFields: readonly string[] = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'];
 
 async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
   // The shorthands overwrite selectDirection (and the keys-only ones the values): a field they do not
@@ -29,7 +23,7 @@ async function selectWith(userArgs: object, entry: string, env: Env | undefined,
     checkFields(`${entry} args`, userArgs, topKFieldSets[fieldSet].fields, topKFieldSets[fieldSet].required);
   }
   const environment = environmentOf(env);
-  await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment), reusable));
+  await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment)));
 }
 
 const withDirection = (args: object, direction: 'max' | 'min'): TopKArgs => ({
@@ -62,8 +56,14 @@ export const DeviceBatchedTopK = {
   },
 
   /**
-   * Plans and runs a call with temporary storage from the environment. Calls with the same args
-   * object and environment reuse the plan (unless it read host per-segment arrays).
+   * Plans and runs a call with temporary storage from the environment; resolves when the work is
+   * submitted (a device-only guarantee violation rejects the next `backend.synchronize()` or
+   * `backend.download()`: see `Plan.run`).
+   *
+   * Plans are kept per backend (the 32 most recently used) and reused for calls with the same
+   * parameters, DeviceArrays and environment, whether or not the args object is the same: host
+   * per-segment arrays are compared with the plan's copy on every call, and planned (and checked)
+   * again when they changed. `backend.destroy()` frees the kept plans and temporary storage.
    */
   async select<const Args extends TopKArgsShape | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
     await selectWith(args, 'select', env, () => args as TopKArgs);

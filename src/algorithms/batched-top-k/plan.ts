@@ -46,8 +46,32 @@ export interface TopKFacts extends SegmentFacts {
   readonly maxSegments: number;
 }
 
-/** A planned top-k call: host facts, the chosen variant, its launches and temporary storage. */
-export type TopKPlan = Plan<TopKVariant, TopKFacts>;
+/** Where a top-k plan writes its results. */
+export interface TopKOutputLayout {
+  /**
+   * Output slots per segment: segment `i`'s results occupy `[i * kMax, i * kMax + min(k_i, size_i))`
+   * of `keysOut`/`valuesOut`, and the rest of its slots are filled. It is `k`'s upper bound: the
+   * constant, the host uniform value, or the declared (host runtime, else static) max of `k`.
+   */
+  readonly kMax: number;
+  /**
+   * Elements of `keysOut` (and `valuesOut`) the plan may write: `kMax` times the segments its grid
+   * covers (the host value of `numSegments`, else as many as the outputs hold up to its static max).
+   */
+  readonly outputLength: number;
+}
+
+/**
+ * A planned top-k call: host facts, the chosen variant, its launches, temporary storage and output
+ * layout (see {@link Plan} for host arrays, deferred checks and `destroy()`).
+ *
+ * @example
+ * ```ts
+ * const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+ * const keysOut = backend.alloc('f32', plan.outputLength);   // segment i's results at [i * plan.kMax, ...)
+ * ```
+ */
+export type TopKPlan = Plan<TopKVariant, TopKFacts> & TopKOutputLayout;
 
 function resolveFacts(args: TopKArgs, environment: Env, backend: Backend): TopKFacts {
   const resolved = resolveParameters(topKParameters, args as unknown as Record<string, unknown>, environment, backend);
@@ -55,8 +79,14 @@ function resolveFacts(args: TopKArgs, environment: Env, backend: Backend): TopKF
   // kMax: the constant, the host uniform value, or the declared (runtime, else static) max.
   const declaredK = args.k.kind === 'perSegment' && args.k.runtimeBounds !== undefined && !isDeviceArray(args.k.runtimeBounds) ? args.k.runtimeBounds.max : k.staticBounds.max;
   const kMax = k.exact ?? declaredK;
-  if (!Number.isFinite(kMax) || kMax > u32Max) {
-    throw new SegkitRangeError('k', 'needs a finite upper bound (the output width kMax): give static bounds { max } or an environment guarantee maxK', { bounds: k.staticBounds });
+  // k's domain ends at 2^32 - 1: a kMax that large means no bound was given, and no output holds it.
+  if (!Number.isFinite(kMax) || kMax >= u32Max) {
+    const example = args.k.kind === 'perSegment' ? 'p.perSegment(ks, { min: 1, max: 8 })' : 'p.uniform(kOnDevice, { min: 1, max: 8 })';
+    throw new SegkitRangeError(
+      'k',
+      `has no upper bound (${kMax}), and the output width kMax (slots per segment in keysOut/valuesOut) is k's upper bound: add one, e.g. ${example}, host runtime bounds as the third argument of p.perSegment, or env({ guarantees: { maxK: 8 } })`,
+      { bounds: k.staticBounds },
+    );
   }
   const segments: SegmentFacts = {
     segmentSizes: numericFacts(resolved, 'segmentSizes'),
@@ -69,12 +99,22 @@ function resolveFacts(args: TopKArgs, environment: Env, backend: Backend): TopKF
   return { ...segments, k, selectDirection: optionFacts<SelectDirection>(resolved, 'selectDirection'), kMax, maxSegments };
 }
 
+/** Where kMax came from, for messages. */
+function kMaxSource(args: TopKArgs, facts: TopKFacts): string {
+  if (facts.k.kind === 'constant') return 'the constant k';
+  if (facts.k.exact !== undefined) return "k's host value";
+  if (args.k.kind === 'perSegment' && args.k.runtimeBounds !== undefined && !isDeviceArray(args.k.runtimeBounds)) return "k's host runtime max";
+  return "k's static max";
+}
+
 function checkArrays(args: TopKArgs, facts: TopKFacts, backend: Backend): void {
   checkDeviceArray(args.keysIn, backend, 'keysIn', ['f32', 'i32', 'u32']);
   checkDeviceArray(args.keysOut, backend, 'keysOut', [args.keysIn.dtype]);
   const needed = facts.maxSegments * facts.kMax;
   if (facts.numSegments.exact !== undefined && args.keysOut.length < needed) {
-    throw new SegkitUsageError(`keysOut: needs numSegments * kMax = ${facts.numSegments.exact} * ${facts.kMax} = ${needed} elements; has ${args.keysOut.length}`);
+    throw new SegkitUsageError(
+      `keysOut: needs numSegments * kMax = ${facts.numSegments.exact} * ${facts.kMax} = ${needed} elements (kMax: ${kMaxSource(args, facts)}; plan.outputLength); has ${args.keysOut.length}`,
+    );
   }
   if (args.valuesIn !== undefined) {
     checkDeviceArray(args.valuesIn, backend, 'valuesIn', ['f32', 'i32', 'u32']);
@@ -83,7 +123,9 @@ function checkArrays(args: TopKArgs, facts: TopKFacts, backend: Backend): void {
   }
   if (args.valuesOut !== undefined) {
     checkDeviceArray(args.valuesOut, backend, 'valuesOut', args.valuesIn === undefined ? ['u32', 'i32', 'f32'] : [args.valuesIn.dtype]);
-    if (args.valuesOut.length < needed) throw new SegkitUsageError(`valuesOut: needs numSegments * kMax = ${needed} elements; has ${args.valuesOut.length}`);
+    if (args.valuesOut.length < needed) {
+      throw new SegkitUsageError(`valuesOut: needs numSegments * kMax = ${facts.maxSegments} * ${facts.kMax} = ${needed} elements (plan.outputLength); has ${args.valuesOut.length}`);
+    }
   }
   const arrays = [args.keysIn, args.keysOut, args.valuesIn, args.valuesOut].filter((a) => a !== undefined);
   for (let i = 0; i < arrays.length; i++) {
@@ -270,7 +312,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const valueMode = args.valuesOut === undefined ? 'none' : args.valuesIn === undefined ? 'indices' : 'payload';
   const segmentsText = facts.maxSegments === facts.numSegments.exact ? `${facts.maxSegments}` : `up to ${facts.maxSegments}`;
 
-  return makePlan<TopKVariant, TopKFacts, TopKProblem, TopKPolicy>({
+  const outputLength = facts.maxSegments * facts.kMax;
+  return makePlan<TopKVariant, TopKFacts, TopKProblem, TopKPolicy, TopKOutputLayout>({
     algorithm: 'topk',
     environment,
     backend,
@@ -286,6 +329,9 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     kernels: topKKernels,
     layout,
     summary: `DeviceBatchedTopK on ${backend.name}: ${segmentsText} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}`,
+    details: [
+      `Outputs: ${outputLength} elements of keysOut${args.valuesOut === undefined ? '' : ' and valuesOut'}; segment i's results at [i * ${facts.kMax}, i * ${facts.kMax} + min(k_i, size_i)), the rest of its slots filled`,
+    ],
     requirementNotes: describeRelaxations(requirements, relaxed, launches as TopKLaunch[]),
     arrays: { keysIn: args.keysIn, keysOut: args.keysOut, valuesIn: args.valuesIn, valuesOut: args.valuesOut },
     checkArrays: () => checkArrays(args, facts, backend),
@@ -307,5 +353,5 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       tiesAsFound: relaxed.tiesAsFound,
       orderAsFound: relaxed.orderAsFound,
     }),
-  });
+  }, { kMax: facts.kMax, outputLength });
 }

@@ -1,6 +1,7 @@
 import { SegkitUsageError } from '../../errors.js';
 import {
   type Backend,
+  BackendHooks,
   type BackendCapabilities,
   type BackendStats,
   type DType,
@@ -105,6 +106,8 @@ const droppedArrays = new FinalizationRegistry<DroppedArray>((dropped) => droppe
 class CpuBackendImpl implements CpuBackend {
   readonly name = 'cpu' as const;
   readonly capabilities: BackendCapabilities;
+  /** @internal */
+  readonly hooks = new BackendHooks((array) => this.read(array));
   private readonly counter = new StatsCounter();
   private readonly compiledKernels = new Set<string>();
   private readonly sharedMemory = new Map<number, WorkgroupMemory>();
@@ -180,6 +183,12 @@ class CpuBackendImpl implements CpuBackend {
   }
 
   async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
+    const data = await this.read(array);
+    await this.hooks.settle();
+    return data;
+  }
+
+  private async read<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
     this.checkAlive();
     checkDeviceArray(array, this, 'download(array)');
     const memory = deviceMemory(array);
@@ -235,9 +244,11 @@ class CpuBackendImpl implements CpuBackend {
 
   async synchronize(): Promise<void> {
     this.checkAlive();
+    await this.hooks.settle();
   }
 
   destroy(): void {
+    if (!this.destroyedBackend) this.hooks.destroyed();
     this.destroyedBackend = true;
     this.sharedMemory.clear();
     this.pool?.destroy();

@@ -1,6 +1,7 @@
-import type { Executor, SegmentedRun } from '../../dispatch/problem.js';
+import { type Executor, type SegmentedRun, statusWords } from '../../dispatch/problem.js';
 import { type CpuBackend, isCpuBackend } from './cpu-backend.js';
 import type { CpuKernel, CpuKernelParallel, CpuWorkerLaunch, WorkgroupMemory } from './kernel.js';
+import { deviceMemory } from './memory.js';
 import type { KernelParams, SegmentedContext } from './segments.js';
 
 /*
@@ -79,6 +80,10 @@ export function cpuExecutor<Run extends SegmentedRun, Context extends SegmentedC
         const backend: CpuBackend = run.backend;
         const ctx = algorithm.context(run);
         for (const launch of run.launches) backend.launch(kernelFor(launch.kernel, launch.name, ctx), launch.grid, { ctx, pass: launch.pass });
+        // A device-side copy, as the WebGPU executor's copyBufferToBuffer: not a download.
+        if (run.statusReport !== undefined && run.status !== undefined) {
+          deviceMemory(run.statusReport.array).u32.set(deviceMemory(run.status).u32.subarray(0, statusWords), run.statusReport.word);
+        }
       },
     },
     cpuWorkerLaunch(kernelId: string, shared: object, local: unknown): CpuWorkerLaunch {

@@ -3,7 +3,7 @@ import type { DeviceArray } from '../backend.js';
 import { temporaryStorageBinding } from '../../dispatch/limits.js';
 import { slotsOfKernel } from '../../dispatch/plan.js';
 import { boundsWords } from '../../dispatch/device-checks.js';
-import type { Executor, KernelTable, Launch, SegmentSource, SegmentedRun } from '../../dispatch/problem.js';
+import { type Executor, type KernelTable, type Launch, type SegmentSource, type SegmentedRun, statusWords } from '../../dispatch/problem.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from './program.js';
 import { segmentOffsetsProgram, validateFacts, validateProgram } from './prologue.js';
 import { type SegmentKernelFacts, countOf, needsBlock } from './segments.js';
@@ -12,14 +12,17 @@ import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from './webgp
 /*
  * Runs a segmented algorithm's plan on WebGPU: every launch in one command encoder, one compute pass
  * and one submit (WebGPU makes one dispatch's storage writes visible to the next within a pass),
- * with no read-back; the plan reads the status words afterwards when it validates.
+ * with no read-back; when the plan validates, the status words are copied into the run's report
+ * slot after the pass, and the plan reads them later (dispatch/status-reports.ts).
  *
  * Per run:
  * - pipelines: one per kernel and static facts, compiled lazily on first use and cached by the
  *   backend; the programs themselves are memoized here by the same key;
  * - per plan (keyed on SegmentedRun.cache): the resolved programs, pipelines, temporary-storage
- *   ranges and uniform regions, resolved on the first run; and the bind groups of the last run,
- *   reused while every bound buffer (uniform and block scratch, temp, arrays, status) is the same;
+ *   ranges and uniform regions, resolved on the first run; and the bind groups of the last few sets
+ *   of bound buffers (uniform and block scratch, temp, arrays, status), reused when a run binds one
+ *   of those sets again (alternating temporary storage or outputs; a new set costs one
+ *   createBindGroup per launch);
  * - uniforms: each launch's values (host numbers: slot offsets, the pass, the algorithm's own, ...)
  *   in a 256-byte-aligned region of the backend's uniform buffer, written once per run — kernel
  *   arguments, not uploads;
@@ -185,13 +188,18 @@ interface PreparedRun {
   readonly usesBlock: boolean;
   readonly launches: readonly PreparedLaunch[];
   readonly uniformTotal: number;
-  /** The buffers (and block size) the bind groups were made for; any change remakes them. */
-  bindKey: readonly unknown[] | undefined;
-  bindGroups: readonly GPUBindGroup[] | undefined;
+  /**
+   * Bind groups by the buffers (and block size) they were made for, most recently used first: a
+   * caller who alternates buffers (double-buffered outputs, a few temporary storages) reuses them.
+   */
+  readonly bindSets: { readonly key: readonly unknown[]; readonly groups: readonly GPUBindGroup[] }[];
 }
 
-function sameKey(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
-  if (a === undefined || a.length !== b.length) return false;
+/** Bind-group sets kept per plan. */
+const bindSetsPerPlan = 4;
+
+function sameKey(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
@@ -236,7 +244,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
       return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
     });
-    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindKey: undefined, bindGroups: undefined };
+    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindSets: [] };
   };
 
   return {
@@ -273,10 +281,19 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       const status = run.status === undefined ? undefined : runtime.bufferOf(run.status);
       const arrayBuffers = Object.entries(run.arrays).map(([name, array]) => [name, array === undefined ? undefined : runtime.bufferOf(array)] as const);
 
-      // Bind groups: remade only when a bound buffer (or the block's size) differs from the last run's.
+      // Bind groups: made only for bound buffers (and a block size) none of the recent runs had.
       const bindKey = [uniformBuffer, blockBuffer, blockBytes, tempBuffer, status, ...arrayBuffers.map(([, buffer]) => buffer)];
-      let bindGroups = prepared.bindGroups;
-      if (bindGroups === undefined || !sameKey(prepared.bindKey, bindKey)) {
+      const bindSets = prepared.bindSets;
+      const hit = bindSets.findIndex((set) => sameKey(set.key, bindKey));
+      let bindGroups: readonly GPUBindGroup[];
+      if (hit >= 0) {
+        const set = bindSets[hit]!;
+        if (hit > 0) {
+          bindSets.splice(hit, 1);
+          bindSets.unshift(set);
+        }
+        bindGroups = set.groups;
+      } else {
         const buffers: Record<string, GPUBufferBinding> = {};
         for (const [name, buffer] of arrayBuffers) if (buffer !== undefined) buffers[name] = { buffer };
         if (status !== undefined) buffers.status = { buffer: status, size: run.status!.length * 4 };
@@ -294,8 +311,8 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
           });
           return device.createBindGroup({ layout: compiled.layout, entries });
         });
-        prepared.bindGroups = bindGroups;
-        prepared.bindKey = bindKey;
+        bindSets.unshift({ key: bindKey, groups: bindGroups });
+        if (bindSets.length > bindSetsPerPlan) bindSets.pop();
       }
 
       device.queue.writeBuffer(uniformBuffer, 0, uniformData.buffer, 0, uniformData.byteLength);
@@ -315,9 +332,11 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
         pass.dispatchWorkgroups(x, y);
       }
       pass.end();
+      const report = run.statusReport === undefined ? undefined : runtime.bufferOf(run.statusReport.array);
+      if (report !== undefined && status !== undefined) encoder.copyBufferToBuffer(status, 0, report, run.statusReport!.word * 4, statusWords * 4);
       const commands = encoder.finish();
       // Everything the work uses stays referenced until it is done (bind groups remade later included).
-      runtime.submit(commands, [bindGroups, launches, uniformBuffer, blockBuffer, tempBuffer, status, arrayBuffers]);
+      runtime.submit(commands, [bindGroups, launches, uniformBuffer, blockBuffer, tempBuffer, status, report, arrayBuffers]);
     },
   };
 }

@@ -2,6 +2,7 @@
 import { SegkitUsageError } from '../../errors.js';
 import {
   type Backend,
+  BackendHooks,
   type BackendCapabilities,
   type BackendStats,
   type DType,
@@ -165,6 +166,8 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   private live = 0;
   /** An upload's writeBuffer waits for the next submit (Dawn keeps its staged copy until then). */
   private unsubmittedWrites = false;
+  /** @internal */
+  readonly hooks = new BackendHooks((array) => this.read(array));
   private lostError: WebGpuDeviceLostError | undefined;
   private deferredError: WebGpuError | undefined;
   private readonly lostSignal: Promise<never>;
@@ -310,6 +313,14 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   }
 
   async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
+    // The array's copy is submitted first; the deferred checks' reads follow it in the same turn.
+    const data = this.read(array);
+    const settled = this.hooks.settle();
+    const [result] = await Promise.all([data, settled]);
+    return result;
+  }
+
+  private async read<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
     this.checkUsable();
     checkDeviceArray(array, this, 'download(array)');
     const source = (array as WebGpuDeviceArray<D>).buffer;
@@ -352,10 +363,12 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     await this.guard(this.device.queue.onSubmittedWorkDone());
     await this.guard(Promise.all([...this.pendingReleases]));
     this.throwDeferred();
+    await this.hooks.settle();
   }
 
   destroy(): void {
     if (this.destroyedByUser) return;
+    this.hooks.destroyed();
     this.destroyedByUser = true;
     for (const kind of ['uniforms', 'block'] as const) {
       this.scratchBuffers[kind]?.destroy();
