@@ -231,7 +231,9 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
     const factsKey = JSON.stringify(facts);
     const alignment = Math.max(256, runtime.minUniformBufferOffsetAlignment);
     let uniformTotal = 0;
-    const launches = run.launches.map((launch): PreparedLaunch => {
+    // Launches of no workgroups (numSegments 0) get no program, uniforms or bind group: their
+    // uniforms may name temporary storage the plan sized to nothing.
+    const launches = run.launches.filter((launch) => launch.grid > 0).map((launch): PreparedLaunch => {
       const program = programFor(launch, run, facts, factsKey);
       const compiled = runtime.compile(program);
       const temp = program.bindings.some((b) => b.name === 'temp') ? tempBinding(run, slotsOf(launch.kernel), runtime, launch.name) : undefined;
@@ -323,10 +325,9 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
         }
       }
       const pass = encoder.beginComputePass({ label: `segkit ${run.algorithm}` });
+      for (const launch of run.launches) runtime.countLaunch(launch.name);
       for (let i = 0; i < launches.length; i++) {
-        const { launch, compiled, x, y } = launches[i]!;
-        runtime.countLaunch(launch.name);
-        if (launch.grid === 0) continue;
+        const { compiled, x, y } = launches[i]!;
         pass.setPipeline(compiled.pipeline);
         pass.setBindGroup(0, bindGroups[i]!);
         pass.dispatchWorkgroups(x, y);
