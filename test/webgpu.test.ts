@@ -20,7 +20,8 @@ import { defineTopKConformance } from './conformance/topk.suite.js';
 process.env.LP_NUM_THREADS ??= '1';
 
 // Lavapipe compiles each pipeline through LLVM: the first case of a kind takes a while.
-vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+// Lavapipe compiles each new pipeline through LLVM: a case with new facts takes seconds on a busy box.
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 60_000 });
 
 // segkit/testing probes WebGPU as a user's test would: a device, created and destroyed.
 const [webgpu] = (await testBackends({ only: ['webgpu'] })).entries;
