@@ -19,7 +19,6 @@ import { defineTopKConformance } from './conformance/topk.suite.js';
 // for the small cases here. Set before Dawn loads the driver; an explicit setting wins.
 process.env.LP_NUM_THREADS ??= '1';
 
-// Lavapipe compiles each pipeline through LLVM: the first case of a kind takes a while.
 // Lavapipe compiles each new pipeline through LLVM: a case with new facts takes seconds on a busy box.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 60_000 });
 
