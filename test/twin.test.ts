@@ -77,7 +77,7 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
         const keysOut = backend.alloc('f32', n * c.k);
         const valuesOut = backend.alloc('u32', n * c.k);
         const ks = new Uint32Array(n).fill(c.k);
-        const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k);
+        const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k as 1); // a case table's k: checked when planning, not typed as a literal
         const plan = DeviceBatchedTopK.plan(
           { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
           env({ backend, tuning: { variant: c.variant } }),

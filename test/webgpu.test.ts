@@ -33,7 +33,7 @@ if (missing !== undefined) {
 }
 const describeWebGpu = missing === undefined ? describe : describe.skip;
 
-if (missing === undefined) defineTopKConformance(webgpu!.name, () => webgpu!.create());
+if (missing === undefined) defineTopKConformance(webgpu!.name, () => webgpu!.create(), { compilesSlowly: true });
 
 /** Keys of `segments` segments of `size` f32 values. */
 function randomKeys(count: number, seed: number): Float32Array {

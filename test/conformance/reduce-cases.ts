@@ -2,6 +2,7 @@ import {
   type Backend,
   type DeviceArray,
   type Env,
+  type Requirements as EnvRequirements,
   type ReduceOp,
   type SegmentedReducePlan,
   type SegmentedReduceVariant,
@@ -249,7 +250,7 @@ export function freshOutputs(backend: Backend, built: BuiltCase): void {
 
 export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);
 
-export type Requirements = NonNullable<Parameters<typeof env>[0]>['requirements'];
+export type Requirements = Partial<EnvRequirements>;
 
 /** Plans a case (optionally forcing a variant) and runs it with fresh temporary storage. */
 export async function runCase(
