@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Backend,
   type DeviceArray,
+  type TopKPlan,
+  type TopKPolicy,
   type TopKVariant,
   DeviceBatchedTopK,
   GuaranteeViolationError,
@@ -45,13 +47,19 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
     afterAll(() => backend?.destroy());
 
     async function expectReference(c: TopKCase, variant?: TopKVariant): Promise<TopKVariant> {
+      return (await expectReferencePlan(c, variant)).variant;
+    }
+
+    /** Runs a case (optionally under a forced variant and policy values) against the reference; returns the plan. */
+    async function expectReferencePlan(c: TopKCase, variant?: TopKVariant, policy?: Partial<TopKPolicy>): Promise<TopKPlan> {
       const built = buildCase(backend, c);
       try {
-        const { plan, keys, values } = await runCase(backend, built, { variant });
+        const { plan, keys, values } = await runCase(backend, built, { variant, policy });
         const n = c.sizes.length * built.kMax;
-        expect(keys.subarray(0, n), `${c.name}: keys (${plan.variant})`).toEqual(built.expected.keys.subarray(0, n));
-        if (values !== undefined) expect(values.subarray(0, n), `${c.name}: values (${plan.variant})`).toEqual(built.expected.values.subarray(0, n));
-        return plan.variant;
+        const label = `${c.name}: ${plan.variant}${policy ? ` ${JSON.stringify(policy)}` : ''}`;
+        expect(keys.subarray(0, n), `${label}: keys`).toEqual(built.expected.keys.subarray(0, n));
+        if (values !== undefined) expect(values.subarray(0, n), `${label}: values`).toEqual(built.expected.values.subarray(0, n));
+        return plan;
       } finally {
         for (const a of built.owned) a.destroy();
       }
@@ -103,6 +111,35 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       it('one long segment split across workgroups', async () => {
         await expectAllVariants(makeCase({ name: 'long', sizes: [50_000], k: 7, flavour: 'ties', seed: 29 }), ['reduce', 'radix-select']);
         await expectReference(makeCase({ name: 'long-k100', sizes: [60_000], k: 100, seed: 31 }));
+      });
+    });
+
+    describe('policy values', () => {
+      it('short segments get one invocation each (routers with 8 or 16 experts)', async () => {
+        const { reduceSmallSegmentItems } = topKPolicyFor(backend.capabilities);
+        // More segments than one workgroup holds, sizes 0..reduceSmallSegmentItems, both directions.
+        const sizes = randomSizes(300, reduceSmallSegmentItems, 53);
+        const directions = sizes.map((_, i) => (i % 5 === 0 ? 'min' : 'max') as 'max' | 'min');
+        for (const k of [1, 2, 5, 8]) {
+          for (const flavour of ['random', 'ties', 'special'] as const) {
+            const plan = await expectReferencePlan(makeCase({ name: `router-k${k}-${flavour}`, flavour, sizes, k, directions, seed: 59 + k }));
+            expect(plan.launches.map((l) => l.name).join(' '), `k=${k}`).toMatch(/reduce\[[^\]]*per-invocation\]/);
+          }
+        }
+        // Per-segment k, and longer segments forced onto one invocation each.
+        const ks = sizes.map((_, i) => 1 + (i % 8));
+        await expectReferencePlan(makeCase({ name: 'router-k-per-segment', sizes, k: ks, kBound: 8, seed: 61 }));
+        const plan = await expectReferencePlan(makeCase({ name: 'long-per-invocation', flavour: 'ties', sizes: randomSizes(70, 700, 67), k: 7, seed: 71 }), undefined, { reduceSmallSegmentItems: 700 });
+        expect(plan.launches.some((l) => l.name.includes('per-invocation'))).toBe(true);
+      });
+
+      it('long segments split into chunks of any size, read four keys at a time from any start', async () => {
+        // Packed segments start at every offset modulo 4; chunks of 1000 items split quads.
+        const sizes = [1, 4097, 3, 12_345, 2, 9000, 5];
+        for (const reduceChunkItems of [1000, 4096]) {
+          await expectReferencePlan(makeCase({ name: `chunks-${reduceChunkItems}`, flavour: 'ties', sizes, k: 6, seed: 73 }), 'reduce', { reduceChunkItems });
+          await expectReferencePlan(makeCase({ name: `chunks-k1-${reduceChunkItems}`, flavour: 'special', sizes, k: 1, directions: 'min', seed: 79 }), 'reduce', { reduceChunkItems });
+        }
       });
     });
 

@@ -13,7 +13,7 @@ import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, r
 import { outsideStaticBounds } from '../../types/messages.js';
 import type { TopKArgs } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
-import { type TopKSelection, type TopKVariant, selectTopKVariant, topKVariants } from './policy.js';
+import { type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKVariants } from './policy.js';
 import {
   type DeviceCheck,
   type ScalarSource,
@@ -273,6 +273,10 @@ function buildLaunches(
       launches.push({ kernel: 'single-tile', variant, name: `topk/single-tile[${spec}]`, grid: n, pass: 0, purpose: 'one workgroup per segment: load the tile, select in workgroup memory, sort, write' });
     } else if (variant === 'reduce') {
       const chunks = Math.max(1, Math.ceil(maxSegmentSize / policy.reduceChunkItems));
+      if (reducePerInvocation(policy, maxSegmentSize)) {
+        launches.push({ kernel: 'reduce', variant, name: `topk/reduce[${spec},per-invocation]`, grid: Math.ceil(n / policy.workgroupSize), pass: 0, purpose: `one invocation per segment (${policy.workgroupSize} segments per workgroup): register top-k, write` });
+        continue;
+      }
       launches.push({ kernel: 'reduce', variant, name: `topk/reduce[${spec}]`, grid: n * chunks, pass: 0, purpose: chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment: register top-k of each chunk into partials` });
       if (chunks > 1) {
         layout.add('partials', n * chunks * facts.kMax * 8);

@@ -17,6 +17,11 @@ export interface TopKPolicy {
   readonly reduceMaxK: number;
   /** Items one reduce workgroup scans; longer segments are split across workgroups and merged. */
   readonly reduceChunkItems: number;
+  /**
+   * Reduce: segments of at most this many keys get one invocation each (workgroupSize segments per
+   * workgroup, no merge) instead of a workgroup each.
+   */
+  readonly reduceSmallSegmentItems: number;
   /** Items one radix-select histogram/filter workgroup scans. */
   readonly radixTileItems: number;
   /** Bits per radix-select digit (passes = 32 / bits). */
@@ -62,6 +67,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     tileItems,
     reduceMaxK: topKPolicyLimits.reduceMaxK,
     reduceChunkItems: workgroupSize * 16,
+    reduceSmallSegmentItems: 32,
     radixTileItems: workgroupSize * 16,
     radixBits: 8,
   };
@@ -154,7 +160,7 @@ export function selectTopKVariant(
   const reachable = verdicts.filter((v) => v.reachable).map((v) => v.variant);
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
   const chosen = tuning.variant ?? natural;
-  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
+  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && !reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
     if (tuning.policy?.reduceChunkItems === undefined) policy.reduceChunkItems = policy.workgroupSize * 16;
   }
@@ -187,6 +193,15 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
       `tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
     );
   }
+}
+
+/**
+ * Whether the reduce variant gives each segment one invocation (segments of at most
+ * `reduceSmallSegmentItems` keys): a router's 8 or 16 experts leave most of a subgroup-wide
+ * workgroup idle and pay a merge for nothing.
+ */
+export function reducePerInvocation(policy: TopKPolicy, maxSegmentSize: number): boolean {
+  return maxSegmentSize <= policy.reduceSmallSegmentItems;
 }
 
 /**

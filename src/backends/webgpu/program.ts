@@ -15,8 +15,8 @@ export interface ProgramBinding {
   /** WGSL name of the buffer. */
   readonly name: string;
   readonly access: 'read' | 'read_write';
-  /** Element type: words, or atomic words. */
-  readonly element: 'u32' | 'atomic<u32>';
+  /** Element type: words, atomic words, or four words (a vectorized view of a word buffer). */
+  readonly element: 'u32' | 'atomic<u32>' | 'vec4<u32>';
 }
 
 /** A WebGPU compute kernel. */

@@ -1,7 +1,7 @@
 import type { DeviceArray } from '../../../backends/backend.js';
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
-import type { TopKPolicy } from '../policy.js';
+import { type TopKPolicy, reducePerInvocation } from '../policy.js';
 import type { ScalarSource, SegmentSource, TopKProblem, TopKRun } from '../problem.js';
 
 /*
@@ -143,6 +143,8 @@ export class TopKContext {
   readonly candidatesSlot: readonly [number, number];
   /** Reduce: workgroups per segment. Radix: tiles per segment. */
   readonly chunksPerSegment: number;
+  /** Reduce with one invocation per segment: segments per workgroup (policy.workgroupSize); else 0. */
+  readonly reduceSegmentsPerWorkgroup: number;
   readonly tilesPerSegment: number;
   /** Radix select: bits per digit (a divisor of 32, at most 8), digits per pass, passes, shift of the top digit. */
   readonly radixBits: number;
@@ -194,6 +196,7 @@ export class TopKContext {
     this.candidatesSlot = [slotWords(run, 'candidates0'), slotWords(run, 'candidates1')];
     if (this.startMode === 1 && this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot");
     this.chunksPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.reduceChunkItems));
+    this.reduceSegmentsPerWorkgroup = reducePerInvocation(run.policy, problem.maxSegmentSize) ? run.policy.workgroupSize : 0;
     this.tilesPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.radixTileItems));
     const bits = run.policy.radixBits;
     if (this.hasRadix && !(bits === 1 || bits === 2 || bits === 4 || bits === 8)) {

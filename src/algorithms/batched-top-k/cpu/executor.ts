@@ -56,7 +56,7 @@ const kernels: Record<
   reduce: {
     body: runReduce,
     bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax),
-    items: (grid, { ctx }) => grid * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
+    items: (grid, { ctx }) => grid * Math.max(1, ctx.reduceSegmentsPerWorkgroup) * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
   },
   'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
   'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid, { ctx }) => grid * (16 + Math.min(8192, ctx.problem.maxSegmentSize >>> 5)) },
@@ -111,7 +111,7 @@ function expectedGrid(launch: TopKLaunch, ctx: TopKContext): number {
     case 'segment-offsets':
       return 1;
     case 'reduce':
-      return ctx.maxSegments * ctx.chunksPerSegment;
+      return ctx.reduceSegmentsPerWorkgroup > 0 ? Math.ceil(ctx.maxSegments / ctx.reduceSegmentsPerWorkgroup) : ctx.maxSegments * ctx.chunksPerSegment;
     case 'radix-histogram':
     case 'radix-filter':
       return ctx.maxSegments * ctx.tilesPerSegment;

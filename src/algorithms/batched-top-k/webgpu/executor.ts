@@ -352,7 +352,7 @@ export const webgpuTopKExecutor: TopKExecutor = {
     const bindKey = [uniformBuffer, blockBuffer, blockBytes, tempBuffer, keysIn, keysOut, valuesIn, valuesOut, status];
     let bindGroups = prepared.bindGroups;
     if (bindGroups === undefined || !sameKey(prepared.bindKey, bindKey)) {
-      const buffers: Record<string, GPUBufferBinding> = { keysIn: { buffer: keysIn }, keysOut: { buffer: keysOut } };
+      const buffers: Record<string, GPUBufferBinding> = { keysIn: { buffer: keysIn }, keysIn4: { buffer: keysIn }, keysOut: { buffer: keysOut } };
       if (valuesIn !== undefined) buffers.valuesIn = { buffer: valuesIn };
       if (valuesOut !== undefined) buffers.valuesOut = { buffer: valuesOut };
       if (status !== undefined) buffers.status = { buffer: status, size: 32 };

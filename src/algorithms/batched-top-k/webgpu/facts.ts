@@ -1,4 +1,5 @@
 import type { DType } from '../../../backends/backend.js';
+import { reducePerInvocation } from '../policy.js';
 import type { ScalarSource, SegmentSource, TopKRun } from '../problem.js';
 
 /*
@@ -41,6 +42,8 @@ export interface TopKKernelFacts {
   readonly tileItems: number;
   readonly reduceChunkItems: number;
   readonly reduceMaxK: number;
+  /** Reduce gives each segment one invocation (policy.ts reducePerInvocation). */
+  readonly reducePerInvocation: boolean;
   readonly radixTileItems: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
@@ -103,6 +106,7 @@ export function kernelFacts(run: TopKRun, subgroups: boolean): TopKKernelFacts {
     tileItems: policy.tileItems,
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
+    reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
     subgroups,
   };

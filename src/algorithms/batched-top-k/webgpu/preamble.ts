@@ -24,6 +24,8 @@ export type TempAccess = 'none' | 'u32' | 'atomic';
 /** What a kernel binds and which variant's branch it is on. */
 export interface KernelShape {
   readonly keys: boolean;
+  /** Also bind the keys as `keysIn4: array<vec4<u32>>` (the same buffer; allocations are whole 16-byte words). */
+  readonly keys4?: boolean;
   readonly outputs: boolean;
   readonly temp: TempAccess;
   /** single-tile runs when the device-side branch chooses it; radix-select when it does not. */
@@ -41,6 +43,7 @@ const hex = (value: number) => `0x${(value >>> 0).toString(16)}u`;
 export function kernelBindings(facts: TopKKernelFacts, shape: KernelShape): ProgramBinding[] {
   const bindings: ProgramBinding[] = [];
   if (shape.keys) bindings.push({ name: 'keysIn', access: 'read', element: 'u32' });
+  if (shape.keys4) bindings.push({ name: 'keysIn4', access: 'read', element: 'vec4<u32>' });
   if (shape.outputs) {
     bindings.push({ name: 'keysOut', access: 'read_write', element: 'u32' });
     if (facts.valueMode === 'payload') bindings.push({ name: 'valuesIn', access: 'read', element: 'u32' });
