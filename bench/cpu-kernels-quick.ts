@@ -10,7 +10,8 @@
 import { cpuBackend } from '../src/backends/cpu/cpu-backend.js';
 import { TempStorageLayoutBuilder } from '../src/dispatch/temp-storage.js';
 import { cpuTopKExecutor } from '../src/algorithms/batched-top-k/cpu/executor.js';
-import { selectTopKVariant } from '../src/algorithms/batched-top-k/policy.js';
+import { reducePerInvocation, selectTopKVariant } from '../src/algorithms/batched-top-k/policy.js';
+import { radixSelectLaunches } from '../src/algorithms/batched-top-k/radix-plan.js';
 import type { TopKKernelId, TopKLaunch, TopKRun } from '../src/algorithms/batched-top-k/problem.js';
 
 // 'uniform': [-1, 1) as bench/topk-cpu.ts uses; 'unit': [0, 1); 'normal': standard normal.
@@ -52,16 +53,8 @@ function makeRun(rows: number, cols: number, k: number): TopKRun {
   const variant = selection.variant;
   const keysLength = rows * cols;
   const chunks = Math.max(1, Math.ceil(cols / policy.reduceChunkItems));
-  const tiles = Math.max(1, Math.ceil(cols / policy.radixTileItems));
-  const radix = variant === 'radix-select';
-  const layout = new TempStorageLayoutBuilder()
-    .add('partials', variant === 'reduce' && chunks > 1 ? rows * chunks * k * 8 : 0)
-    .add('segmentState', radix ? rows * 32 : 0)
-    .add('histogram', radix ? rows * 1024 : 0)
-    .add('selected', radix ? rows * k * 4 : 0)
-    .add('candidates0', radix ? keysLength * 4 : 0)
-    .add('candidates1', radix ? keysLength * 4 : 0)
-    .build();
+  const perInvocation = reducePerInvocation(policy, cols);
+  const layout = new TempStorageLayoutBuilder().add('partials', variant === 'reduce' && chunks > 1 && !perInvocation ? rows * chunks * k * 8 : 0);
   const launch = (kernel: TopKKernelId, grid: number, pass = 0): TopKLaunch => ({
     kernel,
     variant,
@@ -73,16 +66,13 @@ function makeRun(rows: number, cols: number, k: number): TopKRun {
   const launches: TopKLaunch[] = [];
   if (variant === 'single-tile') launches.push(launch('single-tile', rows));
   if (variant === 'reduce') {
-    launches.push(launch('reduce', rows * chunks));
-    if (chunks > 1) launches.push(launch('reduce-merge', rows));
+    launches.push(launch('reduce', perInvocation ? Math.ceil(rows / policy.workgroupSize) : rows * chunks));
+    if (chunks > 1 && !perInvocation) launches.push(launch('reduce-merge', rows));
   }
-  if (radix) {
-    launches.push(launch('radix-init', rows));
-    for (let pass = 0; pass < 32 / policy.radixBits; pass++) {
-      launches.push(launch('radix-histogram', rows * tiles, pass), launch('radix-choose', rows, pass), launch('radix-filter', rows * tiles, pass));
-    }
-    launches.push(launch('radix-finalize', rows));
+  if (variant === 'radix-select') {
+    launches.push(...radixSelectLaunches(layout, { policy, spec: 'f32,max', maxSegments: rows, maxSegmentSize: cols, kMax: k, candidateWords: keysLength }));
   }
+  const built = layout.build();
   return {
     backend: cpu,
     problem: {
@@ -104,8 +94,8 @@ function makeRun(rows: number, cols: number, k: number): TopKRun {
     },
     policy,
     launches,
-    layout,
-    temp: layout.totalBytes > 0 ? cpu.alloc('u8', layout.totalBytes) : undefined,
+    layout: built,
+    temp: built.totalBytes > 0 ? cpu.alloc('u8', built.totalBytes) : undefined,
     status: undefined,
     checks: [],
     totalNumItems: undefined,

@@ -26,9 +26,9 @@
  *          --extra-cases=single-bits (diagnostic: the single row with random-bit keys),
  *          --no-tfjs-for=id,id (skip tfjs on those cases), --out-file=name.json, --build=label (kept in
  *          the JSON's meta, e.g. the commit), --set=cpu (only the first issue's cases),
- *          --tune='label={"policy":{"radixBits":8}};label2={...}' (also run each case under these
- *          env tunings where they apply: GPU and plan.run times per tuning, to measure a policy
- *          value; a tuning that cannot run on a case is recorded as n/a)
+ *          --tune='label={"policy":{"radixBits":8}};label2@id,id={...}' (also run each case, or the
+ *          named ones, under these env tunings: GPU and plan.run times per tuning, to measure a
+ *          policy value; a tuning that cannot run on a case is recorded as n/a)
  * Cases whose parameters live on the device (per-token k, ragged sizes) are also timed under
  * `guaranteeChecks: 'trust'` (segkitTrustMs), beside the default 'validate'.
  */
@@ -256,11 +256,12 @@ const cases = makeCases({
   ...(clampNote ? { clampNote } : {}),
 });
 const variantsToTry = ['single-tile', 'reduce', 'radix-select'] as const;
-/** --tune: label -> env tuning. */
-const tunings: [string, Record<string, unknown>][] = argv.tune
+/** --tune: label -> env tuning, and the case ids it runs on (`label@id,id={...}`; all when none named). */
+const tunings: [string, Record<string, unknown>, string[] | undefined][] = argv.tune
   ? String(argv.tune).split(';').filter((t) => t.includes('=')).map((t) => {
       const at = t.indexOf('=');
-      return [t.slice(0, at), JSON.parse(t.slice(at + 1)) as Record<string, unknown>];
+      const [label, ids] = t.slice(0, at).split('@') as [string, string | undefined];
+      return [label, JSON.parse(t.slice(at + 1)) as Record<string, unknown>, ids?.split(',')];
     })
   : [];
 const results: Record<string, unknown>[] = [];
@@ -323,9 +324,10 @@ for (const c of cases) {
       st.destroy();
     }
     // --tune: the case under each env tuning that applies.
-    if (tunings.length > 0) {
+    if (tunings.some(([, , ids]) => ids === undefined || ids.includes(c.id))) {
       const byTuning: Record<string, unknown> = {};
-      for (const [label, tuning] of tunings) {
+      for (const [label, tuning, ids] of tunings) {
+        if (ids !== undefined && !ids.includes(c.id)) continue;
         let sv: ReturnType<typeof segkitCase> | undefined;
         try {
           sv = segkitCase(c, sk, segkit.env({ backend: sk, tuning: tuning as never }));

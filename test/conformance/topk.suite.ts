@@ -16,6 +16,7 @@ import {
   SegkitUsageError,
   env,
   p,
+  referenceTopK,
   topKPolicyFor,
 } from '../../src/index.js';
 import {
@@ -141,6 +142,70 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           await expectReferencePlan(makeCase({ name: `chunks-k1-${reduceChunkItems}`, flavour: 'special', sizes, k: 1, directions: 'min', seed: 79 }), 'reduce', { reduceChunkItems });
         }
       });
+    });
+
+    describe('radix-select: the sampled threshold of pass 0', () => {
+      /** Keys whose sampled positions (policy.ts radixSample) mislead the threshold high or low, or land on ties. */
+      function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
+        const keys = new Float32Array(rows * cols);
+        const random = rng(seed);
+        const m = Math.min(8192, Math.max(256, cols >>> 5));
+        const step = Math.floor(cols / m);
+        const sampled = (i: number) => (i % cols) % step === 0 && (i % cols) / step < m;
+        for (let i = 0; i < keys.length; i++) {
+          if (style === 'uniform') keys[i] = random() * 2 - 1;
+          else if (style === 'sample-high') keys[i] = sampled(i) ? 100 + random() : random(); // few reach T: the fallback pass
+          else if (style === 'sample-low') keys[i] = sampled(i) ? -100 - random() : random(); // most reach T
+          else if (style === 'ties') keys[i] = Math.floor(random() * 4); // T lands on a tie
+          else keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : random() - 0.5; // specials
+        }
+        return keys;
+      }
+      /** The first segment's state words after a run: [mode, T, keys that reached T]. */
+      async function stateAfter(plan: TopKPlan, temp: DeviceArray<'u8'>): Promise<number[]> {
+        const at = /segmentState: \d+ bytes at offset (\d+)/.exec(plan.explain());
+        const words = new Uint32Array((await backend.download(temp)).buffer);
+        const base = Number(at![1]) / 4;
+        return [words[base]!, words[base + 1]!, words[base + 2]!];
+      }
+
+      for (const [rows, cols, k] of [[1, 24_000, 60], [3, 5000, 17]] as const) {
+        it(`${rows}x${cols} k=${k}: uniform, misleading samples, ties and specials, both directions`, async () => {
+          for (const style of ['uniform', 'sample-high', 'sample-low', 'ties', 'specials']) {
+            for (const direction of ['max', 'min'] as const) {
+              const data = keysFor(style, rows, cols, rows * 7 + cols + k);
+              const keysIn = backend.upload(data);
+              const keysOut = backend.alloc('f32', rows * k);
+              const valuesOut = backend.alloc('i32', rows * k);
+              // A uniform direction: both directions share the pipelines (lavapipe compiles each through LLVM).
+              const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(rows) };
+              const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+              expect(plan.variant).toBe('radix-select');
+              const temp = backend.alloc('u8', plan.tempStorageBytes);
+              await plan.run(temp);
+              const expected = referenceTopK({
+                keyType: 'f32',
+                keys: new Uint32Array(data.buffer),
+                segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
+                segmentSizes: Array.from({ length: rows }, () => cols),
+                k: Array.from({ length: rows }, () => k),
+                directions: Array.from({ length: rows }, () => direction),
+                kMax: k,
+                withValues: true,
+              });
+              const label = `${style} ${direction}`;
+              expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
+              expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
+              const [mode, , reached] = await stateAfter(plan, temp);
+              expect(mode, `${label}: a threshold was sampled`).toBe(1);
+              if (style === 'uniform') expect(reached, `${label}: about 1.5 k keys reached it`).toBeGreaterThanOrEqual(k);
+              if (style === 'uniform') expect(reached, `${label}: about 1.5 k keys reached it`).toBeLessThan(cols / 4);
+              if (style === 'sample-high' && direction === 'max') expect(reached, `${label}: fewer than k reached it (the fallback pass ran)`).toBeLessThan(k);
+              for (const a of [keysIn, keysOut, valuesOut, temp]) a.destroy();
+            }
+          }
+        }, 180_000);
+      }
     });
 
     describe('edge cases', () => {

@@ -13,6 +13,7 @@ import { type NumericFacts, type OptionFacts, effectiveBounds, resolveNumeric, r
 import { outsideStaticBounds } from '../../types/messages.js';
 import type { TopKArgs } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
+import { radixSelectLaunches } from './radix-plan.js';
 import { type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKVariants } from './policy.js';
 import {
   type DeviceCheck,
@@ -283,17 +284,7 @@ function buildLaunches(
         launches.push({ kernel: 'reduce-merge', variant, name: `topk/reduce-merge[${spec}]`, grid: n, pass: 0, purpose: 'merge the chunks\' lists per segment and write' });
       }
     } else {
-      const tiles = Math.max(1, Math.ceil(maxSegmentSize / policy.radixTileItems));
-      layout.add('segmentState', n * 8 * 4).add('histogram', n * 256 * 4).add('selected', n * facts.kMax * 4);
-      layout.add('candidates0', totalItemsBound * 4).add('candidates1', totalItemsBound * 4);
-      launches.push({ kernel: 'radix-init', variant, name: `topk/radix-select/init[${spec}]`, grid: n, pass: 0, purpose: 'zero histograms and per-segment state' });
-      const passes = 32 / policy.radixBits;
-      for (let pass = 0; pass < passes; pass++) {
-        launches.push({ kernel: 'radix-histogram', variant, name: `topk/radix-select/histogram[${spec}]`, grid: n * tiles, pass, purpose: `pass ${pass}: histogram of digit ${pass} over ${pass === 0 ? 'the keys' : 'the candidates'}` });
-        launches.push({ kernel: 'radix-choose', variant, name: `topk/radix-select/choose[${spec}]`, grid: n, pass, purpose: `pass ${pass}: find the threshold bucket` });
-        launches.push({ kernel: 'radix-filter', variant, name: `topk/radix-select/filter[${spec}]`, grid: n * tiles, pass, purpose: `pass ${pass}: keep items above the threshold, carry the threshold bucket as candidates` });
-      }
-      launches.push({ kernel: 'radix-finalize', variant, name: `topk/radix-select/finalize[${spec}]`, grid: n, pass: passes - 1, purpose: 'resolve ties by index, sort the selection, write' });
+      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: totalItemsBound }));
     }
   }
   return { launches, layout: layout.build(), validates, checks };

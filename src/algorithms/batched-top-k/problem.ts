@@ -115,7 +115,7 @@ export type TopKKernelId =
   | 'reduce-merge'
   | 'radix-init'
   | 'radix-histogram'
-  | 'radix-choose'
+  | 'radix-fallback'
   | 'radix-filter'
   | 'radix-finalize';
 
@@ -170,9 +170,12 @@ export interface TopKExecutor {
  *   'segment-offsets' (exclusive scan of the sizes; entry maxSegments = the total).
  * - reduce: `partials`: maxSegments * chunksPerSegment * kMax pairs (ordered key, index) when a
  *   segment spans several chunks (sentinel pair (0, 0xFFFFFFFF) ranks below every real item).
- * - radix-select: `segmentState`: maxSegments * 8 words [0 remaining, 1 selectedCount,
- *   2 candidateCount of buffer 0, 3 candidateCount of buffer 1, 4 threshold digit, 5 takeBucket,
- *   6 done, 7 k_i clamped]; `histogram`: maxSegments * 256 words; `selected`: maxSegments * kMax
- *   indices; `candidates0`, `candidates1`: double-buffered candidate indices, each as long as the
- *   keys (a segment's candidates live at its own start).
+ * - radix-select (radix-plan.ts): `segmentState`: maxSegments * 32 words [0 mode (1: a sampled
+ *   threshold, 0: none), 1 the threshold T (an ordered key), 2 keys that reached T (appended to
+ *   candidates0 by pass 0), 8 + p items selected by digit p, 16 + p candidates kept by digit p];
+ *   `histogram`: maxSegments * passes * 2^radixBits words, one histogram per digit;
+ *   `selected`: maxSegments * kMax indices (digit p appends after the items of digits < p);
+ *   `candidates0`, `candidates1`: candidate indices, each as long as the keys (a segment's
+ *   candidates live at its own start): digit p's filter reads buffer p & 1 (pass 0: the keys that
+ *   reached T, or every key) and writes buffer (p + 1) & 1.
  */

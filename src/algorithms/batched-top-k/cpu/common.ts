@@ -1,7 +1,7 @@
 import type { DeviceArray } from '../../../backends/backend.js';
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
-import { type TopKPolicy, reducePerInvocation } from '../policy.js';
+import { type TopKPolicy, radixFilterTiles, radixPasses, radixTiles, reducePerInvocation } from '../policy.js';
 import type { ScalarSource, SegmentSource, TopKProblem, TopKRun } from '../problem.js';
 
 /*
@@ -146,7 +146,9 @@ export class TopKContext {
   /** Reduce with one invocation per segment: segments per workgroup (policy.workgroupSize); else 0. */
   readonly reduceSegmentsPerWorkgroup: number;
   readonly tilesPerSegment: number;
-  /** Radix select: bits per digit (a divisor of 32, at most 8), digits per pass, passes, shift of the top digit. */
+  /** Radix select: workgroups per segment of the filter passes. */
+  readonly filterTilesPerSegment: number;
+  /** Radix select: bits per digit (4 to 11), digits (histogram bins) per pass, passes, shift of the top digit. */
   readonly radixBits: number;
   readonly radixDigits: number;
   readonly radixPasses: number;
@@ -197,14 +199,13 @@ export class TopKContext {
     if (this.startMode === 1 && this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot");
     this.chunksPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.reduceChunkItems));
     this.reduceSegmentsPerWorkgroup = reducePerInvocation(run.policy, problem.maxSegmentSize) ? run.policy.workgroupSize : 0;
-    this.tilesPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.radixTileItems));
+    this.tilesPerSegment = radixTiles(run.policy, problem.maxSegmentSize);
+    this.filterTilesPerSegment = radixFilterTiles(run.policy, problem.maxSegmentSize, problem.maxSegments);
     const bits = run.policy.radixBits;
-    if (this.hasRadix && !(bits === 1 || bits === 2 || bits === 4 || bits === 8)) {
-      throw new Error(`internal: radix-select needs radixBits of 1, 2, 4 or 8 (a divisor of 32 whose histogram fits 256 bins); got ${bits}`);
-    }
+    if (this.hasRadix && !(Number.isInteger(bits) && bits >= 4 && bits <= 11)) throw new Error(`internal: radix-select needs radixBits in [4, 11]; got ${bits}`);
     this.radixBits = bits;
     this.radixDigits = 1 << bits;
-    this.radixPasses = 32 / bits;
+    this.radixPasses = radixPasses(bits);
     this.radixTopShift = 32 - bits;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
     this.sorted = problem.sorted;

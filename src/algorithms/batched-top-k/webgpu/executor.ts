@@ -3,9 +3,9 @@ import type { DeviceArray } from '../../../backends/backend.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from '../../../backends/webgpu/program.js';
 import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { SegkitUsageError } from '../../../errors.js';
+import { radixFilterTiles, radixTiles } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKLaunch, TopKRun } from '../problem.js';
 import { type TopKKernelFacts, countOf, directionOf, kernelFacts, needsBlock } from './facts.js';
-import { radixChooseProgram } from './radix-choose.js';
 import { radixFilterProgram } from './radix-filter.js';
 import { radixFinalizeProgram } from './radix-finalize.js';
 import { radixHistogramProgram } from './radix-histogram.js';
@@ -47,7 +47,7 @@ const slotsOf: Record<TopKKernelId, readonly string[]> = {
   'reduce-merge': ['offsets', 'partials'],
   'radix-init': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
   'radix-histogram': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
-  'radix-choose': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
+  'radix-fallback': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
   'radix-filter': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
   'radix-finalize': ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'],
 };
@@ -93,8 +93,8 @@ function programFor(launch: TopKLaunch, run: TopKRun, facts: TopKKernelFacts, fa
     case 'radix-histogram':
       program = radixHistogramProgram(facts, launch.name);
       break;
-    case 'radix-choose':
-      program = radixChooseProgram(facts, launch.name);
+    case 'radix-fallback':
+      program = radixHistogramProgram(facts, launch.name, true);
       break;
     case 'radix-filter':
       program = radixFilterProgram(facts, launch.name);
@@ -172,7 +172,8 @@ function runUniforms(run: TopKRun, block: DeviceBlock): Record<string, number> {
     maxSegments: problem.maxSegments,
     keysLength: problem.keysLength,
     chunks: Math.max(1, Math.ceil(problem.maxSegmentSize / policy.reduceChunkItems)),
-    tiles: Math.max(1, Math.ceil(problem.maxSegmentSize / policy.radixTileItems)),
+    tiles: radixTiles(policy, problem.maxSegmentSize),
+    filterTiles: radixFilterTiles(policy, problem.maxSegmentSize, problem.maxSegments),
   };
   const source = (name: string, s: { kind: string; value?: number; array?: DeviceArray } | undefined) => {
     if (s === undefined) return;

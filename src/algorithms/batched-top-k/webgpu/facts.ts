@@ -45,6 +45,8 @@ export interface TopKKernelFacts {
   /** Reduce gives each segment one invocation (policy.ts reducePerInvocation). */
   readonly reducePerInvocation: boolean;
   readonly radixTileItems: number;
+  /** Bits per radix digit. */
+  readonly radixBits: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
 }
@@ -108,6 +110,7 @@ export function kernelFacts(run: TopKRun, subgroups: boolean): TopKKernelFacts {
     reduceMaxK: policy.reduceMaxK,
     reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
+    radixBits: policy.radixBits,
     subgroups,
   };
 }
