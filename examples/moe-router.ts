@@ -40,13 +40,25 @@ const reachable: TopKVariantsFor<typeof args> = 'reduce';
 const plan = DeviceBatchedTopK.plan(args, env({ backend }));
 await plan.run();
 const experts = await backend.download(valuesOut);
-const weights = await backend.download(keysOut);
+const logits = await backend.download(keysOut);
 
 // kMax is the uniform value of k (2), so token t's experts are at [t * 2, t * 2 + 2).
 const kMax = topK;
+
+// Routing weights: a softmax over each token's selected logits, on the host for now (segkit does
+// not yet fuse this epilogue into the top-k kernels).
+const weights = new Float32Array(numTokens * kMax);
+for (let token = 0; token < numTokens; token++) {
+  const row = logits.subarray(token * kMax, token * kMax + kMax);
+  const largest = row[0]!; // sorted output: the largest logit comes first
+  let sum = 0;
+  for (let j = 0; j < kMax; j++) sum += Math.exp(row[j]! - largest);
+  for (let j = 0; j < kMax; j++) weights[token * kMax + j] = Math.exp(row[j]! - largest) / sum;
+}
+
 console.log(`routed ${numTokens} tokens to the top ${topK} of ${numExperts} experts (compile-time variants: ${reachable})`);
 for (let token = 0; token < 4; token++) {
-  const row = Array.from({ length: kMax }, (_, j) => `expert ${experts[token * kMax + j]} (${weights[token * kMax + j]!.toFixed(3)})`);
+  const row = Array.from({ length: kMax }, (_, j) => `expert ${experts[token * kMax + j]} (logit ${logits[token * kMax + j]!.toFixed(3)}, weight ${weights[token * kMax + j]!.toFixed(3)})`);
   console.log(`token ${token}: ${row.join(', ')}`);
 }
 console.log();

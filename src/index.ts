@@ -44,31 +44,16 @@ export {
   type InferOptions,
 } from './params/param.js';
 export type { $min, $max, $options } from './params/tokens.js';
-export {
-  resolveNumeric,
-  resolveOption,
-  effectiveBounds,
-  type NumericFacts,
-  type OptionFacts,
-  type NumericDomain,
-} from './params/resolve.js';
+export type { NumericFacts, OptionFacts } from './params/resolve.js';
 
 export { env, defaultRequirements, type Env, type EnvOptions, type Requirements, type Guarantees, type Tuning } from './env/env.js';
 
-export * from './types/messages.js';
-export type {
-  ErrorMessage,
-  ValidateValue,
-  ValidateBounds,
-  ValidateConstant,
-  ValidateOption,
-  JoinOptions,
-  BoundText,
-  IsEmptyBounds,
-  WithinDomain,
-} from './types/validate.js';
-export type { IsIntegerLiteral, IsUnion, KnownLess, KnownGreater, MaxOf, MinOf } from './types/numeric.js';
-export type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from './types/intersect.js';
+export type { ErrorMessage } from './types/validate.js';
+
+export type { Plan } from './dispatch/plan.js';
+export type { Launch } from './dispatch/problem.js';
+export type { VariantSelection, VariantVerdict } from './dispatch/variants.js';
+export type { SegmentFacts } from './dispatch/geometry.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
 export type { TopKPlan, TopKFacts } from './algorithms/batched-top-k/plan.js';
@@ -88,15 +73,11 @@ export {
   selectTopKVariant,
   topKPolicyFor,
   topKPolicyLimits,
-  tileItemsFor,
   topKVariants,
   type TopKVariant,
   type TopKPolicy,
   type TopKSelection,
   type TopKSelectorFacts,
-  type VariantVerdict,
 } from './algorithms/batched-top-k/policy.js';
 export { referenceTopK, type ReferenceTopKInput } from './algorithms/batched-top-k/reference.js';
-export { orderedKey, type KeyType, type SelectDirection } from './algorithms/batched-top-k/keys.js';
-export type { TopKLaunch } from './algorithms/batched-top-k/problem.js';
-export { TempStorageLayoutBuilder, type TempStorageLayout, type TempSlot } from './dispatch/temp-storage.js';
+export type { KeyType, SelectDirection } from './algorithms/batched-top-k/keys.js';

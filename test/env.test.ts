@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { SegkitUsageError, cpuBackend, defaultRequirements, env } from '../src/index.js';
+import { SegkitUsageError, cpuBackend, defaultRequirements, env, p } from '../src/index.js';
+import { backendForCall } from '../src/env/env.js';
 import { thrown, expectUsageError } from './helpers.js';
 
 describe('env: defaults', () => {
@@ -16,11 +17,19 @@ describe('env: defaults', () => {
     expect(e.tuning).toEqual({});
   });
 
-  it('uses one shared CPU backend where none is given', () => {
+  it('remembers that no backend was given: a call then runs where its DeviceArrays are, else on one shared CPU backend', () => {
     const a = env();
     const b = env({ requirements: { outputOrdering: 'unsorted' } });
-    expect(a.backend.name).toBe('cpu');
-    expect(b.backend).toBe(a.backend);
+    expect(a.backend).toBeUndefined();
+    expect(b.backend).toBeUndefined();
+    const shared = backendForCall(a, {});
+    expect(shared.name).toBe('cpu');
+    expect(backendForCall(b, { k: p.constant(2) })).toBe(shared);
+    const cpu = cpuBackend({ workers: 0 });
+    const keys = cpu.upload(new Float32Array(4));
+    expect(backendForCall(a, { keysIn: keys, k: p.constant(2) })).toBe(cpu);
+    expect(backendForCall(env({ backend: shared }), { keysIn: keys })).toBe(shared);
+    cpu.destroy();
   });
 
   it('keeps what is given and defaults the rest', () => {

@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  emptyBounds,
-  emptyGuaranteeIntersection,
-  notALiteral,
-  notAnInteger,
-  optionNotInSet,
-  outsideRuntimeBounds,
-  outsideStaticBounds,
-  runtimeBoundsOutsideStatic,
-} from '../src/index.js';
+import { emptyBounds, emptyGuaranteeIntersection, notALiteral, notAnInteger, optionNotInSet, outsideRuntimeBounds, outsideStaticBounds, runtimeBoundsOutsideStatic } from '../src/types/messages.js';
 
 // The runtime side of the one message source; types-tests/messages.test-d.ts pins the type side to
 // the same text.

@@ -1,20 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type NumericDomain,
-  SegkitRangeError,
-  SegkitUsageError,
-  cpuBackend,
-  emptyBounds,
-  emptyGuaranteeIntersection,
-  notAnInteger,
-  optionNotInSet,
-  outsideRuntimeBounds,
-  outsideStaticBounds,
-  p,
-  resolveNumeric,
-  resolveOption,
-  runtimeBoundsOutsideStatic,
-} from '../src/index.js';
+import { SegkitRangeError, SegkitUsageError, cpuBackend, p } from '../src/index.js';
+import { type NumericDomain, resolveNumeric, resolveOption } from '../src/params/resolve.js';
+import { emptyBounds, emptyGuaranteeIntersection, notAnInteger, optionNotInSet, outsideRuntimeBounds, outsideStaticBounds, runtimeBoundsOutsideStatic } from '../src/types/messages.js';
 import { thrown } from './helpers.js';
 
 const backend = cpuBackend();

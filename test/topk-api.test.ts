@@ -67,6 +67,19 @@ describe('runtime twins of the top-k argument rules', () => {
     expect(text).toContain('offsets: 44 bytes at offset 0');
     expect(text).toMatch(/Launches \(2\):\n {2}1\. topk\/segment-offsets x1 workgroups/);
   });
+  it('explain() says what tieBreak and determinism change in the plan, for every value', () => {
+    const explain = (k: number, requirements: object) =>
+      (plan({ ...base, k: p.constant(k as 40), segmentSizes: p.constant(256) }, env({ backend, requirements, tuning: k > 8 ? { variant: 'radix-select' } : {} })) as { explain(): string }).explain();
+    const finalize = (spec: string) => `topk/radix-select/finalize[f32,max${spec}]`;
+    expect(explain(40, {})).not.toMatch(/tieBreak '|determinism '/);
+    expect(explain(40, { tieBreak: 'any' })).toContain("tieBreak 'any': ties still go to the smaller index: under determinism 'run-to-run' the choice must repeat");
+    expect(explain(40, { tieBreak: 'any', determinism: 'not-guaranteed' })).toContain(`tieBreak 'any' (not-guaranteed): ${finalize(',tie=any')} takes the tied items of the threshold key in the order the filter appended them`);
+    expect(explain(40, { outputOrdering: 'unsorted', determinism: 'not-guaranteed' })).toContain(`determinism 'not-guaranteed' (unsorted): ${finalize(',order=any')} writes the selection in the order it was found (no sort)`);
+    expect(explain(40, { determinism: 'not-guaranteed' })).toContain("determinism 'not-guaranteed': 'sorted' output with ties by index fixes every output slot, so results repeat anyway");
+    expect(explain(4, { tieBreak: 'any', determinism: 'not-guaranteed', outputOrdering: 'unsorted' })).toContain(
+      "tieBreak 'any' (not-guaranteed): this plan's kernels find items in index order at no cost, so results are those of the defaults",
+    );
+  });
   it('host runtime bounds prune the double buffer', () => {
     const general = plan({ ...base, k: p.uniform(40, { min: 1, max: 64 }), segmentSizes: p.perSegment(new Array(10).fill(256), { min: 1, max: 8192 }) }, env({ backend, tuning: { variant: 'radix-select' } })) as { tempStorageBytes: number };
     const fits = plan({ ...base, k: p.uniform(40, { min: 1, max: 64 }), segmentSizes: p.perSegment(new Array(10).fill(256), { min: 1, max: 8192 }) }, env({ backend })) as { tempStorageBytes: number; variant: string };

@@ -1,21 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { DeviceArray } from '../src/backends/backend.js';
 import { type CpuBackend, cpuBackend } from '../src/backends/cpu/cpu-backend.js';
+import { deviceMemory } from '../src/backends/cpu/memory.js';
 import { TempStorageLayoutBuilder } from '../src/dispatch/temp-storage.js';
 import { cpuTopKExecutor } from '../src/algorithms/batched-top-k/cpu/executor.js';
 import { type KeyType, keyFillBits, selectDirections } from '../src/algorithms/batched-top-k/keys.js';
-import { type TopKPolicy, type TopKVariant, reducePerInvocation } from '../src/algorithms/batched-top-k/policy.js';
+import { type TopKPolicy, type TopKVariant, radixPasses, reducePerInvocation } from '../src/algorithms/batched-top-k/policy.js';
 import { radixSelectLaunches } from '../src/algorithms/batched-top-k/radix-plan.js';
-import type {
-  DeviceCheck,
-  ScalarSource,
-  SegmentSource,
-  TopKKernelId,
-  TopKLaunch,
-  TopKProblem,
-  TopKRun,
-} from '../src/algorithms/batched-top-k/problem.js';
-import { deviceCheckParameters } from '../src/algorithms/batched-top-k/problem.js';
+import type { DeviceCheck, ScalarSource, SegmentSource } from '../src/dispatch/problem.js';
+import { type TopKKernelId, type TopKLaunch, type TopKProblem, type TopKRun, reduceChunks, topKKernels } from '../src/algorithms/batched-top-k/problem.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 import { rng } from './helpers.js';
 
@@ -23,6 +16,11 @@ import { rng } from './helpers.js';
  * The CPU kernels of every top-k variant, driven through hand-built TopKRun objects (the plan is not
  * involved) and compared bit for bit with referenceTopK.
  */
+
+/** The parameter names a top-k plan's status words index (dispatch/plan.ts planValidation). */
+const parameterNames = ['segmentSizes', 'numSegments', 'segmentStride', 'totalNumItems', 'k', 'selectDirection'] as const;
+/** A device check as the tests write it: with the parameter's name. */
+type NamedCheck = Omit<DeviceCheck, 'parameter'> & { parameter: (typeof parameterNames)[number] };
 
 // ------------------------------------------------------------------------------------------------
 // Inputs
@@ -95,12 +93,15 @@ interface Case {
   valueType: 'f32' | 'i32' | 'u32';
   payload?: Uint32Array;
   sorted: boolean;
+  /** The requirements' relaxations (TopKProblem); default false. */
+  tiesAsFound?: boolean;
+  orderAsFound?: boolean;
   variant: TopKVariant | 'single-tile+radix';
   policy: TopKPolicy;
   /** Device runtime bounds of the sizes (for the single-tile/radix device branch). */
   deviceBounds?: [number, number];
   /** Validate device-only values (status slot + checks). */
-  checks?: (arrays: { sizes?: DeviceArray; k?: DeviceArray; dirs?: DeviceArray; numSegments?: DeviceArray }) => DeviceCheck[];
+  checks?: (arrays: { sizes?: DeviceArray; k?: DeviceArray; dirs?: DeviceArray; numSegments?: DeviceArray }) => NamedCheck[];
   totalNumItems?: { min: number; max: number };
 }
 
@@ -176,18 +177,19 @@ function build(c: Case): Built {
     kMax: c.kMax,
     maxSegments,
     maxSegmentSize,
-    keysLength: c.keys.length,
+    itemsLength: c.keys.length,
     numSegments,
     segmentSizes: sizes.source,
     layout: stride === undefined ? { kind: 'packed' } : { kind: 'strided', stride },
-    k: k.source,
-    direction: dirs.source,
+    sources: { k: k.source, selectDirection: dirs.source },
     directionOfOption: c.directionOfOption,
     sorted: c.sorted,
+    tiesAsFound: c.tiesAsFound ?? false,
+    orderAsFound: c.orderAsFound ?? false,
     segmentSizeDeviceBounds: deviceBounds,
   };
   const policy = c.policy;
-  const chunks = Math.max(1, Math.ceil(maxSegmentSize / policy.reduceChunkItems));
+  const chunks = reduceChunks(maxSegmentSize, policy);
   const perInvocation = reducePerInvocation(policy, maxSegmentSize);
   const needsOffsets = stride === undefined && c.sizeKind === 'perSegment';
   const useRadix = c.variant === 'radix-select' || c.variant === 'single-tile+radix';
@@ -204,7 +206,7 @@ function build(c: Case): Built {
   if (needsOffsets) launches.push(launch('segment-offsets', undefined, 1));
   if (useTile) launches.push(launch('single-tile', 'single-tile', maxSegments));
   if (c.variant === 'reduce') {
-    launches.push(launch('reduce', 'reduce', perInvocation ? Math.ceil(maxSegments / policy.workgroupSize) : maxSegments * chunks));
+    launches.push(launch('reduce', 'reduce', topKKernels.reduce.grid({ maxSegments, maxSegmentSize }, policy)));
     if (chunks > 1 && !perInvocation) launches.push(launch('reduce-merge', 'reduce', maxSegments));
   }
   launches.push(...radixLaunches);
@@ -223,12 +225,13 @@ function build(c: Case): Built {
     layout: builtLayout,
     temp,
     status,
-    checks: c.checks?.({ ...(sizes.array ? { sizes: sizes.array } : {}), ...(k.array ? { k: k.array } : {}), ...(dirs.array ? { dirs: dirs.array } : {}), ...(numSegments.kind === 'device' ? { numSegments: numSegments.array } : {}) }) ?? [],
+    algorithm: 'topk',
+    checks: (c.checks?.({ ...(sizes.array ? { sizes: sizes.array } : {}), ...(k.array ? { k: k.array } : {}), ...(dirs.array ? { dirs: dirs.array } : {}), ...(numSegments.kind === 'device' ? { numSegments: numSegments.array } : {}) }) ?? []).map(
+      (check) => ({ ...check, parameter: parameterNames.indexOf(check.parameter) }),
+    ),
+    parameterNames,
     totalNumItems: c.totalNumItems,
-    keysIn: keyArray,
-    keysOut,
-    valuesIn,
-    valuesOut,
+    arrays: { keysIn: keyArray, keysOut, valuesIn, valuesOut },
   };
   const active = Math.min(c.numSegments, maxSegments);
   const starts: number[] = [];
@@ -253,8 +256,8 @@ async function execute(c: Case): Promise<{ built: Built; keys: Uint32Array; valu
   const built = build(c);
   cpuTopKExecutor.execute(built.run);
   const cpu = built.cpu;
-  const keys = new Uint32Array((await cpu.download(built.run.keysOut)).buffer);
-  const values = built.run.valuesOut === undefined ? undefined : new Uint32Array((await cpu.download(built.run.valuesOut)).buffer);
+  const keys = new Uint32Array((await cpu.download(built.run.arrays.keysOut)).buffer);
+  const values = built.run.arrays.valuesOut === undefined ? undefined : new Uint32Array((await cpu.download(built.run.arrays.valuesOut)).buffer);
   const status = built.run.status === undefined ? undefined : await cpu.download(built.run.status);
   return { built, keys, values, status };
 }
@@ -527,8 +530,53 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
   });
 });
 
+describe("radix-select finalize and the requirements' relaxations", () => {
+  /*
+   * Worker threads append a segment's tied candidates and its selection in whatever order their tiles
+   * ran. Finalize alone, on a state left that way: the last digit's candidates [5, 3, 1, 4] (all keys
+   * equal, so all tied), or a selection [2, 0] already complete.
+   */
+  async function finalizeOn(state: { selected: number[]; candidates: number[] }, relaxed: { sorted: boolean; tiesAsFound: boolean; orderAsFound: boolean }): Promise<number[]> {
+    const keys = new Uint32Array(6).fill(f32Bits(1));
+    const built = build(baseCase({ keys, sizes: [6], k: [2], kMax: 2, variant: 'radix-select', ...relaxed }));
+    const { run, cpu } = built;
+    const temp = deviceMemory(run.temp!).i32;
+    const word = (slot: string) => run.layout.slot(slot).offset >>> 2;
+    // 8-bit digits: four passes; the last (3) reads candidate buffer 3 & 1 = candidates1.
+    const last = radixPasses(run.policy.radixBits) - 1;
+    temp.set(state.selected, word('selected'));
+    temp.set(state.candidates, word(`candidates${last & 1}`));
+    // State words (problem.ts): [8 + p] selected by digit p, [16 + p] candidates kept by digit p.
+    const stateAt = word('segmentState');
+    temp[stateAt + 8] = state.selected.length;
+    temp[stateAt + 16 + last - 1] = state.candidates.length;
+    // The last digit's histogram: every candidate in the bin of 1.0's ordered key.
+    const lastDigit = ((f32Bits(1) | 0x80000000) >>> 0) & 255;
+    temp[word('histogram') + last * 256 + lastDigit] = state.candidates.length;
+    cpuTopKExecutor.execute({ ...run, launches: run.launches.filter((l) => l.kernel === 'radix-finalize') });
+    return Array.from(await cpu.download(run.arrays.valuesOut!));
+  }
+
+  it('by default takes the smallest tied indices and writes a fixed order', async () => {
+    const ties = { selected: [], candidates: [5, 3, 1, 4] };
+    expect(await finalizeOn(ties, { sorted: true, tiesAsFound: false, orderAsFound: false })).toEqual([1, 3]);
+    expect(await finalizeOn(ties, { sorted: false, tiesAsFound: false, orderAsFound: false })).toEqual([1, 3]);
+    expect(await finalizeOn({ selected: [2, 0], candidates: [] }, { sorted: false, tiesAsFound: false, orderAsFound: false })).toEqual([0, 2]);
+  });
+
+  it("tiesAsFound ('any', 'not-guaranteed') takes the first tied candidates appended", async () => {
+    const ties = { selected: [], candidates: [5, 3, 1, 4] };
+    expect(await finalizeOn(ties, { sorted: true, tiesAsFound: true, orderAsFound: false })).toEqual([3, 5]);
+    expect(await finalizeOn(ties, { sorted: false, tiesAsFound: true, orderAsFound: true })).toEqual([5, 3]);
+  });
+
+  it("orderAsFound ('unsorted', 'not-guaranteed') keeps the selection as appended", async () => {
+    expect(await finalizeOn({ selected: [2, 0], candidates: [] }, { sorted: false, tiesAsFound: false, orderAsFound: true })).toEqual([2, 0]);
+  });
+});
+
 describe('validate kernel', () => {
-  const params = (name: (typeof deviceCheckParameters)[number]) => deviceCheckParameters.indexOf(name);
+  const params = (name: (typeof parameterNames)[number]) => parameterNames.indexOf(name);
 
   async function statusOf(c: Case): Promise<{ status: number[]; untouched: boolean }> {
     const { keys, values, status } = await execute(c);

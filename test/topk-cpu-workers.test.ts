@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
+import { testBackends } from '../src/testing.js';
 import { defineTopKConformance } from './conformance/topk.suite.js';
 
 interface WorkerStats {
@@ -9,29 +10,17 @@ interface WorkerStats {
 }
 const workerStats = (backend: unknown) => (backend as { workerStats(): WorkerStats }).workerStats();
 
-/** A CPU backend whose worker thread has joined a launch (workers start, and load the kernels, asynchronously). */
-async function warmedUp(options: Parameters<typeof cpuBackend>[0]) {
-  const backend = cpuBackend(options);
-  const rows = 512;
-  const cols = 256;
-  const keys = new Float32Array(rows * cols).map((_, i) => Math.sin(i * 12.9898) * 43758.5453 % 1);
-  const keysIn = backend.upload(keys);
-  const keysOut = backend.alloc('f32', rows * 4);
-  const args = { keysIn, keysOut, segmentSizes: p.constant(cols), k: p.constant(4), selectDirection: p.constantOption('max'), numSegments: p.constant(rows) };
-  const environment = env({ backend });
-  const deadline = Date.now() + 30_000;
-  while (workerStats(backend).workgroupsOnWorkers === 0 && Date.now() < deadline) {
-    await DeviceBatchedTopK.select(args, environment);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  keysIn.destroy();
-  keysOut.destroy();
-  return backend;
-}
+/**
+ * A CPU backend with one worker thread that has joined a launch, every launch of more than one
+ * workgroup split between threads: segkit/testing's 'cpu-workers' (workers start, and load the
+ * kernels, asynchronously; it waits for them).
+ */
+const [cpuWorkers] = (await testBackends({ only: ['cpu-workers'], workers: 1 })).entries;
+const warmedUp = () => cpuWorkers!.create();
 
 // The conformance suite with every launch of more than one workgroup split between the calling
 // thread and a worker thread (parallelThreshold 0), so the atomics and staging paths run.
-defineTopKConformance('cpu, 1 worker, every launch parallel', () => warmedUp({ workers: 1, parallelThreshold: 0 }));
+defineTopKConformance(`${cpuWorkers!.name}, 1 worker, every launch parallel`, warmedUp);
 
 describe('cpuBackend workers', () => {
   it('reports parallelism; workers: 0 runs on the calling thread with unshared memory', () => {
@@ -50,7 +39,7 @@ describe('cpuBackend workers', () => {
   });
 
   it('workers run workgroups, and results match the single-threaded backend bit for bit, sorted and unsorted, run after run', async () => {
-    const parallel = await warmedUp({ workers: 1, parallelThreshold: 0 });
+    const parallel = await warmedUp();
     expect(workerStats(parallel).workgroupsOnWorkers).toBeGreaterThan(0);
     const single = cpuBackend({ workers: 0 });
     // One long segment (many radix tiles updating one segment's counters) and many rows.

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestAdapter } from '../src/backends/webgpu/gpu.js';
 import { type WebGpuBackend, WebGpuDeviceLostError, webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
 import { DeviceBatchedTopK, SegkitUsageError, env, p, referenceTopK } from '../src/index.js';
+import { testBackends } from '../src/testing.js';
 import { defineTopKConformance } from './conformance/topk.suite.js';
 
 // Lavapipe's worker threads spin when the CPU is oversubscribed (a 2-core CI box, parallel test files):
@@ -21,17 +22,9 @@ process.env.LP_NUM_THREADS ??= '1';
 // Lavapipe compiles each pipeline through LLVM: the first case of a kind takes a while.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-async function probeAdapter(): Promise<string | undefined> {
-  try {
-    const backend = await webgpuBackend();
-    backend.destroy();
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-const missing = await probeAdapter();
+// segkit/testing probes WebGPU as a user's test would: a device, created and destroyed.
+const [webgpu] = (await testBackends({ only: ['webgpu'] })).entries;
+const missing = webgpu!.skip;
 if (missing !== undefined) {
   if (process.env.CI) throw new Error(`WebGPU tests cannot run in CI: ${missing}`);
   console.warn(
@@ -40,7 +33,7 @@ if (missing !== undefined) {
 }
 const describeWebGpu = missing === undefined ? describe : describe.skip;
 
-if (missing === undefined) defineTopKConformance('webgpu', () => webgpuBackend());
+if (missing === undefined) defineTopKConformance(webgpu!.name, () => webgpu!.create());
 
 /** Keys of `segments` segments of `size` f32 values. */
 function randomKeys(count: number, seed: number): Float32Array {

@@ -3,7 +3,9 @@
  * Mirror of `ValidateConstant` in src/types/validate.ts.
  */
 import { expectError, expectType } from 'tsd';
-import { type ConstantParam, type NotALiteral, type ValidateConstant, notALiteral, p } from 'segkit';
+import { type ConstantParam, p } from 'segkit';
+import { type NotALiteral, notALiteral } from '../src/types/messages.js';
+import { type ValidateConstant } from '../src/types/validate.js';
 
 declare const someNumber: number;
 declare const oneOrTwo: 1 | 2;

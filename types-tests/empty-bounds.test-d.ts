@@ -4,15 +4,9 @@
  */
 import { expectError, expectType } from 'tsd';
 import type { IsAny } from 'type-fest';
-import {
-  type EmptyBounds,
-  type GuaranteeParam,
-  type PerSegmentParam,
-  type UniformParam,
-  type ValidateBounds,
-  emptyBounds,
-  p,
-} from 'segkit';
+import { type GuaranteeParam, type PerSegmentParam, type UniformParam, p } from 'segkit';
+import { type EmptyBounds, emptyBounds } from '../src/types/messages.js';
+import { type ValidateBounds } from '../src/types/validate.js';
 
 declare const someNumber: number;
 declare const eightOrNine: 8 | 9;

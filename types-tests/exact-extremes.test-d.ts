@@ -4,17 +4,9 @@
  * Mirror of src/types/numeric.ts (and of every rule that uses it).
  */
 import { expectError, expectType } from 'tsd';
-import {
-  type IsIntegerLiteral,
-  type KnownGreater,
-  type KnownLess,
-  type MaxOf,
-  type MinOf,
-  type UniformParam,
-  type ValidateBounds,
-  type ValidateValue,
-  p,
-} from 'segkit';
+import { type UniformParam, p } from 'segkit';
+import { type IsIntegerLiteral, type KnownGreater, type KnownLess, type MaxOf, type MinOf } from '../src/types/numeric.js';
+import { type ValidateBounds, type ValidateValue } from '../src/types/validate.js';
 
 // 2^32 - 1 vs 2^32.
 expectType<UniformParam<0, 4294967295>>(p.uniform(4294967295, { min: 0, max: 4294967295 }));

@@ -4,9 +4,9 @@
  * `segmentSizes` against `maxSegmentSize`), and the runtime twin is in test/resolve.test.ts.
  */
 import { expectError, expectType } from 'tsd';
-import { type EmptyGuaranteeIntersection, emptyGuaranteeIntersection } from 'segkit';
+import { type EmptyGuaranteeIntersection, emptyGuaranteeIntersection } from '../src/types/messages.js';
 // Not yet re-exported from the package entry point.
-import type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from 'segkit';
+import type { IntersectBounds, IsEmptyIntersection, ValidateIntersection } from '../src/types/intersect.js';
 
 /** How an algorithm uses the rule: the argument's type becomes the message where the intersection is empty. */
 declare function checkSegmentSizes<const Min extends number, const Max extends number, const GuaranteeMax extends number = number>(

@@ -3,27 +3,9 @@
  * compile error and the runtime check read alike. test/messages.test.ts pins the runtime side.
  */
 import { expectError, expectType } from 'tsd';
-import {
-  type EmptyBounds,
-  type EmptyGuaranteeIntersection,
-  type ErrorMessage,
-  type JoinOptions,
-  type NeverValue,
-  type NotALiteral,
-  type NotAnInteger,
-  type OptionNotInSet,
-  type OutsideRuntimeBounds,
-  type OutsideStaticBounds,
-  type RuntimeBoundsOutsideStatic,
-  emptyBounds,
-  emptyGuaranteeIntersection,
-  notALiteral,
-  notAnInteger,
-  optionNotInSet,
-  outsideRuntimeBounds,
-  outsideStaticBounds,
-  runtimeBoundsOutsideStatic,
-} from 'segkit';
+import { type ErrorMessage } from 'segkit';
+import { type EmptyBounds, type EmptyGuaranteeIntersection, type NeverValue, type NotALiteral, type NotAnInteger, type OptionNotInSet, type OutsideRuntimeBounds, type OutsideStaticBounds, type RuntimeBoundsOutsideStatic, emptyBounds, emptyGuaranteeIntersection, notALiteral, notAnInteger, optionNotInSet, outsideRuntimeBounds, outsideStaticBounds, runtimeBoundsOutsideStatic } from '../src/types/messages.js';
+import { type JoinOptions } from '../src/types/validate.js';
 
 expectType<OutsideStaticBounds<16, 1, 8>>(outsideStaticBounds(16, 1, 8));
 expectType<'16 is outside the static bounds [1, 8]'>(outsideStaticBounds(16, 1, 8));

@@ -4,15 +4,9 @@
  */
 import { expectError, expectType } from 'tsd';
 import type { IsAny } from 'type-fest';
-import {
-  type ConstantOptionParam,
-  type OptionNotInSet,
-  type PerSegmentOptionParam,
-  type UniformOptionParam,
-  type ValidateOption,
-  optionNotInSet,
-  p,
-} from 'segkit';
+import { type ConstantOptionParam, type PerSegmentOptionParam, type UniformOptionParam, p } from 'segkit';
+import { type OptionNotInSet, optionNotInSet } from '../src/types/messages.js';
+import { type ValidateOption } from '../src/types/validate.js';
 
 type Directions = readonly ['max', 'min'];
 declare const someString: string;

@@ -4,7 +4,9 @@
  */
 import { expectError, expectType } from 'tsd';
 import type { IsAny } from 'type-fest';
-import { type OutsideStaticBounds, type UniformParam, type ValidateValue, outsideStaticBounds, p } from 'segkit';
+import { type UniformParam, p } from 'segkit';
+import { type OutsideStaticBounds, outsideStaticBounds } from '../src/types/messages.js';
+import { type ValidateValue } from '../src/types/validate.js';
 
 declare const someNumber: number;
 declare const oneOrSixteen: 1 | 16;

@@ -65,6 +65,8 @@ export interface NumericDomain {
    * `minSegmentSize` as `[min, domain max]`), intersected in turn.
    */
   readonly guarantees?: readonly { readonly name: string; readonly bounds: Bounds }[];
+  /** dtypes a device-only value may have; default `u32` and `i32` (and `f32` for a uniform). */
+  readonly deviceDtypes?: readonly ('u32' | 'i32' | 'f32')[];
 }
 
 /** The bounds that hold for every value: the tightest of runtime and static. */
@@ -126,7 +128,7 @@ export function resolveNumeric(name: string, param: NumericParam, spec: NumericD
     .with({ kind: 'guarantee' }, (): NumericFacts => ({ ...base, kind: 'guarantee', runtimeBounds: undefined, deviceOnly: false, exact: undefined }))
     .with({ kind: 'uniform' }, (u): NumericFacts => {
       if (isDeviceArray(u.value)) {
-        checkDeviceArray(u.value, backend, name, ['u32', 'i32', 'f32']);
+        checkDeviceArray(u.value, backend, name, spec.deviceDtypes ?? ['u32', 'i32', 'f32']);
         if (u.value.length !== 1) throw new SegkitUsageError(`${name}: a device-only uniform value must be a 1-element DeviceArray; got length ${u.value.length}`);
         return { ...base, kind: 'uniform', runtimeBounds: undefined, deviceOnly: true, exact: undefined, deviceValues: u.value };
       }
@@ -151,7 +153,7 @@ export function resolveNumeric(name: string, param: NumericParam, spec: NumericD
         runtimeBounds = { min, max };
       }
       if (isDeviceArray(s.values)) {
-        checkDeviceArray(s.values, backend, name, ['u32', 'i32']);
+        checkDeviceArray(s.values, backend, name, spec.deviceDtypes ?? ['u32', 'i32']);
         return { ...base, kind: 'perSegment', runtimeBounds, deviceOnly: true, exact: undefined, deviceValues: s.values, deviceBounds };
       }
       const values = s.values;

@@ -111,3 +111,28 @@ export type NotAnInteger<Value extends number | string> = `${Value} is not an in
 export function notAnInteger<const Value extends number>(value: Value): NotAnInteger<Value> {
   return `${value} is not an integer`;
 }
+
+/*
+ * Messages of the segment geometry and of the device checks. They concern values the compiler
+ * never sees (host arrays, device-only values), so they have no type-level twin.
+ */
+
+/** `ends at ${end}, past the ${length} ${noun} of ${array}` */
+export function pastTheItems(end: number, length: number, noun: string, array: string): string {
+  return `ends at ${end}, past the ${length} ${noun} of ${array}`;
+}
+
+/** `${size} is larger than segmentStride ${stride}` */
+export function largerThanStride(size: number, stride: number): string {
+  return `${size} is larger than segmentStride ${stride}`;
+}
+
+/** `${value} is outside the device runtime bounds [${min}, ${max}]` */
+export function outsideDeviceBounds(value: number, min: number, max: number): string {
+  return `${value} is outside the device runtime bounds [${min}, ${max}]`;
+}
+
+/** `device runtime bounds [${min}, ${max}] are empty or not within the static bounds` */
+export function badDeviceBounds(min: number, max: number): string {
+  return `device runtime bounds [${min}, ${max}] are empty or not within the static bounds`;
+}

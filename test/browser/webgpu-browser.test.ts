@@ -1,5 +1,6 @@
 /**
- * A subset of the top-k conformance suite on WebGPU in headless Chromium (Debian's `chromium`,
+ * The browser example (examples/browser/: a top-k on navigator.gpu showing explain() and the time per
+ * call) and a subset of the top-k conformance suite on WebGPU in headless Chromium (Debian's `chromium`,
  * driven by playwright-core; WebGPU on SwiftShader), against the built package: page.ts is bundled
  * by esbuild from dist/ (run `npm run build` first; `npm test` does). The page returns each case's
  * outputs with the reference's; this file asserts them equal, bit for bit.
@@ -14,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startExampleServer } from '../../examples/browser/serve.js';
+import { referenceTopK } from '../../src/index.js';
 
 const chromiumPath = '/usr/bin/chromium';
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -106,6 +109,55 @@ async function bundlePage(): Promise<string> {
       expect(outcome.violation).toBe('GuaranteeViolationError: k[1]: 9 is outside the static bounds [1, 4] (found on the device)');
     } finally {
       await browser.close();
+    }
+  }, 120_000);
+
+  it('runs the browser example: top-k on navigator.gpu, explain() and the time per call shown, results checked', async () => {
+    const example = await startExampleServer();
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumFlags, headless: true });
+    try {
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      const tokens = 512;
+      const experts = 96;
+      const k = 3;
+      await page.goto(`${example.url}?tokens=${tokens}&experts=${experts}&k=${k}`);
+      await page.waitForFunction(() => (globalThis as { segkitExample?: { done: boolean } }).segkitExample?.done === true, undefined, { timeout: 60_000 });
+      expect(errors).toEqual([]);
+      const result = await page.evaluate(
+        () =>
+          (globalThis as unknown as { segkitExample: { error?: string; variant: string; explain: string; calls: number; msPerCall: number; mismatches: number; sample: { logits: number[][]; experts: number[][]; chosen: number[][] } } })
+            .segkitExample,
+      );
+      expect(result.error).toBeUndefined();
+      expect(result.mismatches).toBe(0);
+      expect(result.variant).toBe('reduce');
+      expect(result.explain).toContain(`DeviceBatchedTopK on webgpu: ${tokens} segments, kMax ${k}`);
+      expect(result.calls).toBe(20);
+      expect(result.msPerCall).toBeGreaterThan(0);
+      // The page shows what it computed: explain() verbatim, the time per call, the first tokens.
+      expect(await page.textContent('#explain')).toBe(result.explain);
+      expect(await page.textContent('#time')).toBe(`${result.msPerCall.toFixed(3)} ms (20 calls back to back, after one warm-up call)`);
+      expect(await page.textContent('#status')).toBe("Done: variant reduce; every token's experts match a plain sort.");
+      // The sample's experts and logits, against the reference on the page's own inputs.
+      const shown = result.sample.logits.length;
+      expect(shown).toBe(4);
+      const expected = referenceTopK({
+        keyType: 'f32',
+        keys: new Uint32Array(new Float32Array(result.sample.logits.flat()).buffer),
+        segmentStarts: Array.from({ length: shown }, (_, t) => t * experts),
+        segmentSizes: Array.from({ length: shown }, () => experts),
+        k: Array.from({ length: shown }, () => k),
+        directions: Array.from({ length: shown }, () => 'max' as const),
+        kMax: k,
+        withValues: true,
+      });
+      expect(result.sample.experts.flat()).toEqual(Array.from(expected.values));
+      expect(result.sample.chosen.flat()).toEqual(Array.from(new Float32Array(expected.keys.buffer)));
+    } finally {
+      await browser.close();
+      await new Promise<void>((resolve) => example.server.close(() => resolve()));
     }
   }, 120_000);
 });

@@ -1,15 +1,5 @@
-import {
-  type Backend,
-  type DeviceArray,
-  type Env,
-  type TopKPlan,
-  type TopKPolicy,
-  type TopKVariant,
-  DeviceBatchedTopK,
-  env,
-  p,
-  referenceTopK,
-} from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
+import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rng } from '../rng.js';
 
 /** How a parameter is given in a case. */
@@ -82,7 +72,7 @@ export function starts(c: TopKCase): number[] {
   return out;
 }
 
-/** kMax of a case, as the SPEC defines it. */
+/** kMax of a case, as docs/top-k.md defines it. */
 export function kMaxOf(c: TopKCase): number {
   return c.kKind === 'constant' || c.kKind === 'uniform' ? (c.k[0] ?? c.kBound) : c.kBound;
 }
@@ -98,6 +88,8 @@ export interface BuiltCase {
   owned: DeviceArray[];
   expected: { keys: Uint32Array; values: Uint32Array };
   kMax: number;
+  /** The payload bits per key, when the case has a payload. */
+  payload: Uint32Array | undefined;
 }
 
 /** Bits that prefill outputs, to see what a call wrote. */
@@ -202,7 +194,86 @@ export function buildCase(backend: Backend, c: TopKCase): BuiltCase {
     kMax,
     withValues: c.values !== 'none',
   });
-  return { args, keysOut, valuesOut, owned, expected, kMax };
+  return { args, keysOut, valuesOut, owned, expected, kMax, payload };
+}
+
+/** What a relaxed check allows: which tied items (`ties`) and the order within a segment (`order`). */
+export interface Allowed {
+  /** 'index': the smaller indices win ties; 'any': any of the items tied with the last one taken. */
+  readonly ties: 'index' | 'any';
+  /** 'sorted': best first; 'any': any order. */
+  readonly order: 'sorted' | 'any';
+}
+
+/**
+ * Every way the outputs of a case break the contract, given what `allowed` relaxes; empty when they
+ * are a valid top-k. Per segment: each result is an item of the segment (its index or payload names
+ * it, and the key is that item's), no item twice, the ordered keys are the reference's as a multiset
+ * (so the set is a top-k: only items tied with the reference's can stand in for them), best first
+ * when sorted, the reference's items exactly when ties go by index, and the fills past min(k, size).
+ */
+export function topKViolations(c: TopKCase, built: BuiltCase, keys: Uint32Array, values: Uint32Array | undefined, allowed: Allowed): string[] {
+  const problems: string[] = [];
+  const { kMax, expected } = built;
+  const segmentStarts = starts(c);
+  const payloadIndex = new Map<number, number>();
+  if (built.payload !== undefined) built.payload.forEach((bits, i) => payloadIndex.set(bits, i));
+  const indexOfValue = (bits: number, start: number): number => {
+    if (c.values === 'payload') return (payloadIndex.get(bits) ?? -1) - start;
+    if (c.values === 'indices-f32') return new Float32Array(new Uint32Array([bits]).buffer)[0]!;
+    return bits | 0;
+  };
+  const sortedNumbers = (a: number[]) => [...a].sort((x, y) => x - y);
+  for (let s = 0; s < c.sizes.length; s++) {
+    const start = segmentStarts[s]!;
+    const size = c.sizes[s]!;
+    const direction = c.directions[s]!;
+    const take = Math.min(c.k[s]!, size, kMax);
+    const at = (j: number) => s * kMax + j;
+    const rank = (bits: number) => orderedKey(bits, c.keyType, direction);
+    const problem = (what: string) => problems.push(`segment ${s}: ${what}`);
+    const ranks: number[] = [];
+    for (let j = 0; j < take; j++) ranks.push(rank(keys[at(j)]!));
+    const expectedRanks = Array.from({ length: take }, (_, j) => rank(expected.keys[at(j)]!));
+    if (sortedNumbers(ranks).join() !== sortedNumbers(expectedRanks).join()) problem('the keys are not the top-k keys');
+    if (allowed.order === 'sorted' && ranks.some((r, j) => j > 0 && r > ranks[j - 1]!)) problem('the keys are not best first');
+    if (values !== undefined) {
+      const seen = new Set<number>();
+      for (let j = 0; j < take; j++) {
+        const index = indexOfValue(values[at(j)]!, start);
+        if (!Number.isInteger(index) || index < 0 || index >= size) problem(`slot ${j}: value ${values[at(j)]} names no item of the segment`);
+        else if (seen.has(index)) problem(`slot ${j}: item ${index} is taken twice`);
+        else if (keys[at(j)] !== c.keys[start + index]) problem(`slot ${j}: key ${keys[at(j)]} is not item ${index}'s key ${c.keys[start + index]}`);
+        seen.add(index);
+      }
+      if (allowed.ties === 'index') {
+        const expectedIndices = Array.from({ length: take }, (_, j) => indexOfValue(expected.values[at(j)]!, start));
+        if (sortedNumbers([...seen]).join() !== sortedNumbers(expectedIndices).join()) problem('the items are not the smallest indices among ties');
+      }
+    } else {
+      // Keys only: each key's bits must be those of as many of the segment's items.
+      const available = new Map<number, number>();
+      for (let i = 0; i < size; i++) available.set(c.keys[start + i]!, (available.get(c.keys[start + i]!) ?? 0) + 1);
+      for (let j = 0; j < take; j++) {
+        const left = available.get(keys[at(j)]!) ?? 0;
+        if (left === 0) problem(`slot ${j}: key ${keys[at(j)]} is not a key of the segment's items`);
+        available.set(keys[at(j)]!, left - 1);
+      }
+    }
+    if (allowed.order === 'sorted' && allowed.ties === 'index') {
+      for (let j = 0; j < take; j++) {
+        if (keys[at(j)] !== expected.keys[at(j)] || (values !== undefined && values[at(j)] !== expected.values[at(j)])) {
+          problem(`slot ${j}: not the reference's result`);
+          break;
+        }
+      }
+    }
+    for (let j = take; j < kMax; j++) {
+      if (keys[at(j)] !== expected.keys[at(j)]) problem(`slot ${j}: key fill ${keys[at(j)]}, expected ${expected.keys[at(j)]}`);
+      if (values !== undefined && values[at(j)] !== expected.values[at(j)]) problem(`slot ${j}: value fill ${values[at(j)]}, expected ${expected.values[at(j)]}`);
+    }
+  }
+  return problems;
 }
 
 export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);

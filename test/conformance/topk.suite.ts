@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Backend,
   type DeviceArray,
+  type Env,
+  type Requirements,
   type TopKPlan,
   type TopKPolicy,
   type TopKVariant,
@@ -14,12 +16,15 @@ import {
   GuaranteeViolationError,
   SegkitRangeError,
   SegkitUsageError,
+  cpuBackend,
   env,
   p,
   referenceTopK,
   topKPolicyFor,
 } from '../../src/index.js';
+import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import {
+  type Allowed,
   type NumericKind,
   type OptionKind,
   type TopKCase,
@@ -28,10 +33,15 @@ import {
   buildCase,
   makeKeys,
   runCase,
+  starts,
+  topKViolations,
   untouchedBits,
 } from './topk-cases.js';
 import { rng } from '../helpers.js';
 import { makeCase } from './topk-cases.js';
+
+/** Item `i`'s ordered key in segment 0 of case `c`. */
+const orderedKeyOf = (c: TopKCase, i: number) => orderedKey(c.keys[starts(c)[0]! + i]!, c.keyType, c.directions[0]!);
 
 const randomSizes = (n: number, max: number, seed: number, min = 0) => {
   const random = rng(seed);
@@ -331,6 +341,159 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         // The status word, then the test's own downloads of keysOut and valuesOut.
         expect(backend.stats().downloads).toBe(1 + (built.valuesOut ? 2 : 1));
         for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe("requirements: tieBreak 'any' and determinism 'not-guaranteed'", () => {
+      const allEqual = (c: TopKCase) => {
+        c.keys.fill(c.keyType === 'f32' ? 0x3f800000 : 7);
+        return c;
+      };
+      // Ties across many radix tiles (the filter appends them in whatever order the tiles ran), few
+      // distinct keys, every key equal, NaN/-0 specials; payloads, f32 indices and keys only.
+      const relaxedCases = () => [
+        makeCase({ name: 'ties-long', flavour: 'ties', sizes: [20_000, 3000, 9000, 0, 7], k: 300, seed: 201 }),
+        makeCase({ name: 'ties-small-k', keyType: 'i32', flavour: 'ties', sizes: randomSizes(20, 900, 203), k: 6, values: 'payload', seed: 205 }),
+        allEqual(makeCase({ name: 'all-equal', keyType: 'u32', sizes: [12_000, 5000, 1], k: 500, values: 'indices-f32', seed: 207 })),
+        makeCase({ name: 'special-min', flavour: 'special', sizes: [10_000, 1000], k: 64, directions: 'min', values: 'none', seed: 209 }),
+      ];
+      const combinations: { requirements: Partial<Requirements>; allowed: Allowed; specialization: string; explains: string }[] = [
+        { requirements: { tieBreak: 'any', determinism: 'not-guaranteed' }, allowed: { ties: 'any', order: 'sorted' }, specialization: ',tie=any]', explains: "tieBreak 'any' (not-guaranteed): " },
+        { requirements: { tieBreak: 'any', determinism: 'not-guaranteed', outputOrdering: 'unsorted' }, allowed: { ties: 'any', order: 'any' }, specialization: ',tie=any,order=any]', explains: "determinism 'not-guaranteed' (unsorted): " },
+        { requirements: { determinism: 'not-guaranteed', outputOrdering: 'unsorted' }, allowed: { ties: 'index', order: 'any' }, specialization: ',order=any]', explains: "determinism 'not-guaranteed' (unsorted): " },
+      ];
+      for (const { requirements, allowed, specialization, explains } of combinations) {
+        it(`${JSON.stringify(requirements)}: a valid top-k from every variant; radix-select's finalize is specialized`, async () => {
+          for (const c of relaxedCases()) {
+            for (const variant of [undefined, 'single-tile', 'reduce', 'radix-select'] as const) {
+              const built = buildCase(backend, c);
+              try {
+                const { plan, keys, values } = await runCase(backend, built, { variant, requirements });
+                expect(topKViolations(c, built, keys, values, allowed), `${c.name} (${plan.variant})`).toEqual([]);
+                const relaxedNames = plan.launches.filter((l) => /(tie|order)=any/.test(l.name)).map((l) => l.name);
+                if (plan.variant === 'radix-select') {
+                  expect(relaxedNames).toEqual([expect.stringMatching(/^topk\/radix-select\/finalize\[/)]);
+                  expect(relaxedNames[0]!.endsWith(specialization), relaxedNames[0]).toBe(true);
+                } else {
+                  expect(relaxedNames, `${plan.variant} finds items in index order: nothing to specialize`).toEqual([]);
+                }
+                expect(plan.explain()).toContain(explains);
+              } catch (error) {
+                if (!(error instanceof SegkitUsageError) || !/cannot run for these parameters/.test(error.message)) throw error;
+              } finally {
+                for (const a of built.owned) a.destroy();
+              }
+            }
+          }
+        });
+      }
+
+      it("tieBreak 'any' under 'run-to-run' gives the defaults' results bit for bit, and explain() says why", async () => {
+        for (const c of relaxedCases()) {
+          for (const variant of [undefined, 'radix-select'] as const) {
+            const built = buildCase(backend, c);
+            const { plan, keys, values } = await runCase(backend, built, { variant, requirements: { tieBreak: 'any' } });
+            expect(topKViolations(c, built, keys, values, { ties: 'index', order: 'sorted' }), `${c.name} (${plan.variant})`).toEqual([]);
+            expect(plan.launches.some((l) => l.name.includes('tie=any'))).toBe(false);
+            expect(plan.explain()).toContain("tieBreak 'any': ties still go to the smaller index");
+            for (const a of built.owned) a.destroy();
+          }
+        }
+      });
+
+      it("'unsorted' under 'run-to-run' repeats: radix-select writes index order, within and past the tile", async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        for (const k of [50, tileItems + 100]) {
+          const c = makeCase({ name: 'unsorted-past-tile', flavour: 'ties', sizes: [9 * k, k - 7, 3 * k], k, seed: 211 });
+          const built = buildCase(backend, c);
+          const inIndexOrder = { keys: built.expected.keys.slice(), values: built.expected.values.slice() };
+          c.sizes.forEach((size, s) => {
+            const take = Math.min(k, size);
+            const slots = Array.from({ length: take }, (_, j) => s * k + j).sort((a, b) => (built.expected.values[a]! | 0) - (built.expected.values[b]! | 0));
+            slots.forEach((from, j) => {
+              inIndexOrder.keys[s * k + j] = built.expected.keys[from]!;
+              inIndexOrder.values[s * k + j] = built.expected.values[from]!;
+            });
+          });
+          for (let run = 0; run < 2; run++) {
+            const { plan, keys, values } = await runCase(backend, built, { variant: 'radix-select', requirements: { outputOrdering: 'unsorted' } });
+            expect(plan.launches.at(-1)!.name).toMatch(/finalize\[[^=]*\]$/);
+            expect(keys, `run ${run}: keys`).toEqual(inIndexOrder.keys);
+            expect(values, `run ${run}: values`).toEqual(inIndexOrder.values);
+          }
+          for (const a of built.owned) a.destroy();
+        }
+      });
+
+      it('the relaxed checker accepts another choice among tied items and rejects wrong sets', async () => {
+        // Five distinct keys among 400 items: the top 100 span two keys, and the second has items left.
+        const c = makeCase({ name: 'checker', flavour: 'ties', sizes: [400, 300], k: 100, seed: 213 });
+        const built = buildCase(backend, c);
+        const { keys, values } = await runCase(backend, built);
+        const any: Allowed = { ties: 'any', order: 'sorted' };
+        const byIndex: Allowed = { ties: 'index', order: 'sorted' };
+        expect(topKViolations(c, built, keys, values!, byIndex)).toEqual([]);
+        // Segment 0: swap the last result for an item with the same key that was not taken.
+        const last = 99;
+        const taken = new Set(Array.from({ length: 100 }, (_, j) => values![j]!));
+        const tied = Array.from({ length: 400 }, (_, i) => i).find((i) => !taken.has(i) && c.keys[i] === keys[last]);
+        expect(tied, 'the case has an untaken tied item').toBeDefined();
+        const otherTie = values!.slice();
+        otherTie[last] = tied!;
+        expect(topKViolations(c, built, keys, otherTie, any)).toEqual([]);
+        expect(topKViolations(c, built, keys, otherTie, byIndex)).toEqual(['segment 0: the items are not the smallest indices among ties', "segment 0: slot 99: not the reference's result"]);
+        // A worse item in place of a taken one, an item taken twice, a key that is not the item's, a wrong order.
+        const worst = Array.from({ length: 400 }, (_, i) => i).reduce((a, i) => (orderedKeyOf(c, i) < orderedKeyOf(c, a) ? i : a), 0);
+        const wrongSet = { keys: keys.slice(), values: values!.slice() };
+        wrongSet.keys[last] = c.keys[worst]!;
+        wrongSet.values[last] = worst;
+        expect(topKViolations(c, built, wrongSet.keys, wrongSet.values, any)).toContain('segment 0: the keys are not the top-k keys');
+        const twice = values!.slice();
+        twice[last] = twice[last - 1]!;
+        expect(topKViolations(c, built, keys, twice, any)).toContain(`segment 0: slot ${last}: item ${twice[last]} is taken twice`);
+        const swapped = keys.slice();
+        [swapped[0], swapped[last]] = [swapped[last]!, swapped[0]!];
+        expect(topKViolations(c, built, swapped, values!, any)).toContain('segment 0: the keys are not best first');
+        expect(topKViolations(c, built, swapped, values!, { ties: 'any', order: 'any' })).toContain(`segment 0: slot 0: key ${swapped[0]} is not item ${values![0]}'s key ${c.keys[values![0]!]}`);
+        for (const a of built.owned) a.destroy();
+      });
+    });
+
+    describe('without env({ backend }), a call runs where its DeviceArrays are', () => {
+      const select = DeviceBatchedTopK.select as unknown as (args: unknown, e?: Env) => Promise<void>;
+      const planOf = DeviceBatchedTopK.plan as unknown as (args: unknown, e?: Env) => TopKPlan;
+
+      it('no env, or an env without a backend: the arrays\' backend runs it', async () => {
+        const c = makeCase({ name: 'arrays-backend', sizes: [300, 20, 1000], k: 12, sizeKind: 'perSegment-device', seed: 221 });
+        for (const environment of [undefined, env({ requirements: { outputOrdering: 'sorted' } })]) {
+          const built = buildCase(backend, c);
+          expect(environment?.backend).toBeUndefined();
+          expect(planOf(built.args, environment).backend).toBe(backend);
+          backend.resetStats();
+          await select(built.args, environment);
+          expect(backend.stats().launches).toBeGreaterThan(0);
+          expect(bits(await backend.download(built.keysOut))).toEqual(built.expected.keys);
+          expect(bits(await backend.download(built.valuesOut!))).toEqual(built.expected.values);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+
+      it('arrays on two backends: an error naming an array on each, outputs untouched', async () => {
+        const other = cpuBackend({ workers: 0 });
+        const c = makeCase({ name: 'two-backends', sizes: [30, 40], k: 5, seed: 223 });
+        const elsewhere = backend.name === 'cpu' ? 'another cpu backend instance than keysIn\'s' : 'the cpu backend, but keysIn\'s is on the webgpu backend';
+        const rule = 'with no backend in env(), a call runs on the backend that holds its DeviceArrays, so they must all be on one: upload them to the same backend';
+        const built = buildCase(backend, c);
+        const otherValues = other.alloc('i32', built.valuesOut!.length);
+        await expect(select({ ...built.args, valuesOut: otherValues })).rejects.toThrow(new SegkitUsageError(`valuesOut: its DeviceArray is on ${elsewhere}; ${rule}`));
+        const otherK = other.upload(new Uint32Array([5]));
+        await expect(select({ ...built.args, k: p.uniform(otherK, { min: 1, max: 5 }) }, env())).rejects.toThrow(new SegkitUsageError(`k: its DeviceArray is on ${elsewhere}; ${rule}`));
+        // With a backend named, the arrays must be on it: the message says so.
+        await expect(select(built.args, env({ backend: other }))).rejects.toThrow(`keysIn: the DeviceArray belongs to ${backend.name === 'cpu' ? 'another cpu backend instance than the one running this call' : 'the webgpu backend, but this call runs on the cpu backend'}`);
+        expect([...bits(await backend.download(built.keysOut))].every((b) => b === untouchedBits)).toBe(true);
+        expect([...bits(await other.download(otherValues))].every((b) => b === 0)).toBe(true);
+        for (const a of built.owned) a.destroy();
+        other.destroy();
       });
     });
 

@@ -1,73 +1,28 @@
 import type { DeviceArray } from '../../backends/backend.js';
+import { environmentOf, planFor, runInEnvironment } from '../../dispatch/environment.js';
+import { registerExecutor } from '../../dispatch/registry.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { p } from '../../params/param.js';
 import type { GuaranteesOf, TopKArgs, TopKArgsShape, TopKArgsShapeWithoutDirection, TopKArgsWithoutDirection, ValidateTopKArgs } from './args.js';
 import { type TopKPlan, planTopK } from './plan.js';
 import { cpuTopKExecutor } from './cpu/executor.js';
-import { registerTopKExecutor } from './plan.js';
 import { webgpuTopKExecutor } from './webgpu/executor.js';
 
-registerTopKExecutor('cpu', cpuTopKExecutor);
-registerTopKExecutor('webgpu', webgpuTopKExecutor);
-
-/** Grow-only temporary storage per backend, for the environment API. */
-const tempStorageCache = new WeakMap<object, DeviceArray<'u8'>>();
-
-function tempStorageFor(environment: Env, bytes: number): DeviceArray<'u8'> | undefined {
-  if (bytes === 0) return undefined;
-  const { backend } = environment;
-  const cached = tempStorageCache.get(backend);
-  if (cached !== undefined && !cached.destroyed && cached.length >= bytes) return cached;
-  cached?.destroy();
-  // Grow by half again so a slowly rising size does not reallocate every call.
-  const fresh = backend.alloc('u8', Math.ceil(Math.max(bytes, (cached?.length ?? 0) * 1.5) / 256) * 256);
-  tempStorageCache.set(backend, fresh);
-  return fresh;
-}
-
-/** Runs a plan with temporary storage from the environment. */
-async function runWithEnvironment(plan: TopKPlan, environment: Env): Promise<void> {
-  await plan.run(tempStorageFor(environment, plan.tempStorageBytes));
-}
-
-let defaultEnvironment: Env | undefined;
+registerExecutor('topk', 'cpu', cpuTopKExecutor);
+registerExecutor('topk', 'webgpu', webgpuTopKExecutor);
 
 /** The fields a plan depends on, in a fixed order. */
 const argFields = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'] as const;
 
-interface CachedPlan {
-  readonly environment: Env;
-  readonly variant: string;
-  readonly fields: readonly unknown[];
-  readonly plan: TopKPlan;
-}
-
-/** The last plan made for an args object by the environment API, per entry point. */
-const planCache = new WeakMap<object, CachedPlan>();
-
-/**
- * The environment API plans once per args object: a later call with the same object, the same
- * fields (parameters are frozen, so the same parameter object means the same facts) and the same
- * environment reuses the plan. A plan that read a host per-segment array is not kept: the array may
- * have changed. DeviceArrays are checked again by every run.
- */
-function planFor(userArgs: object, variant: string, environment: Env, build: () => TopKArgs): TopKPlan {
-  const fields = argFields.map((field) => (userArgs as Record<string, unknown>)[field]);
-  const cached = planCache.get(userArgs);
-  if (cached !== undefined && cached.environment === environment && cached.variant === variant && cached.fields.every((f, i) => f === fields[i])) {
-    return cached.plan;
-  }
-  const plan = planTopK(build(), environment);
+/** A plan that read a host per-segment array is not reused: the array may have changed. */
+const reusable = (plan: TopKPlan) => {
   const { segmentSizes, k, selectDirection } = plan.facts;
-  if (segmentSizes.hostValues === undefined && k.hostValues === undefined && selectDirection.hostValues === undefined) {
-    planCache.set(userArgs, { environment, variant, fields, plan });
-  }
-  return plan;
-}
+  return segmentSizes.hostValues === undefined && k.hostValues === undefined && selectDirection.hostValues === undefined;
+};
 
-async function selectWith(userArgs: object, variant: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
-  const environment = env ?? (defaultEnvironment ??= makeEnv());
-  await runWithEnvironment(planFor(userArgs, variant, environment, build), environment);
+async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
+  const environment = environmentOf(env);
+  await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment), reusable));
 }
 
 const withDirection = (args: TopKArgsWithoutDirection, direction: 'max' | 'min'): TopKArgs => ({

@@ -21,7 +21,7 @@ export type SegmentParam = ConstantParam | UniformParam | PerSegmentParam;
 /** A numeric parameter with one value for the whole call. */
 export type ScalarParam = ConstantParam | UniformParam;
 
-/** The arguments of {@link DeviceBatchedTopK}; see SPEC section 5. */
+/** The arguments of {@link DeviceBatchedTopK}; docs/top-k.md states their contract. */
 export interface TopKArgs {
   /** All segments' keys: `f32`, `i32` or `u32`. */
   readonly keysIn: DeviceArray<'f32' | 'i32' | 'u32'>;

@@ -1,4 +1,5 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
+import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 
@@ -64,16 +65,6 @@ export function radixPasses(bits: number): number {
   return Math.ceil(32 / bits);
 }
 
-/** Pass-0 tiles per segment: the grid of the radix kernels that read every key. */
-export function radixTiles(policy: TopKPolicy, maxSegmentSize: number): number {
-  return Math.max(1, Math.ceil(maxSegmentSize / policy.radixTileItems));
-}
-
-/** Workgroups per segment of the radix filter passes (they loop over the tiles of their input). */
-export function radixFilterTiles(policy: TopKPolicy, maxSegmentSize: number, maxSegments: number): number {
-  return Math.min(radixTiles(policy, maxSegmentSize), Math.max(1, Math.ceil(policy.radixFilterWorkgroups / Math.max(1, maxSegments))));
-}
-
 /**
  * Workgroup memory the radix-select kernels need: finalize's sort (tileItems keys and indices), one
  * 2^bits-bin histogram, a scan of workgroupSize words and a few words more.
@@ -111,7 +102,7 @@ export function tileItemsFor(workgroupStorageBytes: number): number {
  * The policy for a backend's capabilities (CUB's `policy_selector(cc)`). Workgroup size 256 is the
  * WebGPU default limit and fills an SM's warp schedulers on NVIDIA parts; reduce chunks of 16 items
  * per invocation keep a workgroup busy long enough to hide its launch (measured on H100, bench/gpu,
- * 2026-11); radix digits of 8 bits keep the histogram in 1 KiB of workgroup memory.
+ * 2026-11); radix digits of 11 bits where their 8 KiB histogram fits beside finalize's sort, else 8.
  */
 export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
   const workgroupSize = Math.min(256, capabilities.maxWorkgroupSize);
@@ -142,25 +133,8 @@ export interface TopKSelectorFacts {
   readonly segmentSizeDeviceBounds: boolean;
 }
 
-/** Why a variant can or cannot run for given facts. */
-export interface VariantVerdict {
-  readonly variant: TopKVariant;
-  /** Applicable: it computes correct results for every value the bounds allow. */
-  readonly applicable: boolean;
-  /** Reachable: the selector could pick it for some values the bounds allow (on the host or on the device). */
-  readonly reachable: boolean;
-  readonly reason: string;
-}
-
-/** The selector's answer. */
-export interface TopKSelection {
-  readonly variant: TopKVariant;
-  readonly policy: TopKPolicy;
-  readonly why: string;
-  readonly verdicts: readonly VariantVerdict[];
-  /** Variants the run may take: the chosen one, plus single-tile where a device-side branch can take it. */
-  readonly reachable: readonly TopKVariant[];
-}
+/** The selector's answer: the chosen variant, its policy, every variant's verdict. */
+export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
 
 /**
  * The policy selector: a pure function from parameter facts and backend capabilities to a variant
@@ -183,7 +157,7 @@ export function selectTopKVariant(
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
 
-  const verdicts: VariantVerdict[] = [
+  const verdicts: VariantVerdict<TopKVariant>[] = [
     {
       variant: 'reduce',
       applicable: reduceFits,
@@ -216,7 +190,6 @@ export function selectTopKVariant(
     },
   ];
 
-  const reachable = verdicts.filter((v) => v.reachable).map((v) => v.variant);
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if (chosen === 'radix-select' && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
@@ -224,25 +197,12 @@ export function selectTopKVariant(
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
     if (tuning.policy?.reduceChunkItems === undefined) policy.reduceChunkItems = policy.workgroupSize * 16;
   }
-  if (tuning.variant !== undefined) {
-    const forced = verdicts.find((v) => v.variant === tuning.variant);
-    if (forced === undefined) {
-      throw new SegkitUsageError(`tuning.variant: '${String(tuning.variant)}' is not a top-k variant; expected ${topKVariants.map((v) => `'${v}'`).join(', ')}`);
-    }
-    if (!forced.applicable) throw new SegkitUsageError(`tuning.variant: '${forced.variant}' cannot run for these parameters: ${forced.reason}`);
-    return { variant: forced.variant, policy, why: `forced by tuning (${forced.reason})`, verdicts, reachable };
-  }
-  return { variant: natural, policy, why: verdicts.find((v) => v.variant === natural)!.reason, verdicts, reachable };
+  return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
 }
 
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
-  const positive = (name: keyof TopKPolicy) => {
-    if (!Number.isInteger(policy[name]) || policy[name] < 1) {
-      throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not a positive integer`);
-    }
-  };
-  for (const name of Object.keys(policy) as (keyof TopKPolicy)[]) positive(name);
+  checkPositiveIntegers(policy);
   if (policy.radixBits < 4 || policy.radixBits > 11) {
     throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is outside [4, 11] (digits of 4 to 11 bits: 3 to 8 passes)`);
   }

@@ -1,8 +1,8 @@
-import type { DeviceArray } from '../../../backends/backend.js';
 import { deviceMemory } from '../../../backends/cpu/memory.js';
+import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
-import { type TopKPolicy, radixFilterTiles, radixPasses, radixTiles, reducePerInvocation } from '../policy.js';
-import type { ScalarSource, SegmentSource, TopKProblem, TopKRun } from '../problem.js';
+import { type TopKPolicy, radixPasses, reducePerInvocation } from '../policy.js';
+import { type TopKProblem, type TopKRun, radixFilterTiles, radixTiles, reduceChunks } from '../problem.js';
 
 /*
  * What every CPU top-k kernel shares: the device views of one run, per-segment resolution, the
@@ -40,60 +40,16 @@ export function bit(condition: boolean): number {
   return (condition as unknown as number) | 0;
 }
 
-/** A numeric source as the kernels read it: a baked/uniform value or a device view. */
-export interface ValueSource {
-  readonly constant: number;
-  /** Device view (by dtype) when the value lives on the device. */
-  readonly view: Int32Array | Uint32Array | Float32Array | undefined;
-  /** One element per segment. */
-  readonly perSegment: boolean;
-  /** Elements the device array holds (reads past it give 0). */
-  readonly length: number;
-}
-
-/** A typed view of a device array by its dtype (u8 is read as u32 words). */
-export function numericView(array: DeviceArray): Int32Array | Uint32Array | Float32Array {
-  const memory = deviceMemory(array);
-  return array.dtype === 'f32' ? memory.f32 : array.dtype === 'i32' ? memory.i32 : memory.u32;
-}
-
-function sourceOf(source: ScalarSource | SegmentSource): ValueSource {
-  if (source.kind === 'constant' || source.kind === 'uniform') {
-    return { constant: source.value, view: undefined, perSegment: false, length: 1 };
-  }
-  return { constant: 0, view: numericView(source.array), perSegment: source.kind === 'perSegment', length: source.array.length };
-}
-
-/** The raw value of a source for segment `i` (a device read for device sources). */
-export function readSource(source: ValueSource, i: number): number {
-  const view = source.view;
-  if (view === undefined) return source.constant;
-  const at = source.perSegment ? i : 0;
-  return at < source.length ? view[at]! : 0;
-}
-
-/** A raw value as a count: integers in [0, 2^32 - 1]; negatives and NaN (possible only under 'trust') become 0. */
-export function countOf(value: number): number {
-  return value > 0 ? (value >= 4294967295 ? 4294967295 : Math.floor(value)) : 0;
-}
-
-/** Word offset of a temporary-storage slot, or -1 when the layout has none. */
-function slotWords(run: TopKRun, name: string): number {
-  return run.layout.has(name) ? run.layout.slot(name).offset >>> 2 : -1;
-}
-
-const revivedContexts = new WeakMap<object, TopKContext>();
-
 /** Scratch for f32 index values. */
 const indexScratch = new Float32Array(1);
 const indexScratchBits = new Int32Array(indexScratch.buffer);
 
 /**
- * Everything one run's kernels read, resolved once per run: device views (reading them is a
- * device-side read, not a download), slot offsets and the decoded sources. Values that kernels
- * write during the run (status, offsets, radix state) are read inside the kernels, never here.
+ * Everything one top-k run's kernels read beyond the segments (SegmentedContext), resolved once per
+ * run: key and value views, fills, slot offsets and the radix geometry. Values that kernels write
+ * during the run (radix state) are read inside the kernels, never here.
  */
-export class TopKContext {
+export class TopKContext extends SegmentedContext<TopKRun> {
   readonly problem: TopKProblem;
   readonly policy: TopKPolicy;
   /** Key bits as int32. */
@@ -101,15 +57,7 @@ export class TopKContext {
   readonly keysOut: Int32Array;
   readonly valuesIn: Int32Array | undefined;
   readonly valuesOut: Int32Array | undefined;
-  /** Status words, when the plan validates device-only values. */
-  readonly status: Uint32Array | undefined;
-  /** Temporary storage as int32 words (counts and indices fit: a buffer holds < 2^31 words). */
-  readonly temp: Int32Array;
-  /** Temporary storage as u32 words. */
-  readonly tempU32: Uint32Array;
   readonly kMax: number;
-  readonly maxSegments: number;
-  readonly keysLength: number;
   readonly isF32: boolean;
   /** XOR that turns integer key bits into a signed ordered key for 'max' (i32: 0, u32: sign bit). */
   readonly integerKeyXor: number;
@@ -121,21 +69,13 @@ export class TopKContext {
   readonly valueMode: 0 | 1 | 2;
   /** Indices are written as f32 values. */
   readonly indexAsF32: boolean;
-  readonly numSegments: ValueSource;
-  readonly sizes: ValueSource;
   readonly k: ValueSource;
   readonly direction: ValueSource;
   readonly directionOfOption: readonly number[];
-  /** 0 packed (constant/uniform sizes: start = i * size), 1 packed through the `offsets` slot, 2 strided. */
-  readonly startMode: 0 | 1 | 2;
-  readonly stride: ValueSource | undefined;
-  /** Device runtime bounds [min, max] of the segment sizes (the device-side single-tile branch). */
-  readonly sizeDeviceBounds: ValueSource | undefined;
   /** Whether the launches include single-tile and radix-select (then the device branch picks one). */
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
   // Temporary-storage slots, word offsets (-1 when absent).
-  readonly offsetsSlot: number;
   readonly partialsSlot: number;
   readonly stateSlot: number;
   readonly histogramSlot: number;
@@ -157,22 +97,22 @@ export class TopKContext {
   readonly candidateWords: number;
   /** Sort each segment's results (problem.sorted). */
   readonly sorted: boolean;
+  /** Take tied items as found, not by index (problem.tiesAsFound). */
+  readonly tiesAsFound: boolean;
+  /** Keep an unsorted selection as found, not in index order (problem.orderAsFound). */
+  readonly orderAsFound: boolean;
 
-  constructor(readonly run: TopKRun) {
+  constructor(run: TopKRun) {
+    super(run);
     const problem = run.problem;
     this.problem = problem;
     this.policy = run.policy;
-    this.keys = deviceMemory(run.keysIn).i32;
-    this.keysOut = deviceMemory(run.keysOut).i32;
-    this.valuesIn = run.valuesIn === undefined ? undefined : deviceMemory(run.valuesIn).i32;
-    this.valuesOut = run.valuesOut === undefined ? undefined : deviceMemory(run.valuesOut).i32;
-    this.status = run.status === undefined ? undefined : deviceMemory(run.status).u32;
-    const temp = run.temp === undefined ? undefined : deviceMemory(run.temp);
-    this.temp = temp === undefined ? new Int32Array(0) : temp.i32;
-    this.tempU32 = temp === undefined ? new Uint32Array(0) : temp.u32;
+    const { keysIn, keysOut, valuesIn, valuesOut } = run.arrays;
+    this.keys = deviceMemory(keysIn).i32;
+    this.keysOut = deviceMemory(keysOut).i32;
+    this.valuesIn = valuesIn === undefined ? undefined : deviceMemory(valuesIn).i32;
+    this.valuesOut = valuesOut === undefined ? undefined : deviceMemory(valuesOut).i32;
     this.kMax = problem.kMax;
-    this.maxSegments = problem.maxSegments;
-    this.keysLength = Math.min(problem.keysLength, this.keys.length);
     this.isF32 = problem.keyType === 'f32';
     this.integerKeyXor = problem.keyType === 'u32' ? signBit : 0;
     this.keyFill = [keyFillBits(problem.keyType, selectDirections[0]!) | 0, keyFillBits(problem.keyType, selectDirections[1]!) | 0];
@@ -180,27 +120,20 @@ export class TopKContext {
     this.valueMode = this.valuesOut === undefined || problem.valueMode === 'none' ? 0 : problem.valueMode === 'payload' ? 1 : 2;
     if (this.valueMode === 1 && this.valuesIn === undefined) throw new Error('internal: valueMode payload without valuesIn');
     this.indexAsF32 = problem.valueType === 'f32';
-    this.numSegments = sourceOf(problem.numSegments);
-    this.sizes = sourceOf(problem.segmentSizes);
-    this.k = sourceOf(problem.k);
-    this.direction = sourceOf(problem.direction);
+    this.k = this.source('k');
+    this.direction = this.source('selectDirection');
     this.directionOfOption = problem.directionOfOption.length > 0 ? problem.directionOfOption : [0];
-    this.stride = problem.layout.kind === 'strided' ? sourceOf(problem.layout.stride) : undefined;
-    this.startMode = problem.layout.kind === 'strided' ? 2 : this.sizes.perSegment ? 1 : 0;
-    this.sizeDeviceBounds = problem.segmentSizeDeviceBounds === undefined ? undefined : sourceOf({ kind: 'perSegment', array: problem.segmentSizeDeviceBounds });
     this.hasSingleTile = run.launches.some((launch) => launch.kernel === 'single-tile');
     this.hasRadix = run.launches.some((launch) => launch.kernel === 'radix-histogram');
-    this.offsetsSlot = slotWords(run, 'offsets');
-    this.partialsSlot = slotWords(run, 'partials');
-    this.stateSlot = slotWords(run, 'segmentState');
-    this.histogramSlot = slotWords(run, 'histogram');
-    this.selectedSlot = slotWords(run, 'selected');
-    this.candidatesSlot = [slotWords(run, 'candidates0'), slotWords(run, 'candidates1')];
-    if (this.startMode === 1 && this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot");
-    this.chunksPerSegment = Math.max(1, Math.ceil(problem.maxSegmentSize / run.policy.reduceChunkItems));
+    this.partialsSlot = this.slotWords('partials');
+    this.stateSlot = this.slotWords('segmentState');
+    this.histogramSlot = this.slotWords('histogram');
+    this.selectedSlot = this.slotWords('selected');
+    this.candidatesSlot = [this.slotWords('candidates0'), this.slotWords('candidates1')];
+    this.chunksPerSegment = reduceChunks(problem.maxSegmentSize, run.policy);
     this.reduceSegmentsPerWorkgroup = reducePerInvocation(run.policy, problem.maxSegmentSize) ? run.policy.workgroupSize : 0;
-    this.tilesPerSegment = radixTiles(run.policy, problem.maxSegmentSize);
-    this.filterTilesPerSegment = radixFilterTiles(run.policy, problem.maxSegmentSize, problem.maxSegments);
+    this.tilesPerSegment = radixTiles(problem.maxSegmentSize, run.policy);
+    this.filterTilesPerSegment = radixFilterTiles(problem, run.policy);
     const bits = run.policy.radixBits;
     if (this.hasRadix && !(Number.isInteger(bits) && bits >= 4 && bits <= 11)) throw new Error(`internal: radix-select needs radixBits in [4, 11]; got ${bits}`);
     this.radixBits = bits;
@@ -209,45 +142,8 @@ export class TopKContext {
     this.radixTopShift = 32 - bits;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
     this.sorted = problem.sorted;
-  }
-
-  private workerCopy: object | undefined;
-
-  /**
-   * This context as a worker thread gets it: every field but `run` and `problem` (which hold
-   * backend objects), structured-cloneable; its typed arrays are views of shared device memory.
-   * Only kernels that never read `run` or `problem` run on workers.
-   */
-  forWorker(): object {
-    if (this.workerCopy === undefined) {
-      const copy = { ...this } as unknown as Record<string, unknown>;
-      delete copy.run;
-      delete copy.problem;
-      delete copy.workerCopy;
-      this.workerCopy = copy;
-    }
-    return this.workerCopy;
-  }
-
-  /** The context a worker rebuilds from {@link TopKContext.forWorker}'s copy (the same object each time for one copy). */
-  static fromWorkerCopy(copy: object): TopKContext {
-    const revived = revivedContexts.get(copy);
-    if (revived !== undefined) return revived;
-    const ctx = Object.setPrototypeOf(copy, TopKContext.prototype) as TopKContext;
-    revivedContexts.set(copy, ctx);
-    return ctx;
-  }
-
-  /** True when the validate kernel found a violation: every later kernel exits (a uniform branch). */
-  failed(): boolean {
-    const status = this.status;
-    return status !== undefined && status[0] !== 0;
-  }
-
-  /** Segments to process: the numSegments value (a device read when device-only), at most maxSegments. */
-  activeSegments(): number {
-    const n = countOf(readSource(this.numSegments, 0));
-    return n < this.maxSegments ? n : this.maxSegments;
+    this.tiesAsFound = problem.tiesAsFound;
+    this.orderAsFound = problem.orderAsFound;
   }
 
   /**
@@ -264,11 +160,7 @@ export class TopKContext {
 }
 
 /** One resolved segment; kernels reuse one instance (no allocation per segment). */
-export class Segment {
-  /** First key (global index into keysIn). */
-  start = 0;
-  /** Keys, clamped to the keys and to what the variant's grid covers. */
-  size = 0;
+export class Segment extends SegmentExtent {
   /** k, clamped to kMax. */
   k = 0;
   /** min(k, size): results written. */
@@ -284,28 +176,14 @@ export class Segment {
  * grid covers per segment; only a guarantee broken under 'trust' makes it bind.
  */
 export function resolveSegment(ctx: TopKContext, i: number, capacity: number, out: Segment): void {
-  let start: number;
-  let size: number;
-  if (ctx.startMode === 1) {
-    size = countOf(readSource(ctx.sizes, i));
-    start = ctx.tempU32[ctx.offsetsSlot + i]!;
-  } else {
-    size = countOf(readSource(ctx.sizes, i));
-    start = i * (ctx.startMode === 2 ? countOf(readSource(ctx.stride!, 0)) : size);
-  }
-  const keysLength = ctx.keysLength;
-  if (start > keysLength) start = keysLength;
-  if (size > keysLength - start) size = keysLength - start;
-  if (size > capacity) size = capacity;
+  ctx.extent(i, capacity, out);
   let k = countOf(readSource(ctx.k, i));
   if (k > ctx.kMax) k = ctx.kMax;
   const options = ctx.directionOfOption;
   const option = countOf(readSource(ctx.direction, i));
   const direction = options[option < options.length ? option : options.length - 1] === 1 ? 1 : 0;
-  out.start = start;
-  out.size = size;
   out.k = k;
-  out.take = k < size ? k : size;
+  out.take = k < out.size ? k : out.size;
   out.direction = direction;
   out.mask = -direction;
 }
@@ -363,9 +241,10 @@ const insertionSortItems = 48;
  * segment-local indices, the same entry positions in both arrays (which may be one array at two
  * offsets: `indexOffset` is added to each index position) — best first: larger key, then smaller
  * index. An LSD radix sort on the key (stable, skipping digits all entries share), then runs of
- * equal keys are put in index order.
+ * equal keys are put in index order, unless `tiesByIndex` is false (equal keys may then stay in
+ * any order: the one they came in, for the radix sort).
  */
-export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
+export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, tiesByIndex = true): void {
   if (n <= 1) return;
   if (n <= insertionSortItems) {
     insertionSortByRank(keys, indices, base, indexOffset, n);
@@ -398,7 +277,7 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
     if (counts[digit * 256 + ((first >>> (digit * 8)) & 255)] !== n) needed[digits++] = digit; // else every entry shares it
   }
   if (digits === 0) {
-    orderTies(keys, indices, base, indexOffset, n);
+    if (tiesByIndex) orderTies(keys, indices, base, indexOffset, n);
     return;
   }
   for (let pass = 0; pass < digits; pass++) {
@@ -435,7 +314,7 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
       indices[indexBase + j] = sortIndicesA[j]!;
     }
   }
-  orderTies(keys, indices, base, indexOffset, n);
+  if (tiesByIndex) orderTies(keys, indices, base, indexOffset, n);
 }
 
 const bucketCounts = new Int32Array(2048);
@@ -544,7 +423,4 @@ export function ensureAscending(list: Int32Array, from: number, to: number): voi
 }
 
 /** Kernel parameters: the run's context and the launch's radix pass. */
-export interface TopKKernelParams {
-  readonly ctx: TopKContext;
-  readonly pass: number;
-}
+export type TopKKernelParams = KernelParams<TopKContext>;

@@ -37,7 +37,10 @@ import {
  * worker threads): their histogram and counter adds are atomic, and a workgroup stages its items in
  * workgroup memory, then appends each list with one atomic add. Candidates may so come out of index
  * order: finalize puts the ties in index order, and the selection in rank order ('sorted') or index
- * order ('unsorted'), so results never depend on the order workgroups ran in.
+ * order ('unsorted'), so results never depend on the order workgroups ran in. Where the requirements
+ * let results change between runs (`determinism: 'not-guaranteed'` with `tieBreak: 'any'`, or with
+ * 'unsorted'), finalize skips that: it takes the first tied candidates appended, or keeps the
+ * selection as appended.
  *
  * Signed ordered keys (common.ts): digit 0 of the ordered key is `(sk >>> shift0) ^ signDigit`, later
  * digits those of sk itself; the threshold T is kept as ordered-key bits in the state.
@@ -166,7 +169,7 @@ function thresholdIsRare(ctx: TopKContext, size: number, take: number): boolean 
   return shape !== undefined && shape.j * 32 < shape.m;
 }
 
-/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect (reorders the list). */
+/** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect; reorders the list so that list[0, nth] are the nth + 1 smallest. */
 function nthSmallest(list: Int32Array, n: number, nth: number): number {
   let lo = 0;
   let hi = n - 1;
@@ -459,8 +462,24 @@ function appendCount(temp: Int32Array, at: number, n: number, workgroupsPerSegme
 }
 
 /**
+ * Moves the `wanted` smallest entries of `list` (distinct indices) to its front, in any order: nothing
+ * when all are wanted or the list is ascending (one thread appended it), else a quickselect (linear,
+ * where sorting what worker threads appended out of order would cost n log n).
+ */
+function smallestFirst(list: Int32Array, wanted: number): void {
+  const n = list.length;
+  if (wanted <= 0 || wanted >= n) return;
+  for (let j = 1; j < n; j++) {
+    if (list[j]! < list[j - 1]!) {
+      nthSmallest(list, n, wanted - 1);
+      return;
+    }
+  }
+}
+
+/**
  * 'radix-finalize': the last digit's bucket (items above it selected, its members tied on one
- * ordered key: the smallest indices win), then sort and write the outputs.
+ * ordered key: the smallest indices win, or the first found), then order and write the outputs.
  */
 export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
@@ -500,21 +519,22 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
         if (chosen < seg.take) memory[kMax + chosen++] = index;
       } else if (digit === threshold) temp[ties + tied++] = index;
     }
-    // The ties share one ordered key: the smallest indices win.
+    // The ties share one ordered key: the smallest indices win, or with ties taken as found, the
+    // first ones appended (which may change with the threads' timing).
     const take = Math.min(seg.take - chosen, tied);
     if (take > 0) {
-      ensureAscending(temp, ties, ties + tied);
+      if (!ctx.tiesAsFound) smallestFirst(temp.subarray(ties, ties + tied), take);
       for (let j = 0; j < take; j++) memory[kMax + chosen + j] = temp[ties + j]!;
     }
     count = chosen + take;
   }
   if (!ctx.sorted) {
-    // Index order: the same whatever order the tiles' atomic appends took.
-    ensureAscending(memory, kMax, kMax + count);
+    // Index order: the same whatever order the tiles' atomic appends took (unless it may change).
+    if (!ctx.orderAsFound) ensureAscending(memory, kMax, kMax + count);
   } else if (count > 1) {
     if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
     else for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
-    sortByRank(memory, memory, 0, kMax, count);
+    sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
   }
   writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
 }

@@ -1,7 +1,8 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses, radixStateWords } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
-import { type KernelShape, inclusiveScanWgsl, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
+import { inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
  * What the radix-select kernels share (radix-plan.ts lists them): temporary storage bound as atomic
@@ -13,7 +14,7 @@ import { type KernelShape, inclusiveScanWgsl, kernelBindings, kernelUniforms, to
  */
 
 /** Uniforms of every radix kernel beyond the shared ones. */
-const radixUniforms = ['tiles', 'filterTiles', 'radixPass', 'stateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
+const radixUniforms = ['tiles', 'filterTiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
 
 /** A radix kernel's program from its parts. */
 export function radixProgram(
@@ -108,7 +109,7 @@ ${declarations}`,
 export const enterRadixSegment = (segment: string) => `
   let s = enterSegment(${segment}, mulSat(u.tiles, RADIX_TILE), lid);
   if (s.go == 0u) { return; }
-  let state = u.stateAt + (${segment}) * STATE_WORDS;`;
+  let state = u.segmentStateAt + (${segment}) * STATE_WORDS;`;
 
 /** Enters a pass-0 tile: the grid is segments x u.tiles. */
 export const enterRadixTile = `

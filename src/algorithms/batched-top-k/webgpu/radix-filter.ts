@@ -3,7 +3,7 @@ import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
- * 'radix-filter' for digit p = radixPass, p < passes - 1 (grid maxSegments * filterTiles; workgroup
+ * 'radix-filter' for digit p = launchPass, p < passes - 1 (grid maxSegments * filterTiles; workgroup
  * w of a segment takes the input tiles w, w + filterTiles, ...). Every launch before it is done, so
  * each workgroup with input finds digit p's threshold bucket b itself, from the segment's digit-p
  * histogram and the items still to take (take minus what digits < p selected): no launch of its own.
@@ -30,7 +30,7 @@ var<workgroup> bases: vec2<u32>;`;
   let tiles = u.filterTiles;
   let segment = workgroupIndex / tiles;
   let w = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}
-  let p = u.radixPass;
+  let p = u.launchPass;
   if (lid == 0u) {
     let sampled = atomicLoad(&temp[state]) == 1u && atomicLoad(&temp[state + 2u]) >= s.take;
     var count = s.size;

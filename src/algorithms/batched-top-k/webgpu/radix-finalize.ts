@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl } from './preamble.js';
+import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -9,17 +9,28 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * when the whole bucket is taken) are appended to `selected`, those equal to b, which all share one
  * ordered key, go to buffer (p + 1) & 1 as ties. The smallest indices among the ties win: a radix
  * select over the index values (8-bit digits from the top, a workgroup histogram per digit) finds
- * the largest index to take, and every tie at or below it is appended. Then the selection is sorted
- * best first (ordered key descending, index ascending) with a bitonic sort in workgroup memory, and
- * written with the fills.
+ * the largest index to take, and every tie at or below it is appended. Then the selection, which
+ * the atomics appended in an order that changes from run to run, is put in a fixed order: a bitonic
+ * sort in workgroup memory, best first (ordered key descending, index ascending) when sorted, by
+ * index when unsorted (as the CPU twin writes it); and written with the fills.
  *
- * Workgroup memory: tileItems * 8 bytes for the sort, the histogram and the scan (radix-common.ts);
- * a selection larger than the tile (only with 'unsorted' output) is written as selected.
+ * Workgroup memory: tileItems * 8 bytes for the sort, the histogram and the scan (radix-common.ts).
+ * A selection larger than the tile (only with 'unsorted' output) is put in index order through a
+ * bitmap over the segment in candidate buffer 0 (free once every selected index is in `selected`):
+ * set a bit per selected index, then a workgroup scan of the words' bit counts gives each index its
+ * output slot.
+ *
+ * The requirements' relaxations (plan.ts): TIES_AS_FOUND ('any' ties, 'not-guaranteed') takes the
+ * first ties in buffer order, skipping the select over their indices; ORDER_AS_FOUND ('unsorted',
+ * 'not-guaranteed') writes the selection in the order it was appended, skipping the sort. Both
+ * orders come from atomics and may change from run to run.
  */
 
-/** The radix-finalize program. */
-export function radixFinalizeProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
+/** The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts). */
+export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relaxed: { tiesAsFound: boolean; orderAsFound: boolean }): WebGpuProgram {
   const declarations = `
+const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
+const ORDER_AS_FOUND: bool = ${relaxed.orderAsFound};
 var<workgroup> sortKeys: array<u32, ${facts.tileItems}>;
 var<workgroup> order: array<u32, ${facts.tileItems}>;
 var<workgroup> stateInfo: vec2<u32>;
@@ -27,9 +38,13 @@ var<workgroup> chosen: vec3<u32>;
 var<workgroup> appended: atomic<u32>;
 var<workgroup> tied: atomic<u32>;
 fn entryBefore(a: u32, b: u32) -> bool {
-  let ka = sortKeys[a];
+${
+  facts.sorted
+    ? `  let ka = sortKeys[a];
   let kb = sortKeys[b];
-  return ka > kb || (ka == kb && order[a] < order[b]);
+  return ka > kb || (ka == kb && order[a] < order[b]);`
+    : '  return order[a] < order[b];'
+}
 }
 fn swapEntries(a: u32, b: u32) {
   let k = sortKeys[a]; sortKeys[a] = sortKeys[b]; sortKeys[b] = k;
@@ -74,7 +89,7 @@ ${bitonicSortWgsl}`;
     let tiesFound = min(found.y, s.size);
     let ties = min(s.take - chosenCount, tiesFound);
     storageBarrier();
-    if (ties == tiesFound) {
+    if (ties == tiesFound || TIES_AS_FOUND) {
       for (var j = lid; j < ties; j += WG) { atomicStore(&temp[selected + chosenCount + j], atomicLoad(&temp[candidates + j])); }
     } else if (ties > 0u) {
       var prefix = 0u;
@@ -108,7 +123,7 @@ ${bitonicSortWgsl}`;
   }
   storageBarrier();
   let out = segment * u.kMax;
-  if (count <= TILE) {
+  if (count <= TILE && !ORDER_AS_FOUND) {
     let padded = nextPowerOfTwo(count);
     for (var j = lid; j < padded; j += WG) {
       if (j < count) {
@@ -125,10 +140,40 @@ ${bitonicSortWgsl}`;
     for (var j = lid; j < u.kMax; j += WG) {
       if (j < count) { writeResult(out + j, s.start, order[j]); } else { writeFill(out + j, s.direction); }
     }
-  } else {
+  } else if (ORDER_AS_FOUND) {
     for (var j = lid; j < u.kMax; j += WG) {
       if (j < count) { writeResult(out + j, s.start, atomicLoad(&temp[selected + j])); } else { writeFill(out + j, s.direction); }
     }
+  } else {
+    // Index order through a bitmap over the segment (writes past the candidate buffer only under 'trust').
+    let bitmap = u.candidates0At + s.start;
+    let words = (s.size + 31u) / 32u;
+    for (var w = lid; w < words; w += WG) {
+      if (s.start + w < u.candidatesLen) { atomicStore(&temp[bitmap + w], 0u); }
+    }
+    storageBarrier();
+    for (var j = lid; j < count; j += WG) {
+      let index = atomicLoad(&temp[selected + j]);
+      if (s.start + (index >> 5u) < u.candidatesLen) { atomicOr(&temp[bitmap + (index >> 5u)], 1u << (index & 31u)); }
+    }
+    storageBarrier();
+    var written = 0u;
+    for (var base = 0u; base < words; base += WG) {
+      let w = base + lid;
+      var word = 0u;
+      if (w < words && s.start + w < u.candidatesLen) { word = atomicLoad(&temp[bitmap + w]); }
+      let marked = countOneBits(word);
+      var at = written + inclusiveScan(marked, lid) - marked;
+      loop {
+        if (word == 0u) { break; }
+        if (at < count) { writeResult(out + at, s.start, w * 32u + firstTrailingBit(word)); }
+        at += 1u;
+        word &= word - 1u;
+      }
+      written += scan[WG - 1u];
+      workgroupBarrier();
+    }
+    for (var j = count + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
   }`;
-  return radixProgram('radix-finalize', facts, name, { keys: true, outputs: true }, declarations, main);
+  return radixProgram(`radix-finalize|${JSON.stringify(relaxed)}`, facts, name, { keys: true, outputs: true }, declarations, main);
 }

@@ -27,7 +27,7 @@ const UNROLL = 4;
 
 /** The list length kernels of this run keep in registers: k (constant) or reduceMaxK, rounded up to a power of two. */
 export function registerListLength(facts: TopKKernelFacts): number {
-  const k = facts.k.kind === 'constant' ? Math.max(1, Math.min(facts.k.value, facts.reduceMaxK)) : Math.max(1, facts.reduceMaxK);
+  const k = facts.sources.k.kind === 'constant' ? Math.max(1, Math.min(facts.sources.k.value, facts.reduceMaxK)) : Math.max(1, facts.reduceMaxK);
   return 2 ** Math.ceil(Math.log2(k));
 }
 

@@ -1,6 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { type KernelShape, bitonicSortWgsl, inclusiveScanWgsl, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
+import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
  * 'single-tile' (grid maxSegments): one workgroup per segment, the segment's ordered keys in a tile of

@@ -1,47 +1,41 @@
-import { deviceMemory } from '../../../backends/cpu/memory.js';
-import type { Bounds } from '../../../params/param.js';
-import { type DeviceCheck, type DeviceCheckParameter, StatusCode, deviceCheckParameters } from '../problem.js';
-import { type TopKContext, type TopKKernelParams, countOf, numericView, readSource } from './common.js';
+import type { Bounds } from '../../params/param.js';
+import { type DeviceCheck, StatusCode, noSegment, statusWords } from '../../dispatch/problem.js';
+import { deviceMemory } from './memory.js';
+import { type KernelParams, countOf, numericView, readSource } from './segments.js';
 
 /*
- * 'validate' (grid 1): checks every device-only value before anything is written and reports the
- * first violation in the 8 status words (problem.ts `StatusCode`); all zeros when everything holds.
+ * The kernels every segmented algorithm may launch before its own (dispatch/plan.ts
+ * `prologueLaunches`), on the CPU emulator. Their WGSL twins are webgpu/prologue.ts.
  *
- * Order of the checks, so the reported violation is deterministic on every backend:
+ * 'validate' (grid 1) checks every device-only value before anything is written and reports the
+ * first violation in the status words (dispatch/problem.ts `StatusCode`); all zeros when everything
+ * holds. Order of the checks, so the reported violation is deterministic on every backend:
  * 1. scalar checks (`kind: 'scalar'`) in `run.checks` order, then a device `numSegments` against
  *    `maxSegments`, then `device-bounds` checks in `run.checks` order (none of these has a segment);
  * 2. segments in ascending order (the lowest failing segment wins), each through: its per-segment
- *    checks in `run.checks` order (static bounds, then device bounds), its extent within the keys
- *    (`PastKeys`), and its size within the stride (`LargerThanStride`);
+ *    checks in `run.checks` order (static bounds, then device bounds), its extent within the items
+ *    (`PastItems`), and its size within the stride (`LargerThanStride`);
  * 3. the sum of the sizes within `run.totalNumItems` (`TotalOutside`).
  *
  * Status words: value = the element's raw 32 bits for an array element, else the computed number
  * clamped to [0, 2^32 - 1]; bounds clamped to [0, 2^32 - 1] (an infinite bound reads 0 or 0xFFFFFFFF),
  * except for `BadDeviceBounds`, whose bound words are the device bounds' raw bits [min, max] and whose
- * value is the failing one of them. `PastKeys`: value = the segment's end, bounds [0, keysLength];
+ * value is the failing one of them. `PastItems`: value = the segment's end, bounds [0, itemsLength];
  * `LargerThanStride`: value = the size, bounds [0, stride]; both name 'segmentSizes'.
+ *
+ * 'segment-offsets' (grid 1, packed layout with per-segment sizes): the exclusive scan of the sizes
+ * into slot `offsets` (maxSegments + 1 words; entry maxSegments is the total). Segments at or past
+ * numSegments count as empty. A sum past 2^32 - 1 (only under 'trust') saturates, so starts stay
+ * past the items rather than wrapping into them.
  */
-
-const noSegment = 0xffffffff;
 
 function word(value: number): number {
   return value > 0 ? (value >= 4294967295 ? 4294967295 : Math.floor(value)) : 0;
 }
 
-function parameterIndex(parameter: DeviceCheckParameter): number {
-  return deviceCheckParameters.indexOf(parameter);
-}
-
-function report(
-  status: Uint32Array,
-  code: StatusCode,
-  parameter: DeviceCheckParameter,
-  segment: number,
-  valueBits: number,
-  bounds: Bounds,
-): true {
+function report(status: Uint32Array, code: StatusCode, parameter: number, segment: number, valueBits: number, bounds: Bounds): true {
   status[0] = code;
-  status[1] = parameterIndex(parameter);
+  status[1] = parameter;
   status[2] = segment;
   status[3] = valueBits >>> 0;
   status[4] = word(bounds.min);
@@ -49,11 +43,6 @@ function report(
   status[6] = 0;
   status[7] = 0;
   return true;
-}
-
-/** Raw bits of element `i` of a device array (0 past its end). */
-function bitsAt(check: DeviceArray32, i: number): number {
-  return i < check.length ? check.bits[i]! : 0;
 }
 
 interface DeviceArray32 {
@@ -66,13 +55,18 @@ function view32(array: DeviceCheck['array']): DeviceArray32 {
   return { values: numericView(array), bits: deviceMemory(array).u32, length: array.length };
 }
 
+/** Raw bits of element `i` of a device array (0 past its end). */
+function bitsAt(array: DeviceArray32, i: number): number {
+  return i < array.length ? array.bits[i]! : 0;
+}
+
 function valueAt(array: DeviceArray32, i: number): number {
   return i < array.length ? array.values[i]! : 0;
 }
 
 const outside = (value: number, bounds: Bounds) => !(value >= bounds.min && value <= bounds.max);
 
-function checkScalars(ctx: TopKContext, status: Uint32Array): boolean {
+function checkScalars({ ctx }: KernelParams, status: Uint32Array, parameterOf: (name: string) => number): boolean {
   const run = ctx.run;
   for (const check of run.checks) {
     if (check.kind !== 'scalar') continue;
@@ -85,7 +79,7 @@ function checkScalars(ctx: TopKContext, status: Uint32Array): boolean {
     const array = view32(numSegments.array);
     const value = valueAt(array, 0);
     const bounds = { min: 0, max: ctx.maxSegments };
-    if (outside(value, bounds)) return report(status, StatusCode.OutsideStatic, 'numSegments', noSegment, bitsAt(array, 0), bounds);
+    if (outside(value, bounds)) return report(status, StatusCode.OutsideStatic, parameterOf('numSegments'), noSegment, bitsAt(array, 0), bounds);
   }
   for (const check of run.checks) {
     if (check.kind !== 'device-bounds') continue;
@@ -103,23 +97,22 @@ function checkScalars(ctx: TopKContext, status: Uint32Array): boolean {
   return false;
 }
 
-function validate(ctx: TopKContext, status: Uint32Array): void {
-  status.fill(0, 0, 8);
-  if (checkScalars(ctx, status)) return;
+function validate(params: KernelParams, status: Uint32Array): void {
+  status.fill(0, 0, statusWords);
+  const { ctx } = params;
   const run = ctx.run;
+  const parameterOf = (name: string) => run.parameterNames.indexOf(name);
+  if (checkScalars(params, status, parameterOf)) return;
   const segments = ctx.activeSegments();
   const perSegment = run.checks
     .filter((check) => check.kind === 'per-segment')
-    .map((check) => ({
-      check,
-      array: view32(check.array),
-      device: check.deviceBounds === undefined ? undefined : view32(check.deviceBounds),
-    }));
+    .map((check) => ({ check, array: view32(check.array), device: check.deviceBounds === undefined ? undefined : view32(check.deviceBounds) }));
   const strided = ctx.startMode === 2;
   const stride = strided ? countOf(readSource(ctx.stride!, 0)) : 0;
-  const keysLength = run.problem.keysLength;
-  const keysBounds = { min: 0, max: keysLength };
+  const itemsLength = run.problem.itemsLength;
+  const itemsBounds = { min: 0, max: itemsLength };
   const strideBounds = { min: 0, max: stride };
+  const sizesParameter = parameterOf('segmentSizes');
   let start = 0;
   let total = 0;
   for (let i = 0; i < segments; i++) {
@@ -141,12 +134,12 @@ function validate(ctx: TopKContext, status: Uint32Array): void {
     if (strided) start = i * stride;
     else if (!ctx.sizes.perSegment) start = i * size;
     const end = start + size;
-    if (end > keysLength) {
-      report(status, StatusCode.PastKeys, 'segmentSizes', i, word(end), keysBounds);
+    if (end > itemsLength) {
+      report(status, StatusCode.PastItems, sizesParameter, i, word(end), itemsBounds);
       return;
     }
     if (strided && size > stride) {
-      report(status, StatusCode.LargerThanStride, 'segmentSizes', i, size, strideBounds);
+      report(status, StatusCode.LargerThanStride, sizesParameter, i, size, strideBounds);
       return;
     }
     if (!strided) start = end;
@@ -154,14 +147,38 @@ function validate(ctx: TopKContext, status: Uint32Array): void {
   }
   const totalBounds = run.totalNumItems;
   if (totalBounds !== undefined && outside(total, totalBounds)) {
-    report(status, StatusCode.TotalOutside, 'totalNumItems', noSegment, word(total), totalBounds);
+    report(status, StatusCode.TotalOutside, parameterOf('totalNumItems'), noSegment, word(total), totalBounds);
   }
 }
 
 /** The 'validate' kernel (grid 1). */
-export function runValidate(workgroupId: number, _numWorkgroups: number, _shared: unknown, params: TopKKernelParams): void {
+export function runValidate(workgroupId: number, _numWorkgroups: number, _shared: unknown, params: KernelParams): void {
   if (workgroupId !== 0) return;
-  const ctx = params.ctx;
-  if (ctx.status === undefined) throw new Error('internal: validate launched without a status slot');
-  validate(ctx, ctx.status);
+  const status = params.ctx.status;
+  if (status === undefined) throw new Error('internal: validate launched without a status slot');
+  validate(params, status);
 }
+
+/** The 'segment-offsets' kernel (grid 1). */
+export function runSegmentOffsets(workgroupId: number, _numWorkgroups: number, _shared: unknown, { ctx }: KernelParams): void {
+  if (workgroupId !== 0) return;
+  if (ctx.failed()) return;
+  if (ctx.offsetsSlot < 0) throw new Error("internal: segment-offsets launched without the 'offsets' slot");
+  const offsets = ctx.tempU32;
+  const base = ctx.offsetsSlot;
+  const segments = ctx.activeSegments();
+  const sizes = ctx.sizes;
+  let sum = 0;
+  for (let i = 0; i < segments; i++) {
+    offsets[base + i] = sum;
+    sum += countOf(readSource(sizes, i));
+    if (sum > 4294967295) sum = 4294967295;
+  }
+  offsets.fill(sum, base + segments, base + ctx.maxSegments + 1);
+}
+
+/** The prologue kernels' CPU entries, for an algorithm's CPU kernel table. */
+export const prologueCpuKernels = {
+  validate: { body: runValidate, bytes: () => 16 },
+  'segment-offsets': { body: runSegmentOffsets, bytes: () => 16 },
+} as const;

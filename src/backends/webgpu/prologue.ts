@@ -1,15 +1,18 @@
-import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type DeviceCheck, StatusCode, deviceCheckParameters } from '../problem.js';
-import type { TopKKernelFacts } from './facts.js';
-import { type KernelShape, inclusiveScanWgsl, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
+import { type DeviceCheck, StatusCode } from '../../dispatch/problem.js';
+import { inclusiveScanWgsl } from './blocks.js';
+import type { WebGpuProgram } from './program.js';
+import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPreamble, segmentUniforms } from './segments.js';
 
 /*
+ * The kernels every segmented algorithm may launch before its own, in WGSL: the twins of
+ * cpu/prologue.ts.
+ *
  * 'validate' (grid 1): checks every device-only value before anything is written and reports the
- * first violation in the 8 status words — the CPU twin's order exactly (cpu/validate.ts):
+ * first violation in the status words — the CPU twin's order exactly (cpu/prologue.ts):
  * 1. scalar checks in `run.checks` order, a device `numSegments` against maxSegments, then the
  *    device-bounds checks in order (one invocation: there are few);
  * 2. segments in ascending order, the lowest failing segment winning, each through its per-segment
- *    checks in order (static bounds, then device bounds), its extent within the keys, its size within
+ *    checks in order (static bounds, then device bounds), its extent within the items, its size within
  *    the stride. The workgroup takes segments in chunks (each invocation a contiguous run, first
  *    failure of its run; the chunk's lowest failing segment by an atomic min); packed starts come from
  *    a saturating workgroup scan of the sizes, exact up to the first failing segment;
@@ -20,8 +23,8 @@ import { type KernelShape, inclusiveScanWgsl, kernelBindings, kernelUniforms, to
  * It writes the status word also to word 0 of the device block, where every later kernel tests it.
  */
 
-const shape: KernelShape = { keys: false, outputs: false, temp: 'none', branch: 'none', blockWritable: true, status: true };
-const perInvocation = 4;
+const validateShape: SegmentShape = { temp: 'none', blockWritable: true, status: true };
+const validatePerInvocation = 4;
 
 /** The static part of one check: what the WGSL is specialized on. */
 export interface CheckFact {
@@ -35,6 +38,10 @@ export interface CheckFact {
 export interface ValidateFacts {
   readonly checks: readonly CheckFact[];
   readonly total: boolean;
+  /** Parameter indices of the status words the kernel writes itself. */
+  readonly segmentSizes: number;
+  readonly numSegments: number;
+  readonly totalNumItems: number;
 }
 
 function numeric(dtype: string): 'u32' | 'i32' | 'f32' {
@@ -42,11 +49,14 @@ function numeric(dtype: string): 'u32' | 'i32' | 'f32' {
 }
 
 /** The validate facts of a run's checks. */
-export function validateFacts(checks: readonly DeviceCheck[], total: boolean): ValidateFacts {
+export function validateFacts(checks: readonly DeviceCheck[], total: boolean, parameterNames: readonly string[]): ValidateFacts {
   return {
+    segmentSizes: parameterNames.indexOf('segmentSizes'),
+    numSegments: parameterNames.indexOf('numSegments'),
+    totalNumItems: parameterNames.indexOf('totalNumItems'),
     checks: checks.map((check) => ({
       kind: check.kind,
-      parameter: deviceCheckParameters.indexOf(check.parameter),
+      parameter: check.parameter,
       dtype: numeric(check.array.dtype),
       boundsDtype: check.kind === 'per-segment' && check.deviceBounds !== undefined ? numeric(check.deviceBounds.dtype) : undefined,
     })),
@@ -62,8 +72,8 @@ function lessEqual(a: string, aType: string, b: string, bType: string): string {
 }
 
 /** The validate program. */
-export function validateProgram(facts: TopKKernelFacts, validate: ValidateFacts, name: string): WebGpuProgram {
-  const uniforms = kernelUniforms(facts, shape);
+export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFacts, name: string): WebGpuProgram {
+  const uniforms = segmentUniforms(facts, validateShape);
   validate.checks.forEach((check, i) => {
     uniforms.push(`check${i}At`, `check${i}Len`, `check${i}Min`, `check${i}Max`);
     if (check.boundsDtype !== undefined) uniforms.push(`check${i}BoundsAt`, `check${i}BoundsLen`);
@@ -82,7 +92,7 @@ export function validateProgram(facts: TopKKernelFacts, validate: ValidateFacts,
   if (facts.numSegments.kind === 'device') {
     scalarChecks.push(`  {
     let bits = blockWord(u.numSegmentsAt, u.numSegmentsLen, 0u);
-    if (!within${cap(facts.numSegments.dtype)}(bits, 0u, u.maxSegments)) { report(${StatusCode.OutsideStatic}u, ${deviceCheckParameters.indexOf('numSegments')}u, NONE, bits, 0u, u.maxSegments); return true; }
+    if (!within${cap(facts.numSegments.dtype)}(bits, 0u, u.maxSegments)) { report(${StatusCode.OutsideStatic}u, ${validate.numSegments}u, NONE, bits, 0u, u.maxSegments); return true; }
   }`);
   }
   validate.checks.forEach((check, i) => {
@@ -117,7 +127,7 @@ export function validateProgram(facts: TopKKernelFacts, validate: ValidateFacts,
 
   const declarations = `
 const NONE: u32 = 0xffffffffu;
-const PER: u32 = ${perInvocation}u;
+const PER: u32 = ${validatePerInvocation}u;
 struct Failure { code: u32, parameter: u32, value: u32, lo: u32, hi: u32 }
 var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
 var<workgroup> stop: u32;
@@ -167,8 +177,8 @@ fn checkSegment(i: u32, packedStart: u32, stride: u32) -> Failure {
 ${segmentChecks.join('\n')}
   let size = segmentSizeOf(i);
   let end = addSat(${startOf}, size);
-  if (end > u.keysLength) { return Failure(${StatusCode.PastKeys}u, 0u, end, 0u, u.keysLength); }
-  ${strided ? `if (size > stride) { return Failure(${StatusCode.LargerThanStride}u, 0u, size, 0u, stride); }` : ''}
+  if (end > u.itemsLength) { return Failure(${StatusCode.PastItems}u, ${validate.segmentSizes}u, end, 0u, u.itemsLength); }
+  ${strided ? `if (size > stride) { return Failure(${StatusCode.LargerThanStride}u, ${validate.segmentSizes}u, size, 0u, stride); }` : ''}
   return Failure(0u, 0u, 0u, 0u, 0u);
 }`;
   const main = `
@@ -215,7 +225,7 @@ ${segmentChecks.join('\n')}
   if (lid == 0u) {
     ${
       validate.total
-        ? `if (carry < u.totalMin || carry > u.totalMax) { report(${StatusCode.TotalOutside}u, ${deviceCheckParameters.indexOf('totalNumItems')}u, NONE, carry, u.totalMin, u.totalMax); return; }`
+        ? `if (carry < u.totalMin || carry > u.totalMax) { report(${StatusCode.TotalOutside}u, ${validate.totalNumItems}u, NONE, carry, u.totalMin, u.totalMax); return; }`
         : ''
     }
     report(0u, 0u, 0u, 0u, 0u, 0u);
@@ -225,8 +235,61 @@ ${segmentChecks.join('\n')}
     cacheKey: `validate|${JSON.stringify(validate)}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms,
-    bindings: kernelBindings(facts, shape),
-    preamble: topKPreamble(facts, shape),
+    bindings: segmentBindings(facts, [], validateShape),
+    preamble: segmentPreamble(facts, validateShape),
+    declarations,
+    main,
+  };
+}
+
+/*
+ * 'segment-offsets' (grid 1, packed layout with per-segment sizes): the exclusive scan of the sizes
+ * into slot `offsets` (maxSegments + 1 words; entries from numSegments on hold the total). Sums
+ * saturate at 2^32 - 1 (only under 'trust'), so starts stay past the items rather than wrapping.
+ * One workgroup walks the sizes in chunks of workgroupSize * 8: each invocation sums a contiguous
+ * run, a workgroup scan gives the runs' starts, and each invocation writes its run.
+ */
+
+const offsetsShape: SegmentShape = { temp: 'u32' };
+const offsetsPerInvocation = 8;
+
+/** The segment-offsets program for these facts. */
+export function segmentOffsetsProgram(facts: SegmentKernelFacts, name: string): WebGpuProgram {
+  const declarations = `
+const PER: u32 = ${offsetsPerInvocation}u;
+var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
+${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}`;
+  const main = `
+  if (failed()) { return; }
+  let n = activeSegments();
+  var carry = 0u;
+  for (var base = 0u; base < n; base += WG * PER) {
+    let first = base + lid * PER;
+    var sum = 0u;
+    for (var j = 0u; j < PER; j++) {
+      if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j)); }
+    }
+    inclusiveScanSat(sum, lid);
+    var running = carry;
+    if (lid > 0u) { running = addSat(carry, scan[lid - 1u]); }
+    for (var j = 0u; j < PER; j++) {
+      let i = first + j;
+      if (i < n) {
+        temp[u.offsetsAt + i] = running;
+        running = addSat(running, segmentSizeOf(i));
+      }
+    }
+    carry = addSat(carry, scan[WG - 1u]);
+    workgroupBarrier();
+  }
+  for (var i = n + lid; i <= u.maxSegments; i += WG) { temp[u.offsetsAt + i] = carry; }`;
+  return {
+    name,
+    cacheKey: `segment-offsets|${JSON.stringify(facts)}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms: segmentUniforms(facts, offsetsShape),
+    bindings: segmentBindings(facts, [], offsetsShape),
+    preamble: segmentPreamble(facts, offsetsShape),
     declarations,
     main,
   };

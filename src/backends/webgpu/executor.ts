@@ -1,0 +1,345 @@
+/// <reference types="@webgpu/types" />
+import type { DeviceArray } from '../backend.js';
+import type { PrologueKernel } from '../../dispatch/plan.js';
+import type { Executor, KernelTable, Launch, SegmentSource, SegmentedRun } from '../../dispatch/problem.js';
+import { SegkitUsageError } from '../../errors.js';
+import { type WebGpuProgram, uniformBytes, uniformFields } from './program.js';
+import { segmentOffsetsProgram, validateFacts, validateProgram } from './prologue.js';
+import { type SegmentKernelFacts, countOf, needsBlock } from './segments.js';
+import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from './webgpu-backend.js';
+
+/*
+ * Runs a segmented algorithm's plan on WebGPU: every launch in one command encoder, one compute pass
+ * and one submit (WebGPU makes one dispatch's storage writes visible to the next within a pass),
+ * with no read-back; the plan reads the status words afterwards when it validates.
+ *
+ * Per run:
+ * - pipelines: one per kernel and static facts, compiled lazily on first use and cached by the
+ *   backend; the programs themselves are memoized here by the same key;
+ * - per plan (keyed on SegmentedRun.cache): the resolved programs, pipelines, temporary-storage
+ *   ranges and uniform regions, resolved on the first run; and the bind groups of the last run,
+ *   reused while every bound buffer (uniform and block scratch, temp, arrays, status) is the same;
+ * - uniforms: each launch's values (host numbers: slot offsets, the pass, the algorithm's own, ...)
+ *   in a 256-byte-aligned region of the backend's uniform buffer, written once per run — kernel
+ *   arguments, not uploads;
+ * - the device block: word 0 is the status word 'validate' writes; after it, every device-only input
+ *   the run reads (numSegments, sizes, the algorithm's parameters, bounds, checked arrays) is copied
+ *   in on the device before the pass, so a kernel binds few storage buffers whatever the parameters
+ *   (WebGPU guarantees only eight per stage);
+ * - temporary storage: one binding per launch over the slots its kernel table entry names; slots
+ *   are addressed by word offsets `<slot>At`.
+ */
+
+/** What an algorithm gives {@link webgpuExecutor}. */
+export interface WebGpuAlgorithm<Run extends SegmentedRun, Facts extends SegmentKernelFacts> {
+  /** The algorithm's kernel table (the temporary-storage slots each kernel binds). */
+  readonly kernels: KernelTable<string, Run['problem'], Run['policy']>;
+  /** The static facts of a run: what the WGSL is specialized on. */
+  facts(run: Run, runtime: WebGpuRuntime): Facts;
+  /** The program of one of the algorithm's own launches. */
+  program(launch: Launch, run: Run, facts: Facts): WebGpuProgram;
+  /** What, beyond the facts, makes two launches of a kernel differ (memo key of their programs). */
+  programKey?(launch: Launch, run: Run): string;
+  /** The algorithm's own uniform values, shared by its launches. */
+  uniforms(run: Run): Record<string, number>;
+  /** The uniform word of a uniform parameter (default: the value as a count). */
+  uniformWord?(name: string, value: number): number;
+}
+
+const prologueSlots: Readonly<Record<PrologueKernel, readonly string[]>> = { validate: [], 'segment-offsets': ['offsets'] };
+
+const blockHeaderWords = 4;
+
+/** Device-only inputs gathered into the block: word offsets and lengths by array. */
+class DeviceBlock {
+  private readonly entries = new Map<DeviceArray, { at: number; words: number }>();
+  private nextWord = blockHeaderWords;
+
+  /** Reserves `words` words (at most the array's length) for `array`. */
+  add(array: DeviceArray, words: number): void {
+    const wanted = Math.min(array.length, Math.max(0, words));
+    const entry = this.entries.get(array);
+    if (entry !== undefined) {
+      if (entry.words >= wanted) return;
+      this.entries.delete(array);
+    }
+    this.entries.set(array, { at: this.nextWord, words: wanted });
+    this.nextWord += wanted;
+  }
+
+  at(array: DeviceArray): { at: number; words: number } {
+    const entry = this.entries.get(array);
+    if (entry === undefined) throw new Error('internal: a device input is missing from the block');
+    return entry;
+  }
+
+  get words(): number {
+    return this.nextWord;
+  }
+
+  copies(): readonly [DeviceArray, { at: number; words: number }][] {
+    return [...this.entries];
+  }
+}
+
+function gatherBlock(run: SegmentedRun): DeviceBlock {
+  const { problem } = run;
+  const block = new DeviceBlock();
+  const perSegment = problem.maxSegments;
+  const add = (source: SegmentSource) => {
+    if (source.kind === 'device') block.add(source.array, 1);
+    else if (source.kind === 'perSegment') block.add(source.array, perSegment);
+  };
+  add(problem.numSegments);
+  add(problem.segmentSizes);
+  if (problem.layout.kind === 'strided') add(problem.layout.stride);
+  for (const source of Object.values(problem.sources)) add(source);
+  if (problem.segmentSizeDeviceBounds !== undefined) block.add(problem.segmentSizeDeviceBounds, 2);
+  if (run.status !== undefined) {
+    for (const check of run.checks) {
+      block.add(check.array, check.kind === 'per-segment' ? perSegment : check.kind === 'scalar' ? 1 : 2);
+      if (check.deviceBounds !== undefined) block.add(check.deviceBounds, 2);
+    }
+  }
+  return block;
+}
+
+/** Uniform values of a run shared by its launches: the segments, the parameters, the checks. */
+function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, algorithm: WebGpuAlgorithm<Run, SegmentKernelFacts>): Record<string, number> {
+  const { problem } = run;
+  const values: Record<string, number> = { maxSegments: problem.maxSegments, itemsLength: problem.itemsLength, ...algorithm.uniforms(run) };
+  const source = (name: string, s: SegmentSource | undefined) => {
+    if (s === undefined) return;
+    if (s.kind === 'uniform') values[name] = algorithm.uniformWord?.(name, s.value) ?? countOf(s.value);
+    else if (s.kind === 'device' || s.kind === 'perSegment') {
+      const entry = block.at(s.array);
+      values[`${name}At`] = entry.at;
+      values[`${name}Len`] = entry.words;
+    }
+  };
+  source('numSegments', problem.numSegments);
+  source('segmentSize', problem.segmentSizes);
+  source('stride', problem.layout.kind === 'strided' ? problem.layout.stride : undefined);
+  for (const [name, s] of Object.entries(problem.sources)) source(name, s);
+  if (problem.segmentSizeDeviceBounds !== undefined) {
+    const entry = block.at(problem.segmentSizeDeviceBounds);
+    values.sizeBoundsAt = entry.at;
+    values.sizeBoundsLen = entry.words;
+  }
+  if (run.status !== undefined) {
+    run.checks.forEach((check, i) => {
+      const entry = block.at(check.array);
+      values[`check${i}At`] = entry.at;
+      values[`check${i}Len`] = entry.words;
+      values[`check${i}Min`] = countOf(check.bounds.min);
+      values[`check${i}Max`] = countOf(check.bounds.max);
+      if (check.deviceBounds !== undefined) {
+        const bounds = block.at(check.deviceBounds);
+        values[`check${i}BoundsAt`] = bounds.at;
+        values[`check${i}BoundsLen`] = bounds.words;
+      }
+    });
+    if (run.totalNumItems !== undefined) {
+      values.totalMin = countOf(run.totalNumItems.min);
+      values.totalMax = countOf(run.totalNumItems.max);
+    }
+  }
+  return values;
+}
+
+/** The byte range of temporary storage a launch binds, and the slot offsets (words) within it. */
+function tempBinding(run: SegmentedRun, slotNames: readonly string[], runtime: WebGpuRuntime, name: string): { offset: number; size: number; slots: Record<string, number> } {
+  const layout = run.layout;
+  const used = slotNames.filter((slot) => layout.has(slot)).map((slot) => layout.slot(slot));
+  let offset = 0;
+  let end = layout.totalBytes;
+  if (end > runtime.maxStorageBufferBindingSize && used.length > 0) {
+    offset = Math.min(...used.map((s) => s.offset));
+    offset -= offset % runtime.minStorageBufferOffsetAlignment;
+    end = Math.max(...used.map((s) => s.offset + s.bytes));
+  }
+  const size = Math.max(4, Math.ceil((end - offset) / 4) * 4);
+  if (size > runtime.maxStorageBufferBindingSize) {
+    throw new SegkitUsageError(
+      `${name}: needs ${size} bytes of temporary storage in one binding; this device binds at most ${runtime.maxStorageBufferBindingSize} bytes (maxStorageBufferBindingSize). Bound the total number of items (totalNumItems) or use smaller segments`,
+    );
+  }
+  const slots: Record<string, number> = {};
+  for (const slot of used) slots[`${slot.name}At`] = (slot.offset - offset) >>> 2;
+  return { offset, size, slots };
+}
+
+function checkBindable(array: DeviceArray | undefined, what: string, runtime: WebGpuRuntime): void {
+  if (array === undefined) return;
+  const bytes = array.length * 4;
+  if (bytes > runtime.maxStorageBufferBindingSize) {
+    throw new SegkitUsageError(
+      `${what}: ${array.length} elements (${bytes} bytes) exceed the ${runtime.maxStorageBufferBindingSize} bytes one storage binding of this device holds (maxStorageBufferBindingSize); split the call into batches of segments`,
+    );
+  }
+}
+
+/** A launch resolved once per plan: its program, pipeline, temporary-storage range and grid. */
+interface PreparedLaunch {
+  readonly launch: Launch;
+  readonly program: WebGpuProgram;
+  readonly compiled: CompiledProgram;
+  readonly temp: { offset: number; size: number; slots: Record<string, number> } | undefined;
+  readonly x: number;
+  readonly y: number;
+  readonly fields: readonly string[];
+  /** Byte offset of the launch's uniform region. */
+  readonly region: number;
+  readonly uniformSize: number;
+}
+
+/** What a plan resolves once (per runtime), and the bind groups of its last buffers. */
+interface PreparedRun {
+  readonly runtime: WebGpuRuntime;
+  readonly runLaunches: readonly Launch[];
+  readonly usesBlock: boolean;
+  readonly launches: readonly PreparedLaunch[];
+  readonly uniformTotal: number;
+  /** The buffers (and block size) the bind groups were made for; any change remakes them. */
+  bindKey: readonly unknown[] | undefined;
+  bindGroups: readonly GPUBindGroup[] | undefined;
+}
+
+function sameKey(a: readonly unknown[] | undefined, b: readonly unknown[]): boolean {
+  if (a === undefined || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** Builds the WebGPU executor of an algorithm from its kernel table and programs. */
+export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKernelFacts>(algorithm: WebGpuAlgorithm<Run, Facts>): Executor<Run> {
+  /** Programs by kernel and facts; a pipeline's cache key is its program's. */
+  const programs = new Map<string, WebGpuProgram>();
+  /** Per plan (SegmentedRun.cache): programs, pipelines, uniform regions and bind groups. */
+  const preparedRuns = new WeakMap<object, PreparedRun>();
+
+  const slotsOf = (kernel: string): readonly string[] => {
+    const slots = prologueSlots[kernel as PrologueKernel] ?? algorithm.kernels[kernel]?.slots;
+    if (slots === undefined) throw new Error(`internal: '${kernel}' is not in the kernel table`);
+    return slots;
+  };
+
+  const programFor = (launch: Launch, run: Run, facts: Facts, factsKey: string): WebGpuProgram => {
+    const validate = launch.kernel === 'validate' ? validateFacts(run.checks, run.totalNumItems !== undefined, run.parameterNames) : undefined;
+    const extra = validate === undefined ? (algorithm.programKey?.(launch, run) ?? '') : JSON.stringify(validate);
+    const key = `${launch.kernel}|${extra}|${factsKey}`;
+    let program = programs.get(key);
+    if (program !== undefined) return program;
+    if (validate !== undefined) program = validateProgram(facts, validate, launch.name);
+    else if (launch.kernel === 'segment-offsets') program = segmentOffsetsProgram(facts, launch.name);
+    else program = algorithm.program(launch, run, facts);
+    programs.set(key, program);
+    return program;
+  };
+
+  const prepare = (run: Run, runtime: WebGpuRuntime): PreparedRun => {
+    const facts = algorithm.facts(run, runtime);
+    const factsKey = JSON.stringify(facts);
+    const alignment = Math.max(256, runtime.minUniformBufferOffsetAlignment);
+    let uniformTotal = 0;
+    const launches = run.launches.map((launch): PreparedLaunch => {
+      const program = programFor(launch, run, facts, factsKey);
+      const compiled = runtime.compile(program);
+      const temp = program.bindings.some((b) => b.name === 'temp') ? tempBinding(run, slotsOf(launch.kernel), runtime, launch.name) : undefined;
+      // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
+      const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
+      const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
+      if (y > runtime.maxWorkgroupsPerDimension) {
+        throw new SegkitUsageError(`${launch.name}: ${launch.grid} workgroups exceed this device's dispatch limit of ${runtime.maxWorkgroupsPerDimension}^2`);
+      }
+      const region = uniformTotal;
+      const uniformSize = uniformBytes(program);
+      uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
+      return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
+    });
+    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindKey: undefined, bindGroups: undefined };
+  };
+
+  return {
+    execute(run: Run): void {
+      const runtime = webgpuRuntime(run.backend);
+      const device = runtime.device;
+      for (const [name, array] of Object.entries(run.arrays)) checkBindable(array, name, runtime);
+
+      // Programs, pipelines and uniform regions of every launch: once per plan (and runtime).
+      let prepared = run.cache === undefined ? undefined : preparedRuns.get(run.cache);
+      if (prepared === undefined || prepared.runtime !== runtime || prepared.runLaunches !== run.launches) {
+        prepared = prepare(run, runtime);
+        if (run.cache !== undefined) preparedRuns.set(run.cache, prepared);
+      }
+      const { launches } = prepared;
+      const block = prepared.usesBlock ? gatherBlock(run) : undefined;
+
+      // Uniform values are written every run (the scratch buffer is shared by every plan).
+      const shared = runUniforms(run, block ?? new DeviceBlock(), algorithm as WebGpuAlgorithm<Run, SegmentKernelFacts>);
+      const uniformData = new Uint32Array(Math.max(prepared.uniformTotal, 4) / 4);
+      for (const { launch, program, temp, fields, region } of launches) {
+        const base = region / 4;
+        const slots = temp?.slots;
+        for (let j = 0; j < fields.length; j++) {
+          const field = fields[j]!;
+          const value = field === 'grid' ? launch.grid : field === 'launchPass' ? launch.pass : (slots?.[field] ?? shared[field]);
+          if (value === undefined) throw new Error(`internal: no value for uniform '${field}' of ${program.name}`);
+          uniformData[base + j] = value;
+        }
+      }
+      const uniformBuffer = runtime.scratch('uniforms', uniformData.byteLength);
+      const blockBytes = block === undefined ? 0 : block.words * 4;
+      const blockBuffer = block === undefined ? undefined : runtime.scratch('block', blockBytes);
+      const tempBuffer = run.temp === undefined ? undefined : runtime.bufferOf(run.temp);
+      const status = run.status === undefined ? undefined : runtime.bufferOf(run.status);
+      const arrayBuffers = Object.entries(run.arrays).map(([name, array]) => [name, array === undefined ? undefined : runtime.bufferOf(array)] as const);
+
+      // Bind groups: remade only when a bound buffer (or the block's size) differs from the last run's.
+      const bindKey = [uniformBuffer, blockBuffer, blockBytes, tempBuffer, status, ...arrayBuffers.map(([, buffer]) => buffer)];
+      let bindGroups = prepared.bindGroups;
+      if (bindGroups === undefined || !sameKey(prepared.bindKey, bindKey)) {
+        const buffers: Record<string, GPUBufferBinding> = {};
+        for (const [name, buffer] of arrayBuffers) if (buffer !== undefined) buffers[name] = { buffer };
+        if (status !== undefined) buffers.status = { buffer: status, size: run.status!.length * 4 };
+        if (blockBuffer !== undefined) buffers.block = { buffer: blockBuffer, size: blockBytes };
+        bindGroups = launches.map(({ program, compiled, temp, region, uniformSize }) => {
+          const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniformBuffer, offset: region, size: uniformSize } }];
+          program.bindings.forEach((binding, j) => {
+            let resource: GPUBufferBinding | undefined;
+            if (binding.name === 'temp') {
+              if (tempBuffer === undefined || temp === undefined) throw new Error(`internal: ${program.name} binds temporary storage the plan has not`);
+              resource = { buffer: tempBuffer, offset: temp.offset, size: temp.size };
+            } else resource = buffers[binding.array ?? binding.name];
+            if (resource === undefined) throw new Error(`internal: ${program.name} binds '${binding.name}', which this run has not`);
+            entries.push({ binding: j + 1, resource });
+          });
+          return device.createBindGroup({ layout: compiled.layout, entries });
+        });
+        prepared.bindGroups = bindGroups;
+        prepared.bindKey = bindKey;
+      }
+
+      device.queue.writeBuffer(uniformBuffer, 0, uniformData.buffer, 0, uniformData.byteLength);
+      const encoder = device.createCommandEncoder({ label: `segkit ${run.algorithm}` });
+      if (block !== undefined) {
+        for (const [array, entry] of block.copies()) {
+          if (entry.words > 0) encoder.copyBufferToBuffer(runtime.bufferOf(array), 0, blockBuffer!, entry.at * 4, entry.words * 4);
+        }
+      }
+      const pass = encoder.beginComputePass({ label: `segkit ${run.algorithm}` });
+      for (let i = 0; i < launches.length; i++) {
+        const { launch, compiled, x, y } = launches[i]!;
+        runtime.countLaunch(launch.name);
+        if (launch.grid === 0) continue;
+        pass.setPipeline(compiled.pipeline);
+        pass.setBindGroup(0, bindGroups[i]!);
+        pass.dispatchWorkgroups(x, y);
+      }
+      pass.end();
+      const commands = encoder.finish();
+      // Everything the work uses stays referenced until it is done (bind groups remade later included).
+      runtime.submit(commands, [bindGroups, launches, uniformBuffer, blockBuffer, tempBuffer, status, arrayBuffers]);
+    },
+  };
+}

@@ -1,0 +1,126 @@
+/**
+ * The CPU and WGSL twins of every kernel, compared launch by launch rather than only by final
+ * outputs: one plan per backend on the same inputs (the CPU given the WebGPU device's capabilities,
+ * so both plans have the same launches), each run one launch further every time, and after each
+ * launch the temporary-storage slots that the kernel table says every backend produces identically
+ * are compared word for word.
+ *
+ * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { topKKernels } from '../src/algorithms/batched-top-k/problem.js';
+import { type Plan, planInternals } from '../src/dispatch/plan.js';
+import { type Backend, type DeviceArray, DeviceBatchedTopK, type TopKVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
+import { rng } from './helpers.js';
+
+process.env.LP_NUM_THREADS ??= '1';
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
+
+async function probeAdapter(): Promise<string | undefined> {
+  try {
+    (await webgpuBackend()).destroy();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+const missing = await probeAdapter();
+if (missing !== undefined) {
+  if (process.env.CI) throw new Error(`WebGPU twin tests cannot run in CI: ${missing}`);
+  console.warn(`[segkit] skipping the launch-by-launch twin test: no WebGPU adapter (${missing}); see .ci/install-lavapipe.sh`);
+}
+const describeTwins = missing === undefined ? describe : describe.skip;
+
+/** Slots each launch's kernel produces identically on every backend: the prologue's and the kernel table's. */
+function identicalSlots(kernel: string): readonly string[] {
+  if (kernel === 'segment-offsets') return ['offsets'];
+  return (topKKernels as Record<string, { identicalSlots?: readonly string[] }>)[kernel]?.identicalSlots ?? [];
+}
+
+interface TwinCase {
+  readonly name: string;
+  readonly sizes: readonly number[];
+  readonly k: number;
+  readonly variant: TopKVariant;
+  /** Per-segment k on the device: the plan validates (a 'validate' launch runs first). */
+  readonly deviceK?: boolean;
+}
+
+const cases: TwinCase[] = [
+  { name: 'reduce over long ragged segments (chunks, partials, merge), device-only k validated', sizes: [9000, 0, 4097, 12000], k: 8, variant: 'reduce', deviceK: true },
+  { name: 'single-tile over packed per-segment sizes', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile' },
+  { name: 'radix-select over packed per-segment sizes', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select' },
+];
+
+describeTwins('CPU and WGSL twins, launch by launch', () => {
+  let gpu: Backend;
+  let cpu: Backend;
+  beforeAll(async () => {
+    gpu = await webgpuBackend();
+    cpu = cpuBackend({ capabilities: gpu.capabilities, workers: 0 });
+  });
+  afterAll(() => {
+    gpu?.destroy();
+    cpu?.destroy();
+  });
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const random = rng(c.sizes.length * 7919 + c.k);
+      const total = c.sizes.reduce((a, b) => a + b, 0);
+      // Keys with ties and specials so the partial lists hold equal keys.
+      const keys = Float32Array.from({ length: total }, () => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100));
+      const n = c.sizes.length;
+
+      const planOn = (backend: Backend) => {
+        const keysIn = backend.upload(keys);
+        const keysOut = backend.alloc('f32', n * c.k);
+        const valuesOut = backend.alloc('u32', n * c.k);
+        const ks = new Uint32Array(n).fill(c.k);
+        const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k);
+        const plan = DeviceBatchedTopK.plan(
+          { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
+          env({ backend, tuning: { variant: c.variant } }),
+        ) as Plan;
+        return { plan, owned: [keysIn, keysOut, valuesOut] as DeviceArray[] };
+      };
+      const onGpu = planOn(gpu);
+      const onCpu = planOn(cpu);
+      try {
+        expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
+        let compared = 0;
+        for (let count = 1; count <= onGpu.plan.launches.length; count++) {
+          const launch = onGpu.plan.launches[count - 1]!;
+          const slots = identicalSlots(launch.kernel);
+          if (slots.length === 0) continue;
+          const after = async (side: { plan: Plan }, backend: Backend) => {
+            const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
+            try {
+              await planInternals(side.plan).runPrefix(temp, count);
+              return new Uint32Array((await backend.download(temp)).buffer);
+            } finally {
+              temp.destroy();
+            }
+          };
+          const [gpuWords, cpuWords] = [await after(onGpu, gpu), await after(onCpu, cpu)];
+          const { layout } = planInternals(onGpu.plan);
+          for (const slot of slots) {
+            if (!layout.has(slot)) continue;
+            const range = layout.slot(slot);
+            const a = gpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
+            const b = cpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
+            const first = a.findIndex((word, i) => word !== b[i]);
+            expect(first, `after launch ${count} (${launch.name}), slot ${slot}: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
+            compared++;
+          }
+        }
+        expect(compared).toBeGreaterThan(0);
+      } finally {
+        for (const side of [onGpu, onCpu]) {
+          side.plan.destroy();
+          for (const a of side.owned) a.destroy();
+        }
+      }
+    });
+  }
+});
