@@ -277,35 +277,39 @@ for (const c of cases) {
   row.copySameBytesMs = fmt(copyCase, 4);
 
   if (sk && environment) {
-    const s = segkitCase(c, sk, environment);
-    row.variant = s.plan.variant;
+    // Planning may refuse a case this device cannot bind (temporary storage past
+    // maxStorageBufferBindingSize): recorded as the case's error, the other cases still run.
+    let s: ReturnType<typeof segkitCase> | undefined;
     try {
-      for (let i = 0; i < 3; i++) await s.select();
+      const sc = segkitCase(c, sk, environment);
+      s = sc;
+      row.variant = sc.plan.variant;
+      for (let i = 0; i < 3; i++) await sc.select();
       await sk.synchronize();
-      if (ref) row.mismatches = mismatches(ref, await sk.download(s.keysOut), await sk.download(s.valuesOut));
+      if (ref) row.mismatches = mismatches(ref, await sk.download(sc.keysOut), await sk.download(sc.valuesOut));
       const single = await timeSingle(async () => {
-        await s.select();
+        await sc.select();
         await sk.synchronize();
       });
-      const batched = await timeBatched(() => s.select(), () => sk.synchronize(), single);
-      const gpuT = await gpuTimeMs(() => s.select(), () => sk.synchronize());
+      const batched = await timeBatched(() => sc.select(), () => sk.synchronize(), single);
+      const gpuT = await gpuTimeMs(() => sc.select(), () => sk.synchronize());
       row.segkitGpuMs = fmt(gpuT?.ms, 4);
       row.segkitPasses = gpuT?.passes;
-      const viaPlan = await timeBatched(() => s.run(), () => sk.synchronize(), single);
+      const viaPlan = await timeBatched(() => sc.run(), () => sk.synchronize(), single);
       row.segkitMs = fmt(batched.ms, 4);
       row.segkitHostMs = fmt(batched.hostMs, 4);
       row.segkitPlanRunMs = fmt(viaPlan.ms, 4);
       row.segkitPlanRunHostMs = fmt(viaPlan.hostMs, 4);
       row.segkitSingleMs = fmt(single, 4);
       row.segkitN = batched.n;
-      row.launches = s.plan.launches?.length;
+      row.launches = sc.plan.launches?.length;
       row.bwFraction = fmt(keyBytes / (batched.ms * 1e6) / copyGBps, 3);
       row.readGBps = fmt(keyBytes / (batched.ms * 1e6), 2);
     } catch (e) {
       row.segkitError = String((e as Error).message ?? e).slice(0, 300);
       log('segkit failed:', row.segkitError);
     }
-    s.destroy();
+    s?.destroy();
     // Device-only parameters: also under 'trust' (no device check, no status word).
     if (c.kind === 'moe-per-token-k-device' || c.kind === 'ragged-device') {
       const st = segkitCase(c, sk, segkit.env({ backend: sk, requirements: { guaranteeChecks: 'trust' } }));

@@ -32,7 +32,7 @@ if [ "${COPY_PROBE:-0}" = 1 ]; then
   echo "== copy-kernel probe" | tee -a "$LOG"
   OUT="$OUT" timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 >> "$LOG" 2>&1
 fi
-NO_TFJS="--no-tfjs-for=single-bits,vocab-k50,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
+NO_TFJS="--no-tfjs-for=single-bits,vocab-k50,anchor-256x262144,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
 build="$(sed -n 's/^built .* from //p' dist/bench/build-info.txt 2>/dev/null)"
 echo "== segkit WebGPU (${build:-?})" | tee -a "$LOG"
 timeout 330 node dist/bench/topk-webgpu.mjs --out="$OUT" --build="$build" --variants --extra-cases=single-bits "$NO_TFJS" "$@" 2>&1 | tee -a "$LOG"

@@ -67,6 +67,7 @@ def cases():
     if args.get("set") == "cpu":
         return
     yield dense(64, 151936, 50)
+    yield dense(256, 262144, 256)
     yield dense(64, 151936, 1)
     yield dense(1, 128256, 1)
     yield dense(64, 65536, 2048)

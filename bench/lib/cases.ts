@@ -184,6 +184,8 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
   };
   const gpuBuilders: Record<string, () => Case> = {
     'vocab-k50': () => dense('vocab-k50', 64, 151936, 50, undefined, 'top-k sampling, LLM vocabulary'),
+    // FlashInfer's top_k anchor (~5x torch.topk there): 256 rows of 262144, k = 256.
+    'anchor-256x262144': () => dense('anchor-256x262144', 256, 262144, 256, undefined, 'FlashInfer anchor, 256 long rows'),
     'greedy-k1': () => dense('greedy-k1', 64, 151936, 1, undefined, 'greedy decoding, batch 64'),
     'greedy-1row': () => dense('greedy-1row', 1, 128256, 1, undefined, 'greedy decoding, batch 1'),
     'indexer-64k': () => dense('indexer-64k', 64, 65536, 2048, undefined, 'sparse-attention indexer'),
