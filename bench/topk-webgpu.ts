@@ -24,7 +24,13 @@
  *          --single-cols=N (single-row case size, default 16777216), --out=dir, --no-tfjs, --no-check,
  *          --variants (also force each applicable variant: GPU and plan.run times per variant),
  *          --extra-cases=single-bits (diagnostic: the single row with random-bit keys),
- *          --no-tfjs-for=id,id (skip tfjs on those cases)
+ *          --no-tfjs-for=id,id (skip tfjs on those cases), --out-file=name.json, --build=label (kept in
+ *          the JSON's meta, e.g. the commit), --set=cpu (only the first issue's cases),
+ *          --tune='label={"policy":{"radixBits":8}};label2@id,id={...}' (also run each case, or the
+ *          named ones, under these env tunings: GPU and plan.run times per tuning, to measure a
+ *          policy value; a tuning that cannot run on a case is recorded as n/a)
+ * Cases whose parameters live on the device (per-token k, ragged sizes) are also timed under
+ * `guaranteeChecks: 'trust'` (segkitTrustMs), beside the default 'validate'.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -244,53 +250,104 @@ async function timeSingle(fn: () => Promise<unknown>) {
 // ---- cases -------------------------------------------------------------------------------------
 const cases = makeCases({
   singleRowCols: singleCols,
+  set: argv.set === 'cpu' ? 'cpu' : 'gpu',
   ...(argv.cases ? { only: String(argv.cases).split(',') } : {}),
   ...(argv['extra-cases'] ? { extra: String(argv['extra-cases']).split(',') } : {}),
   ...(clampNote ? { clampNote } : {}),
 });
 const variantsToTry = ['single-tile', 'reduce', 'radix-select'] as const;
+/** --tune: label -> env tuning, and the case ids it runs on (`label@id,id={...}`; all when none named). */
+const tunings: [string, Record<string, unknown>, string[] | undefined][] = argv.tune
+  ? String(argv.tune).split(';').filter((t) => t.includes('=')).map((t) => {
+      const at = t.indexOf('=');
+      const [label, ids] = t.slice(0, at).split('@') as [string, string | undefined];
+      return [label, JSON.parse(t.slice(at + 1)) as Record<string, unknown>, ids?.split(',')];
+    })
+  : [];
 const results: Record<string, unknown>[] = [];
 const fmt = (x: number | undefined, d = 3) => (x === undefined || !Number.isFinite(x) ? undefined : +x.toFixed(d));
 
 for (const c of cases) {
   log(`-- ${c.label}`);
   const ref = check ? reference(c) : undefined;
-  const row: Record<string, unknown> = { case: c.label, keysMiB: +((c.validKeys * 4) / 2 ** 20).toFixed(2) };
+  const row: Record<string, unknown> = { case: c.label, id: c.id, workload: c.workload, keysMiB: +((c.validKeys * 4) / 2 ** 20).toFixed(2) };
   const keyBytes = c.validKeys * 4;
 
   const copyCase = await copyMs(c.rows * c.stride * 4);
   row.copySameBytesMs = fmt(copyCase, 4);
 
   if (sk && environment) {
-    const s = segkitCase(c, sk, environment);
-    row.variant = s.plan.variant;
+    // Planning may refuse a case this device cannot bind (temporary storage past
+    // maxStorageBufferBindingSize): recorded as the case's error, the other cases still run.
+    let s: ReturnType<typeof segkitCase> | undefined;
     try {
-      for (let i = 0; i < 3; i++) await s.select();
+      const sc = segkitCase(c, sk, environment);
+      s = sc;
+      row.variant = sc.plan.variant;
+      for (let i = 0; i < 3; i++) await sc.select();
       await sk.synchronize();
-      if (ref) row.mismatches = mismatches(ref, await sk.download(s.keysOut), await sk.download(s.valuesOut));
+      if (ref) row.mismatches = mismatches(ref, await sk.download(sc.keysOut), await sk.download(sc.valuesOut));
       const single = await timeSingle(async () => {
-        await s.select();
+        await sc.select();
         await sk.synchronize();
       });
-      const batched = await timeBatched(() => s.select(), () => sk.synchronize(), single);
-      const gpuT = await gpuTimeMs(() => s.select(), () => sk.synchronize());
+      const batched = await timeBatched(() => sc.select(), () => sk.synchronize(), single);
+      const gpuT = await gpuTimeMs(() => sc.select(), () => sk.synchronize());
       row.segkitGpuMs = fmt(gpuT?.ms, 4);
       row.segkitPasses = gpuT?.passes;
-      const viaPlan = await timeBatched(() => s.run(), () => sk.synchronize(), single);
+      const viaPlan = await timeBatched(() => sc.run(), () => sk.synchronize(), single);
       row.segkitMs = fmt(batched.ms, 4);
       row.segkitHostMs = fmt(batched.hostMs, 4);
       row.segkitPlanRunMs = fmt(viaPlan.ms, 4);
       row.segkitPlanRunHostMs = fmt(viaPlan.hostMs, 4);
       row.segkitSingleMs = fmt(single, 4);
       row.segkitN = batched.n;
-      row.launches = s.plan.launches?.length;
+      row.launches = sc.plan.launches?.length;
       row.bwFraction = fmt(keyBytes / (batched.ms * 1e6) / copyGBps, 3);
       row.readGBps = fmt(keyBytes / (batched.ms * 1e6), 2);
     } catch (e) {
       row.segkitError = String((e as Error).message ?? e).slice(0, 300);
       log('segkit failed:', row.segkitError);
     }
-    s.destroy();
+    s?.destroy();
+    // Device-only parameters: also under 'trust' (no device check, no status word).
+    if (c.kind === 'moe-per-token-k-device' || c.kind === 'ragged-device') {
+      const st = segkitCase(c, sk, segkit.env({ backend: sk, requirements: { guaranteeChecks: 'trust' } }));
+      try {
+        await st.select();
+        await sk.synchronize();
+        const g = await gpuTimeMs(() => st.select(), () => sk.synchronize());
+        const b = await timeBatched(() => st.select(), () => sk.synchronize(), g?.ms ?? 0.1);
+        row.segkitTrustMs = fmt(b.ms, 4);
+        row.segkitTrustHostMs = fmt(b.hostMs, 4);
+        row.segkitTrustGpuMs = fmt(g?.ms, 4);
+        if (ref) row.trustMismatches = mismatches(ref, await sk.download(st.keysOut), await sk.download(st.valuesOut));
+      } catch (e) {
+        row.segkitTrustError = String((e as Error).message ?? e).slice(0, 300);
+      }
+      st.destroy();
+    }
+    // --tune: the case under each env tuning that applies.
+    if (tunings.some(([, , ids]) => ids === undefined || ids.includes(c.id))) {
+      const byTuning: Record<string, unknown> = {};
+      for (const [label, tuning, ids] of tunings) {
+        if (ids !== undefined && !ids.includes(c.id)) continue;
+        let sv: ReturnType<typeof segkitCase> | undefined;
+        try {
+          sv = segkitCase(c, sk, segkit.env({ backend: sk, tuning: tuning as never }));
+          await sv.run();
+          await sk.synchronize();
+          const ok = ref ? mismatches(ref, await sk.download(sv.keysOut), await sk.download(sv.valuesOut)) : undefined;
+          const g = await gpuTimeMs(() => sv!.run(), () => sk.synchronize());
+          const b = await timeBatched(() => sv!.run(), () => sk.synchronize(), g?.ms ?? 0.1);
+          byTuning[label] = { variant: sv.plan.variant, gpuMs: fmt(g?.ms, 4), planRunMs: fmt(b.ms, 4), launches: sv.plan.launches.length, mismatches: ok };
+        } catch (e) {
+          byTuning[label] = { error: String((e as Error).message ?? e).slice(0, 160) };
+        }
+        sv?.destroy();
+      }
+      row.tunings = byTuning;
+    }
     // --variants: every applicable variant forced through env tuning: GPU time and batched time.
     if (argv.variants !== undefined) {
       const byVariant: Record<string, unknown> = {};
@@ -375,12 +432,18 @@ for (const c of cases) {
 }
 
 console.log();
-printTable(results, ['case', 'variant', 'launches', 'segkitMs', 'segkitHostMs', 'segkitPlanRunMs', 'segkitSingleMs', 'segkitGpuMs', 'tfjsMs', 'tfjsSingleMs', 'tfjsGpuMs', 'xVsTfjs', 'xVsTfjsSingle', 'copySameBytesMs', 'overCopy', 'readGBps', 'bwFraction', 'mismatches', 'tfjsKeyMismatches']);
+printTable(results, ['case', 'variant', 'launches', 'segkitMs', 'segkitHostMs', 'segkitPlanRunMs', 'segkitTrustMs', 'segkitSingleMs', 'segkitGpuMs', 'tfjsMs', 'tfjsSingleMs', 'tfjsGpuMs', 'xVsTfjs', 'xVsTfjsSingle', 'copySameBytesMs', 'overCopy', 'readGBps', 'bwFraction', 'mismatches', 'tfjsKeyMismatches']);
 for (const r of results) {
   if (r.variants === undefined) continue;
   const parts = Object.entries(r.variants as Record<string, Record<string, unknown>>).map(([v, x]) =>
     x.error !== undefined ? `${v}: n/a` : `${v}: GPU ${x.gpuMs} ms, plan.run ${x.planRunMs} ms (${x.launches} launches, mismatches ${x.mismatches})`);
   console.log(`forced variants, ${r.case}: ${parts.join('; ')}`);
+}
+for (const r of results) {
+  if (r.tunings === undefined) continue;
+  const parts = Object.entries(r.tunings as Record<string, Record<string, unknown>>).map(([t, x]) =>
+    x.error !== undefined ? `${t}: n/a` : `${t}: ${x.variant} GPU ${x.gpuMs} ms, plan.run ${x.planRunMs} ms (${x.launches} launches, mismatches ${x.mismatches})`);
+  console.log(`tunings, ${r.case}: ${parts.join('; ')}`);
 }
 console.log(`copy kernel ${bigCopyBytes >> 20} MiB: ${copyGBps.toFixed(1)} GB/s (read + write); empty submit round trip ${emptySubmitUs.toFixed(1)} us`);
 const meta = {
@@ -397,10 +460,12 @@ const meta = {
   clampNote,
   uncapturedError: gpuError,
   segkitStats: sk?.stats(),
+  build: argv.build,
 };
 mkdirSync(outDir, { recursive: true });
-writeFileSync(`${outDir}/topk-webgpu.json`, JSON.stringify({ meta, results }, null, 2));
-log(`wrote ${outDir}/topk-webgpu.json`);
+const outFile = argv['out-file'] ?? 'topk-webgpu.json';
+writeFileSync(`${outDir}/${outFile}`, JSON.stringify({ meta, results }, null, 2));
+log(`wrote ${outDir}/${outFile}`);
 
 if (withTfjs) tf.removeBackend('webgpu');
 sk?.destroy();

@@ -5,9 +5,10 @@ import { deviceMemory } from '../src/backends/cpu/memory.js';
 import { TempStorageLayoutBuilder } from '../src/dispatch/temp-storage.js';
 import { cpuTopKExecutor } from '../src/algorithms/batched-top-k/cpu/executor.js';
 import { type KeyType, keyFillBits, selectDirections } from '../src/algorithms/batched-top-k/keys.js';
-import type { TopKPolicy, TopKVariant } from '../src/algorithms/batched-top-k/policy.js';
+import { type TopKPolicy, type TopKVariant, radixPasses, reducePerInvocation } from '../src/algorithms/batched-top-k/policy.js';
+import { radixSelectLaunches } from '../src/algorithms/batched-top-k/radix-plan.js';
 import type { DeviceCheck, ScalarSource, SegmentSource } from '../src/dispatch/problem.js';
-import type { TopKKernelId, TopKLaunch, TopKProblem, TopKRun } from '../src/algorithms/batched-top-k/problem.js';
+import { type TopKKernelId, type TopKLaunch, type TopKProblem, type TopKRun, reduceChunks, topKKernels } from '../src/algorithms/batched-top-k/problem.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 import { rng } from './helpers.js';
 
@@ -104,7 +105,17 @@ interface Case {
   totalNumItems?: { min: number; max: number };
 }
 
-const smallPolicy: TopKPolicy = { workgroupSize: 4, tileItems: 64, reduceMaxK: 8, reduceChunkItems: 16, radixTileItems: 16, radixBits: 8 };
+const smallPolicy: TopKPolicy = {
+  workgroupSize: 4,
+  tileItems: 64,
+  reduceMaxK: 8,
+  reduceChunkItems: 16,
+  reduceSmallSegmentItems: 1,
+  radixTileItems: 16,
+  radixBits: 8,
+  radixWideDigitItems: 65536,
+  radixFilterWorkgroups: 5,
+};
 
 function uploadU32(cpu: CpuBackend, values: ArrayLike<number>): DeviceArray {
   return cpu.upload(Uint32Array.from(values));
@@ -178,39 +189,29 @@ function build(c: Case): Built {
     segmentSizeDeviceBounds: deviceBounds,
   };
   const policy = c.policy;
-  const chunks = Math.max(1, Math.ceil(maxSegmentSize / policy.reduceChunkItems));
-  const tiles = Math.max(1, Math.ceil(maxSegmentSize / policy.radixTileItems));
+  const chunks = reduceChunks(maxSegmentSize, policy);
+  const perInvocation = reducePerInvocation(policy, maxSegmentSize);
   const needsOffsets = stride === undefined && c.sizeKind === 'perSegment';
   const useRadix = c.variant === 'radix-select' || c.variant === 'single-tile+radix';
   const useTile = c.variant === 'single-tile' || c.variant === 'single-tile+radix';
   const layout = new TempStorageLayoutBuilder()
     .add('offsets', needsOffsets ? (maxSegments + 1) * 4 : 0)
-    .add('partials', c.variant === 'reduce' && chunks > 1 ? maxSegments * chunks * c.kMax * 8 : 0)
-    .add('segmentState', useRadix ? maxSegments * 32 : 0)
-    .add('histogram', useRadix ? maxSegments * 1024 : 0)
-    .add('selected', useRadix ? maxSegments * c.kMax * 4 : 0)
-    .add('candidates0', useRadix ? c.keys.length * 4 : 0)
-    .add('candidates1', useRadix ? c.keys.length * 4 : 0)
-    .build();
-  const temp = layout.totalBytes > 0 ? cpu.alloc('u8', layout.totalBytes) : undefined;
+    .add('partials', c.variant === 'reduce' && chunks > 1 && !perInvocation ? maxSegments * chunks * c.kMax * 8 : 0);
+  const radixLaunches = useRadix
+    ? radixSelectLaunches(layout, { policy, spec: 'test', maxSegments, maxSegmentSize, kMax: c.kMax, candidateWords: c.keys.length })
+    : [];
   const status = c.checks === undefined ? undefined : cpu.alloc('u32', 8);
   const launches: TopKLaunch[] = [];
   if (status !== undefined) launches.push(launch('validate', undefined, 1));
   if (needsOffsets) launches.push(launch('segment-offsets', undefined, 1));
   if (useTile) launches.push(launch('single-tile', 'single-tile', maxSegments));
   if (c.variant === 'reduce') {
-    launches.push(launch('reduce', 'reduce', maxSegments * chunks));
-    if (chunks > 1) launches.push(launch('reduce-merge', 'reduce', maxSegments));
+    launches.push(launch('reduce', 'reduce', topKKernels.reduce.grid({ maxSegments, maxSegmentSize }, policy)));
+    if (chunks > 1 && !perInvocation) launches.push(launch('reduce-merge', 'reduce', maxSegments));
   }
-  if (useRadix) {
-    launches.push(launch('radix-init', 'radix-select', maxSegments));
-    for (let pass = 0; pass < 32 / policy.radixBits; pass++) {
-      launches.push(launch('radix-histogram', 'radix-select', maxSegments * tiles, pass));
-      launches.push(launch('radix-choose', 'radix-select', maxSegments, pass));
-      launches.push(launch('radix-filter', 'radix-select', maxSegments * tiles, pass));
-    }
-    launches.push(launch('radix-finalize', 'radix-select', maxSegments));
-  }
+  launches.push(...radixLaunches);
+  const builtLayout = layout.build();
+  const temp = builtLayout.totalBytes > 0 ? cpu.alloc('u8', builtLayout.totalBytes) : undefined;
   const keyArray = c.keyType === 'f32' ? cpu.upload(new Float32Array(c.keys.buffer.slice(0))) : c.keyType === 'i32' ? cpu.upload(new Int32Array(c.keys.buffer.slice(0))) : cpu.upload(c.keys.slice());
   const outLength = maxSegments * c.kMax;
   const keysOut = cpu.upload(new Uint32Array(outLength).fill(poison));
@@ -221,7 +222,7 @@ function build(c: Case): Built {
     problem,
     policy,
     launches,
-    layout,
+    layout: builtLayout,
     temp,
     status,
     algorithm: 'topk',
@@ -388,15 +389,17 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     { variant: 'reduce', maxSize: 80, kMax: [1, 2, 5, 8] },
     { variant: 'reduce', maxSize: 300, kMax: [3, 4, 8], policy: { ...smallPolicy, reduceChunkItems: 128 } },
     { variant: 'radix-select', maxSize: 90, kMax: [1, 4, 9, 33, 100] },
+    { variant: 'reduce', maxSize: 24, kMax: [1, 2, 8], policy: { ...smallPolicy, reduceSmallSegmentItems: 24 } },
     { variant: 'radix-select', maxSize: 50, kMax: [2, 7, 40], policy: { ...smallPolicy, radixBits: 4 } },
-    { variant: 'radix-select', maxSize: 40, kMax: [3, 20], policy: { ...smallPolicy, radixBits: 1 } },
+    { variant: 'radix-select', maxSize: 40, kMax: [3, 20], policy: { ...smallPolicy, radixBits: 11, radixFilterWorkgroups: 1 } },
+    { variant: 'radix-select', maxSize: 70, kMax: [5, 30], policy: { ...smallPolicy, radixBits: 7, radixFilterWorkgroups: 100 } },
   ];
   for (const { variant, maxSize, kMax, policy } of variants) {
-    it(`${variant}${policy ? ` (${variant === 'reduce' ? `reduceChunkItems ${policy.reduceChunkItems}` : `radixBits ${policy.radixBits}`})` : ''}: random and adversarial cases`, async () => {
+    it(`${variant}${policy ? ` (${variant === 'reduce' ? `reduceChunkItems ${policy.reduceChunkItems}, reduceSmallSegmentItems ${policy.reduceSmallSegmentItems}` : `radixBits ${policy.radixBits}, radixFilterWorkgroups ${policy.radixFilterWorkgroups}`})` : ''}: random and adversarial cases`, async () => {
       for (let seed = 1; seed <= Number(process.env.TOPK_SEEDS ?? 300); seed++) {
         const seeds = policy ? 100 : 300;
         if (seed > seeds && process.env.TOPK_SEEDS === undefined) break;
-        await check(randomCase(seed * 7919 + variant.length + (policy?.radixBits ?? 0) + (policy?.reduceChunkItems ?? 0), { variant, maxSize, kMax: kMax[seed % kMax.length]!, ...(policy ? { policy } : {}) }));
+        await check(randomCase(seed * 7919 + variant.length + (policy?.radixBits ?? 0) + (policy?.reduceChunkItems ?? 0) + (policy?.reduceSmallSegmentItems ?? 0), { variant, maxSize, kMax: kMax[seed % kMax.length]!, ...(policy ? { policy } : {}) }));
       }
     });
   }
@@ -490,11 +493,25 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
   });
 
   it('runs with the default-sized policy on larger segments (several radix tiles, long sorts)', async () => {
-    const policy: TopKPolicy = { workgroupSize: 256, tileItems: 2048, reduceMaxK: 8, reduceChunkItems: 4096, radixTileItems: 4096, radixBits: 8 };
+    const policy: TopKPolicy = {
+      workgroupSize: 256,
+      tileItems: 2048,
+      reduceMaxK: 8,
+      reduceChunkItems: 4096,
+      reduceSmallSegmentItems: 32,
+      radixTileItems: 4096,
+      radixBits: 8,
+      radixWideDigitItems: 65536,
+      radixFilterWorkgroups: 4,
+    };
     const random = rng(99);
     const sizes = [10000, 2048, 1, 9000];
     const keys = makeKeys('f32', sizes.reduce((a, b) => a + b, 0), 'random', random);
     await check(baseCase({ keys, sizes, k: [300, 2048, 5, 1000], kMax: 2048, variant: 'radix-select', policy }));
+    await check(baseCase({ keys, sizes, k: [300, 2048, 5, 1000], kMax: 2048, variant: 'radix-select', policy: { ...policy, radixBits: 11 } }));
+    // Sampled thresholds (segments of >= 1024 keys, k <= size / 4), one or several filter workgroups.
+    await check(baseCase({ keys, sizes, k: [30, 200, 1, 7], kMax: 200, variant: 'radix-select', policy: { ...policy, radixBits: 11 } }));
+    await check(baseCase({ keys, sizes, k: [30, 200, 1, 7], kMax: 200, variant: 'radix-select', policy: { ...policy, radixFilterWorkgroups: 64 } }));
     await check(baseCase({ keys, sizes, k: [8, 1, 5, 3], kMax: 8, variant: 'reduce', policy }));
     const tileKeys = makeKeys('i32', 4 * 2048, 'ties', random);
     await check(baseCase({ keyType: 'i32', keys: tileKeys, sizes: [2048, 2047, 2048, 2048], k: [1000, 2048, 64, 1], kMax: 2048, variant: 'single-tile', policy }));
@@ -504,8 +521,10 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     const keys = makeKeys('u32', 40, 'random', rng(1));
     const { built } = await execute(baseCase({ keyType: 'u32', keys, sizes: [20, 20], k: [4], kMax: 4, variant: 'radix-select' }));
     const stats = built.cpu.stats();
-    expect(stats.launchesByKernel['topk/radix-select/radix-filter']).toBe(4);
-    expect(stats.launchesByKernel['topk/radix-select/radix-finalize']).toBe(1);
+    // 8-bit digits: four digits, a filter launch for each but the last, which finalize takes.
+    expect(stats.launchesByKernel['topk/radix-select/filter[test]']).toBe(3);
+    expect(stats.launchesByKernel['topk/radix-select/finalize[test]']).toBe(1);
+    expect(stats.launchesByKernel['topk/radix-select/fallback[test]']).toBe(1);
     expect(stats.launchesByKernel['topk/prologue/segment-offsets']).toBe(1);
     expect(stats.downloads).toBe(2); // the test's own downloads only: kernels read device values directly
   });
@@ -514,8 +533,8 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
 describe("radix-select finalize and the requirements' relaxations", () => {
   /*
    * Worker threads append a segment's tied candidates and its selection in whatever order their tiles
-   * ran. Finalize alone, on a state left that way: the threshold bucket's candidates [5, 3, 1, 4] (all
-   * keys equal), or a selection [2, 0] already complete.
+   * ran. Finalize alone, on a state left that way: the last digit's candidates [5, 3, 1, 4] (all keys
+   * equal, so all tied), or a selection [2, 0] already complete.
    */
   async function finalizeOn(state: { selected: number[]; candidates: number[] }, relaxed: { sorted: boolean; tiesAsFound: boolean; orderAsFound: boolean }): Promise<number[]> {
     const keys = new Uint32Array(6).fill(f32Bits(1));
@@ -523,10 +542,17 @@ describe("radix-select finalize and the requirements' relaxations", () => {
     const { run, cpu } = built;
     const temp = deviceMemory(run.temp!).i32;
     const word = (slot: string) => run.layout.slot(slot).offset >>> 2;
+    // 8-bit digits: four passes; the last (3) reads candidate buffer 3 & 1 = candidates1.
+    const last = radixPasses(run.policy.radixBits) - 1;
     temp.set(state.selected, word('selected'));
-    temp.set(state.candidates, word('candidates1'));
-    // [remaining, selectedCount, candidateCount0, candidateCount1, digit, takeBucket, done, k]
-    temp.set([2 - state.selected.length, state.selected.length, 0, state.candidates.length, 0, 0, 0, 2], word('segmentState'));
+    temp.set(state.candidates, word(`candidates${last & 1}`));
+    // State words (problem.ts): [8 + p] selected by digit p, [16 + p] candidates kept by digit p.
+    const stateAt = word('segmentState');
+    temp[stateAt + 8] = state.selected.length;
+    temp[stateAt + 16 + last - 1] = state.candidates.length;
+    // The last digit's histogram: every candidate in the bin of 1.0's ordered key.
+    const lastDigit = ((f32Bits(1) | 0x80000000) >>> 0) & 255;
+    temp[word('histogram') + last * 256 + lastDigit] = state.candidates.length;
     cpuTopKExecutor.execute({ ...run, launches: run.launches.filter((l) => l.kernel === 'radix-finalize') });
     return Array.from(await cpu.download(run.arrays.valuesOut!));
   }

@@ -16,10 +16,11 @@ function keysFor(style: string, rows: number, cols: number, seed: number): Float
     a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
     return a / 4294967296;
   };
-  // The kernel's sample positions within each segment.
-  const step = cols / Math.min(8192, Math.max(256, cols >>> 5));
+  // The kernels' sample positions within each segment (policy.ts radixSample).
+  const m = Math.min(8192, Math.max(256, cols >>> 5));
+  const step = Math.floor(cols / m);
   const sampled = new Set<number>();
-  for (let r = 0; r < rows; r++) for (let i = 0; i * step < cols; i++) sampled.add(r * cols + Math.floor(i * step));
+  for (let r = 0; r < rows; r++) for (let i = 0; i < m; i++) sampled.add(r * cols + i * step);
   for (let i = 0; i < n; i++) {
     if (style === 'uniform') keys[i] = next() * 2 - 1;
     else if (style === 'sample-high') keys[i] = sampled.has(i) ? 100 + next() : next(); // T too high: few reach it

@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { topKKernels } from '../src/algorithms/batched-top-k/problem.js';
 import { type Plan, planInternals } from '../src/dispatch/plan.js';
-import { type Backend, type DeviceArray, DeviceBatchedTopK, type TopKVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
+import { type Backend, type DeviceArray, DeviceBatchedTopK, type TopKPolicy, type TopKVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
 
 process.env.LP_NUM_THREADS ??= '1';
@@ -44,12 +44,50 @@ interface TwinCase {
   readonly variant: TopKVariant;
   /** Per-segment k on the device: the plan validates (a 'validate' launch runs first). */
   readonly deviceK?: boolean;
+  readonly policy?: Partial<TopKPolicy>;
+  /** Key `i` of a segment (default: small integers with ties, 5% NaN). */
+  readonly key?: (i: number, random: () => number) => number;
+  /** Every launch name of the plan contains one of these (the kernels the case is about ran). */
+  readonly launches?: readonly string[];
 }
 
+const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100);
+
 const cases: TwinCase[] = [
-  { name: 'reduce over long ragged segments (chunks, partials, merge), device-only k validated', sizes: [9000, 0, 4097, 12000], k: 8, variant: 'reduce', deviceK: true },
+  {
+    name: 'reduce over long ragged segments (chunks, partials, merge; vec4 reads from unaligned starts), device-only k validated',
+    sizes: [9000, 0, 4097, 12000],
+    k: 8,
+    variant: 'reduce',
+    deviceK: true,
+  },
+  {
+    name: 'reduce with one invocation per segment (16-expert router, k = 2)',
+    sizes: Array.from({ length: 300 }, (_, i) => (i % 7 === 3 ? 9 : 16)),
+    k: 2,
+    variant: 'reduce',
+    launches: ['per-invocation'],
+  },
   { name: 'single-tile over packed per-segment sizes', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile' },
-  { name: 'radix-select over packed per-segment sizes', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select' },
+  { name: 'radix-select over packed per-segment sizes (8-bit digits)', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select', policy: { radixBits: 8 } },
+  {
+    name: 'radix-select, 11-bit digits, a sampled threshold that misleads (the fallback builds the full histogram), several filter workgroups per segment',
+    sizes: [70000, 0, 30001, 4097],
+    k: 300,
+    variant: 'radix-select',
+    policy: { radixBits: 11, radixFilterWorkgroups: 64 },
+    // Every 8th key is large: the sample (a stride that is a multiple of 8 here) holds only large keys,
+    // so its threshold is reached by fewer than k keys in the long segment.
+    key: (i, random) => (i % 8 === 0 ? 1000 + Math.round(random() * 4000) : Math.round(random() * 500)),
+    launches: ['fallback', 'filter', 'init', 'histogram', 'finalize'],
+  },
+  {
+    name: 'radix-select, sampled thresholds that hold (pass 0 collects the keys past them), small k over long rows',
+    sizes: [65536, 1024, 80000],
+    k: 50,
+    variant: 'radix-select',
+    key: (_i, random) => random() * 2 - 1,
+  },
 ];
 
 describeTwins('CPU and WGSL twins, launch by launch', () => {
@@ -68,8 +106,11 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
     it(c.name, async () => {
       const random = rng(c.sizes.length * 7919 + c.k);
       const total = c.sizes.reduce((a, b) => a + b, 0);
-      // Keys with ties and specials so the partial lists hold equal keys.
-      const keys = Float32Array.from({ length: total }, () => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100));
+      // By default keys with ties and specials so the partial lists hold equal keys.
+      const keyOf = c.key ?? tiesAndNaN;
+      const keys = new Float32Array(total);
+      let at = 0;
+      for (const size of c.sizes) for (let i = 0; i < size; i++) keys[at++] = keyOf(i, random);
       const n = c.sizes.length;
 
       const planOn = (backend: Backend) => {
@@ -80,14 +121,15 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
         const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k as 1); // a case table's k: checked when planning, not typed as a literal
         const plan = DeviceBatchedTopK.plan(
           { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
-          env({ backend, tuning: { variant: c.variant } }),
+          env({ backend, tuning: { variant: c.variant, ...(c.policy === undefined ? {} : { policy: c.policy }) } }),
         ) as Plan;
-        return { plan, owned: [keysIn, keysOut, valuesOut] as DeviceArray[] };
+        return { plan, keysOut, valuesOut, owned: [keysIn, keysOut, valuesOut] as DeviceArray[] };
       };
       const onGpu = planOn(gpu);
       const onCpu = planOn(cpu);
       try {
         expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
+        for (const part of c.launches ?? []) expect(onGpu.plan.launches.some((l) => l.name.includes(part)), `a launch named *${part}*`).toBe(true);
         let compared = 0;
         for (let count = 1; count <= onGpu.plan.launches.length; count++) {
           const launch = onGpu.plan.launches[count - 1]!;
@@ -114,7 +156,20 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
             compared++;
           }
         }
-        expect(compared).toBeGreaterThan(0);
+        // The whole plan: outputs bit for bit (sorted, ties by index: one answer).
+        for (const [side, backend] of [[onGpu, gpu], [onCpu, cpu]] as const) {
+          const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
+          try {
+            await side.plan.run(temp);
+          } finally {
+            temp.destroy();
+          }
+        }
+        const [gpuKeys, cpuKeys, gpuValues, cpuValues] = await Promise.all([gpu.download(onGpu.keysOut), cpu.download(onCpu.keysOut), gpu.download(onGpu.valuesOut), cpu.download(onCpu.valuesOut)]);
+        expect(new Uint32Array(gpuKeys.buffer)).toEqual(new Uint32Array(cpuKeys.buffer));
+        expect(Array.from(gpuValues)).toEqual(Array.from(cpuValues));
+        compared++;
+        expect(compared).toBeGreaterThan(1);
       } finally {
         for (const side of [onGpu, onCpu]) {
           side.plan.destroy();

@@ -6,6 +6,9 @@
 #      remote.sh resolves it from .gpu-pack.
 #   3. bench/gpu/pack.sh                    -> .gpu-pack/ (node, dawn.node, runtime deps) and .gl/ (cached)
 # Then: run(command="bash bench/gpu/run-all.sh", carry=[".gl", ".gpu-pack", "dist"])
+# BEFORE_COMMIT=<commit>: also bundle this bench against segkit built from that commit, into
+# dist/bench/topk-webgpu-before.mjs, for a before/after comparison in one device call (run-all.sh
+# runs it when present).
 # Locally on lavapipe: bash bench/gpu/remote.sh dist/bench/topk-webgpu.mjs --cases=moe-router
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -24,11 +27,24 @@ elif [ "${SKIP_TSC:-0}" != 1 ]; then
 fi
 mkdir -p dist/bench
 grep -q 'webgpuBackend' dist/index.js || { echo "build.sh: dist/index.js exports no webgpuBackend (segkit before 4995057?)" >&2; exit 1; }
-node_modules/.bin/esbuild bench/topk-webgpu.ts --bundle --platform=node --format=esm --target=node20 \
-  --external:webgpu --alias:segkit=./dist/index.js --log-level=warning \
-  --banner:js="import { createRequire as __segkitCreateRequire } from 'node:module'; const require = __segkitCreateRequire(import.meta.url);" \
-  --outfile=dist/bench/topk-webgpu.mjs
+bundle() { # bundle SEGKIT_DIST OUTFILE
+  node_modules/.bin/esbuild bench/topk-webgpu.ts --bundle --platform=node --format=esm --target=node20 \
+    --external:webgpu --alias:segkit="$1/index.js" --log-level=warning \
+    --banner:js="import { createRequire as __segkitCreateRequire } from 'node:module'; const require = __segkitCreateRequire(import.meta.url);" \
+    --outfile="$2"
+}
+rm -f dist/bench/topk-webgpu-before.mjs dist/bench/build-info-before.txt
+if [ -n "${BEFORE_COMMIT:-}" ]; then
+  bwt="$(mktemp -d)/segkit-before"
+  git worktree add -q --detach "$bwt" "$BEFORE_COMMIT"
+  ln -s "$ROOT/node_modules" "$bwt/node_modules"
+  (cd "$bwt" && npx tsc -p tsconfig.build.json)
+  bundle "$bwt/dist" dist/bench/topk-webgpu-before.mjs
+  git worktree remove --force "$bwt"
+  echo "$(git rev-parse --short "$BEFORE_COMMIT")" > dist/bench/build-info-before.txt
+fi
 if [ -n "${FROM_COMMIT:-}" ]; then info="$(git rev-parse --short "$FROM_COMMIT") (clean worktree)"; else info="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' + uncommitted changes in src/')"; fi
+bundle ./dist dist/bench/topk-webgpu.mjs
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

@@ -1,32 +1,41 @@
 #!/usr/bin/env python3
 """Merge topk-webgpu.json (segkit WebGPU + tfjs-webgpu + copy kernel, one Dawn device) and
-torch-topk.json (torch.topk, CUDA events) from DIR into one table with ratios and the issue-5 targets.
-Writes DIR/compare.md and DIR/compare.json; prints the Markdown.
+torch-topk.json (torch.topk / torch.argmax, CUDA events) from DIR into one table with ratios, the
+speed issue's targets, and an SVG chart (segkit / torch time per case). With a second segkit run
+(--before=FILE, e.g. the same bench built from an earlier commit) the table and the chart show
+before and after side by side.
 
-Usage: python3 bench/gpu/compare.py DIR
+Writes DIR/compare.md, DIR/compare.json and DIR/chart.svg; prints the Markdown.
+
+Usage: python3 bench/gpu/compare.py DIR [--before=DIR/before-topk-webgpu.json] [--after=FILE]
+           [--chart=PATH] [--title=TEXT]
 """
 import json
+import math
 import os
 import sys
 
-d = sys.argv[1] if len(sys.argv) > 1 else "bench/results"
+pos = [a for a in sys.argv[1:] if not a.startswith("--")]
+opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+d = pos[0] if pos else "bench/results"
 
 
-def load(name):
-    p = os.path.join(d, name)
-    return json.load(open(p)) if os.path.exists(p) else None
+def load(path):
+    return json.load(open(path)) if path and os.path.exists(path) else None
 
 
-wg = load("topk-webgpu.json") or {"meta": {}, "results": []}
-th = load("torch-topk.json") or {"meta": {}, "results": []}
+after = load(opts.get("after", os.path.join(d, "topk-webgpu.json"))) or {"meta": {}, "results": []}
+before = load(opts.get("before", os.path.join(d, "before-topk-webgpu.json")))
+th = load(os.path.join(d, "torch-topk.json")) or {"meta": {}, "results": []}
 torch_by = {r["case"]: r for r in th["results"]}
+before_by = {r["case"]: r for r in (before or {"results": []})["results"]}
 
 
 def torch_row(case):
     if case in torch_by:
         return torch_by[case]
-    if case.startswith("1x"):
-        return next((r for c, r in torch_by.items() if c.startswith("1x")), None)
+    if case.startswith("1x") and "k=100" in case:
+        return next((r for c, r in torch_by.items() if c.startswith("1x") and c.endswith("k=100")), None)
     return None
 
 
@@ -38,66 +47,66 @@ def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
 
+def seg_ms(r):
+    """segkit's batched time: 'trust' where the case has device-only parameters and it was timed."""
+    return r.get("segkitMs")
+
+
+wm, tm = after.get("meta", {}), th.get("meta", {})
+copy_gbps = (wm.get("copy") or {}).get("GBpsReadPlusWrite")
+lines = []
+head = ("| case | workload | variant (launches) | segkit ms | host ms/call | plan.run ms | GPU ms | torch ms | torch.argmax ms "
+        "| segkit / torch | GPU / torch | segkit read GB/s | % of copy | tfjs-webgpu ms | tfjs / segkit |")
+lines += [head, "|" + "|".join("---" for _ in range(head.count("|") - 1)) + "|"]
 rows = []
-for r in wg["results"]:
+for r in after["results"]:
     t = torch_row(r["case"]) or {}
-    rows.append({
-        "case": r["case"],
-        "variant": r.get("variant"),
-        "launches": r.get("launches"),
-        "segkitMs": r.get("segkitMs"),
-        "torchMs": t.get("torchMs"),
-        "tfjsMs": r.get("tfjsMs"),
-        "segkitOverTorch": ratio(r.get("segkitMs"), t.get("torchMs")),
-        "xVsTfjs": ratio(r.get("tfjsMs"), r.get("segkitMs")),
-        "segkitSingleMs": r.get("segkitSingleMs"),
-        "segkitGpuMs": r.get("segkitGpuMs"),
-        "tfjsGpuMs": r.get("tfjsGpuMs"),
-        "segkitHostMs": r.get("segkitHostMs"),
-        "segkitPlanRunMs": r.get("segkitPlanRunMs"),
-        "torchSingleMs": t.get("torchSingleMs"),
-        "tfjsSingleMs": r.get("tfjsSingleMs"),
-        "xVsTfjsSingle": ratio(r.get("tfjsSingleMs"), r.get("segkitSingleMs")),
-        "copySameBytesMs": r.get("copySameBytesMs"),
-        "segkitBw": r.get("bwFraction"),
-        "torchBw": t.get("bwFraction"),
-        "mismatches": r.get("mismatches"),
-        "error": r.get("segkitError") or r.get("tfjsError"),
-        "note": r.get("note"),
-    })
-
-cols = [("case", "case"), ("variant", "variant"), ("launches", "launches"),
-        ("segkitMs", "segkit ms"), ("torchMs", "torch ms"), ("tfjsMs", "tfjs-webgpu ms"),
-        ("segkitOverTorch", "segkit/torch"), ("xVsTfjs", "tfjs/segkit"),
-        ("segkitHostMs", "segkit host ms/call"), ("segkitPlanRunMs", "segkit plan.run ms"),
-        ("segkitGpuMs", "segkit GPU ms (ts)"), ("tfjsGpuMs", "tfjs GPU ms (ts)"),
-        ("segkitSingleMs", "segkit 1 call+sync ms"), ("torchSingleMs", "torch 1 call ms"),
-        ("tfjsSingleMs", "tfjs 1 call+data() ms"), ("xVsTfjsSingle", "tfjs/segkit (1 call)"),
-        ("copySameBytesMs", "copy same bytes ms"), ("segkitBw", "segkit bw frac"), ("torchBw", "torch bw frac"),
-        ("mismatches", "mismatches")]
-# Compact table first (the one BENCHMARKS.md quotes), then every column.
-lines = [
-    "| case | variant (launches) | segkit ms | segkit host ms/call | segkit GPU ms | torch ms | tfjs-webgpu ms | tfjs GPU ms "
-    "| segkit / torch | segkit GPU / torch | tfjs / segkit | tfjs GPU / segkit GPU | segkit read GB/s | torch read GB/s |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-]
-for r in wg["results"]:
-    t = torch_row(r["case"]) or {}
+    ms = seg_ms(r)
+    keys_bytes = (r.get("keysMiB") or 0) * 2**20
+    gbps = None if not ms else keys_bytes / (ms * 1e6)
+    row = {
+        "case": r["case"], "id": r.get("id"), "workload": r.get("workload"), "variant": r.get("variant"), "launches": r.get("launches"),
+        "segkitMs": ms, "segkitHostMs": r.get("segkitHostMs"), "segkitPlanRunMs": r.get("segkitPlanRunMs"), "segkitGpuMs": r.get("segkitGpuMs"),
+        "segkitTrustMs": r.get("segkitTrustMs"), "segkitTrustGpuMs": r.get("segkitTrustGpuMs"),
+        "torchMs": t.get("torchMs"), "argmaxMs": t.get("argmaxMs"), "tfjsMs": r.get("tfjsMs"),
+        "overTorch": ratio(ms, t.get("torchMs")), "gpuOverTorch": ratio(r.get("segkitGpuMs"), t.get("torchMs")),
+        "overArgmax": ratio(ms, t.get("argmaxMs")), "readGBps": gbps, "copyFraction": ratio(gbps, copy_gbps),
+        "mismatches": r.get("mismatches"), "error": r.get("segkitError") or r.get("tfjsError"), "note": r.get("note"),
+    }
+    b = before_by.get(r["case"])
+    if b is not None:
+        row["beforeMs"] = seg_ms(b)
+        row["beforeGpuMs"] = b.get("segkitGpuMs")
+        row["beforeVariant"] = f"{b.get('variant')} ({b.get('launches')})"
+        row["beforeOverTorch"] = ratio(seg_ms(b), t.get("torchMs"))
+    rows.append(row)
     lines.append("| " + " | ".join([
-        r["case"], f"{r.get('variant')} ({r.get('launches')})", f(r.get("segkitMs"), 3), f(r.get("segkitHostMs"), 3), f(r.get("segkitGpuMs"), 3),
-        f(t.get("torchMs"), 3), f(r.get("tfjsMs"), 3), f(r.get("tfjsGpuMs"), 3),
-        f(ratio(r.get("segkitMs"), t.get("torchMs")), 2), f(ratio(r.get("segkitGpuMs"), t.get("torchMs")), 2),
-        f(ratio(r.get("tfjsMs"), r.get("segkitMs")), 1), f(ratio(r.get("tfjsGpuMs"), r.get("segkitGpuMs")), 1),
-        f(r.get("readGBps"), 1), f(t.get("readGBps"), 1)]) + " |")
-lines.append("")
-lines += ["| " + " | ".join(h for _, h in cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
-for row in rows:
-    lines.append("| " + " | ".join(f(row[k], 2 if k in ("segkitOverTorch", "xVsTfjs", "xVsTfjsSingle") else 4 if k.endswith("Ms") else 3) for k, _ in cols) + " |")
+        r["case"], r.get("workload") or "", f"{r.get('variant')} ({r.get('launches')})", f(ms), f(r.get("segkitHostMs")), f(r.get("segkitPlanRunMs")),
+        f(r.get("segkitGpuMs")), f(t.get("torchMs")), f(t.get("argmaxMs")), f(row["overTorch"], 2), f(row["gpuOverTorch"], 2),
+        f(gbps, 0), "" if row["copyFraction"] is None else f"{100 * row['copyFraction']:.1f}%", f(r.get("tfjsMs")),
+        f(ratio(r.get("tfjsMs"), ms), 1)]) + " |")
 
-wm, tm = wg.get("meta", {}), th.get("meta", {})
+trust = [r for r in rows if r["segkitTrustMs"] is not None]
+if trust:
+    lines += ["", "Device-only parameters under `guaranteeChecks: 'trust'` (no device check):", "",
+              "| case | segkit ms ('validate') | segkit ms ('trust') | GPU ms ('trust') | torch ms | 'trust' / torch |", "|---|---|---|---|---|---|"]
+    for r in trust:
+        lines.append(f"| {r['case']} | {f(r['segkitMs'])} | {f(r['segkitTrustMs'])} | {f(r['segkitTrustGpuMs'])} | {f(r['torchMs'])} | {f(ratio(r['segkitTrustMs'], r['torchMs']), 2)} |")
+
+if before is not None:
+    bm = before.get("meta", {})
+    lines += ["", f"Before / after (before: {bm.get('build', 'earlier build')}):", "",
+              "| case | before: variant (launches) | before ms | before GPU ms | after: variant (launches) | after ms | after GPU ms | after / before | before / torch | after / torch |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if "beforeMs" not in r:
+            continue
+        lines.append(f"| {r['case']} | {r['beforeVariant']} | {f(r['beforeMs'])} | {f(r['beforeGpuMs'])} | {r['variant']} ({r['launches']}) | {f(r['segkitMs'])} | {f(r['segkitGpuMs'])} "
+                     f"| {f(ratio(r['segkitMs'], r['beforeMs']), 2)} | {f(r['beforeOverTorch'], 2)} | {f(r['overTorch'], 2)} |")
+
 lines.append("")
-lines.append(f"copy kernel (WebGPU, {(wm.get('copy', {}).get('bytes') or 0) >> 20} MiB): {wm.get('copy', {}).get('GBpsReadPlusWrite')} GB/s read+write; "
-             f"torch copy_ 256 MiB: {tm.get('copy256MiB', {}).get('GBpsReadPlusWrite')} GB/s read+write; "
+lines.append(f"copy kernel (WebGPU, {((wm.get('copy') or {}).get('bytes') or 0) >> 20} MiB): {copy_gbps} GB/s read+write; "
+             f"torch copy_ 256 MiB: {(tm.get('copy256MiB') or {}).get('GBpsReadPlusWrite')} GB/s read+write; "
              f"empty submit round trip {wm.get('emptySubmitRoundTripUs')} us")
 lines.append(f"adapter: {wm.get('adapter')}; torch {tm.get('torch')} CUDA {tm.get('cuda')} on {tm.get('gpu')}")
 for row in rows:
@@ -105,15 +114,14 @@ for row in rows:
         lines.append(f"error in {row['case']}: {row['error']}")
     if row["note"]:
         lines.append(f"note on {row['case']}: {row['note']}")
+    if row["mismatches"]:
+        lines.append(f"MISMATCHES in {row['case']}: {row['mismatches']}")
 
-# forced variants (--variants): GPU time per variant, from timestamps
-vrows = [r for r in wg["results"] if r.get("variants")]
+# Forced variants and tunings.
+vrows = [r for r in after["results"] if r.get("variants")]
 if vrows:
-    lines.append("")
-    lines.append("Forced variants (env tuning), GPU ms from timestamps / plan.run ms batched; * = the policy's choice:")
-    lines.append("")
-    lines.append("| case | single-tile | reduce | radix-select | torch ms |")
-    lines.append("|---|---|---|---|---|")
+    lines += ["", "Forced variants (env tuning), GPU ms from timestamps / plan.run ms batched; * = the policy's choice:", "",
+              "| case | single-tile | reduce | radix-select | torch ms |", "|---|---|---|---|---|"]
     for r in vrows:
         cells = []
         for v in ("single-tile", "reduce", "radix-select"):
@@ -122,9 +130,20 @@ if vrows:
             cells.append("n/a" if "error" in x or not x else f"{star}{f(x.get('gpuMs'), 4)} / {f(x.get('planRunMs'), 4)}" + ("" if not x.get("mismatches") else f" ({x['mismatches']} mismatches)"))
         t = torch_row(r["case"]) or {}
         lines.append(f"| {r['case']} | " + " | ".join(cells) + f" | {f(t.get('torchMs'), 4)} |")
+trows = [r for r in after["results"] if r.get("tunings")]
+if trows:
+    labels = list(dict.fromkeys(k for r in trows for k in r["tunings"]))
+    lines += ["", "Policy tunings (env tuning), GPU ms / plan.run ms batched (variant):", "",
+              "| case | " + " | ".join(labels) + " | policy's choice GPU ms |", "|---|" + "---|" * (len(labels) + 1)]
+    for r in trows:
+        cells = []
+        for lab in labels:
+            x = r["tunings"].get(lab, {})
+            cells.append("n/a" if "error" in x or not x else f"{f(x.get('gpuMs'), 4)} / {f(x.get('planRunMs'), 4)} ({x.get('variant')})" + ("" if not x.get("mismatches") else f" ({x['mismatches']} mismatches)"))
+        lines.append(f"| {r['case']} | " + " | ".join(cells) + f" | {f(r.get('segkitGpuMs'), 4)} |")
 
-# issue-5 targets
-by = {r["case"]: r for r in rows}
+# The speed issue's targets.
+by = {r["id"]: r for r in rows if r["id"]}
 targets = []
 
 
@@ -132,26 +151,80 @@ def tgt(name, ok, detail):
     targets.append({"target": name, "met": ok, "detail": detail})
 
 
-r = by.get("4096x256 k=8")
-if r:
-    tgt("4096x256 k=8: segkit <= torch.topk", None if r["segkitOverTorch"] is None else r["segkitOverTorch"] <= 1,
-        f"segkit {f(r['segkitMs'], 4)} ms vs torch {f(r['torchMs'], 4)} ms (x{f(r['segkitOverTorch'], 2)})")
-r = by.get("64x32768 k=2048")
-if r:
-    tgt("64x32768 k=2048: segkit <= torch.topk", None if r["segkitOverTorch"] is None else r["segkitOverTorch"] <= 1,
-        f"segkit {f(r['segkitMs'], 4)} ms vs torch {f(r['torchMs'], 4)} ms (x{f(r['segkitOverTorch'], 2)})")
-r = next((x for x in rows if x["case"].startswith("1x")), None)
-if r:
-    tgt(f"{r['case']}: >= 50% of copy bandwidth", None if r["segkitBw"] is None else r["segkitBw"] >= 0.5,
-        f"segkit {f(r['segkitBw'])} of copy, torch {f(r['torchBw'])}")
+for cid in ("vocab-k50", "anchor-256x262144", "indexer-64k", "indexer-128k", "single"):
+    r = by.get(cid)
+    if r and r["overTorch"] is not None:
+        tgt(f"{r['case']} (rows >= 64K): >= 2x torch.topk", r["overTorch"] <= 0.5, f"segkit {f(r['segkitMs'])} ms vs torch {f(r['torchMs'])} ms: {f(1 / r['overTorch'], 2)}x")
+r = by.get("single")
+if r and r["copyFraction"] is not None:
+    tgt(f"{r['case']}: >= 25% of copy bandwidth", r["copyFraction"] >= 0.25, f"{100 * r['copyFraction']:.1f}% ({f(r['readGBps'], 0)} GB/s of {copy_gbps})")
+for cid in ("greedy-k1", "greedy-1row"):
+    r = by.get(cid)
+    if r and r["overArgmax"] is not None:
+        tgt(f"{r['case']}: within 1.5x of torch.argmax", r["overArgmax"] <= 1.5, f"segkit {f(r['segkitMs'])} ms vs argmax {f(r['argmaxMs'])} ms: {f(r['overArgmax'], 2)}x")
+    if r and r["copyFraction"] is not None and cid == "greedy-k1":
+        tgt(f"{r['case']}: >= 50% of copy bandwidth", r["copyFraction"] >= 0.5, f"{100 * r['copyFraction']:.1f}%")
+for cid in ("router-16", "router-8"):
+    r = by.get(cid)
+    if r and r["overTorch"] is not None:
+        tgt(f"{r['case']}: at or below torch.topk", r["overTorch"] <= 1, f"{f(r['overTorch'], 2)}x")
+r = by.get("ragged-device")
+if r and r["overTorch"] is not None:
+    tgt(f"{r['case']}: below torch (padded)", r["overTorch"] < 1, f"'validate' {f(r['overTorch'], 2)}x; 'trust' {f(ratio(r['segkitTrustMs'], r['torchMs']), 2)}x")
 for r in rows:
-    tgt(f"{r['case']}: >= 10x vs tfjs-webgpu", None if r["xVsTfjs"] is None else r["xVsTfjs"] >= 10,
-        f"batched x{f(r['xVsTfjs'], 1)}, single call x{f(r['xVsTfjsSingle'], 1)}")
-lines.append("")
-lines.append("| target | met | numbers |")
-lines.append("|---|---|---|")
-for t in targets:
-    lines.append(f"| {t['target']} | {'n/a' if t['met'] is None else 'met' if t['met'] else 'MISSED'} | {t['detail']} |")
+    if "beforeMs" in r and r["beforeMs"] and r["segkitMs"]:
+        if r["beforeOverTorch"] is not None and r["beforeOverTorch"] <= 1:
+            tgt(f"{r['case']}: no regression where segkit already beat torch", r["overTorch"] <= 1 and r["segkitMs"] <= r["beforeMs"] * 1.1,
+                f"{f(r['beforeMs'])} -> {f(r['segkitMs'])} ms")
+if targets:
+    lines += ["", "| target | met | numbers |", "|---|---|---|"]
+    for t in targets:
+        lines.append(f"| {t['target']} | {'n/a' if t['met'] is None else 'met' if t['met'] else 'MISSED'} | {t['detail']} |")
+
+
+def chart(rows, path, title):
+    """Horizontal bars of segkit / torch time (log scale) per case; before in grey where present."""
+    data = [r for r in rows if r["overTorch"] is not None]
+    if not data:
+        return
+    has_before = any(r.get("beforeOverTorch") is not None for r in data)
+    lo, hi = 1 / 16, 16
+    label_w, plot_w, row_h, top = 330, 520, 30 if has_before else 22, 54
+    width, height = label_w + plot_w + 90, top + row_h * len(data) + 46
+
+    def x(v):
+        v = min(max(v, lo), hi)
+        return label_w + plot_w * (math.log2(v) - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
+
+    esc = lambda s: str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{esc(title)}</text>',
+           f'<text x="{width / 2}" y="36" text-anchor="middle" fill="#555">segkit / torch.topk time per call (batched; log scale; left of 1 = segkit faster)</text>']
+    for v in (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8, 16):
+        out.append(f'<line x1="{x(v):.1f}" y1="{top - 6}" x2="{x(v):.1f}" y2="{top + row_h * len(data)}" stroke="{"#333" if v == 1 else "#ddd"}" stroke-width="{1.5 if v == 1 else 1}"/>')
+        lab = f"{v:g}" if v >= 1 else f"1/{round(1 / v)}"
+        out.append(f'<text x="{x(v):.1f}" y="{top + row_h * len(data) + 16}" text-anchor="middle" fill="#555">{lab}</text>')
+    for i, r in enumerate(data):
+        y0 = top + i * row_h
+        out.append(f'<text x="{label_w - 8}" y="{y0 + row_h / 2 + 4}" text-anchor="end">{esc(r["case"])}</text>')
+        bars = [("#bbb", r.get("beforeOverTorch"), "before")] if has_before else []
+        bars.append(("#2a7" if r["overTorch"] <= 1 else "#d54", r["overTorch"], "after" if has_before else ""))
+        h = (row_h - 6) / len(bars)
+        for j, (color, v, name) in enumerate(bars):
+            if v is None:
+                continue
+            yb = y0 + 3 + j * h
+            x1, x2 = sorted((x(1), x(v)))
+            out.append(f'<rect x="{x1:.1f}" y="{yb:.1f}" width="{max(x2 - x1, 1):.1f}" height="{h - 1:.1f}" fill="{color}"><title>{esc(r["case"])} {name}: {v:.2f}x</title></rect>')
+            out.append(f'<text x="{max(x(v), x(1)) + 4:.1f}" y="{yb + h / 2 + 4:.1f}" fill="#333" font-size="10">{v:.2f}</text>')
+    legend = "grey: before, colored: after; " if has_before else ""
+    out.append(f'<text x="{label_w}" y="{height - 8}" fill="#555" font-size="11">{esc(legend)}green: segkit faster than torch, red: slower. {esc(wm.get("adapter", {}).get("description", "") if isinstance(wm.get("adapter"), dict) else "")}</text>')
+    out.append("</svg>")
+    open(path, "w").write("\n".join(out) + "\n")
+
+
+chart(rows, opts.get("chart", os.path.join(d, "chart.svg")), opts.get("title", f"segkit top-k vs torch on {tm.get('gpu', 'the GPU')}"))
 
 md = "\n".join(lines)
 print(md)

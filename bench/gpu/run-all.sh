@@ -1,33 +1,48 @@
 #!/usr/bin/env bash
 # The one command for the device machine (no Node, no registry there). Prepare here first:
-#   bash bench/gpu/build.sh          (npm run build, bundle dist/bench/topk-webgpu.mjs, pack.sh)
+#   bash bench/gpu/build.sh          (npm run build, bundle dist/bench/topk-webgpu.mjs, pack.sh;
+#                                     BEFORE_COMMIT=<commit> also bundles the bench against that commit)
 # then:
-#   run(command="bash bench/gpu/run-all.sh", carry=[".gl", ".gpu-pack", "dist"], timeout_s=480)
-# It runs: remote.sh setup (loaders, node, dawn.node), nvidia-smi, the copy-kernel probe, the segkit
-# WebGPU vs tfjs-webgpu bench on one Dawn device, torch.topk with CUDA events on the same shapes, and
-# the comparison table. Writes into $OUT (or bench/results/): gpu.txt, copy-kernel.json,
-# topk-webgpu.json, torch-topk.json, compare.md, compare.json, and the logs.
+#   run(command="bash bench/gpu/run-all.sh", carry=[".gl", ".gpu-pack", "dist"], timeout_s=600)
+# It runs: remote.sh setup (loaders, node, dawn.node), nvidia-smi, the segkit WebGPU bench (vs
+# tfjs-webgpu on the first issue's cases, on one Dawn device), the same bench against the "before"
+# build when dist/bench/topk-webgpu-before.mjs exists, torch.topk/argmax with CUDA events on the
+# same shapes, and the comparison (tables, targets, chart). Writes into $OUT (or bench/results/):
+# gpu.txt, run.log, topk-webgpu.json, before-topk-webgpu.json, torch-topk.json, compare.md,
+# chart.svg (at most 8 files come back from the device).
 # The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
-# single-bits; extra args are passed on (e.g. --cases=moe-router --runs=5).
+# single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
+# BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
 OUT="${OUT:-$ROOT/bench/results}"
 mkdir -p "$OUT"
 [ -f dist/bench/topk-webgpu.mjs ] || { echo "run-all.sh: dist/bench/topk-webgpu.mjs missing: run bench/gpu/build.sh and carry dist" >&2; exit 2; }
+# Scripts may come from dist/gpu-scripts (a newer copy carried with dist) or from bench/gpu.
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+LOG="$OUT/run.log"
 
 { cat dist/bench/build-info.txt 2>/dev/null; date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
 
 source bench/gpu/remote.sh || exit 2
 set +e
-echo "== copy-kernel probe"
-OUT="$OUT" timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 > /tmp/copy-kernel.log 2>&1
-grep -E '"(GBps|perDispatch|emptySubmit|oneTiny|jsEncode)|rror' /tmp/copy-kernel.log | head -20
-echo "== segkit WebGPU vs tfjs-webgpu"
-timeout 300 node dist/bench/topk-webgpu.mjs --out="$OUT" --variants --extra-cases=single-bits --no-tfjs-for=single-bits "$@" 2>&1 | tee "$OUT/topk-webgpu.log"
-echo "== torch.topk"
-PYTHONUNBUFFERED=1 timeout 150 python3 bench/gpu/torch_topk.py --out="$OUT" > /dev/null 2> "$OUT/torch.log"; tail -n 12 "$OUT/torch.log"
+if [ "${COPY_PROBE:-0}" = 1 ]; then
+  echo "== copy-kernel probe" | tee -a "$LOG"
+  OUT="$OUT" timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 >> "$LOG" 2>&1
+fi
+NO_TFJS="--no-tfjs-for=single-bits,vocab-k50,anchor-256x262144,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
+build="$(sed -n 's/^built .* from //p' dist/bench/build-info.txt 2>/dev/null)"
+echo "== segkit WebGPU (${build:-?})" | tee -a "$LOG"
+timeout 330 node dist/bench/topk-webgpu.mjs --out="$OUT" --build="$build" --variants --extra-cases=single-bits "$NO_TFJS" "$@" 2>&1 | tee -a "$LOG"
+if [ -f dist/bench/topk-webgpu-before.mjs ] && [ "${NO_BEFORE:-0}" != 1 ]; then
+  before="$(cat dist/bench/build-info-before.txt 2>/dev/null)"
+  echo "== segkit WebGPU, before (${before:-?})" | tee -a "$LOG"
+  timeout 240 node dist/bench/topk-webgpu-before.mjs --out="$OUT" --out-file=before-topk-webgpu.json --build="$before" --no-tfjs --extra-cases=single-bits ${BEFORE_ARGS:-} 2>&1 | tee -a "$LOG"
+fi
+echo "== torch.topk" | tee -a "$LOG"
+PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_topk.py" --out="$OUT" > /dev/null 2>> "$LOG"; tail -n 20 "$LOG" | grep '^{' 
 echo "== comparison"
-python3 bench/gpu/compare.py "$OUT"
-rm -f "$OUT/compare.json"   # at most 8 files come back from the device; compare.py rebuilds it from the JSONs
+python3 "$HERE/compare.py" "$OUT" --title="segkit top-k vs torch ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+rm -f "$OUT/compare.json"   # compare.py rebuilds it from the JSONs

@@ -7,8 +7,10 @@ f32, largest=True, sorted=True, indices returned (torch always returns them). Pe
 - batchedMs: median over several batches of N back-to-back calls, events around the batch, / N;
 - copySameBytesMs: y.copy_(x) of the same tensor, batched the same way;
 and once: a 256 MiB copy for the device bandwidth (read + write bytes / time).
+- argmaxMs (k = 1 cases): torch.argmax(x, dim=1), batched the same way: what greedy decoding calls.
 torch has no per-row sizes or per-row k: attention runs on the padded 512x8192 matrix with -inf
-beyond each row's size (k=256), the MoE router with per-token k on 4096x128 with k=8 (the max k).
+beyond each row's size (k=256), the ragged case on the padded 128x65536 matrix (k=512), the MoE
+routers with per-token k on 4096x128 with k=8 (the max k). Labels match bench/lib/cases.ts.
 
 Run on the device: python3 bench/gpu/torch_topk.py [--single-cols=16777216] [--runs=101]
 """
@@ -32,18 +34,50 @@ def rand(rows, cols):
     return torch.rand((rows, cols), generator=gen, device=dev, dtype=torch.float32) * 2 - 1
 
 
-def cases():
-    yield "4096x256 k=8", rand(4096, 256), 8, 4096 * 256
-    yield "16384x64 k=2", rand(16384, 64), 2, 16384 * 64
-    yield "64x32768 k=2048", rand(64, 32768), 2048, 64 * 32768
-    yield "128x4096 k=64", rand(128, 4096), 64, 128 * 4096
-    yield f"1x{SINGLE_COLS} k=100", rand(1, SINGLE_COLS), 100, SINGLE_COLS
-    x = rand(512, 8192)
-    sizes = torch.arange(512, device=dev) * 16 + 16
-    mask = torch.arange(8192, device=dev)[None, :] >= sizes[:, None]
+def dense(rows, cols, k):
+    return f"{rows}x{cols} k={k}", rand(rows, cols), k, rows * cols
+
+
+def masked(rows, stride, sizes):
+    x = rand(rows, stride)
+    sizes = torch.tensor(sizes, device=dev)
+    mask = torch.arange(stride, device=dev)[None, :] >= sizes[:, None]
     x.masked_fill_(mask, float("-inf"))
-    yield "attention 512x(16..8192) k=256", x, 256, int(sizes.sum().item())
+    return x, int(sizes.sum().item())
+
+
+def ragged_sizes(rows, stride):
+    """The sizes of bench/lib/cases.ts raggedCase (the same LCG)."""
+    s, out = 0x2468ACE, []
+    for _ in range(rows):
+        s = (s * 1664525 + 1013904223) % 2**32
+        out.append(1 + s % stride)
+    return out
+
+
+def cases():
+    yield dense(4096, 256, 8)
+    yield dense(16384, 64, 2)
+    yield dense(64, 32768, 2048)
+    yield dense(128, 4096, 64)
+    yield dense(1, SINGLE_COLS, 100)
+    x, valid = masked(512, 8192, [i * 16 + 16 for i in range(512)])
+    yield "attention 512x(16..8192) k=256", x, 256, valid
     yield "moe 4096x128 k=1..8/token", rand(4096, 128), 8, 4096 * 128
+    if args.get("set") == "cpu":
+        return
+    yield dense(64, 151936, 50)
+    yield dense(256, 262144, 256)
+    yield dense(64, 151936, 1)
+    yield dense(1, 128256, 1)
+    yield dense(64, 65536, 2048)
+    yield dense(32, 131072, 2048)
+    yield dense(16384, 16, 1)
+    yield dense(16384, 8, 2)
+    yield dense(16384, 256, 8)
+    yield "moe 4096x128 k=1..8/token, device k", rand(4096, 128), 8, 4096 * 128
+    x, valid = masked(128, 65536, ragged_sizes(128, 65536))
+    yield "ragged 128x(1..65536) k=512, device sizes", x, 512, valid
 
 
 def single_ms(fn, runs=RUNS):
@@ -90,6 +124,12 @@ for label, x, k, valid in cases():
     fn = lambda: torch.topk(x, k, dim=1, largest=True, sorted=True)
     single = single_ms(fn)
     batched, n = batched_ms(fn, single)
+    extra = {}
+    if k == 1:
+        am = lambda: torch.argmax(x, dim=1)
+        am1 = single_ms(am)
+        extra["argmaxMs"] = round(batched_ms(am, am1)[0], 5)
+        extra["argmaxSingleMs"] = round(am1, 5)
     results.append({
         "case": label,
         "torchMs": round(batched, 5),
@@ -98,6 +138,7 @@ for label, x, k, valid in cases():
         "copySameBytesMs": round(copy_same, 5),
         "readGBps": round(valid * 4 / (batched * 1e6), 1),
         "bwFraction": round(valid * 4 / (batched * 1e6) / copy_gbps, 3),
+        **extra,
     })
     print(json.dumps(results[-1]), file=sys.stderr)
     del x, y

@@ -14,7 +14,7 @@
  * min(k_i, size_i) outputs then agree with segkit's up to tie order.
  */
 
-export type CaseKind = 'uniform' | 'attention' | 'moe-per-token-k';
+export type CaseKind = 'uniform' | 'attention' | 'moe-per-token-k' | 'moe-per-token-k-device' | 'ragged-device';
 
 export interface Case {
   /** Short id, usable with --cases=. */
@@ -39,6 +39,10 @@ export interface Case {
   readonly peerNote: string;
   /** Note on a clamped size (e.g. lavapipe's binding limit). */
   readonly clampNote?: string;
+  /** The workload class, for the tables and the chart. */
+  readonly workload?: string;
+  /** k = 1: torch.argmax is timed too (the peer greedy decoding uses). */
+  readonly argmax?: boolean;
 }
 
 /** xorshift32 uniform in [-1, 1): deterministic, no NaN. */
@@ -68,10 +72,12 @@ export function fillRandomBits(data: Float32Array, seed = 0x2545f491): Float32Ar
   return data;
 }
 
-function dense(id: string, rows: number, cols: number, k: number, clampNote?: string): Case {
+function dense(id: string, rows: number, cols: number, k: number, clampNote?: string, workload?: string): Case {
   return {
     id,
     label: `${rows}x${cols} k=${k}`,
+    ...(workload !== undefined ? { workload } : {}),
+    ...(k === 1 ? { argmax: true } : {}),
     kind: 'uniform',
     rows,
     stride: cols,
@@ -129,10 +135,46 @@ export function moeCase(rows = 4096, experts = 128, kMax = 8): Case {
   };
 }
 
-/** The shapes of the top-k issue (single row: `singleRowCols`) plus the two workloads. */
-export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?: string[]; clampNote?: string }): Case[] {
+/**
+ * Ragged rows whose sizes live on the device only (a DeviceArray, e.g. the lengths a previous kernel
+ * wrote): `rows` rows of a stride of `stride`, sizes uniform in [1, stride], k = 512. The dense peers
+ * get the padded rows x stride matrix with -Infinity past each size.
+ */
+export function raggedCase(rows = 128, stride = 65536, k = 512): Case {
+  const sizes = new Int32Array(rows);
+  const data = fillRandom(new Float32Array(rows * stride), 0x5eed1);
+  let s = 0x2468ace;
+  let valid = 0;
+  for (let i = 0; i < rows; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    sizes[i] = 1 + (s % stride);
+    valid += sizes[i]!;
+    data.fill(-Infinity, i * stride + sizes[i]!, (i + 1) * stride);
+  }
+  return {
+    id: 'ragged-device',
+    label: `ragged ${rows}x(1..${stride}) k=${k}, device sizes`,
+    kind: 'ragged-device',
+    workload: 'ragged rows, device-only sizes',
+    rows,
+    stride,
+    kMax: k,
+    sizes,
+    data,
+    validKeys: valid,
+    peerNote: `padded ${rows}x${stride} with -Inf beyond each row's size, k=${k}`,
+  };
+}
+
+/**
+ * The cases. Default: the shapes of the first top-k issue (single row: `singleRowCols`) and the two
+ * workloads; `set: 'gpu'` adds the workload classes of the speed issue (LLM vocabularies, sparse-
+ * attention indexers, greedy decoding, small and DeepSeek-style routers, device-only per-token k and
+ * ragged sizes).
+ */
+export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?: string[]; clampNote?: string; set?: 'cpu' | 'gpu' }): Case[] {
   const builders: Record<string, () => Case> = {
-    'moe-router': () => dense('moe-router', 4096, 256, 8),
+    'moe-router': () => dense('moe-router', 4096, 256, 8, undefined, 'DeepSeek-style router, 256 experts'),
     narrow: () => dense('narrow', 16384, 64, 2),
     'wide-k2048': () => dense('wide-k2048', 64, 32768, 2048),
     'mid-k64': () => dense('mid-k64', 128, 4096, 64),
@@ -140,6 +182,21 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
     attention: () => attentionCase(),
     'moe-k1-8': () => moeCase(),
   };
+  const gpuBuilders: Record<string, () => Case> = {
+    'vocab-k50': () => dense('vocab-k50', 64, 151936, 50, undefined, 'top-k sampling, LLM vocabulary'),
+    // FlashInfer's top_k anchor (~5x torch.topk there): 256 rows of 262144, k = 256.
+    'anchor-256x262144': () => dense('anchor-256x262144', 256, 262144, 256, undefined, 'FlashInfer anchor, 256 long rows'),
+    'greedy-k1': () => dense('greedy-k1', 64, 151936, 1, undefined, 'greedy decoding, batch 64'),
+    'greedy-1row': () => dense('greedy-1row', 1, 128256, 1, undefined, 'greedy decoding, batch 1'),
+    'indexer-64k': () => dense('indexer-64k', 64, 65536, 2048, undefined, 'sparse-attention indexer'),
+    'indexer-128k': () => dense('indexer-128k', 32, 131072, 2048, undefined, 'sparse-attention indexer'),
+    'router-16': () => dense('router-16', 16384, 16, 1, undefined, 'router, 16 experts'),
+    'router-8': () => dense('router-8', 16384, 8, 2, undefined, 'router, 8 experts'),
+    'deepseek-16k': () => dense('deepseek-16k', 16384, 256, 8, undefined, 'DeepSeek-style router, 256 experts'),
+    'moe-k-device': () => ({ ...moeCase(), id: 'moe-k-device', kind: 'moe-per-token-k-device', label: 'moe 4096x128 k=1..8/token, device k', workload: 'router, per-token k on the device' }),
+    'ragged-device': () => raggedCase(),
+  };
+  if (opts.set === 'gpu') Object.assign(builders, gpuBuilders);
   // Diagnostic cases, only when named: the single row with keys spread over all exponents (random
   // bit patterns) instead of uniform in [-1, 1), whose top radix digits fall in a few buckets.
   const extras: Record<string, () => Case> = {
@@ -150,7 +207,7 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
     },
   };
   const ids = [...(opts.only ?? Object.keys(builders)), ...(opts.extra ?? [])];
-  Object.assign(builders, extras);
+  Object.assign(builders, extras, gpuBuilders);
   return ids.map((id) => {
     const b = builders[id];
     if (b === undefined) throw new Error(`unknown case ${id}; known: ${Object.keys(builders).join(', ')}`);
@@ -289,7 +346,8 @@ export async function timeInterleaved<K extends string>(fns: Record<K, () => unk
 }
 
 export function parseArgs(argv: string[]): Record<string, string> {
-  return Object.fromEntries(argv.map((a) => a.replace(/^--/, '').split('=') as [string, string]).map(([k, v]) => [k, v ?? 'true']));
+  // Split at the first '=' only: values may hold '=' (--tune='label={...}').
+  return Object.fromEntries(argv.map((a) => a.replace(/^--/, '')).map((a) => (a.includes('=') ? [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] : [a, 'true'])));
 }
 
 /** Prints rows as an aligned text table (Markdown-compatible). */

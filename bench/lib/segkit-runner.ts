@@ -6,7 +6,12 @@
  * - attention: segmentSizes p.perSegment(sizes, { min: 16, max: 8192 }), segmentStride p.constant(8192),
  *   k p.constant(256), numSegments p.constant(512);
  * - MoE with per-token k: segmentSizes p.constant(128), k p.perSegment(ks, { min: 1, max: 8 }),
- *   numSegments p.uniform(4096).
+ *   numSegments p.uniform(4096); the same with the ks in a DeviceArray (uploaded once, untimed);
+ * - ragged rows with device-only sizes: segmentSizes p.perSegment(sizesOnDevice, { min: 1, max:
+ *   stride }), segmentStride p.constant(stride), k p.constant(kMax), numSegments p.constant(rows).
+ *
+ * `environment` decides `guaranteeChecks`: under 'validate' the device-only cases check the sizes
+ * or ks on the device every call.
  */
 import { type Backend, DeviceBatchedTopK, type DeviceArray, type Env, type TopKPlan, p } from 'segkit';
 import type { Case } from './cases.js';
@@ -24,6 +29,7 @@ export interface SegkitCase {
 
 export function segkitCase(c: Case, backend: Backend, environment: Env): SegkitCase {
   const keysIn = backend.upload(c.data);
+  const owned: DeviceArray[] = [];
   const keysOut = backend.alloc('f32', c.rows * c.kMax);
   const valuesOut = backend.alloc('i32', c.rows * c.kMax);
   let plan: TopKPlan;
@@ -55,6 +61,35 @@ export function segkitCase(c: Case, backend: Backend, environment: Env): SegkitC
     };
     plan = DeviceBatchedTopK.plan(args, environment);
     select = () => DeviceBatchedTopK.select(args, environment);
+  } else if (c.kind === 'moe-per-token-k-device') {
+    const ks = backend.upload(Uint32Array.from(c.ks!));
+    owned.push(ks);
+    const args = {
+      keysIn,
+      keysOut,
+      valuesOut,
+      segmentSizes: p.constant(c.stride),
+      k: p.perSegment(ks, { min: 1, max: c.kMax }),
+      selectDirection: p.constantOption('max'),
+      numSegments: p.uniform(c.rows),
+    };
+    plan = DeviceBatchedTopK.plan(args, environment);
+    select = () => DeviceBatchedTopK.select(args, environment);
+  } else if (c.kind === 'ragged-device') {
+    const sizes = backend.upload(Uint32Array.from(c.sizes!));
+    owned.push(sizes);
+    const args = {
+      keysIn,
+      keysOut,
+      valuesOut,
+      segmentSizes: p.perSegment(sizes, { min: 1, max: c.stride }),
+      segmentStride: p.constant(c.stride),
+      k: p.constant(c.kMax),
+      selectDirection: p.constantOption('max'),
+      numSegments: p.constant(c.rows),
+    };
+    plan = DeviceBatchedTopK.plan(args, environment);
+    select = () => DeviceBatchedTopK.select(args, environment);
   } else {
     const args = {
       keysIn,
@@ -80,6 +115,7 @@ export function segkitCase(c: Case, backend: Backend, environment: Env): SegkitC
       keysOut.destroy();
       valuesOut.destroy();
       temp?.destroy();
+      for (const a of owned) a.destroy();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { type Backend, type DeviceArray, type Env, type TopKPlan, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rng } from '../rng.js';
 
@@ -282,9 +282,14 @@ export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) =>
 export async function runCase(
   backend: Backend,
   built: BuiltCase,
-  options: { variant?: TopKVariant; requirements?: Parameters<typeof env>[0] extends infer O ? O extends { requirements?: infer R } ? R : never : never } = {},
+  options: {
+    variant?: TopKVariant;
+    requirements?: Parameters<typeof env>[0] extends infer O ? O extends { requirements?: infer R } ? R : never : never;
+    policy?: Partial<TopKPolicy>;
+  } = {},
 ): Promise<{ plan: TopKPlan; keys: Uint32Array; values: Uint32Array | undefined }> {
-  const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
+  const tuning = { ...(options.variant ? { variant: options.variant } : {}), ...(options.policy ? { policy: options.policy } : {}) };
+  const environment: Env = env({ backend, tuning, requirements: options.requirements });
   const plan = (DeviceBatchedTopK.plan as unknown as (a: unknown, e: Env) => TopKPlan)(built.args, environment);
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
   try {

@@ -4,7 +4,7 @@
  * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, topKPolicyFor, topKVariants } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import {
   type Allowed,
@@ -54,13 +54,19 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
     defineTopKPlanLifecycle(() => backend, makeBackend);
 
     async function expectReference(c: TopKCase, variant?: TopKVariant): Promise<TopKVariant> {
+      return (await expectReferencePlan(c, variant)).variant;
+    }
+
+    /** Runs a case (optionally under a forced variant and policy values) against the reference; returns the plan. */
+    async function expectReferencePlan(c: TopKCase, variant?: TopKVariant, policy?: Partial<TopKPolicy>): Promise<TopKPlan> {
       const built = buildCase(backend, c);
       try {
-        const { plan, keys, values } = await runCase(backend, built, { variant });
+        const { plan, keys, values } = await runCase(backend, built, { variant, policy });
         const n = c.sizes.length * built.kMax;
-        expect(keys.subarray(0, n), `${c.name}: keys (${plan.variant})`).toEqual(built.expected.keys.subarray(0, n));
-        if (values !== undefined) expect(values.subarray(0, n), `${c.name}: values (${plan.variant})`).toEqual(built.expected.values.subarray(0, n));
-        return plan.variant;
+        const label = `${c.name}: ${plan.variant}${policy ? ` ${JSON.stringify(policy)}` : ''}`;
+        expect(keys.subarray(0, n), `${label}: keys`).toEqual(built.expected.keys.subarray(0, n));
+        if (values !== undefined) expect(values.subarray(0, n), `${label}: values`).toEqual(built.expected.values.subarray(0, n));
+        return plan;
       } finally {
         for (const a of built.owned) a.destroy();
       }
@@ -113,6 +119,99 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         await expectAllVariants(makeCase({ name: 'long', sizes: [50_000], k: 7, flavour: 'ties', seed: 29 }), ['reduce', 'radix-select']);
         await expectReference(makeCase({ name: 'long-k100', sizes: [60_000], k: 100, seed: 31 }));
       });
+    });
+
+    describe('policy values', () => {
+      it('short segments get one invocation each (routers with 8 or 16 experts)', async () => {
+        const { reduceSmallSegmentItems } = topKPolicyFor(backend.capabilities);
+        // More segments than one workgroup holds, sizes 0..reduceSmallSegmentItems, both directions.
+        const sizes = randomSizes(300, reduceSmallSegmentItems, 53);
+        const directions = sizes.map((_, i) => (i % 5 === 0 ? 'min' : 'max') as 'max' | 'min');
+        for (const k of [1, 2, 5, 8]) {
+          for (const flavour of ['random', 'ties', 'special'] as const) {
+            const plan = await expectReferencePlan(makeCase({ name: `router-k${k}-${flavour}`, flavour, sizes, k, directions, seed: 59 + k }));
+            expect(plan.launches.map((l) => l.name).join(' '), `k=${k}`).toMatch(/reduce\[[^\]]*per-invocation\]/);
+          }
+        }
+        // Per-segment k, and longer segments forced onto one invocation each.
+        const ks = sizes.map((_, i) => 1 + (i % 8));
+        await expectReferencePlan(makeCase({ name: 'router-k-per-segment', sizes, k: ks, kBound: 8, seed: 61 }));
+        const plan = await expectReferencePlan(makeCase({ name: 'long-per-invocation', flavour: 'ties', sizes: randomSizes(70, 700, 67), k: 7, seed: 71 }), undefined, { reduceSmallSegmentItems: 700 });
+        expect(plan.launches.some((l) => l.name.includes('per-invocation'))).toBe(true);
+      });
+
+      it('long segments split into chunks of any size, read four keys at a time from any start', async () => {
+        // Packed segments start at every offset modulo 4; chunks of 1000 items split quads.
+        const sizes = [1, 4097, 3, 12_345, 2, 9000, 5];
+        for (const reduceChunkItems of [1000, 4096]) {
+          await expectReferencePlan(makeCase({ name: `chunks-${reduceChunkItems}`, flavour: 'ties', sizes, k: 6, seed: 73 }), 'reduce', { reduceChunkItems });
+          await expectReferencePlan(makeCase({ name: `chunks-k1-${reduceChunkItems}`, flavour: 'special', sizes, k: 1, directions: 'min', seed: 79 }), 'reduce', { reduceChunkItems });
+        }
+      });
+    });
+
+    describe('radix-select: the sampled threshold of pass 0', () => {
+      /** Keys whose sampled positions (policy.ts radixSample) mislead the threshold high or low, or land on ties. */
+      function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
+        const keys = new Float32Array(rows * cols);
+        const random = rng(seed);
+        const m = Math.min(8192, Math.max(256, cols >>> 5));
+        const step = Math.floor(cols / m);
+        const sampled = (i: number) => (i % cols) % step === 0 && (i % cols) / step < m;
+        for (let i = 0; i < keys.length; i++) {
+          if (style === 'uniform') keys[i] = random() * 2 - 1;
+          else if (style === 'sample-high') keys[i] = sampled(i) ? 100 + random() : random(); // few reach T: the fallback pass
+          else if (style === 'sample-low') keys[i] = sampled(i) ? -100 - random() : random(); // most reach T
+          else if (style === 'ties') keys[i] = Math.floor(random() * 4); // T lands on a tie
+          else keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : random() - 0.5; // specials
+        }
+        return keys;
+      }
+      /** The first segment's state words after a run: [mode, T, keys that reached T]. */
+      async function stateAfter(plan: TopKPlan, temp: DeviceArray<'u8'>): Promise<number[]> {
+        const at = /segmentState: \d+ bytes at offset (\d+)/.exec(plan.explain());
+        const words = new Uint32Array((await backend.download(temp)).buffer);
+        const base = Number(at![1]) / 4;
+        return [words[base]!, words[base + 1]!, words[base + 2]!];
+      }
+
+      for (const [rows, cols, k] of [[1, 24_000, 60], [3, 5000, 17]] as const) {
+        it(`${rows}x${cols} k=${k}: uniform, misleading samples, ties and specials, both directions`, async () => {
+          for (const style of ['uniform', 'sample-high', 'sample-low', 'ties', 'specials']) {
+            for (const direction of ['max', 'min'] as const) {
+              const data = keysFor(style, rows, cols, rows * 7 + cols + k);
+              const keysIn = backend.upload(data);
+              const keysOut = backend.alloc('f32', rows * k);
+              const valuesOut = backend.alloc('i32', rows * k);
+              // A uniform direction: both directions share the pipelines (lavapipe compiles each through LLVM).
+              const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(rows) };
+              const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+              expect(plan.variant).toBe('radix-select');
+              const temp = backend.alloc('u8', plan.tempStorageBytes);
+              await plan.run(temp);
+              const expected = referenceTopK({
+                keyType: 'f32',
+                keys: new Uint32Array(data.buffer),
+                segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
+                segmentSizes: Array.from({ length: rows }, () => cols),
+                k: Array.from({ length: rows }, () => k),
+                directions: Array.from({ length: rows }, () => direction),
+                kMax: k,
+                withValues: true,
+              });
+              const label = `${style} ${direction}`;
+              expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
+              expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
+              const [mode, , reached] = await stateAfter(plan, temp);
+              expect(mode, `${label}: a threshold was sampled`).toBe(1);
+              if (style === 'uniform') expect(reached, `${label}: about 1.5 k keys reached it`).toBeGreaterThanOrEqual(k);
+              if (style === 'uniform') expect(reached, `${label}: about 1.5 k keys reached it`).toBeLessThan(cols / 4);
+              if (style === 'sample-high' && direction === 'max') expect(reached, `${label}: fewer than k reached it (the fallback pass ran)`).toBeLessThan(k);
+              for (const a of [keysIn, keysOut, valuesOut, temp]) a.destroy();
+            }
+          }
+        }, 180_000);
+      }
     });
 
     describe('edge cases', () => {

@@ -9,8 +9,9 @@ import { checkFields } from '../../params/fields.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../params/resolve.js';
 import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
-import { type TopKPolicy, type TopKSelection, type TopKVariant, selectTopKVariant, topKLimits, topKPolicyFor, topKVariants } from './policy.js';
-import { type TopKLaunch, type TopKProblem, radixTiles, reduceChunks, topKKernels } from './problem.js';
+import { radixSelectLaunches } from './radix-plan.js';
+import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKLimits, topKPolicyFor, topKVariants } from './policy.js';
+import { type TopKLaunch, type TopKProblem, reduceChunks, topKKernels } from './problem.js';
 
 const u32Max = 4294967295;
 
@@ -166,11 +167,6 @@ function relaxationsOf(requirements: Requirements): Relaxations {
   };
 }
 
-/** The specialization the relaxations add to the kernels they change (radix-select's finalize). */
-function relaxedSpecialization(relaxed: Relaxations): string {
-  return `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
-}
-
 /** explain()'s account of what tieBreak and determinism change in this plan (none is ignored silently). */
 function describeRelaxations(requirements: Requirements, relaxed: Relaxations, launches: readonly TopKLaunch[]): string[] {
   const finalize = launches.find((l) => l.kernel === 'radix-finalize');
@@ -230,6 +226,10 @@ function variantLaunches(
     if (variant === 'single-tile') {
       launches.push(launch('single-tile', variant, 'single-tile', 'one workgroup per segment: load the tile, select in workgroup memory, sort, write'));
     } else if (variant === 'reduce') {
+      if (reducePerInvocation(policy, maxSegmentSize)) {
+        launches.push(launch('reduce', variant, 'reduce', `one invocation per segment (${policy.workgroupSize} segments per workgroup): register top-k, write`, 0, ',per-invocation'));
+        continue;
+      }
       const chunks = reduceChunks(maxSegmentSize, policy);
       launches.push(launch('reduce', variant, 'reduce', chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment: register top-k of each chunk into partials`));
       if (chunks > 1) {
@@ -237,18 +237,7 @@ function variantLaunches(
         launches.push(launch('reduce-merge', variant, 'reduce-merge', "merge the chunks' lists per segment and write"));
       }
     } else {
-      layout.add('segmentState', n * 8 * 4).add('histogram', n * 256 * 4).add('selected', n * facts.kMax * 4);
-      layout.add('candidates0', itemsBound * 4).add('candidates1', itemsBound * 4);
-      const tiles = radixTiles(maxSegmentSize, policy);
-      launches.push(launch('radix-init', variant, 'radix-select/init', 'zero histograms and per-segment state'));
-      const passes = 32 / policy.radixBits;
-      for (let pass = 0; pass < passes; pass++) {
-        launches.push(launch('radix-histogram', variant, 'radix-select/histogram', `pass ${pass}: histogram of digit ${pass} over ${pass === 0 ? 'the keys' : 'the candidates'} (${tiles} tiles per segment)`, pass));
-        launches.push(launch('radix-choose', variant, 'radix-select/choose', `pass ${pass}: find the threshold bucket`, pass));
-        launches.push(launch('radix-filter', variant, 'radix-select/filter', `pass ${pass}: keep items above the threshold, carry the threshold bucket as candidates`, pass));
-      }
-      const finalizePurpose = `${relaxed.tiesAsFound ? 'take ties as found' : 'resolve ties by index'}, ${relaxed.orderAsFound ? 'keep the selection as found' : 'sort the selection'}, write`;
-      launches.push(launch('radix-finalize', variant, 'radix-select/finalize', finalizePurpose, passes - 1, relaxedSpecialization(relaxed)));
+      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed }));
     }
   }
   return launches;

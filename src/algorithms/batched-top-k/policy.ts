@@ -19,10 +19,59 @@ export interface TopKPolicy {
   readonly reduceMaxK: number;
   /** Items one reduce workgroup scans; longer segments are split across workgroups and merged. */
   readonly reduceChunkItems: number;
-  /** Items one radix-select histogram/filter workgroup scans. */
+  /**
+   * Reduce: segments of at most this many keys get one invocation each (workgroupSize segments per
+   * workgroup, no merge) instead of a workgroup each.
+   */
+  readonly reduceSmallSegmentItems: number;
+  /** Items one radix-select workgroup scans per tile (pass 0 reads the keys in tiles of this many). */
   readonly radixTileItems: number;
-  /** Bits per radix-select digit (passes = 32 / bits). */
+  /**
+   * Bits per radix-select digit, 4 to 11: ceil(32 / bits) passes, each with a 2^bits-bin histogram
+   * per segment. Segments shorter than `radixWideDigitItems` use 8 unless tuning sets this.
+   */
   readonly radixBits: number;
+  /** Radix-select segments of at least this many keys use `radixBits`-bit digits; shorter ones 8-bit (histograms stay small with many segments). */
+  readonly radixWideDigitItems: number;
+  /** Workgroups the radix-select filter passes spread over, all segments together (each loops over its segment's tiles). */
+  readonly radixFilterWorkgroups: number;
+}
+
+/** Radix-select state words per segment (problem.ts). */
+export const radixStateWords = 32;
+/** Most radix-select passes (radixBits >= 4). */
+export const radixMaxPasses = 8;
+
+/** Samples radix-select estimates its pass-0 threshold from, at most: 32 registers per GPU invocation, and 8192. */
+export function radixSampleCap(workgroupSize: number): number {
+  return Math.min(8192, 32 * workgroupSize);
+}
+
+/**
+ * The sample radix-select's init takes of a segment (both backends): m keys at a stride of `step`
+ * from its start, and the rank j (from the top) of the threshold among them, chosen so that about
+ * 1.5 take + 8 step keys reach it. Undefined (no threshold) for segments under 1024 keys, take above
+ * size / 4, or a rank past half the sample.
+ */
+export function radixSample(size: number, take: number, cap: number): { m: number; step: number; j: number } | undefined {
+  if (size < 1024 || take === 0 || take > Math.floor(size / 4)) return undefined;
+  const m = Math.min(cap, Math.max(256, size >>> 5));
+  const step = Math.floor(size / m);
+  const j = 8 + Math.floor((3 * take + 2 * step - 1) / (2 * step));
+  return j * 2 > m ? undefined : { m, step, j };
+}
+
+/** Radix-select passes for a digit width. */
+export function radixPasses(bits: number): number {
+  return Math.ceil(32 / bits);
+}
+
+/**
+ * Workgroup memory the radix-select kernels need: finalize's sort (tileItems keys and indices), one
+ * 2^bits-bin histogram, a scan of workgroupSize words and a few words more.
+ */
+export function radixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'radixBits' | 'workgroupSize'>): number {
+  return policy.tileItems * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.workgroupSize * 4 + 256;
 }
 
 /**
@@ -54,7 +103,7 @@ export function tileItemsFor(workgroupStorageBytes: number): number {
  * The policy for a backend's capabilities (CUB's `policy_selector(cc)`). Workgroup size 256 is the
  * WebGPU default limit and fills an SM's warp schedulers on NVIDIA parts; reduce chunks of 16 items
  * per invocation keep a workgroup busy long enough to hide its launch (measured on H100, bench/gpu,
- * 2026-11); radix digits of 8 bits keep the histogram in 1 KiB of workgroup memory.
+ * 2026-11); radix digits of 11 bits where their 8 KiB histogram fits beside finalize's sort, else 8.
  */
 export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
   const workgroupSize = Math.min(256, capabilities.maxWorkgroupSize);
@@ -64,8 +113,14 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     tileItems,
     reduceMaxK: topKPolicyLimits.reduceMaxK,
     reduceChunkItems: workgroupSize * 16,
+    reduceSmallSegmentItems: 32,
     radixTileItems: workgroupSize * 16,
-    radixBits: 8,
+    // 11-bit digits (CUB's cluster top-k): three passes instead of four, where the histogram fits.
+    radixBits: radixWorkgroupBytes({ tileItems, radixBits: 11, workgroupSize }) <= capabilities.workgroupStorageBytes ? 11 : 8,
+    radixWideDigitItems: 65536,
+    // A quarter of the device's workgroup slots: the filter passes mostly read the few keys that
+    // reached the sampled threshold, and their idle workgroups cost launch time.
+    radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
   };
 }
 
@@ -138,7 +193,8 @@ export function selectTopKVariant(
 
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
   const chosen = tuning.variant ?? natural;
-  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
+  if (chosen === 'radix-select' && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
+  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && !reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
     if (tuning.policy?.reduceChunkItems === undefined) policy.reduceChunkItems = policy.workgroupSize * 16;
   }
@@ -148,8 +204,17 @@ export function selectTopKVariant(
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
-  // The WGSL kernels use one 256-bin histogram per pass, and the pass count is 32 / radixBits.
-  if (policy.radixBits !== 8) throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is not supported; the kernels use 8-bit digits`);
+  if (policy.radixBits < 4 || policy.radixBits > 11) {
+    throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is outside [4, 11] (digits of 4 to 11 bits: 3 to 8 passes)`);
+  }
+  if (radixWorkgroupBytes(policy) > capabilities.workgroupStorageBytes) {
+    throw new SegkitUsageError(
+      `tuning.policy.radixBits: ${policy.radixBits}-bit digits with tileItems ${policy.tileItems} need ${radixWorkgroupBytes(policy)} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
+    );
+  }
+  if (policy.radixTileItems % policy.workgroupSize !== 0) {
+    throw new SegkitUsageError(`tuning.policy.radixTileItems: ${policy.radixTileItems} is not a multiple of workgroupSize ${policy.workgroupSize}`);
+  }
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
   }
@@ -158,6 +223,15 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
       `tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
     );
   }
+}
+
+/**
+ * Whether the reduce variant gives each segment one invocation (segments of at most
+ * `reduceSmallSegmentItems` keys): a router's 8 or 16 experts leave most of a subgroup-wide
+ * workgroup idle and pay a merge for nothing.
+ */
+export function reducePerInvocation(policy: TopKPolicy, maxSegmentSize: number): boolean {
+  return maxSegmentSize <= policy.reduceSmallSegmentItems;
 }
 
 /**

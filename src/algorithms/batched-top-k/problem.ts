@@ -1,7 +1,7 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
 import type { KeyType } from './keys.js';
-import type { TopKPolicy, TopKVariant } from './policy.js';
+import { type TopKPolicy, type TopKVariant, reducePerInvocation } from './policy.js';
 
 /*
  * What a top-k call adds to the segmented problem (dispatch/problem.ts) that host and kernels read
@@ -53,7 +53,7 @@ export type TopKKernelId =
   | 'reduce-merge'
   | 'radix-init'
   | 'radix-histogram'
-  | 'radix-choose'
+  | 'radix-fallback'
   | 'radix-filter'
   | 'radix-finalize';
 
@@ -70,31 +70,51 @@ export type TopKExecutor = Executor<TopKRun>;
 
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const radixSlots = ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'] as const;
+/*
+ * Radix-select's per-segment counters and histograms are the same on every backend after each launch
+ * but finalize (counts do not depend on the order of atomic appends); the candidate and selected
+ * lists are not (appended in whatever order workgroups ran).
+ */
+const radixCounts = ['segmentState', 'histogram'] as const;
 
 /**
  * Top-k's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts) and
- * by both executors. Reduce runs `chunks` workgroups per segment, radix histogram and filter `tiles`.
- * Radix-select's state is not compared between backends: the CPU samples a pass-0 threshold.
+ * by both executors. Reduce runs `chunks` workgroups per segment (or, for segments of at most
+ * policy.reduceSmallSegmentItems keys, one invocation per segment); radix pass 0 (histogram) runs
+ * `tiles` workgroups per segment, the fallback and filters `filterTiles`.
  */
 export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segment-offsets'>, TopKProblem, TopKPolicy> = {
   'single-tile': { slots: ['offsets'], grid: perSegment },
-  reduce: { slots: ['offsets', 'partials'], grid: (problem, policy) => problem.maxSegments * reduceChunks(problem.maxSegmentSize, policy), identicalSlots: ['partials'] },
+  reduce: {
+    slots: ['offsets', 'partials'],
+    grid: (problem, policy) =>
+      reducePerInvocation(policy, problem.maxSegmentSize) ? Math.ceil(problem.maxSegments / policy.workgroupSize) : problem.maxSegments * reduceChunks(problem.maxSegmentSize, policy),
+    identicalSlots: ['partials'],
+  },
   'reduce-merge': { slots: ['offsets', 'partials'], grid: perSegment },
-  'radix-init': { slots: radixSlots, grid: perSegment },
-  'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy) },
-  'radix-choose': { slots: radixSlots, grid: perSegment },
-  'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy) },
+  'radix-init': { slots: radixSlots, grid: perSegment, identicalSlots: radixCounts },
+  'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy), identicalSlots: radixCounts },
+  'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
+  'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
 };
 
-/** Reduce workgroups per segment. */
+/** Reduce workgroups per segment (when it does not run one invocation per segment). */
 export function reduceChunks(maxSegmentSize: number, policy: TopKPolicy): number {
   return Math.max(1, Math.ceil(maxSegmentSize / policy.reduceChunkItems));
 }
 
-/** Radix histogram/filter workgroups (tiles) per segment. */
+/** Radix pass-0 workgroups (tiles) per segment: the grid of the kernel that reads every key. */
 export function radixTiles(maxSegmentSize: number, policy: TopKPolicy): number {
   return Math.max(1, Math.ceil(maxSegmentSize / policy.radixTileItems));
+}
+
+/**
+ * Radix fallback and filter workgroups per segment: policy.radixFilterWorkgroups spread over the
+ * segments, at most one per tile (each loops over the tiles of its input).
+ */
+export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'maxSegmentSize'>, policy: TopKPolicy): number {
+  return Math.min(radixTiles(problem.maxSegmentSize, policy), Math.max(1, Math.ceil(policy.radixFilterWorkgroups / Math.max(1, problem.maxSegments))));
 }
 
 /*
@@ -103,9 +123,12 @@ export function radixTiles(maxSegmentSize: number, policy: TopKPolicy): number {
  *   'segment-offsets' (exclusive scan of the sizes; entry maxSegments = the total).
  * - reduce: `partials`: maxSegments * chunksPerSegment * kMax pairs (ordered key, index) when a
  *   segment spans several chunks (sentinel pair (0, 0xFFFFFFFF) ranks below every real item).
- * - radix-select: `segmentState`: maxSegments * 8 words [0 remaining, 1 selectedCount,
- *   2 candidateCount of buffer 0, 3 candidateCount of buffer 1, 4 threshold digit, 5 takeBucket,
- *   6 done, 7 k_i clamped]; `histogram`: maxSegments * 256 words; `selected`: maxSegments * kMax
- *   indices; `candidates0`, `candidates1`: double-buffered candidate indices, each as long as the
- *   keys (a segment's candidates live at its own start).
+ * - radix-select (radix-plan.ts): `segmentState`: maxSegments * 32 words [0 mode (1: a sampled
+ *   threshold, 0: none), 1 the threshold T (an ordered key), 2 keys that reached T (appended to
+ *   candidates0 by pass 0), 8 + p items selected by digit p, 16 + p candidates kept by digit p];
+ *   `histogram`: maxSegments * passes * 2^radixBits words, one histogram per digit;
+ *   `selected`: maxSegments * kMax indices (digit p appends after the items of digits < p);
+ *   `candidates0`, `candidates1`: candidate indices, each as long as the keys (a segment's
+ *   candidates live at its own start): digit p's filter reads buffer p & 1 (pass 0: the keys that
+ *   reached T, or every key) and writes buffer (p + 1) & 1.
  */

@@ -307,7 +307,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
             if (binding.name === 'temp') {
               if (tempBuffer === undefined || temp === undefined) throw new Error(`internal: ${program.name} binds temporary storage the plan has not`);
               resource = { buffer: tempBuffer, offset: temp.offset, size: temp.size };
-            } else resource = buffers[binding.name];
+            } else resource = buffers[binding.array ?? binding.name];
             if (resource === undefined) throw new Error(`internal: ${program.name} binds '${binding.name}', which this run has not`);
             entries.push({ binding: j + 1, resource });
           });

@@ -14,9 +14,11 @@
 export interface ProgramBinding {
   /** WGSL name of the buffer. */
   readonly name: string;
+  /** The run's array it binds, when not the one named `name` (a second view of the same buffer, e.g. as vec4<u32>). */
+  readonly array?: string;
   readonly access: 'read' | 'read_write';
-  /** Element type: words, or atomic words. */
-  readonly element: 'u32' | 'atomic<u32>';
+  /** Element type: words, atomic words, or four words (a vectorized view of a word buffer). */
+  readonly element: 'u32' | 'atomic<u32>' | 'vec4<u32>';
 }
 
 /** A WebGPU compute kernel. */

@@ -65,7 +65,7 @@ export interface WebGpuBackend extends Backend {
   readonly adapterInfo: Readonly<Record<'vendor' | 'architecture' | 'device' | 'description', string>> | undefined;
   /** True once the device was lost or the backend destroyed. */
   readonly lost: boolean;
-  /** The GPUBuffer behind a DeviceArray of this backend (its size is rounded up to 4 bytes). */
+  /** The GPUBuffer behind a DeviceArray of this backend (its size is rounded up to 16 bytes). */
   gpuBuffer(array: DeviceArray): GPUBuffer;
   /** GPUBuffers alive that this backend created (device arrays and its own scratch), for leak checks. */
   liveBuffers(): number;
@@ -147,6 +147,7 @@ const wantedLimits = [
 ] as const;
 
 const align4 = (bytes: number) => Math.ceil(bytes / 4) * 4;
+const align16 = (bytes: number) => Math.ceil(bytes / 16) * 16;
 
 class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   readonly name = 'webgpu' as const;
@@ -289,7 +290,8 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   private allocate<D extends DType>(dtype: D, length: number, what: string): WebGpuDeviceArray<D> {
     checkAllocationSize(what, dtype, length, this.capabilities);
     const bytes = length * bytesPerElement[dtype];
-    const buffer = this.createBuffer(Math.max(4, align4(bytes)), usage.storage | usage.copySrc | usage.copyDst, `segkit ${dtype}[${length}]`);
+    // Whole 16-byte words: kernels may read the same buffer as vec4<u32> (top-k's long scans).
+    const buffer = this.createBuffer(Math.max(16, align16(bytes)), usage.storage | usage.copySrc | usage.copyDst, `segkit ${dtype}[${length}]`);
     this.counter.arrayMade(bytes);
     return new WebGpuDeviceArray(this, dtype, length, buffer);
   }

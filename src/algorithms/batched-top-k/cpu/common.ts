@@ -2,8 +2,8 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { signBit } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
-import type { TopKPolicy } from '../policy.js';
-import { type TopKProblem, type TopKRun, radixTiles, reduceChunks } from '../problem.js';
+import { type TopKPolicy, radixPasses, reducePerInvocation } from '../policy.js';
+import { type TopKProblem, type TopKRun, radixFilterTiles, radixTiles, reduceChunks } from '../problem.js';
 
 /*
  * What every CPU top-k kernel shares: the device views of one run, per-segment resolution, the
@@ -72,8 +72,12 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly candidatesSlot: readonly [number, number];
   /** Reduce: workgroups per segment. Radix: tiles per segment. */
   readonly chunksPerSegment: number;
+  /** Reduce with one invocation per segment: segments per workgroup (policy.workgroupSize); else 0. */
+  readonly reduceSegmentsPerWorkgroup: number;
   readonly tilesPerSegment: number;
-  /** Radix select: bits per digit (a divisor of 32, at most 8), digits per pass, passes, shift of the top digit. */
+  /** Radix select: workgroups per segment of the filter passes. */
+  readonly filterTilesPerSegment: number;
+  /** Radix select: bits per digit (4 to 11), digits (histogram bins) per pass, passes, shift of the top digit. */
   readonly radixBits: number;
   readonly radixDigits: number;
   readonly radixPasses: number;
@@ -116,14 +120,14 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.selectedSlot = this.slotWords('selected');
     this.candidatesSlot = [this.slotWords('candidates0'), this.slotWords('candidates1')];
     this.chunksPerSegment = reduceChunks(problem.maxSegmentSize, run.policy);
+    this.reduceSegmentsPerWorkgroup = reducePerInvocation(run.policy, problem.maxSegmentSize) ? run.policy.workgroupSize : 0;
     this.tilesPerSegment = radixTiles(problem.maxSegmentSize, run.policy);
+    this.filterTilesPerSegment = radixFilterTiles(problem, run.policy);
     const bits = run.policy.radixBits;
-    if (this.hasRadix && !(bits === 1 || bits === 2 || bits === 4 || bits === 8)) {
-      throw new Error(`internal: radix-select needs radixBits of 1, 2, 4 or 8 (a divisor of 32 whose histogram fits 256 bins); got ${bits}`);
-    }
+    if (this.hasRadix && !(Number.isInteger(bits) && bits >= 4 && bits <= 11)) throw new Error(`internal: radix-select needs radixBits in [4, 11]; got ${bits}`);
     this.radixBits = bits;
     this.radixDigits = 1 << bits;
-    this.radixPasses = 32 / bits;
+    this.radixPasses = radixPasses(bits);
     this.radixTopShift = 32 - bits;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
     this.sorted = problem.sorted;

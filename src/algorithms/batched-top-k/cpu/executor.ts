@@ -1,12 +1,13 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
+import { radixStateWords } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
 import {
   radixFilterWorkgroupBytes,
   radixFinalizeWorkgroupBytes,
   radixHistogramWorkgroupBytes,
-  runRadixChoose,
+  runRadixFallback,
   runRadixFilter,
   runRadixFinalize,
   runRadixHistogram,
@@ -15,21 +16,34 @@ import {
 import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
 
-/** Items a radix histogram/filter launch scans: every key in pass 0, the candidates (read from the device state) after. */
-function radixScanItems(grid: number, params: TopKKernelParams, filter = false): number {
+/** Items a radix pass-0 launch scans: every key of every tile (the fallback only where a sampled threshold misled). */
+function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = false): number {
   const ctx = params.ctx;
   const perTile = Math.min(ctx.problem.maxSegmentSize, ctx.policy.radixTileItems);
-  if ((params.pass === 0 && !filter) || ctx.stateSlot < 0) return grid * perTile;
+  if (!fallback || ctx.stateSlot < 0) return grid * perTile;
+  grid = ctx.maxSegments * ctx.tilesPerSegment;
   const segments = ctx.maxSegments;
-  if (segments > 4096) return (grid * perTile) >>> 4;
+  if (segments > 4096) return grid * perTile;
   const temp = ctx.temp;
+  let misled = 0;
+  for (let s = 0; s < segments; s++) {
+    const state = ctx.stateSlot + s * radixStateWords;
+    if (temp[state] === 1 && temp[state + 2]! < ctx.kMax) misled++;
+  }
+  return misled === 0 ? 0 : Math.ceil((grid * perTile * misled) / segments);
+}
+
+/** Items a radix filter launch reads: the previous digit's candidates (the keys, or those past the sampled threshold, for digit 0). */
+function radixFilterItems(grid: number, params: TopKKernelParams): number {
+  const ctx = params.ctx;
+  const segments = ctx.maxSegments;
+  if (ctx.stateSlot < 0 || segments > 4096) return grid * Math.min(ctx.problem.maxSegmentSize, ctx.policy.radixTileItems);
+  const temp = ctx.temp;
+  const pass = params.pass;
   let items = 0;
   for (let s = 0; s < segments; s++) {
-    const state = ctx.stateSlot + s * 8;
-    if (temp[state + 6] !== 0) continue;
-    if (params.pass > 0) items += temp[state + 2 + ((params.pass - 1) & 1)]!;
-    // Pass 0's filter reads every key, or only those past the sampled threshold (radix-select.ts).
-    else items += (temp[state + 5]! & 2) !== 0 ? temp[state + 3]! : perTile * ctx.tilesPerSegment;
+    const state = ctx.stateSlot + s * radixStateWords;
+    items += pass > 0 ? temp[state + 16 + pass - 1]! : temp[state] === 1 && temp[state + 2]! > 0 ? temp[state + 2]! : ctx.problem.maxSegmentSize;
   }
   return items;
 }
@@ -48,13 +62,13 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   reduce: {
     body: runReduce,
     bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax),
-    items: (grid, { ctx }) => grid * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
+    items: (grid, { ctx }) => grid * Math.max(1, ctx.reduceSegmentsPerWorkgroup) * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
   },
   'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
   'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid, { ctx }) => grid * (16 + Math.min(8192, ctx.problem.maxSegmentSize >>> 5)) },
-  'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems), items: radixScanItems },
-  'radix-choose': { body: runRadixChoose, bytes: () => 16, items: (grid) => grid * 64 },
-  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems), items: (grid, params) => radixScanItems(grid, params, true) },
+  'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params) },
+  'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params, true) },
+  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: radixFilterItems },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
 };
 

@@ -1,4 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import { radixSample, radixSampleCap, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -13,42 +14,48 @@ import {
 } from './common.js';
 
 /*
- * The 'radix-select' variant, the general case: a multi-pass radix select over the 32-bit ordered
- * key, policy.radixBits-bit digits (8: four passes) MSB first, with per-segment state in temporary
- * storage:
+ * The 'radix-select' variant, the general case (launches and slots: radix-plan.ts; the WGSL twins:
+ * webgpu/radix-*.ts). A radix select over the 32-bit ordered key, digits of policy.radixBits bits
+ * from the top (the last one what is left), with per-segment state in temporary storage:
  *
- *   'radix-init'       (grid maxSegments)            zero the segment's histogram and state
- *   for pass p = 0..passes-1 (shift 32 - bits (p + 1)):
- *   'radix-histogram'  (grid maxSegments * tiles)     histogram of the candidates' digit p
- *   'radix-choose'     (grid maxSegments)            the threshold digit b and whether its whole bucket is taken
- *   'radix-filter'     (grid maxSegments * tiles)     digit > b -> selected; digit == b -> next candidates (or selected)
- *   'radix-finalize'   (grid maxSegments)            ties from the last pass's candidates (smallest indices), sort, write
+ *   'radix-init'       (grid maxSegments)               zero state and histograms; sample a threshold T
+ *   'radix-histogram'  (grid maxSegments * tiles)        pass 0 over the keys: those >= T into
+ *                                                         candidates0 with their digit-0 histogram, or
+ *                                                         (no T) the digit-0 histogram of every key
+ *   'radix-fallback'   (grid maxSegments * tiles)        only where fewer than take keys reached T:
+ *                                                         the digit-0 histogram of the keys below it
+ *   'radix-filter' p   (grid maxSegments * filterTiles)  digit p's threshold bucket from its histogram;
+ *                                                         items above it selected, its members kept
+ *                                                         with their digit-(p+1) histogram
+ *   'radix-finalize'   (grid maxSegments)                the last digit, the smallest tied indices,
+ *                                                         sort, write
  *
- * Tiles: tile t of segment s is workgroup s * tiles + t and covers policy.radixTileItems items (keys
- * in pass 0, candidates of buffer (p-1)&1 after). Candidates and selected entries are segment-local
- * indices; a segment's candidates live at its own start in `candidates0`/`candidates1`. As on a GPU,
- * tiles of one segment may run concurrently (CPU worker threads): with several tiles per segment the
- * histogram adds are atomic and a filter tile stages its selected items and candidates in workgroup
- * memory, then appends each list with one atomic add. Candidates may so come out of index order:
- * finalize puts the ties in index order, and the selection in rank order ('sorted') or index order
- * ('unsorted'), so results never depend on the order tiles ran in. Where the requirements let results
- * change between runs (`determinism: 'not-guaranteed'` with `tieBreak: 'any'`, or with 'unsorted'),
- * finalize skips that: it takes the first tied candidates appended, or keeps the selection as appended.
+ * Tiles: pass-0 tile t of segment s is workgroup s * tiles + t and covers policy.radixTileItems keys;
+ * filter workgroup w of a segment takes its input's tiles w, w + filterTiles, ... Candidates and
+ * selected entries are segment-local indices; a segment's candidates live at its own start in
+ * `candidates0`/`candidates1`. As on a GPU, workgroups of one segment may run concurrently (CPU
+ * worker threads): their histogram and counter adds are atomic, and a workgroup stages its items in
+ * workgroup memory, then appends each list with one atomic add. Candidates may so come out of index
+ * order: finalize puts the ties in index order, and the selection in rank order ('sorted') or index
+ * order ('unsorted'), so results never depend on the order workgroups ran in. Where the requirements
+ * let results change between runs (`determinism: 'not-guaranteed'` with `tieBreak: 'any'`, or with
+ * 'unsorted'), finalize skips that: it takes the first tied candidates appended, or keeps the
+ * selection as appended.
  *
- * State words per segment (problem.ts): [0 remaining, 1 selectedCount, 2 candidateCount0,
- * 3 candidateCount1, 4 threshold digit, 5 takeBucket, 6 done, 7 k clamped].
+ * Signed ordered keys (common.ts): digit 0 of the ordered key is `(sk >>> shift0) ^ signDigit`, later
+ * digits those of sk itself; the threshold T is kept as ordered-key bits in the state.
  *
  * With device-only size bounds the plan also launches single-tile; these kernels exit when the device
  * bounds' max fits the tile.
  */
 
-/** Workgroup memory of 'radix-histogram': four interleaved local histograms, then pass 0's keys past the sampled threshold, staged. */
-export function radixHistogramWorkgroupBytes(radixTileItems: number): number {
-  return 4096 + radixTileItems * 4;
+/** Workgroup memory of 'radix-histogram' and 'radix-fallback': four interleaved histograms, then a tile's collected keys, staged. */
+export function radixHistogramWorkgroupBytes(radixTileItems: number, radixBits: number): number {
+  return 16 * 2 ** radixBits + radixTileItems * 4;
 }
-/** Workgroup memory of 'radix-filter': the tile's selected items, then its candidates, staged. */
-export function radixFilterWorkgroupBytes(radixTileItems: number): number {
-  return radixTileItems * 8;
+/** Workgroup memory of 'radix-filter': a tile's selected items and kept candidates, staged, and the next digit's histogram. */
+export function radixFilterWorkgroupBytes(radixTileItems: number, radixBits: number): number {
+  return radixTileItems * 8 + 4 * 2 ** radixBits;
 }
 /** Workgroup memory of 'radix-finalize': the selection's keys and indices. */
 export function radixFinalizeWorkgroupBytes(kMax: number): number {
@@ -73,63 +80,93 @@ function enter(ctx: TopKContext, segment: number): number {
   return segment;
 }
 
-/** 'radix-init': zero the histogram and state of one segment. */
+/** Word offset of segment `segment`'s digit-`pass` histogram. */
+function histogramAt(ctx: TopKContext, segment: number, pass: number): number {
+  return ctx.histogramSlot + (segment * ctx.radixPasses + pass) * ctx.radixDigits;
+}
+
+/** Items the filters of digits < pass selected. */
+function selectedBefore(temp: Int32Array, state: number, pass: number): number {
+  let sum = 0;
+  for (let q = 0; q < pass; q++) sum += temp[state + 8 + q]!;
+  return sum;
+}
+
+/** Shift and mask of digit `pass`. */
+function digitShift(ctx: TopKContext, pass: number): number {
+  const used = ctx.radixBits * (pass + 1);
+  return used >= 32 ? 0 : 32 - used;
+}
+function digitMask(ctx: TopKContext, pass: number): number {
+  const width = 32 - ctx.radixBits * pass - digitShift(ctx, pass);
+  return width >= 32 ? -1 : (1 << width) - 1;
+}
+/** Digit `pass` of a signed ordered key. */
+function digitOf(ctx: TopKContext, sk: number, pass: number): number {
+  if (pass === 0) return (sk >>> ctx.radixTopShift) ^ (ctx.radixDigits >>> 1);
+  return (sk >>> digitShift(ctx, pass)) & digitMask(ctx, pass);
+}
+
+/**
+ * The digit whose bucket holds the remaining-th best of `bins` counts at `at` in `counts` (best =
+ * highest digit), into `choice`: [digit, items in higher digits, items in it]. Fewer items than
+ * remaining (only inconsistent input under 'trust'): [0, 0, remaining], every item taken.
+ */
+const choice = new Int32Array(3);
+function chooseDigit(counts: Int32Array, at: number, bins: number, remaining: number): void {
+  let above = 0;
+  for (let digit = bins - 1; digit >= 0; digit--) {
+    const c = counts[at + digit]!;
+    if (above + c >= remaining) {
+      choice[0] = digit;
+      choice[1] = above;
+      choice[2] = c;
+      return;
+    }
+    above += c;
+  }
+  choice[0] = 0;
+  choice[1] = 0;
+  choice[2] = remaining;
+}
+
+/** 'radix-init': zero the state and histograms of one segment; the sampled threshold (state words 0, 1). */
 export function runRadixInit(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
   const segment = enter(ctx, workgroupId);
   if (segment < 0) return;
   const seg = segmentOfWorkgroup;
   const temp = ctx.temp;
-  const histogram = ctx.histogramSlot + segment * 256;
-  temp.fill(0, histogram, histogram + 256);
-  const state = ctx.stateSlot + segment * 8;
-  temp.fill(0, state, state + 8);
-  temp[state] = seg.take;
-  temp[state + 6] = seg.take === 0 ? 1 : 0; // nothing to select: every pass skips the segment
-  temp[state + 7] = seg.k;
-  // The sampled threshold for pass 0 (see below), kept in the segment's first `selected` word until
-  // pass 0's filter writes the selection there.
-  temp[ctx.selectedSlot + segment * ctx.kMax] = seg.take === 0 ? signBit : sampledThreshold(ctx, seg);
+  const state = ctx.stateSlot + segment * radixStateWords;
+  temp.fill(0, state, state + radixStateWords);
+  const histogram = histogramAt(ctx, segment, 0);
+  temp.fill(0, histogram, histogram + ctx.radixPasses * ctx.radixDigits);
+  const threshold = sampledThreshold(ctx, seg);
+  temp[state] = threshold === signBit ? 0 : 1;
+  temp[state + 1] = threshold ^ signBit;
 }
-
-/*
- * Pass 0 with a sampled threshold (CPU only; the launches are the same). On long segments with a
- * small k, 'radix-init' estimates from a strided sample a signed ordered key T that about 1.5 k + a
- * few keys reach; 'radix-histogram' pass 0, besides the full histogram of the top digit, appends
- * the keys >= T to `candidates1` (the buffer pass 0 would read if it had a previous pass; count in
- * state word 3). When at least `remaining` keys reached T, every selected key is among them, so
- * 'radix-choose' pass 0 chooses the digit from their histogram instead and flags the segment (state
- * word 5, bit 1), and 'radix-filter' pass 0 reads those few candidates instead of every key. When
- * fewer reached T (a sample that misled), the full histogram is used and pass 0 runs as usual. The
- * selection is the same either way: the candidates left are the keys of the threshold bucket that
- * can still be selected, which the next passes and finalize resolve exactly.
- */
 
 const sample = new Int32Array(8192);
 
-/** A signed ordered key about 1.5 take + 8 of the segment's keys reach, or signBit for none (segment too short or k too large). */
+/** The signed ordered key of the sample's j-th largest (policy.ts radixSample), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
-  const { size, take, start, mask } = seg;
-  if (size < 1024 || take * 4 > size) return signBit;
-  const m = Math.min(sample.length, Math.max(256, size >>> 5));
-  const j = Math.ceil((1.5 * take * m) / size) + 8; // the j-th largest of the sample
-  if (j * 2 > m) return signBit;
+  const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize));
+  if (shape === undefined) return signBit;
+  const { m, step, j } = shape;
   const keys = ctx.keys;
-  const step = size / m;
-  if (ctx.isF32) for (let i = 0; i < m; i++) sample[i] = f32Signed(keys[start + Math.floor(i * step)]!) ^ mask;
+  const { start, mask } = seg;
+  if (ctx.isF32) for (let i = 0; i < m; i++) sample[i] = f32Signed(keys[start + i * step]!) ^ mask;
   else {
     const xor = ctx.integerKeyXor ^ mask;
-    for (let i = 0; i < m; i++) sample[i] = keys[start + Math.floor(i * step)]! ^ xor;
+    for (let i = 0; i < m; i++) sample[i] = keys[start + i * step]! ^ xor;
   }
-  const threshold = nthSmallest(sample, m, m - j);
-  return threshold === signBit ? signBit : threshold;
+  return nthSmallest(sample, m, m - j);
 }
 
 /** Whether under 1/32 of the keys are expected to reach the sampled threshold (then a branch beats branch-free writes). */
-function thresholdIsRare(size: number, take: number): boolean {
-  const m = Math.min(sample.length, Math.max(256, size >>> 5));
-  const j = Math.ceil((1.5 * take * m) / size) + 8;
-  return j * 32 < m;
+function thresholdIsRare(ctx: TopKContext, size: number, take: number): boolean {
+  const shape = radixSample(size, take, radixSampleCap(ctx.policy.workgroupSize));
+  return shape !== undefined && shape.j * 32 < shape.m;
 }
 
 /** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect; reorders the list so that list[0, nth] are the nth + 1 smallest. */
@@ -164,448 +201,264 @@ function nthSmallest(list: Int32Array, n: number, nth: number): number {
   return list[nth]!;
 }
 
-/** 'radix-histogram' for the launch's pass. */
+/** 'radix-histogram': pass 0 over a tile of the keys (collect those >= T, or the full digit-0 histogram). */
 export function runRadixHistogram(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
-  const ctx = params.ctx;
-  const tiles = ctx.tilesPerSegment;
-  const segment = enter(ctx, tiles === 1 ? workgroupId : Math.floor(workgroupId / tiles));
+  passZero(workgroupId, shared, params.ctx, false);
+}
+
+/** 'radix-fallback': where fewer than take keys reached T, the digit-0 histogram of the tile's keys below T. */
+export function runRadixFallback(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  passZero(workgroupId, shared, params.ctx, true);
+}
+
+/**
+ * Pass 0 over tiles of the keys. 'radix-histogram' (grid maxSegments * tiles): one tile per
+ * workgroup. 'radix-fallback' (grid maxSegments * filterTiles): workgroup w takes tiles w, w +
+ * filterTiles, ... of its segment.
+ */
+function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext, fallback: boolean): void {
+  const perSegment = fallback ? ctx.filterTilesPerSegment : ctx.tilesPerSegment;
+  const segment = enter(ctx, perSegment === 1 ? workgroupId : Math.floor(workgroupId / perSegment));
   if (segment < 0) return;
-  const temp = ctx.temp;
-  const state = ctx.stateSlot + segment * 8;
-  if (temp[state + 6] !== 0) return;
   const seg = segmentOfWorkgroup;
-  const pass = params.pass;
+  const temp = ctx.temp;
+  const state = ctx.stateSlot + segment * radixStateWords;
+  const sampled = temp[state] === 1;
+  if (seg.take === 0 || (fallback && !(sampled && temp[state + 2]! < seg.take))) return;
+  // T as a signed ordered key (sk >= threshold <=> ordered key >= T).
+  const threshold = temp[state + 1]! ^ signBit;
   const tileItems = ctx.policy.radixTileItems;
-  const from = (workgroupId - segment * tiles) * tileItems;
-  const count = pass === 0 ? seg.size : temp[state + 2 + ((pass - 1) & 1)]!;
-  const to = Math.min(from + tileItems, count);
-  if (from >= to) return;
-  // Four interleaved local histograms: consecutive equal digits do not wait on one counter.
-  const local = shared.i32;
-  local.fill(0, 0, 1024);
-  const keys = ctx.keys;
-  const start = seg.start;
-  const mask = seg.mask;
-  const isF32 = ctx.isF32;
-  const xor = ctx.integerKeyXor ^ mask;
-  const histogram = ctx.histogramSlot + segment * 256;
-  if (pass === 0) {
-    // Bins by the top digit of sk, whose sign bit is flipped against the ordered key's: digit = bin ^ signDigit.
-    const top = ctx.radixTopShift;
-    const end = start + to;
-    let p = start + from;
-    const threshold = temp[ctx.selectedSlot + segment * ctx.kMax]!;
-    if (threshold !== signBit) {
-      histogramAndThreshold(ctx, segment, state, tiles, p, end, start, mask, xor, threshold, thresholdIsRare(seg.size, seg.take), local);
-    } else if (isF32) {
-      for (; p + 3 < end; p += 4) {
-        local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
-        local[256 + ((f32Signed(keys[p + 1]!) ^ mask) >>> top)]!++;
-        local[512 + ((f32Signed(keys[p + 2]!) ^ mask) >>> top)]!++;
-        local[768 + ((f32Signed(keys[p + 3]!) ^ mask) >>> top)]!++;
-      }
-      for (; p < end; p++) local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
+  for (let tile = workgroupId - segment * perSegment; tile * tileItems < seg.size; tile += perSegment) {
+    const from = tile * tileItems;
+    const to = Math.min(from + tileItems, seg.size);
+    if (!fallback && sampled) {
+      collectPastThreshold(ctx, segment, state, perSegment, seg.start + from, seg.start + to, threshold, thresholdIsRare(ctx, seg.size, seg.take), shared.i32);
     } else {
-      for (; p + 3 < end; p += 4) {
-        local[(keys[p]! ^ xor) >>> top]!++;
-        local[256 + ((keys[p + 1]! ^ xor) >>> top)]!++;
-        local[512 + ((keys[p + 2]! ^ xor) >>> top)]!++;
-        local[768 + ((keys[p + 3]! ^ xor) >>> top)]!++;
-      }
-      for (; p < end; p++) local[(keys[p]! ^ xor) >>> top]!++;
+      histogramOfTile(ctx, segment, perSegment, seg.start + from, seg.start + to, fallback ? threshold : undefined, shared.i32);
     }
-    const signDigit = ctx.radixDigits >> 1;
-    for (let bin = 0; bin < ctx.radixDigits; bin++) {
-      const c = local[bin]! + local[256 + bin]! + local[512 + bin]! + local[768 + bin]!;
-      if (c === 0) continue;
-      // Tiles of one segment may run on different threads: their adds are atomic, as on a GPU.
-      if (tiles === 1) temp[histogram + (bin ^ signDigit)]! += c;
-      else Atomics.add(temp, histogram + (bin ^ signDigit), c);
-    }
-    return;
-  }
-  const shift = ctx.radixTopShift - ctx.radixBits * pass;
-  const digitMask = ctx.radixDigits - 1;
-  const candidates = ctx.candidatesSlot[(pass - 1) & 1]! + start;
-  let c = from;
-  if (isF32) {
-    for (; c + 3 < to; c += 4) {
-      local[((f32Signed(keys[start + temp[candidates + c]!]!) ^ mask) >>> shift) & digitMask]!++;
-      local[256 + (((f32Signed(keys[start + temp[candidates + c + 1]!]!) ^ mask) >>> shift) & digitMask)]!++;
-      local[512 + (((f32Signed(keys[start + temp[candidates + c + 2]!]!) ^ mask) >>> shift) & digitMask)]!++;
-      local[768 + (((f32Signed(keys[start + temp[candidates + c + 3]!]!) ^ mask) >>> shift) & digitMask)]!++;
-    }
-    for (; c < to; c++) local[((f32Signed(keys[start + temp[candidates + c]!]!) ^ mask) >>> shift) & digitMask]!++;
-  } else {
-    for (; c + 3 < to; c += 4) {
-      local[((keys[start + temp[candidates + c]!]! ^ xor) >>> shift) & digitMask]!++;
-      local[256 + (((keys[start + temp[candidates + c + 1]!]! ^ xor) >>> shift) & digitMask)]!++;
-      local[512 + (((keys[start + temp[candidates + c + 2]!]! ^ xor) >>> shift) & digitMask)]!++;
-      local[768 + (((keys[start + temp[candidates + c + 3]!]! ^ xor) >>> shift) & digitMask)]!++;
-    }
-    for (; c < to; c++) local[((keys[start + temp[candidates + c]!]! ^ xor) >>> shift) & digitMask]!++;
-  }
-  for (let digit = 0; digit < ctx.radixDigits; digit++) {
-    const n = local[digit]! + local[256 + digit]! + local[512 + digit]! + local[768 + digit]!;
-    if (n === 0) continue;
-    if (tiles === 1) temp[histogram + digit]! += n;
-    else Atomics.add(temp, histogram + digit, n);
   }
 }
 
-/** Pass 0's histogram of a tile that also collects the keys >= the sampled threshold (a function of its own, so its loops get compiled on their own). */
-function histogramAndThreshold(
+/**
+ * The digit-0 histogram of keys [from, end) (in the fallback, of those below `below`, a signed
+ * ordered key), by the top bits of sk, whose sign bit is flipped against the ordered key's: digit =
+ * bin ^ signDigit. Four interleaved local histograms: consecutive equal digits do not wait on one
+ * counter.
+ */
+function histogramOfTile(ctx: TopKContext, segment: number, workgroupsPerSegment: number, from: number, end: number, below: number | undefined, local: Int32Array): void {
+  const seg = segmentOfWorkgroup;
+  const temp = ctx.temp;
+  const bins = ctx.radixDigits;
+  local.fill(0, 0, 4 * bins);
+  const keys = ctx.keys;
+  const mask = seg.mask;
+  const xor = ctx.integerKeyXor ^ mask;
+  const top = ctx.radixTopShift;
+  let p = from;
+  const b1 = bins;
+  const b2 = 2 * bins;
+  const b3 = 3 * bins;
+  if (below !== undefined) {
+    for (; p < end; p++) {
+      const s = ctx.isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
+      if (s < below) local[s >>> top]!++;
+    }
+  } else if (ctx.isF32) {
+    for (; p + 3 < end; p += 4) {
+      local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
+      local[b1 + ((f32Signed(keys[p + 1]!) ^ mask) >>> top)]!++;
+      local[b2 + ((f32Signed(keys[p + 2]!) ^ mask) >>> top)]!++;
+      local[b3 + ((f32Signed(keys[p + 3]!) ^ mask) >>> top)]!++;
+    }
+    for (; p < end; p++) local[(f32Signed(keys[p]!) ^ mask) >>> top]!++;
+  } else {
+    for (; p + 3 < end; p += 4) {
+      local[(keys[p]! ^ xor) >>> top]!++;
+      local[b1 + ((keys[p + 1]! ^ xor) >>> top)]!++;
+      local[b2 + ((keys[p + 2]! ^ xor) >>> top)]!++;
+      local[b3 + ((keys[p + 3]! ^ xor) >>> top)]!++;
+    }
+    for (; p < end; p++) local[(keys[p]! ^ xor) >>> top]!++;
+  }
+  const signDigit = bins >>> 1;
+  const histogram = histogramAt(ctx, segment, 0);
+  for (let bin = 0; bin < bins; bin++) {
+    const c = local[bin]! + local[b1 + bin]! + local[b2 + bin]! + local[b3 + bin]!;
+    if (c === 0) continue;
+    // Workgroups of one segment may run on different threads: their adds are atomic, as on a GPU.
+    if (workgroupsPerSegment === 1) temp[histogram + (bin ^ signDigit)]! += c;
+    else Atomics.add(temp, histogram + (bin ^ signDigit), c);
+  }
+}
+
+/**
+ * Pass 0 with a sampled threshold: appends the tile's keys >= T (signed ordered keys) to candidates0
+ * (count in state word 2) and counts them in the digit-0 histogram. A function of its own, so its
+ * loops get compiled on their own.
+ */
+function collectPastThreshold(
   ctx: TopKContext,
   segment: number,
   state: number,
   tiles: number,
   from: number,
   end: number,
-  start: number,
-  mask: number,
-  xor: number,
   threshold: number,
   rare: boolean,
   local: Int32Array,
 ): void {
   const temp = ctx.temp;
   const keys = ctx.keys;
-  const top = ctx.radixTopShift;
-  const isF32 = ctx.isF32;
-  let p = from;
-  void segment;
-  // With the sampled threshold: also collect the keys >= T.
-  const direct = tiles === 1;
-  const dst = direct ? temp : local;
-  const out = direct ? ctx.candidatesSlot[1]! + start : 1024;
-  let n = direct ? temp[state + 3]! : 0;
-  if (rare) {
-  // Few keys reach T: a well-predicted branch per four keys.
-    if (isF32) {
-      for (; p + 3 < end; p += 4) {
-        const s0 = f32Signed(keys[p]!) ^ mask;
-        const s1 = f32Signed(keys[p + 1]!) ^ mask;
-        const s2 = f32Signed(keys[p + 2]!) ^ mask;
-        const s3 = f32Signed(keys[p + 3]!) ^ mask;
-        local[s0 >>> top]!++;
-        local[256 + (s1 >>> top)]!++;
-        local[512 + (s2 >>> top)]!++;
-        local[768 + (s3 >>> top)]!++;
-        if ((bit(s0 >= threshold) | bit(s1 >= threshold) | bit(s2 >= threshold) | bit(s3 >= threshold)) !== 0) {
-          if (s0 >= threshold) dst[out + n++] = p - start;
-          if (s1 >= threshold) dst[out + n++] = p + 1 - start;
-          if (s2 >= threshold) dst[out + n++] = p + 2 - start;
-          if (s3 >= threshold) dst[out + n++] = p + 3 - start;
-        }
-      }
-      for (; p < end; p++) {
-        const s0 = f32Signed(keys[p]!) ^ mask;
-        local[s0 >>> top]!++;
-        if (s0 >= threshold) dst[out + n++] = p - start;
-      }
-    } else {
-      for (; p + 3 < end; p += 4) {
-        const s0 = keys[p]! ^ xor;
-        const s1 = keys[p + 1]! ^ xor;
-        const s2 = keys[p + 2]! ^ xor;
-        const s3 = keys[p + 3]! ^ xor;
-        local[s0 >>> top]!++;
-        local[256 + (s1 >>> top)]!++;
-        local[512 + (s2 >>> top)]!++;
-        local[768 + (s3 >>> top)]!++;
-        if ((bit(s0 >= threshold) | bit(s1 >= threshold) | bit(s2 >= threshold) | bit(s3 >= threshold)) !== 0) {
-          if (s0 >= threshold) dst[out + n++] = p - start;
-          if (s1 >= threshold) dst[out + n++] = p + 1 - start;
-          if (s2 >= threshold) dst[out + n++] = p + 2 - start;
-          if (s3 >= threshold) dst[out + n++] = p + 3 - start;
-        }
-      }
-      for (; p < end; p++) {
-        const s0 = keys[p]! ^ xor;
-        local[s0 >>> top]!++;
-        if (s0 >= threshold) dst[out + n++] = p - start;
-      }
-    }
-  } else {
-    if (isF32) {
-      for (; p + 3 < end; p += 4) {
-        const s0 = f32Signed(keys[p]!) ^ mask;
-        const s1 = f32Signed(keys[p + 1]!) ^ mask;
-        const s2 = f32Signed(keys[p + 2]!) ^ mask;
-        const s3 = f32Signed(keys[p + 3]!) ^ mask;
-        local[s0 >>> top]!++;
-        local[256 + (s1 >>> top)]!++;
-        local[512 + (s2 >>> top)]!++;
-        local[768 + (s3 >>> top)]!++;
-        // Branch-free: each key is written, the count advances past those >= T.
-        const j = p - start;
-        dst[out + n] = j;
-        n += bit(s0 >= threshold);
-        dst[out + n] = j + 1;
-        n += bit(s1 >= threshold);
-        dst[out + n] = j + 2;
-        n += bit(s2 >= threshold);
-        dst[out + n] = j + 3;
-        n += bit(s3 >= threshold);
-      }
-      for (; p < end; p++) {
-        const s0 = f32Signed(keys[p]!) ^ mask;
-        local[s0 >>> top]!++;
-        if (s0 >= threshold) dst[out + n++] = p - start;
-      }
-    } else {
-      for (; p + 3 < end; p += 4) {
-        const s0 = keys[p]! ^ xor;
-        const s1 = keys[p + 1]! ^ xor;
-        const s2 = keys[p + 2]! ^ xor;
-        const s3 = keys[p + 3]! ^ xor;
-        local[s0 >>> top]!++;
-        local[256 + (s1 >>> top)]!++;
-        local[512 + (s2 >>> top)]!++;
-        local[768 + (s3 >>> top)]!++;
-        // Branch-free: each key is written, the count advances past those >= T.
-        const j = p - start;
-        dst[out + n] = j;
-        n += bit(s0 >= threshold);
-        dst[out + n] = j + 1;
-        n += bit(s1 >= threshold);
-        dst[out + n] = j + 2;
-        n += bit(s2 >= threshold);
-        dst[out + n] = j + 3;
-        n += bit(s3 >= threshold);
-      }
-      for (; p < end; p++) {
-        const s0 = keys[p]! ^ xor;
-        local[s0 >>> top]!++;
-        if (s0 >= threshold) dst[out + n++] = p - start;
-      }
-    }
-  }
-  if (direct) temp[state + 3] = n;
-  else if (n > 0) {
-    const at = Atomics.add(temp, state + 3, n);
-    temp.set(local.subarray(1024, 1024 + n), ctx.candidatesSlot[1]! + start + at);
-  }
-}
-
-/** 'radix-choose' for the launch's pass: the threshold digit, and the histogram zeroed for the next pass. */
-export function runRadixChoose(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, params: TopKKernelParams): void {
-  const ctx = params.ctx;
-  const segment = enter(ctx, workgroupId);
-  if (segment < 0) return;
-  const temp = ctx.temp;
-  const state = ctx.stateSlot + segment * 8;
-  if (temp[state + 6] !== 0) return;
-  const take = Math.min(temp[state + 7]!, segmentOfWorkgroup.size);
-  const remaining = take - temp[state + 1]!;
-  temp[state] = remaining;
-  if (remaining <= 0) {
-    temp[state + 6] = 1;
-    return;
-  }
-  const histogram = ctx.histogramSlot + segment * 256;
-  if (params.pass === 0) {
-    const reached = temp[state + 3]!;
-    if (reached >= remaining) {
-      chooseFromThresholdCandidates(ctx, segment, state, remaining, reached);
-      temp.fill(0, histogram, histogram + ctx.radixDigits);
-      return;
-    }
-  }
-  let above = 0;
-  let digit = ctx.radixDigits - 1;
-  let inBucket = 0;
-  for (; digit >= 0; digit--) {
-    inBucket = temp[histogram + digit]!;
-    if (above + inBucket >= remaining) break;
-    above += inBucket;
-  }
-  if (digit < 0) {
-    // Fewer candidates than remaining: only inconsistent inputs under 'trust' get here. Take them all.
-    digit = 0;
-    inBucket = remaining - above;
-  }
-  temp[state + 4] = digit;
-  temp[state + 5] = above + inBucket === remaining ? 1 : 0;
-  temp[state + 2 + (params.pass & 1)] = 0;
-  temp.fill(0, histogram, histogram + ctx.radixDigits);
-}
-
-const thresholdHistogram = new Int32Array(256);
-
-/** 'radix-choose' pass 0 from the keys past the sampled threshold (candidates1): their top-digit histogram decides. */
-function chooseFromThresholdCandidates(ctx: TopKContext, segment: number, state: number, remaining: number, reached: number): void {
-  const temp = ctx.temp;
   const seg = segmentOfWorkgroup;
-  const keys = ctx.keys;
   const start = seg.start;
   const mask = seg.mask;
-  const candidates = ctx.candidatesSlot[1]! + start;
-  const counts = thresholdHistogram;
-  counts.fill(0);
-  if (ctx.isF32) for (let c = 0; c < reached; c++) counts[((f32Signed(keys[start + temp[candidates + c]!]!) ^ mask) >>> 24) ^ 128]!++;
+  const xor = ctx.integerKeyXor ^ mask;
+  const isF32 = ctx.isF32;
+  // One tile per segment: straight to the buffer. Several (which may run on different threads):
+  // staged in workgroup memory, appended with one atomic add.
+  const direct = tiles === 1;
+  const dst = direct ? temp : local;
+  const out = direct ? ctx.candidatesSlot[0]! + start + temp[state + 2]! : 0;
+  let n = 0;
+  let p = from;
+  if (rare) {
+    // Few keys reach T: a well-predicted branch per four keys.
+    for (; p + 3 < end; p += 4) {
+      const s0 = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
+      const s1 = isF32 ? f32Signed(keys[p + 1]!) ^ mask : keys[p + 1]! ^ xor;
+      const s2 = isF32 ? f32Signed(keys[p + 2]!) ^ mask : keys[p + 2]! ^ xor;
+      const s3 = isF32 ? f32Signed(keys[p + 3]!) ^ mask : keys[p + 3]! ^ xor;
+      if ((bit(s0 >= threshold) | bit(s1 >= threshold) | bit(s2 >= threshold) | bit(s3 >= threshold)) !== 0) {
+        if (s0 >= threshold) dst[out + n++] = p - start;
+        if (s1 >= threshold) dst[out + n++] = p + 1 - start;
+        if (s2 >= threshold) dst[out + n++] = p + 2 - start;
+        if (s3 >= threshold) dst[out + n++] = p + 3 - start;
+      }
+    }
+  } else if (isF32) {
+    // Branch-free: each key is written, the count advances past those >= T.
+    for (; p < end; p++) {
+      dst[out + n] = p - start;
+      n += bit((f32Signed(keys[p]!) ^ mask) >= threshold);
+    }
+  } else {
+    for (; p < end; p++) {
+      dst[out + n] = p - start;
+      n += bit((keys[p]! ^ xor) >= threshold);
+    }
+  }
+  for (; p < end; p++) {
+    const s = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
+    if (s >= threshold) dst[out + n++] = p - start;
+  }
+  if (n === 0) return;
+  let list = out;
+  if (direct) temp[state + 2] = temp[state + 2]! + n;
   else {
-    const xor = ctx.integerKeyXor ^ mask;
-    for (let c = 0; c < reached; c++) counts[((keys[start + temp[candidates + c]!]! ^ xor) >>> 24) ^ 128]!++;
+    const at = Atomics.add(temp, state + 2, n);
+    list = ctx.candidatesSlot[0]! + start + at;
+    temp.set(local.subarray(0, n), list);
   }
-  let above = 0;
-  let digit = 255;
-  let inBucket = 0;
-  for (; digit >= 0; digit--) {
-    inBucket = counts[digit]!;
-    if (above + inBucket >= remaining) break;
-    above += inBucket;
+  // Their digit-0 histogram.
+  const histogram = histogramAt(ctx, segment, 0);
+  for (let j = 0; j < n; j++) {
+    const index = temp[list + j]!;
+    const s = isF32 ? f32Signed(keys[start + index]!) ^ mask : keys[start + index]! ^ xor;
+    const digit = digitOf(ctx, s, 0);
+    if (direct) temp[histogram + digit]!++;
+    else Atomics.add(temp, histogram + digit, 1);
   }
-  temp[state + 4] = digit;
-  temp[state + 5] = (above + inBucket === remaining ? 1 : 0) | 2;
-  temp[state + 2] = 0;
-  void segment;
 }
 
 /**
- * 'radix-filter' for the launch's pass. The tests are branch-free (a digit difference's sign):
- * each item is written to the next candidate slot and to the workgroup's staging list of selected
- * items, and the counters advance only when it belongs there. A candidate slot written is always
- * below the segment's size, so stray writes stay in the segment's own region; selected items are
- * staged in workgroup memory (one slot per tile item) and copied out, as a GPU workgroup would
- * compact before its one atomic add.
+ * 'radix-filter' for digit p = the launch's pass: the threshold bucket b from the digit-p histogram
+ * and the items left to take; items above b (or in it, when the whole bucket is taken) selected,
+ * b's members kept in buffer (p + 1) & 1 with their digit-(p + 1) histogram. Input: digit 0 reads
+ * candidates0 (the keys that reached T) where at least take did, else every key; digit p > 0 reads
+ * buffer p & 1.
  */
 export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
-  const tiles = ctx.tilesPerSegment;
+  const tiles = ctx.filterTilesPerSegment;
   const segment = enter(ctx, tiles === 1 ? workgroupId : Math.floor(workgroupId / tiles));
   if (segment < 0) return;
-  const temp = ctx.temp;
-  const state = ctx.stateSlot + segment * 8;
-  if (temp[state + 6] !== 0) return;
   const seg = segmentOfWorkgroup;
+  const temp = ctx.temp;
+  const state = ctx.stateSlot + segment * radixStateWords;
   const pass = params.pass;
+  const sampled = temp[state] === 1 && temp[state + 2]! >= seg.take;
+  const count = Math.min(pass > 0 ? temp[state + 16 + pass - 1]! : sampled ? temp[state + 2]! : seg.size, seg.size);
+  const before = selectedBefore(temp, state, pass);
   const tileItems = ctx.policy.radixTileItems;
-  const from = (workgroupId - segment * tiles) * tileItems;
-  const flags = temp[state + 5]!;
-  const fromThreshold = pass === 0 && (flags & 2) !== 0;
-  const countIn = fromThreshold ? temp[state + 3]! : pass === 0 ? seg.size : temp[state + 2 + ((pass - 1) & 1)]!;
-  const to = Math.min(from + tileItems, countIn);
-  if (from >= to) return;
-  const digit = temp[state + 4]!;
-  const takeBucket = (flags & 1) !== 0;
+  const w = workgroupId - segment * tiles;
+  if (before >= seg.take || w * tileItems >= count) return;
+  const fromKeys = pass === 0 && !sampled;
+  const remaining = seg.take - before;
+  chooseDigit(temp, histogramAt(ctx, segment, pass), ctx.radixDigits, remaining);
+  const threshold = choice[0]!;
+  const takeBucket = choice[1]! + choice[2]! === remaining;
   const keys = ctx.keys;
   const start = seg.start;
   const mask = seg.mask;
   const isF32 = ctx.isF32;
   const xor = ctx.integerKeyXor ^ mask;
+  const bins = ctx.radixDigits;
+  // Workgroup memory: selected items staged at [0, tile), kept at [tile, 2 tile), the next digit's
+  // histogram at [2 tile, 2 tile + bins).
   const staged = shared.i32;
-  let stagedCount = 0;
-  const outCounter = state + 2 + (pass & 1);
-  // One tile per segment: candidates go straight to the next buffer. Several (which may run on
-  // different threads): they are staged in workgroup memory and appended with one atomic add.
-  const direct = tiles === 1;
-  const dst = direct ? temp : staged;
-  const out = direct ? ctx.candidatesSlot[pass & 1]! + start : tileItems;
-  let outCount = direct ? temp[outCounter]! : 0;
-  // Fewer than `remaining` (state[0], from choose) items of the segment are selected outright in this
-  // pass; when that is a small share of the items, a (well predicted) branch beats a staged write each.
-  const rareSelections = temp[state]! * 32 <= countIn;
-  if (fromThreshold) {
-    // Pass 0 over the keys past the sampled threshold (few): compare top digits of sk as signed numbers.
-    const bucket = ((digit ^ 128) << 24) >> 24;
-    const candidates = ctx.candidatesSlot[1]! + start;
-    const xorKey = isF32 ? mask : xor;
-    for (let c = from; c < to; c++) {
-      const j = temp[candidates + c]!;
-      const d = ((isF32 ? f32Signed(keys[start + j]!) ^ xorKey : keys[start + j]! ^ xorKey) >> 24) - bucket;
-      if (d > 0 || (takeBucket && d === 0)) staged[stagedCount++] = j;
-      else if (d === 0) dst[out + outCount++] = j;
-    }
-  } else if (pass === 0) {
-    // Compare top digits of sk as signed numbers: d = (s >> top) - (the bucket's), |d| < radixDigits.
-    const top = ctx.radixTopShift;
-    const bucket = ((digit ^ (ctx.radixDigits >> 1)) << top) >> top;
-    const end = start + to;
-    if (takeBucket) {
-      for (let p = start + from; p < end; p++) {
-        const s = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
-        staged[stagedCount] = p - start;
-        stagedCount += ~((s >> top) - bucket) >>> 31;
-      }
-    } else if (rareSelections) {
-      for (let p = start + from; p < end; p++) {
-        const d = ((isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor) >> top) - bucket;
-        const j = p - start;
-        dst[out + outCount] = j;
-        outCount += ((d | -d) >>> 31) ^ 1;
-        if (d > 0) staged[stagedCount++] = j;
-      }
-    } else if (isF32) {
-      for (let p = start + from; p < end; p++) {
-        const d = ((f32Signed(keys[p]!) ^ mask) >> top) - bucket;
-        const j = p - start;
-        dst[out + outCount] = j;
-        outCount += ((d | -d) >>> 31) ^ 1;
-        staged[stagedCount] = j;
-        stagedCount += -d >>> 31;
-      }
-    } else {
-      for (let p = start + from; p < end; p++) {
-        const d = ((keys[p]! ^ xor) >> top) - bucket;
-        const j = p - start;
-        dst[out + outCount] = j;
-        outCount += ((d | -d) >>> 31) ^ 1;
-        staged[stagedCount] = j;
-        stagedCount += -d >>> 31;
-      }
-    }
-  } else {
-    const shift = ctx.radixTopShift - ctx.radixBits * pass;
-    const digitMask = ctx.radixDigits - 1;
-    const candidates = ctx.candidatesSlot[(pass - 1) & 1]! + start;
-    if (takeBucket) {
-      for (let c = from; c < to; c++) {
-        const j = temp[candidates + c]!;
-        const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
-        staged[stagedCount] = j;
-        stagedCount += ~(((s >>> shift) & digitMask) - digit) >>> 31;
-      }
-    } else if (rareSelections) {
-      for (let c = from; c < to; c++) {
-        const j = temp[candidates + c]!;
-        const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
-        const d = ((s >>> shift) & digitMask) - digit;
-        dst[out + outCount] = j;
-        outCount += ((d | -d) >>> 31) ^ 1;
-        if (d > 0) staged[stagedCount++] = j;
-      }
-    } else {
-      for (let c = from; c < to; c++) {
-        const j = temp[candidates + c]!;
-        const s = isF32 ? f32Signed(keys[start + j]!) ^ mask : keys[start + j]! ^ xor;
-        const d = ((s >>> shift) & digitMask) - digit;
-        dst[out + outCount] = j;
-        outCount += ((d | -d) >>> 31) ^ 1;
-        staged[stagedCount] = j;
-        stagedCount += -d >>> 31;
-      }
-    }
-  }
+  const nextHistogram = 2 * tileItems;
+  staged.fill(0, nextHistogram, nextHistogram + bins);
+  const shift = digitShift(ctx, pass);
+  const digitMaskP = digitMask(ctx, pass);
+  const nextShift = digitShift(ctx, pass + 1);
+  const nextMask = digitMask(ctx, pass + 1);
+  const top = ctx.radixTopShift;
+  const signDigit = bins >>> 1;
+  const source = ctx.candidatesSlot[pass & 1]! + start;
+  const next = ctx.candidatesSlot[(pass + 1) & 1]! + start;
   const selected = ctx.selectedSlot + segment * ctx.kMax;
-  if (direct) {
-    const selectedCount = temp[state + 1]!;
-    // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
-    const copy = Math.min(stagedCount, ctx.kMax - selectedCount);
-    for (let j = 0; j < copy; j++) temp[selected + selectedCount + j] = staged[j]!;
-    temp[state + 1] = selectedCount + copy;
-    temp[outCounter] = outCount;
-    return;
+  const kMax = ctx.kMax;
+  for (let t = w; t * tileItems < count; t += tiles) {
+    const from = t * tileItems;
+    const to = Math.min(from + tileItems, count);
+    let selectedCount = 0;
+    let keptCount = 0;
+    for (let c = from; c < to; c++) {
+      const index = fromKeys ? c : temp[source + c]!;
+      const s = isF32 ? f32Signed(keys[start + index]!) ^ mask : keys[start + index]! ^ xor;
+      const digit = pass === 0 ? (s >>> top) ^ signDigit : (s >>> shift) & digitMaskP;
+      if (digit > threshold || (takeBucket && digit === threshold)) staged[selectedCount++] = index;
+      else if (digit === threshold) {
+        staged[tileItems + keptCount++] = index;
+        staged[nextHistogram + ((s >>> nextShift) & nextMask)]!++;
+      }
+    }
+    if (selectedCount > 0) {
+      const at = before + appendCount(temp, state + 8 + pass, selectedCount, tiles);
+      // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
+      const copy = Math.min(selectedCount, kMax - at);
+      for (let j = 0; j < copy; j++) temp[selected + at + j] = staged[j]!;
+    }
+    if (keptCount > 0) {
+      const at = appendCount(temp, state + 16 + pass, keptCount, tiles);
+      temp.set(staged.subarray(tileItems, tileItems + keptCount), next + at);
+    }
   }
-  if (stagedCount > 0) {
-    const selectedCount = Atomics.add(temp, state + 1, stagedCount);
-    const copy = Math.min(stagedCount, ctx.kMax - selectedCount);
-    for (let j = 0; j < copy; j++) temp[selected + selectedCount + j] = staged[j]!;
+  const histogram = histogramAt(ctx, segment, pass + 1);
+  for (let digit = 0; digit < bins; digit++) {
+    const c = staged[nextHistogram + digit]!;
+    if (c === 0) continue;
+    if (tiles === 1) temp[histogram + digit]! += c;
+    else Atomics.add(temp, histogram + digit, c);
   }
-  if (outCount > 0) {
-    const at = Atomics.add(temp, outCounter, outCount);
-    temp.set(staged.subarray(tileItems, tileItems + outCount), ctx.candidatesSlot[pass & 1]! + start + at);
-  }
+}
+
+/** Adds `n` to a counter and returns its old value: atomically where workgroups of the segment may run on other threads. */
+function appendCount(temp: Int32Array, at: number, n: number, workgroupsPerSegment: number): number {
+  if (workgroupsPerSegment > 1) return Atomics.add(temp, at, n);
+  const old = temp[at]!;
+  temp[at] = old + n;
+  return old;
 }
 
 /**
@@ -624,42 +477,63 @@ function smallestFirst(list: Int32Array, wanted: number): void {
   }
 }
 
-/** 'radix-finalize': ties from the last pass's candidates by smallest index, then sort and write the outputs. */
+/**
+ * 'radix-finalize': the last digit's bucket (items above it selected, its members tied on one
+ * ordered key: the smallest indices win, or the first found), then order and write the outputs.
+ */
 export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
   const segment = enter(ctx, workgroupId);
   if (segment < 0) return;
   const seg = segmentOfWorkgroup;
   const temp = ctx.temp;
-  const state = ctx.stateSlot + segment * 8;
+  const state = ctx.stateSlot + segment * radixStateWords;
   const kMax = ctx.kMax;
+  const last = ctx.radixPasses - 1;
   const selected = ctx.selectedSlot + segment * kMax;
-  let count = Math.min(temp[state + 1]!, seg.take);
+  let count = Math.min(selectedBefore(temp, state, last), seg.take);
   const memory = shared.i32; // keys at [0, kMax), indices at [kMax, 2 kMax)
   for (let j = 0; j < count; j++) memory[kMax + j] = temp[selected + j]!;
-  if (temp[state + 6] === 0 && count < seg.take) {
-    // The last bucket's members all share one ordered key: the smallest indices win, or with ties
-    // taken as found, the first ones the tiles appended (which may change with the threads' timing).
-    const last = (ctx.radixPasses - 1) & 1;
-    const candidates = ctx.candidatesSlot[last]! + seg.start;
-    const available = Math.min(temp[state + 2 + last]!, seg.size);
-    const ties = Math.min(seg.take - count, available);
-    if (!ctx.tiesAsFound) smallestFirst(temp.subarray(candidates, candidates + available), ties);
-    for (let j = 0; j < ties; j++) memory[kMax + count + j] = temp[candidates + j]!;
-    count += ties;
+  const keys = ctx.keys;
+  const start = seg.start;
+  const mask = seg.mask;
+  const isF32 = ctx.isF32;
+  const xor = ctx.integerKeyXor ^ mask;
+  if (count < seg.take) {
+    const remaining = seg.take - count;
+    const available = Math.min(temp[state + 16 + last - 1]!, seg.size);
+    chooseDigit(temp, histogramAt(ctx, segment, last), ctx.radixDigits, remaining);
+    const threshold = choice[0]!;
+    const takeBucket = choice[1]! + choice[2]! === remaining;
+    const source = ctx.candidatesSlot[last & 1]! + start;
+    const ties = ctx.candidatesSlot[(last + 1) & 1]! + start;
+    const shift = digitShift(ctx, last);
+    const digitMaskLast = digitMask(ctx, last);
+    let tied = 0;
+    let chosen = count;
+    for (let c = 0; c < available; c++) {
+      const index = temp[source + c]!;
+      const s = isF32 ? f32Signed(keys[start + index]!) ^ mask : keys[start + index]! ^ xor;
+      const digit = (s >>> shift) & digitMaskLast;
+      if (digit > threshold || (takeBucket && digit === threshold)) {
+        if (chosen < seg.take) memory[kMax + chosen++] = index;
+      } else if (digit === threshold) temp[ties + tied++] = index;
+    }
+    // The ties share one ordered key: the smallest indices win, or with ties taken as found, the
+    // first ones appended (which may change with the threads' timing).
+    const take = Math.min(seg.take - chosen, tied);
+    if (take > 0) {
+      if (!ctx.tiesAsFound) smallestFirst(temp.subarray(ties, ties + tied), take);
+      for (let j = 0; j < take; j++) memory[kMax + chosen + j] = temp[ties + j]!;
+    }
+    count = chosen + take;
   }
   if (!ctx.sorted) {
     // Index order: the same whatever order the tiles' atomic appends took (unless it may change).
     if (!ctx.orderAsFound) ensureAscending(memory, kMax, kMax + count);
   } else if (count > 1) {
-    const keys = ctx.keys;
-    const start = seg.start;
-    const mask = seg.mask;
-    if (ctx.isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
-    else {
-      const xor = ctx.integerKeyXor ^ mask;
-      for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
-    }
+    if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
+    else for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
     sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
   }
   writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);

@@ -14,6 +14,9 @@ import { Segment, type TopKContext, type TopKKernelParams, f32Signed, resolveSeg
  *
  * k <= 2 keeps the list in locals (arg-max and top-2, common for routers).
  *
+ * Segments of at most policy.reduceSmallSegmentItems keys (routers with 8 or 16 experts) get one
+ * invocation each instead: workgroup w handles segments [w * workgroupSize, (w + 1) * workgroupSize).
+ *
  * Workgroup memory: the list, keys in words [0, kMax), indices in words [kMax, 2 kMax).
  */
 
@@ -184,6 +187,10 @@ function topOneOrTwoOfRange(
 export function runReduce(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
   if (ctx.failed()) return;
+  if (ctx.reduceSegmentsPerWorkgroup > 0) {
+    runReducePerInvocation(ctx, workgroupId, shared);
+    return;
+  }
   const chunks = ctx.chunksPerSegment;
   const segment = chunks === 1 ? workgroupId : Math.floor(workgroupId / chunks);
   if (segment >= ctx.activeSegments()) return;
@@ -209,6 +216,24 @@ export function runReduce(workgroupId: number, _numWorkgroups: number, shared: W
   for (let j = count; j < kMax; j++) {
     partials[base + 2 * j] = 0;
     partials[base + 2 * j + 1] = -1; // 0xFFFFFFFF
+  }
+}
+
+/**
+ * 'reduce' with one invocation per segment (short segments): workgroup w handles segments
+ * [w * segmentsPerWorkgroup, (w + 1) * segmentsPerWorkgroup), each as a one-chunk workgroup would.
+ */
+function runReducePerInvocation(ctx: TopKContext, workgroupId: number, shared: WorkgroupMemory): void {
+  const perWorkgroup = ctx.reduceSegmentsPerWorkgroup;
+  const first = workgroupId * perWorkgroup;
+  const end = Math.min(first + perWorkgroup, ctx.activeSegments());
+  const kMax = ctx.kMax;
+  const list = shared.i32;
+  const seg = segmentOfWorkgroup;
+  for (let segment = first; segment < end; segment++) {
+    resolveSegment(ctx, segment, ctx.chunksPerSegment * ctx.policy.reduceChunkItems, seg);
+    const count = seg.size > 0 && seg.take > 0 ? topOfRange(ctx, seg.start, seg.start + seg.size, seg.start, seg.mask, seg.take, list, kMax) : 0;
+    writeSegmentOutputs(ctx, segment, seg, list, kMax, count);
   }
 }
 

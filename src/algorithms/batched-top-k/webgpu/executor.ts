@@ -1,8 +1,8 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type TopKExecutor, type TopKRun, radixTiles, reduceChunks, topKKernels } from '../problem.js';
+import { type TopKExecutor, type TopKRun, radixFilterTiles, radixTiles, reduceChunks, topKKernels } from '../problem.js';
+import { reducePerInvocation } from '../policy.js';
 import { type TopKKernelFacts, kernelFacts } from './facts.js';
-import { radixChooseProgram } from './radix-choose.js';
 import { radixFilterProgram } from './radix-filter.js';
 import { radixFinalizeProgram } from './radix-finalize.js';
 import { radixHistogramProgram } from './radix-histogram.js';
@@ -16,7 +16,7 @@ import { singleTileProgram } from './single-tile.js';
  */
 
 /** Reduce splits segments over several workgroups (and merges their partial lists in a second launch). */
-const multiChunk = (run: TopKRun) => reduceChunks(run.problem.maxSegmentSize, run.policy) > 1;
+const multiChunk = (run: TopKRun) => !reducePerInvocation(run.policy, run.problem.maxSegmentSize) && reduceChunks(run.problem.maxSegmentSize, run.policy) > 1;
 
 /** Top-k's WGSL programs, by kernel id. */
 const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: string, run: TopKRun) => WebGpuProgram> = {
@@ -24,8 +24,8 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   reduce: (facts, name, run) => reduceProgram(facts, name, multiChunk(run)),
   'reduce-merge': reduceMergeProgram,
   'radix-init': radixInitProgram,
-  'radix-histogram': radixHistogramProgram,
-  'radix-choose': radixChooseProgram,
+  'radix-histogram': (facts, name) => radixHistogramProgram(facts, name),
+  'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
   'radix-filter': radixFilterProgram,
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
 };
@@ -49,6 +49,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       kMax: problem.kMax,
       chunks: reduceChunks(problem.maxSegmentSize, policy),
       tiles: radixTiles(problem.maxSegmentSize, policy),
+      filterTiles: radixFilterTiles(problem, policy),
       ...(layout.has('candidates0') ? { candidatesLen: layout.slot('candidates0').bytes >>> 2 } : {}),
     };
   },

@@ -1,5 +1,6 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import { reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
 
 /*
@@ -23,7 +24,11 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly tileItems: number;
   readonly reduceChunkItems: number;
   readonly reduceMaxK: number;
+  /** Reduce gives each segment one invocation (policy.ts reducePerInvocation). */
+  readonly reducePerInvocation: boolean;
   readonly radixTileItems: number;
+  /** Bits per radix digit. */
+  readonly radixBits: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
 }
@@ -51,7 +56,9 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     tileItems: policy.tileItems,
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
+    reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
+    radixBits: policy.radixBits,
     subgroups: runtime.subgroups,
   };
 }

@@ -19,6 +19,8 @@ import { type TopKKernelFacts, directionOf } from './facts.js';
 /** What a kernel binds and which variant's branch it is on. */
 export interface KernelShape extends SegmentShape {
   readonly keys: boolean;
+  /** Also bind the keys as `keysIn4: array<vec4<u32>>` (the same buffer; allocations are whole 16-byte words). */
+  readonly keys4?: boolean;
   readonly outputs: boolean;
   readonly temp: TempAccess;
   /** single-tile runs when the device-side branch chooses it; radix-select when it does not. */
@@ -33,6 +35,7 @@ const hex = (value: number) => `0x${(value >>> 0).toString(16)}u`;
 export function kernelBindings(facts: TopKKernelFacts, shape: KernelShape): ProgramBinding[] {
   const arrays: ProgramBinding[] = [];
   if (shape.keys) arrays.push({ name: 'keysIn', access: 'read', element: 'u32' });
+  if (shape.keys4) arrays.push({ name: 'keysIn4', array: 'keysIn', access: 'read', element: 'vec4<u32>' });
   if (shape.outputs) {
     arrays.push({ name: 'keysOut', access: 'read_write', element: 'u32' });
     if (facts.valueMode === 'payload') arrays.push({ name: 'valuesIn', access: 'read', element: 'u32' });

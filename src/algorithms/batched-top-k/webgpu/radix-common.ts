@@ -1,28 +1,33 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { radixPasses, radixStateWords } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
+import { inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
- * What the radix-select kernels share (radix-init, -histogram, -choose, -filter, -finalize): temporary
- * storage bound as atomic words, the slots' word offsets as uniforms, and the segment entry on the
- * radix side of the device-side single-tile branch. State words per segment (problem.ts):
- * [0 remaining, 1 selectedCount, 2 candidateCount0, 3 candidateCount1, 4 threshold digit,
- * 5 takeBucket, 6 done, 7 k clamped].
+ * What the radix-select kernels share (radix-plan.ts lists them): temporary storage bound as atomic
+ * words, the slots' word offsets as uniforms, the segment entry on the radix side of the device-side
+ * single-tile branch, digits of BITS bits from the top (the last one narrower), and the choice of a
+ * digit's threshold bucket from a histogram in workgroup memory. State words per segment
+ * (problem.ts): [0 mode, 1 threshold T, 2 keys that reached T, 8 + p selected by digit p,
+ * 16 + p candidates kept by digit p].
  */
 
 /** Uniforms of every radix kernel beyond the shared ones. */
-const radixUniforms = ['tiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
+const radixUniforms = ['tiles', 'filterTiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
 
 /** A radix kernel's program from its parts. */
 export function radixProgram(
   kernel: string,
   facts: TopKKernelFacts,
   name: string,
-  io: { keys: boolean; outputs: boolean },
+  io: { keys: boolean; keys4?: boolean; outputs: boolean },
   declarations: string,
   main: string,
 ): WebGpuProgram {
   const shape: KernelShape = { ...io, temp: 'atomic', branch: 'radix' };
+  const bits = facts.radixBits;
+  const bins = 2 ** bits;
   return {
     name,
     cacheKey: `${kernel}|${JSON.stringify(facts)}`,
@@ -30,25 +35,84 @@ export function radixProgram(
     uniforms: [...kernelUniforms(facts, shape), ...radixUniforms],
     bindings: kernelBindings(facts, shape),
     preamble: topKPreamble(facts, shape),
-    declarations: `const RADIX_TILE: u32 = ${facts.radixTileItems}u;\nconst TILE: u32 = ${facts.tileItems}u;\n${declarations}`,
+    declarations: `const RADIX_TILE: u32 = ${facts.radixTileItems}u;
+const TILE: u32 = ${facts.tileItems}u;
+const BITS: u32 = ${bits}u;
+const BINS: u32 = ${bins}u;
+const PASSES: u32 = ${radixPasses(bits)}u;
+const STATE_WORDS: u32 = ${radixStateWords}u;
+var<workgroup> localHistogram: array<atomic<u32>, ${Math.max(256, bins)}>;
+var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
+var<workgroup> chosenDigit: vec3<u32>;
+${inclusiveScanWgsl()}
+fn digitShift(p: u32) -> u32 { let used = BITS * (p + 1u); return select(32u - used, 0u, used >= 32u); }
+// Digit p of an ordered key: BITS bits from the top, the last digit what is left.
+fn digitOf(key: u32, p: u32) -> u32 {
+  let shift = digitShift(p);
+  return (key >> shift) & ((1u << (32u - BITS * p - shift)) - 1u);
+}
+fn histogramOf(segment: u32, p: u32) -> u32 { return u.histogramAt + (segment * PASSES + p) * BINS; }
+fn bufferAt(b: u32) -> u32 { return select(u.candidates0At, u.candidates1At, b == 1u); }
+// Items the filters of digits < p selected.
+fn selectedBefore(state: u32, p: u32) -> u32 {
+  var sum = 0u;
+  for (var q = 0u; q < p; q++) { sum += atomicLoad(&temp[state + 8u + q]); }
+  return sum;
+}
+fn loadHistogram(at: u32, lid: u32) {
+  for (var d = lid; d < BINS; d += WG) { atomicStore(&localHistogram[d], atomicLoad(&temp[at + d])); }
+  workgroupBarrier();
+}
+fn clearHistogram(bins: u32, lid: u32) {
+  for (var d = lid; d < bins; d += WG) { atomicStore(&localHistogram[d], 0u); }
+  workgroupBarrier();
+}
+// Adds the workgroup's counts to a segment's histogram (after a barrier).
+fn flushHistogram(at: u32, lid: u32) {
+  for (var d = lid; d < BINS; d += WG) {
+    let c = atomicLoad(&localHistogram[d]);
+    if (c != 0u) { atomicAdd(&temp[at + d], c); }
+  }
+}
+// The digit whose bucket holds the remaining-th best of the counts in localHistogram (digits
+// [0, bins), best = highest): (digit, items in higher digits, items in its bucket). Fewer items
+// than remaining (only inconsistent input under 'trust'): (0, 0, remaining), every item taken.
+// Invocation t sums digits [bins - (t + 1) per, bins - t per); one scan finds the crossing.
+fn chooseDigit(bins: u32, remaining: u32, lid: u32) -> vec3<u32> {
+  let per = (bins + WG - 1u) / WG;
+  let hi = bins - min(bins, lid * per);
+  let lo = bins - min(bins, lid * per + per);
+  var sum = 0u;
+  for (var d = lo; d < hi; d++) { sum += atomicLoad(&localHistogram[d]); }
+  let atOrAbove = inclusiveScan(sum, lid);
+  let above = atOrAbove - sum;
+  if (above < remaining && remaining <= atOrAbove) {
+    var acc = above;
+    for (var d = hi; d > lo; d--) {
+      let c = atomicLoad(&localHistogram[d - 1u]);
+      if (acc + c >= remaining) {
+        chosenDigit = vec3<u32>(d - 1u, acc, c);
+        break;
+      }
+      acc += c;
+    }
+  }
+  if (lid == WG - 1u && atOrAbove < remaining) { chosenDigit = vec3<u32>(0u, 0u, remaining); }
+  return workgroupUniformLoad(&chosenDigit);
+}
+${declarations}`,
     main,
   };
 }
 
-/** Enters segment `segment` (the grid covers tiles * radixTileItems keys per segment); `s` is the segment. */
+/** Enters segment `segment` (the grid covers tiles * radixTileItems keys per segment); `s` is the segment, `state` its state words. */
 export const enterRadixSegment = (segment: string) => `
   let s = enterSegment(${segment}, mulSat(u.tiles, RADIX_TILE), lid);
   if (s.go == 0u) { return; }
-  let state = u.segmentStateAt + (${segment}) * 8u;`;
+  let state = u.segmentStateAt + (${segment}) * STATE_WORDS;`;
 
-/** Enters the tile of a histogram or filter workgroup: the grid is segments x u.tiles. */
+/** Enters a pass-0 tile: the grid is segments x u.tiles. */
 export const enterRadixTile = `
   let tiles = u.tiles;
   let segment = workgroupIndex / tiles;
   let tile = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}`;
-
-/** WGSL: declares `count`, the items this pass reads for the segment (its keys in pass 0, the previous pass's candidates after). */
-export const radixPassInputCount = `
-    var count = s.size;
-    if (u.launchPass > 0u) { count = atomicLoad(&temp[state + 2u + ((u.launchPass - 1u) & 1u)]); }`;
-

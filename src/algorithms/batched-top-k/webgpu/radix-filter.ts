@@ -1,12 +1,18 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { enterRadixTile, radixPassInputCount, radixProgram } from './radix-common.js';
+import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
- * 'radix-filter' (grid maxSegments * tiles, one launch per pass): an item whose digit is above the
- * threshold digit b (or equal, when the whole bucket is taken) goes to the segment's `selected` list;
- * one equal to b goes to candidate buffer pass & 1 (at the segment's start). Each workgroup counts its
- * items in workgroup atomics first, reserves its ranges with one global atomic per list, then writes.
+ * 'radix-filter' for digit p = launchPass, p < passes - 1 (grid maxSegments * filterTiles; workgroup
+ * w of a segment takes the input tiles w, w + filterTiles, ...). Every launch before it is done, so
+ * each workgroup with input finds digit p's threshold bucket b itself, from the segment's digit-p
+ * histogram and the items still to take (take minus what digits < p selected): no launch of its own.
+ * Input: digit 0 reads the keys that reached the sampled threshold (candidates0), or every key;
+ * digit p > 0 reads candidate buffer p & 1. An item whose digit is above b (or equal, when the whole
+ * bucket is taken) is selected; one equal to b is kept in buffer (p + 1) & 1 and counted in the
+ * digit-(p + 1) histogram. When b's bucket holds exactly the rest, nothing is kept and the later
+ * launches find nothing left to take. Each workgroup counts a tile's items in workgroup atomics, then
+ * reserves its ranges with one global atomic per list.
  */
 
 /** The radix-filter program. */
@@ -15,63 +21,84 @@ export function radixFilterProgram(facts: TopKKernelFacts, name: string): WebGpu
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
   const declarations = `
 const PER: u32 = ${perInvocation}u;
-const CANDIDATE: u32 = 0x80000000u;
-var<workgroup> tileInfo: vec4<u32>;
+const KEPT: u32 = 0x80000000u;
+var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
-var<workgroup> candidatesInTile: atomic<u32>;
+var<workgroup> keptInTile: atomic<u32>;
 var<workgroup> bases: vec2<u32>;`;
-  const main = `${enterRadixTile}
-  if (lid == 0u) {${radixPassInputCount}
-    tileInfo = vec4<u32>(atomicLoad(&temp[state + 6u]), count, atomicLoad(&temp[state + 4u]), atomicLoad(&temp[state + 5u]));
-    atomicStore(&selectedInTile, 0u);
-    atomicStore(&candidatesInTile, 0u);
+  const main = `
+  let tiles = u.filterTiles;
+  let segment = workgroupIndex / tiles;
+  let w = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}
+  let p = u.launchPass;
+  if (lid == 0u) {
+    let sampled = atomicLoad(&temp[state]) == 1u && atomicLoad(&temp[state + 2u]) >= s.take;
+    var count = s.size;
+    if (p > 0u) { count = atomicLoad(&temp[state + 16u + p - 1u]); } else if (sampled) { count = atomicLoad(&temp[state + 2u]); }
+    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled));
   }
-  let info = workgroupUniformLoad(&tileInfo);
-  let begin = tile * RADIX_TILE;
-  let to = min(begin + RADIX_TILE, info.y);
-  if (info.x != 0u || begin >= to) { return; }
-  let threshold = info.z;
-  let takeBucket = info.w != 0u;
-  let shift = 24u - 8u * u.launchPass;
-  let source = select(u.candidates0At, u.candidates1At, ((u.launchPass - 1u) & 1u) == 1u) + s.start;
-  var itemIndex: array<u32, ${perInvocation}>;
-  var itemSlot: array<u32, ${perInvocation}>;
-  for (var j = 0u; j < PER; j++) {
-    let c = begin + j * WG + lid;
-    var index = c;
-    var slot = SENTINEL;
-    if (c < to) {
-      if (u.launchPass > 0u) { index = atomicLoad(&temp[source + c]); }
-      let digit = (orderedKey(keysIn[s.start + index], s.direction) >> shift) & 255u;
-      if (digit > threshold || (digit == threshold && takeBucket)) {
-        slot = atomicAdd(&selectedInTile, 1u);
-      } else if (digit == threshold) {
-        slot = atomicAdd(&candidatesInTile, 1u) | CANDIDATE;
+  let info = workgroupUniformLoad(&filterInfo);
+  let count = info.x;
+  let before = info.y;
+  if (before >= s.take || w * RADIX_TILE >= count) { return; }
+  let fromKeys = info.z == 1u;
+  loadHistogram(histogramOf(segment, p), lid);
+  let chosen = chooseDigit(BINS, s.take - before, lid);
+  let threshold = chosen.x;
+  let takeBucket = chosen.y + chosen.z == s.take - before;
+  clearHistogram(BINS, lid);
+  let source = bufferAt(p & 1u) + s.start;
+  let next = bufferAt((p + 1u) & 1u) + s.start;
+  let selected = u.selectedAt + segment * u.kMax;
+  for (var t = w; t * RADIX_TILE < count; t += tiles) {
+    let begin = t * RADIX_TILE;
+    let to = min(begin + RADIX_TILE, count);
+    if (lid == 0u) {
+      atomicStore(&selectedInTile, 0u);
+      atomicStore(&keptInTile, 0u);
+    }
+    workgroupBarrier();
+    var itemIndex: array<u32, PER>;
+    var itemSlot: array<u32, PER>;
+    for (var j = 0u; j < PER; j++) {
+      let c = begin + j * WG + lid;
+      var index = c;
+      var slot = SENTINEL;
+      if (c < to) {
+        if (!fromKeys) { index = atomicLoad(&temp[source + c]); }
+        let key = orderedKey(keysIn[s.start + index], s.direction);
+        let digit = digitOf(key, p);
+        if (digit > threshold || (digit == threshold && takeBucket)) {
+          slot = atomicAdd(&selectedInTile, 1u);
+        } else if (digit == threshold) {
+          slot = atomicAdd(&keptInTile, 1u) | KEPT;
+          atomicAdd(&localHistogram[digitOf(key, p + 1u)], 1u);
+        }
+      }
+      itemIndex[j] = index;
+      itemSlot[j] = slot;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      bases = vec2<u32>(
+        atomicAdd(&temp[state + 8u + p], atomicLoad(&selectedInTile)),
+        atomicAdd(&temp[state + 16u + p], atomicLoad(&keptInTile)),
+      );
+    }
+    let base = workgroupUniformLoad(&bases);
+    for (var j = 0u; j < PER; j++) {
+      let slot = itemSlot[j];
+      if (slot == SENTINEL) { continue; }
+      if ((slot & KEPT) == 0u) {
+        let at = before + base.x + slot;
+        if (at < u.kMax) { atomicStore(&temp[selected + at], itemIndex[j]); }
+      } else {
+        let at = base.y + (slot & ~KEPT);
+        if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], itemIndex[j]); }
       }
     }
-    itemIndex[j] = index;
-    itemSlot[j] = slot;
   }
   workgroupBarrier();
-  if (lid == 0u) {
-    bases = vec2<u32>(
-      atomicAdd(&temp[state + 1u], atomicLoad(&selectedInTile)),
-      atomicAdd(&temp[state + 2u + (u.launchPass & 1u)], atomicLoad(&candidatesInTile)),
-    );
-  }
-  let base = workgroupUniformLoad(&bases);
-  let selected = u.selectedAt + segment * u.kMax;
-  let next = select(u.candidates0At, u.candidates1At, (u.launchPass & 1u) == 1u) + s.start;
-  for (var j = 0u; j < PER; j++) {
-    let slot = itemSlot[j];
-    if (slot == SENTINEL) { continue; }
-    if ((slot & CANDIDATE) == 0u) {
-      let at = base.x + slot;
-      if (at < u.kMax) { atomicStore(&temp[selected + at], itemIndex[j]); }
-    } else {
-      let at = base.y + (slot & ~CANDIDATE);
-      if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], itemIndex[j]); }
-    }
-  }`;
+  flushHistogram(histogramOf(segment, p + 1u), lid);`;
   return radixProgram('radix-filter', facts, name, { keys: true, outputs: false }, declarations, main);
 }

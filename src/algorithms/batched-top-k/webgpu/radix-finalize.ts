@@ -1,26 +1,29 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
- * 'radix-finalize' (grid maxSegments): when the passes left items to take, they are the smallest
- * indices among candidate buffer 1 (whose members all share the threshold key): a radix select over
- * the index values (8-bit digits from the top, a workgroup histogram per digit) finds the largest
- * index to take, and every candidate at or below it is appended to `selected`. Then the selection,
- * which the atomics appended in an order that changes from run to run, is put in a fixed order: a
- * bitonic sort in workgroup memory, best first (ordered key descending, index ascending) when
- * sorted, by index when unsorted (as the CPU twin writes it); and written with the fills.
+ * 'radix-finalize' (grid maxSegments), digit p = passes - 1: when items are left to take, the last
+ * digit's threshold bucket b from its histogram; the candidates of buffer p & 1 above b (or equal,
+ * when the whole bucket is taken) are appended to `selected`, those equal to b, which all share one
+ * ordered key, go to buffer (p + 1) & 1 as ties. The smallest indices among the ties win: a radix
+ * select over the index values (8-bit digits from the top, a workgroup histogram per digit) finds
+ * the largest index to take, and every tie at or below it is appended. Then the selection, which
+ * the atomics appended in an order that changes from run to run, is put in a fixed order: a bitonic
+ * sort in workgroup memory, best first (ordered key descending, index ascending) when sorted, by
+ * index when unsorted (as the CPU twin writes it); and written with the fills.
  *
- * Workgroup memory: tileItems * 8 bytes for the sort plus 2 KiB. A selection larger than the tile
- * (only with 'unsorted' output) is put in index order through a bitmap over the segment in candidate
- * buffer 0 (free once the last pass has read it): set a bit per selected index, then a workgroup
- * scan of the words' bit counts gives each index its output slot.
+ * Workgroup memory: tileItems * 8 bytes for the sort, the histogram and the scan (radix-common.ts).
+ * A selection larger than the tile (only with 'unsorted' output) is put in index order through a
+ * bitmap over the segment in candidate buffer 0 (free once every selected index is in `selected`):
+ * set a bit per selected index, then a workgroup scan of the words' bit counts gives each index its
+ * output slot.
  *
  * The requirements' relaxations (plan.ts): TIES_AS_FOUND ('any' ties, 'not-guaranteed') takes the
- * first `ties` candidates in buffer order, skipping the select over their indices; ORDER_AS_FOUND
- * ('unsorted', 'not-guaranteed') writes the selection in the order the filter appended it, skipping
- * the sort. Both orders come from atomics and may change from run to run.
+ * first ties in buffer order, skipping the select over their indices; ORDER_AS_FOUND ('unsorted',
+ * 'not-guaranteed') writes the selection in the order it was appended, skipping the sort. Both
+ * orders come from atomics and may change from run to run.
  */
 
 /** The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts). */
@@ -30,12 +33,10 @@ const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
 const ORDER_AS_FOUND: bool = ${relaxed.orderAsFound};
 var<workgroup> sortKeys: array<u32, ${facts.tileItems}>;
 var<workgroup> order: array<u32, ${facts.tileItems}>;
-var<workgroup> localHistogram: array<atomic<u32>, 256>;
-var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
-var<workgroup> stateInfo: vec3<u32>;
+var<workgroup> stateInfo: vec2<u32>;
 var<workgroup> chosen: vec3<u32>;
 var<workgroup> appended: atomic<u32>;
-${inclusiveScanWgsl()}
+var<workgroup> tied: atomic<u32>;
 fn entryBefore(a: u32, b: u32) -> bool {
 ${
   facts.sorted
@@ -52,52 +53,65 @@ fn swapEntries(a: u32, b: u32) {
 ${bitonicSortWgsl}`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
+  let p = PASSES - 1u;
   if (lid == 0u) {
-    stateInfo = vec3<u32>(atomicLoad(&temp[state + 1u]), atomicLoad(&temp[state + 6u]), atomicLoad(&temp[state + 3u]));
+    stateInfo = vec2<u32>(selectedBefore(state, p), atomicLoad(&temp[state + 16u + p - 1u]));
     atomicStore(&appended, 0u);
+    atomicStore(&tied, 0u);
   }
   let info = workgroupUniformLoad(&stateInfo);
   let selected = u.selectedAt + segment * u.kMax;
-  let chosenCount = min(info.x, s.take);
-  var count = chosenCount;
-  if (info.y == 0u && chosenCount < s.take) {
-    // The last bucket's members all share one ordered key: the smallest indices win.
-    let candidates = u.candidates1At + s.start;
-    let available = min(info.z, s.size);
-    let ties = min(s.take - chosenCount, available);
-    if (ties == available || TIES_AS_FOUND) {
+  var count = min(info.x, s.take);
+  if (count < s.take) {
+    // The last digit: above its bucket selected, in it tied (one ordered key).
+    let remaining = s.take - count;
+    let available = min(info.y, s.size);
+    loadHistogram(histogramOf(segment, p), lid);
+    let last = chooseDigit(BINS, remaining, lid);
+    let takeBucket = last.y + last.z == remaining;
+    let source = bufferAt(p & 1u) + s.start;
+    let candidates = bufferAt((p + 1u) & 1u) + s.start;
+    for (var c = lid; c < available; c += WG) {
+      let index = atomicLoad(&temp[source + c]);
+      let digit = digitOf(orderedKey(keysIn[s.start + index], s.direction), p);
+      if (digit > last.x || (digit == last.x && takeBucket)) {
+        let at = count + atomicAdd(&appended, 1u);
+        if (at < u.kMax) { atomicStore(&temp[selected + at], index); }
+      } else if (digit == last.x) {
+        let at = atomicAdd(&tied, 1u);
+        if (s.start + at < u.candidatesLen) { atomicStore(&temp[candidates + at], index); }
+      }
+    }
+    workgroupBarrier();
+    if (lid == 0u) { chosen = vec3<u32>(atomicLoad(&appended), atomicLoad(&tied), 0u); atomicStore(&appended, 0u); }
+    let found = workgroupUniformLoad(&chosen);
+    let chosenCount = min(count + found.x, s.take);
+    let tiesFound = min(found.y, s.size);
+    let ties = min(s.take - chosenCount, tiesFound);
+    storageBarrier();
+    if (ties == tiesFound || TIES_AS_FOUND) {
       for (var j = lid; j < ties; j += WG) { atomicStore(&temp[selected + chosenCount + j], atomicLoad(&temp[candidates + j])); }
-    } else {
+    } else if (ties > 0u) {
       var prefix = 0u;
-      var remaining = ties;
+      var left = ties;
       var highest = 0xffffffffu;
       for (var digitPass = 0u; digitPass < 4u; digitPass++) {
         let shift = 24u - 8u * digitPass;
         let fixed = select(0xffffffffu << (shift + 8u), 0u, digitPass == 0u);
-        for (var d = lid; d < 256u; d += WG) { atomicStore(&localHistogram[d], 0u); }
-        workgroupBarrier();
-        for (var c = lid; c < available; c += WG) {
+        clearHistogram(256u, lid);
+        for (var c = lid; c < tiesFound; c += WG) {
           let index = atomicLoad(&temp[candidates + c]);
-          if ((index & fixed) == prefix) { atomicAdd(&localHistogram[(index >> shift) & 255u], 1u); }
+          if ((index & fixed) == prefix) { atomicAdd(&localHistogram[255u - ((index >> shift) & 255u)], 1u); }
         }
         workgroupBarrier();
-        // Invocation t holds digit t: an inclusive scan is the count at or below the digit.
-        var atOrBelow = 0u;
-        for (var base = 0u; base < 256u; base += WG) {
-          let digit = min(base + lid, 255u);
-          let value = select(0u, atomicLoad(&localHistogram[digit]), base + lid < 256u);
-          let sum = inclusiveScan(value, lid) + atOrBelow;
-          if (sum - value < remaining && remaining <= sum) { chosen = vec3<u32>(digit, sum - value, value); }
-          atOrBelow = atOrBelow + scan[WG - 1u];
-          workgroupBarrier();
-        }
-        let c = workgroupUniformLoad(&chosen);
-        prefix = prefix | (c.x << shift);
-        remaining = remaining - c.y;
+        // Bins hold 255 - digit: the best bin is the smallest index digit.
+        let c = chooseDigit(256u, left, lid);
+        prefix = prefix | ((255u - c.x) << shift);
+        left = left - c.y;
         highest = prefix | ((1u << shift) - 1u);
-        if (c.z == remaining) { break; }
+        if (c.z == left) { break; }
       }
-      for (var c = lid; c < available; c += WG) {
+      for (var c = lid; c < tiesFound; c += WG) {
         let index = atomicLoad(&temp[candidates + c]);
         if (index <= highest) {
           let at = chosenCount + atomicAdd(&appended, 1u);

@@ -1,46 +1,115 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { enterRadixTile, radixPassInputCount, radixProgram } from './radix-common.js';
+import { enterRadixSegment, enterRadixTile, radixProgram } from './radix-common.js';
 
 /*
- * 'radix-histogram' (grid maxSegments * tiles, one launch per pass): tile t of a segment counts the
- * digit `pass` (bits 24 - 8 pass) of radixTileItems items — keys in pass 0, the candidates of buffer
- * (pass - 1) & 1 after — in a workgroup histogram, then adds its non-zero bins to the segment's
- * histogram with one atomic each.
+ * Pass 0 over the keys (tile t of a segment covers radixTileItems keys), read as
+ * aligned vec4 quads, all of a tile's quads loaded before any is used:
+ *
+ * - 'radix-histogram' (grid maxSegments * tiles): with a sampled threshold T (mode 1) the keys at or above T are appended to
+ *   candidates0 (state word 2 counts them; one global atomic per tile) and counted in the digit-0
+ *   histogram — one read of the keys and no histogram work for the rest. Without one (mode 0), the
+ *   digit-0 histogram of every key (workgroup histogram, then one atomic per non-zero bin).
+ * - 'radix-fallback' (grid maxSegments * filterTiles, each workgroup looping over tiles): only where
+ *   T misled (mode 1, fewer than take keys reached it): adds the keys below T to the digit-0
+ *   histogram, which then counts every key; the filter of digit 0 reads every key. Elsewhere its
+ *   workgroups exit at once.
  */
 
-/** The radix-histogram program. */
-export function radixHistogramProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
+/** The pass-0 program: 'radix-histogram' or, with `fallback`, 'radix-fallback'. */
+export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fallback = false): WebGpuProgram {
+  const quadsPer = Math.ceil((facts.radixTileItems / 4 + 1) / facts.workgroupSize);
   const declarations = `
-var<workgroup> localHistogram: array<atomic<u32>, 256>;
-var<workgroup> tileInfo: vec2<u32>;`;
-  const main = `${enterRadixTile}
-  if (lid == 0u) {${radixPassInputCount}
-    tileInfo = vec2<u32>(atomicLoad(&temp[state + 6u]), count);
+const FALLBACK: bool = ${fallback};
+const QUADS_PER: u32 = ${quadsPer}u;
+var<workgroup> tileInfo: vec3<u32>;
+var<workgroup> collectedInTile: atomic<u32>;
+var<workgroup> collected: vec2<u32>;`;
+  // The fallback runs on the filter passes' grid (maxSegments * filterTiles; workgroup w takes tiles
+  // w, w + filterTiles, ...): it rarely has work, and most of its workgroups only read the state.
+  const enter = fallback
+    ? `
+  let stride = u.filterTiles;
+  let segment = workgroupIndex / stride;
+  let first = workgroupIndex - segment * stride;${enterRadixSegment('segment')}`
+    : `${enterRadixTile}
+  let stride = u.tiles;
+  let first = tile;`;
+  const main = `${enter}
+  if (lid == 0u) {
+    tileInfo = vec3<u32>(atomicLoad(&temp[state]), atomicLoad(&temp[state + 1u]), atomicLoad(&temp[state + 2u]));
   }
   let info = workgroupUniformLoad(&tileInfo);
-  let begin = tile * RADIX_TILE;
-  let to = min(begin + RADIX_TILE, info.y);
-  if (info.x != 0u || begin >= to) { return; }
-  for (var d = lid; d < 256u; d += WG) { atomicStore(&localHistogram[d], 0u); }
-  workgroupBarrier();
-  if (u.launchPass == 0u) {
-    for (var i = begin + lid; i < to; i += WG) {
-      atomicAdd(&localHistogram[orderedKey(keysIn[s.start + i], s.direction) >> 24u], 1u);
+  let sampled = info.x == 1u;
+  if (s.take == 0u || (FALLBACK && !(sampled && info.z < s.take))) { return; }
+  let collect = !FALLBACK && sampled;
+  let threshold = info.y;
+  let histogram = histogramOf(segment, 0u);
+  for (var t = first; t * RADIX_TILE < s.size; t += stride) {
+    let begin = t * RADIX_TILE;
+    let to = min(begin + RADIX_TILE, s.size);
+    if (!collect) { clearHistogram(BINS, lid); }
+    // Aligned quads covering keys [a, b) of keysIn; elements outside [a, b) are skipped.
+    let a = s.start + begin;
+    let b = s.start + to;
+    let firstQuad = a >> 2u;
+    let lastQuad = (b - 1u) >> 2u;
+    var quads: array<vec4<u32>, QUADS_PER>;
+    for (var r = 0u; r < QUADS_PER; r++) {
+      let q = firstQuad + r * WG + lid;
+      if (q <= lastQuad) { quads[r] = keysIn4[q]; }
     }
-  } else {
-    let shift = 24u - 8u * u.launchPass;
-    let candidates = select(u.candidates0At, u.candidates1At, ((u.launchPass - 1u) & 1u) == 1u) + s.start;
-    for (var c = begin + lid; c < to; c += WG) {
-      let index = atomicLoad(&temp[candidates + c]);
-      atomicAdd(&localHistogram[(orderedKey(keysIn[s.start + index], s.direction) >> shift) & 255u], 1u);
+    var mine: array<u32, ${quadsPer * 4}>;
+    var mineKeys: array<u32, ${quadsPer * 4}>;
+    var n = 0u;
+    for (var r = 0u; r < QUADS_PER; r++) {
+      let q = firstQuad + r * WG + lid;
+      if (q > lastQuad) { break; }
+      for (var c = 0u; c < 4u; c++) {
+        let i = q * 4u + c;
+        if (i < a || i >= b) { continue; }
+        let key = orderedKey(quads[r][c], s.direction);
+        if (collect) {
+          if (key >= threshold) {
+            mine[n] = i - s.start;
+            mineKeys[n] = key;
+            n += 1u;
+          }
+        } else if (!FALLBACK || key < threshold) {
+          atomicAdd(&localHistogram[digitOf(key, 0u)], 1u);
+        }
+      }
     }
-  }
-  workgroupBarrier();
-  let histogram = u.histogramAt + segment * 256u;
-  for (var d = lid; d < 256u; d += WG) {
-    let count = atomicLoad(&localHistogram[d]);
-    if (count != 0u) { atomicAdd(&temp[histogram + d], count); }
+    if (!collect) {
+      workgroupBarrier();
+      flushHistogram(histogram, lid);
+      continue;
+    }
+    if (lid == 0u) { atomicStore(&collectedInTile, 0u); }
+    workgroupBarrier();
+    var at = 0u;
+    if (n > 0u) { at = atomicAdd(&collectedInTile, n); }
+    workgroupBarrier();
+    if (lid == 0u) {
+      let total = atomicLoad(&collectedInTile);
+      var base = 0u;
+      if (total > 0u) { base = atomicAdd(&temp[state + 2u], total); }
+      collected = vec2<u32>(base, total);
+    }
+    let tileCollected = workgroupUniformLoad(&collected);
+    let out = u.candidates0At + s.start + tileCollected.x + at;
+    for (var j = 0u; j < n; j++) {
+      if (s.start + tileCollected.x + at + j < u.candidatesLen) { atomicStore(&temp[out + j], mine[j]); }
+    }
+    // Their digit-0 histogram: few straight to the segment's, many through the workgroup's.
+    if (tileCollected.y <= 64u) {
+      for (var j = 0u; j < n; j++) { atomicAdd(&temp[histogram + digitOf(mineKeys[j], 0u)], 1u); }
+    } else {
+      clearHistogram(BINS, lid);
+      for (var j = 0u; j < n; j++) { atomicAdd(&localHistogram[digitOf(mineKeys[j], 0u)], 1u); }
+      workgroupBarrier();
+      flushHistogram(histogram, lid);
+    }
   }`;
-  return radixProgram('radix-histogram', facts, name, { keys: true, outputs: false }, declarations, main);
+  return radixProgram(fallback ? 'radix-fallback' : 'radix-histogram', facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);
 }

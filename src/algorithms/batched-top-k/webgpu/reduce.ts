@@ -11,8 +11,19 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  * it writes its best `take` pairs (ordered key, index) to slot `partials`, padded with the sentinel
  * (0, 0xFFFFFFFF), and 'reduce-merge' (reduce-merge.ts) merges them.
  *
+ * Keys are read as vec4<u32> (a second binding of the keys buffer, whose allocation is whole 16-byte
+ * words): each invocation loads UNROLL aligned quads before it inserts any, so a long segment has
+ * 16 * UNROLL bytes in flight per invocation; elements of a quad outside the chunk are skipped.
+ *
+ * Segments of at most policy.reduceSmallSegmentItems keys (facts.reducePerInvocation) get one
+ * invocation each instead: workgroup w handles segments [w * WG, (w + 1) * WG), each invocation its
+ * own register list, no merge, no barrier.
+ *
  * Workgroup memory: (workgroupSize / 2) * K * 8 bytes (8 KiB for K = 8), within every policy's budget.
  */
+
+/** Quads (vec4 loads) an invocation issues before it inserts their keys. */
+const UNROLL = 4;
 
 /** The list length kernels of this run keep in registers: k (constant) or reduceMaxK, rounded up to a power of two. */
 export function registerListLength(facts: TopKKernelFacts): number {
@@ -61,21 +72,27 @@ function mergeFn(length: number): string {
   return `fn mergeOther() {\n${lines.join('\n')}\n}`;
 }
 
+/** One invocation's register list (best first) and its insertion. */
+function registerListWgsl(length: number): string {
+  const each = (body: (j: number) => string) => Array.from({ length }, (_, j) => body(j)).join(' ');
+  return `
+const K: u32 = ${length}u;
+var<private> topKey: array<u32, ${length}>;
+var<private> topIndex: array<u32, ${length}>;
+fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool { return ka > kb || (ka == kb && ia < ib); }
+fn clearList() { ${each((j) => `topKey[${j}] = 0u; topIndex[${j}] = SENTINEL;`)} }
+${insertFn(length)}`;
+}
+
 /** Register lists, their insertion and merging, and the workgroup merge (`mergeWorkgroup`). */
 export function registerTopKWgsl(length: number, workgroupSize: number, subgroups: boolean): string {
   const lists = Math.max(1, workgroupSize / 2);
   const each = (body: (j: number) => string, separator = ' ') => Array.from({ length }, (_, j) => body(j)).join(separator);
-  const common = `
-const K: u32 = ${length}u;
-var<private> topKey: array<u32, ${length}>;
-var<private> topIndex: array<u32, ${length}>;
+  const common = `${registerListWgsl(length)}
 var<private> otherKey: array<u32, ${length}>;
 var<private> otherIndex: array<u32, ${length}>;
 var<workgroup> listKeys: array<u32, ${lists * length}>;
 var<workgroup> listIndices: array<u32, ${lists * length}>;
-fn better(ka: u32, ia: u32, kb: u32, ib: u32) -> bool { return ka > kb || (ka == kb && ia < ib); }
-fn clearList() { ${each((j) => `topKey[${j}] = 0u; topIndex[${j}] = SENTINEL;`)} }
-${insertFn(length)}
 ${mergeFn(length)}
 fn storeList(at: u32) { ${each((j) => `listKeys[at + ${j}u] = topKey[${j}]; listIndices[at + ${j}u] = topIndex[${j}];`)} }
 fn loadList(at: u32) { ${each((j) => `topKey[${j}] = listKeys[at + ${j}u]; topIndex[${j}] = listIndices[at + ${j}u];`)} }
@@ -133,9 +150,49 @@ const outputsLoop = `
     if (j < s.take) { writeResult(out + j, s.start, listIndices[j]); } else { writeFill(out + j, s.direction); }
   }`;
 
+/** The per-invocation reduce (facts.reducePerInvocation): one segment per invocation, no merge. */
+function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
+  const kernelShape: KernelShape = { keys: true, outputs: true, temp: facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
+  const length = registerListLength(facts);
+  const main = `
+  let segment = workgroupIndex * WG + lid;
+  if (failed() || segment >= activeSegments()) { return; }
+  let s = resolveSegment(segment, mulSat(u.chunks, CHUNK));
+  clearList();
+  if (s.take > 0u) {
+    var i = 0u;
+    for (; i + 4u <= s.size; i += 4u) {
+      let a = keysIn[s.start + i];
+      let b = keysIn[s.start + i + 1u];
+      let c = keysIn[s.start + i + 2u];
+      let d = keysIn[s.start + i + 3u];
+      insert(orderedKey(a, s.direction), i);
+      insert(orderedKey(b, s.direction), i + 1u);
+      insert(orderedKey(c, s.direction), i + 2u);
+      insert(orderedKey(d, s.direction), i + 3u);
+    }
+    for (; i < s.size; i++) { insert(orderedKey(keysIn[s.start + i], s.direction), i); }
+  }
+  let out = segment * u.kMax;
+  for (var j = 0u; j < u.kMax; j++) {
+    if (j < s.take) { writeResult(out + j, s.start, topIndex[min(j, K - 1u)]); } else { writeFill(out + j, s.direction); }
+  }`;
+  return {
+    name,
+    cacheKey: `reduce|per-invocation|${JSON.stringify(facts)}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms: [...kernelUniforms(facts, kernelShape), 'chunks'],
+    bindings: kernelBindings(facts, kernelShape),
+    preamble: topKPreamble(facts, kernelShape),
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}`,
+    main,
+  };
+}
+
 /** The reduce program for these facts. */
 export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: boolean): WebGpuProgram {
-  const kernelShape: KernelShape = { keys: true, outputs: true, temp: multiChunk || facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
+  if (facts.reducePerInvocation) return reducePerInvocationProgram(facts, name);
+  const kernelShape: KernelShape = { keys: true, keys4: true, outputs: true, temp: multiChunk || facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
   const length = registerListLength(facts);
   const merge = facts.subgroups ? 'lid, subgroupLane, subgroupWidth' : 'lid';
   const uniforms = [...kernelUniforms(facts, kernelShape), 'chunks'];
@@ -149,8 +206,26 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
   clearList();
   let begin = chunk * CHUNK;
   let to = min(begin + CHUNK, s.size);
-  if (s.take > 0u) {
-    for (var i = begin + lid; i < to; i += WG) { insert(orderedKey(keysIn[s.start + i], s.direction), i); }
+  if (s.take > 0u && begin < to) {
+    // Aligned quads covering keys [a, b) of keysIn; each element outside [a, b) is skipped.
+    let a = s.start + begin;
+    let b = s.start + to;
+    let lastQuad = (b - 1u) >> 2u;
+    for (var q = (a >> 2u) + lid; q <= lastQuad; q += WG * UNROLL) {
+      var quads: array<vec4<u32>, UNROLL>;
+      for (var j = 0u; j < UNROLL; j++) {
+        let at = q + j * WG;
+        if (at <= lastQuad) { quads[j] = keysIn4[at]; }
+      }
+      for (var j = 0u; j < UNROLL; j++) {
+        let at = q + j * WG;
+        if (at > lastQuad) { break; }
+        for (var c = 0u; c < 4u; c++) {
+          let i = at * 4u + c;
+          if (i >= a && i < b) { insert(orderedKey(quads[j][c], s.direction), i - s.start); }
+        }
+      }
+    }
   }
   mergeWorkgroup(${merge});
   ${
@@ -176,7 +251,7 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
     uniforms,
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}`,
     usesSubgroups: facts.subgroups,
     main,
   };

@@ -1,0 +1,76 @@
+import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
+import { type TopKPolicy, radixPasses, radixStateWords } from './policy.js';
+import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
+
+/*
+ * The radix-select variant's launches and temporary storage, shared by the planner and the tests
+ * that drive the kernels directly (one description, so they cannot drift apart); grids come from the
+ * kernel table (problem.ts). With P = ceil(32 / radixBits) digit passes:
+ *
+ *   radix-init       (grid maxSegments)          zero the state and histograms; sample a threshold T
+ *   radix-histogram  (grid maxSegments * tiles)  pass 0 over every key: the keys >= T into
+ *                                                 candidates0 and their digit-0 histogram (sampled),
+ *                                                 or the digit-0 histogram of every key
+ *   radix-fallback   (grid maxSegments * filterTiles) only where fewer than k keys reached T: the
+ *                                                 digit-0 histogram of the keys below it
+ *   radix-filter p   (grid maxSegments * filterTiles), p = 0 .. P-2: choose digit p's threshold
+ *                                                 bucket, select the items above it, keep its members
+ *                                                 as candidates with their digit-(p+1) histogram
+ *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
+ *                                                 (smallest indices, or as found), order, write
+ */
+
+/** What the radix-select launches are sized by. */
+export interface RadixPlanInput {
+  readonly policy: TopKPolicy;
+  /** The launches' names' specialization, e.g. `f32,max`. */
+  readonly spec: string;
+  readonly maxSegments: number;
+  readonly maxSegmentSize: number;
+  readonly kMax: number;
+  /** Words each candidate buffer holds (a segment's candidates live at its start). */
+  readonly candidateWords: number;
+  /** What the requirements let finalize skip (plan.ts); default neither. */
+  readonly relaxed?: { readonly tiesAsFound: boolean; readonly orderAsFound: boolean };
+}
+
+/** Adds radix-select's slots to `layout` and returns its launches. */
+export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: RadixPlanInput): TopKLaunch[] {
+  const { policy, spec, maxSegments: n, maxSegmentSize, kMax, candidateWords } = input;
+  const relaxed = input.relaxed ?? { tiesAsFound: false, orderAsFound: false };
+  const passes = radixPasses(policy.radixBits);
+  const geometry = { maxSegments: n, maxSegmentSize };
+  layout
+    .add('segmentState', n * radixStateWords * 4)
+    .add('histogram', n * passes * 2 ** policy.radixBits * 4)
+    .add('selected', n * kMax * 4)
+    .add('candidates0', candidateWords * 4)
+    .add('candidates1', candidateWords * 4);
+  const launch = (kernel: Exclude<TopKLaunch['kernel'], 'validate' | 'segment-offsets'>, name: string, pass: number, purpose: string, extra = ''): TopKLaunch => ({
+    kernel,
+    variant: 'radix-select',
+    name: `topk/radix-select/${name}[${spec}${extra}]`,
+    grid: topKKernels[kernel].grid(geometry, policy),
+    pass,
+    purpose,
+  });
+  const tiles = radixTiles(maxSegmentSize, policy);
+  const launches = [
+    launch('radix-init', 'init', 0, 'zero the state and histograms; sample a threshold that about 1.5 k keys reach (long segments, small k)'),
+    launch(
+      'radix-histogram',
+      'histogram',
+      0,
+      `pass 0 over the keys (${policy.radixBits}-bit digits, ${tiles} tiles per segment): the keys at or above the sampled threshold as candidates with their histogram, else the histogram of every key`,
+    ),
+    launch('radix-fallback', 'fallback', 0, 'only where fewer than k keys reached the sampled threshold: the histogram of the keys below it'),
+  ];
+  for (let pass = 0; pass + 1 < passes; pass++) {
+    launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}`));
+  }
+  const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';
+  const order = relaxed.orderAsFound ? 'keep the selection as found' : 'sort the selection';
+  const extra = `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
+  launches.push(launch('radix-finalize', 'finalize', passes - 1, `digit ${passes - 1}: the last bucket, ${ties}, ${order}, write`, extra));
+  return launches;
+}
