@@ -204,6 +204,10 @@ export function selectTopKVariant(
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
+  // The workgroup size first: the workgroup memory of the other values follows from it.
+  if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
+    throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
+  }
   if (policy.radixBits < 4 || policy.radixBits > 11) {
     throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is outside [4, 11] (digits of 4 to 11 bits: 3 to 8 passes)`);
   }
@@ -214,9 +218,6 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   }
   if (policy.radixTileItems % policy.workgroupSize !== 0) {
     throw new SegkitUsageError(`tuning.policy.radixTileItems: ${policy.radixTileItems} is not a multiple of workgroupSize ${policy.workgroupSize}`);
-  }
-  if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
-    throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
   }
   if (policy.tileItems * 8 + 4096 > capabilities.workgroupStorageBytes && policy.tileItems > tileItemsFor(capabilities.workgroupStorageBytes)) {
     throw new SegkitUsageError(
