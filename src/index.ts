@@ -69,6 +69,8 @@ export type {
   GuaranteesOf,
   SegmentParam,
   ScalarParam,
+  RoutingWeights,
+  RoutingWeightsKind,
 } from './algorithms/batched-top-k/args.js';
 export {
   selectTopKVariant,

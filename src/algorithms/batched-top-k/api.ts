@@ -13,7 +13,7 @@ registerExecutor('topk', 'cpu', cpuTopKExecutor);
 registerExecutor('topk', 'webgpu', webgpuTopKExecutor);
 
 /** Every field of top-k's args, in a fixed order (the environment API's call key). */
-const argFields: readonly string[] = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'];
+const argFields: readonly string[] = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'];
 
 async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
   // The shorthands overwrite selectDirection (and the keys-only ones the values): a field they do not

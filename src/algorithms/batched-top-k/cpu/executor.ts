@@ -14,6 +14,7 @@ import {
 } from './radix-select.js';
 import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
+import { runWeights } from './weights.js';
 
 /** Items a radix histogram/filter launch scans: every key in pass 0, the candidates (read from the device state) after. */
 function radixScanItems(grid: number, params: TopKKernelParams, filter = false): number {
@@ -56,6 +57,8 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   'radix-choose': { body: runRadixChoose, bytes: () => 16, items: (grid) => grid * 64 },
   'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems), items: (grid, params) => radixScanItems(grid, params, true) },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
+  // About 40 integer steps per slot for the sum, as many again for the weight.
+  weights: { body: runWeights, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.workgroupSize * ctx.kMax * 80 },
 };
 
 const topK = cpuExecutor<TopKRun, TopKContext>({
