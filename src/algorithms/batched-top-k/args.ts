@@ -315,3 +315,91 @@ export type TopKVariantsFor<Args> = Args extends { k: infer K; segmentSizes: inf
 /** The guarantees type of an environment. */
 export type GuaranteesOf<E> = E extends { guarantees: infer G } ? G : {};
 export type { Guarantees };
+
+/**
+ * The options of {@link DeviceBatchedTopK}'s one-call form `topk(scores, options)`: the rows of
+ * `scores` (equal lengths, packed), `k` per row, and optionally routing weights and outputs.
+ */
+export interface TopKOptions {
+  /** Rows in `scores`: each row is `scores.length / rows` elements and gets its own top k. */
+  readonly rows: number;
+  /** How many elements to take per row (at least 1; a row shorter than k gets fills past its length). */
+  readonly k: number;
+  /** `false` for the k smallest (as torch.topk's `largest`); default `true`. */
+  readonly largest?: boolean | undefined;
+  /** Routing weights of the selected elements: a kind (scale 1), or `{ kind, scale }`. */
+  readonly weights?: RoutingWeightsKind | RoutingWeights | undefined;
+  /** Where to write the keys (`rows * k`, scores' dtype); allocated when not given. */
+  readonly keysOut?: DeviceArray<'f32' | 'i32' | 'u32'> | undefined;
+  /** Where to write the indices within each row (`rows * k` u32); allocated when not given. */
+  readonly indicesOut?: DeviceArray<'u32'> | undefined;
+  /** Where to write the weights (`rows * k` f32); allocated when weights are asked for and this is not given. */
+  readonly weightsOut?: DeviceArray<'f32'> | undefined;
+}
+
+/** The fields of {@link TopKOptions}, in message order, and those it requires. */
+export const topKOptionFields = ['rows', 'k', 'largest', 'weights', 'keysOut', 'indicesOut', 'weightsOut'] as const;
+export const topKOptionRequired = ['rows', 'k'] as const;
+
+/** Checks one literal count of the options: an integer at least `Min` (a `number` is left to the runtime check). */
+type ValidateCount<Value, Name extends string, Min extends number> = number extends Value
+  ? Value
+  : Value extends number
+    ? `${Value}` extends `${string}.${string}`
+      ? ErrorMessage<`${Name}: ${Value} is not an integer`>
+      : KnownLess<Value, Min> extends true
+        ? ErrorMessage<`${Name}: ${Value} is outside the static bounds [${Min}, 4294967295]`>
+        : Value
+    : ErrorMessage<`${Name}: expected a number`>;
+
+/** What each option must be, for the messages (the rest are checked by their types). */
+interface OptionTypes {
+  largest: boolean | undefined;
+  weights: RoutingWeightsKind | RoutingWeights | undefined;
+  keysOut: DeviceArray<'f32' | 'i32' | 'u32'> | undefined;
+  indicesOut: DeviceArray<'u32'> | undefined;
+  weightsOut: DeviceArray<'f32'> | undefined;
+}
+
+type CheckOption<Options, Key> = Key extends 'rows'
+  ? ValidateCount<Options[Key & keyof Options], 'rows', 1>
+  : Key extends 'k'
+    ? ValidateCount<Options[Key & keyof Options], 'k', 1>
+    : Key extends 'weights'
+      ? Options[Key & keyof Options] extends infer W
+        ? W extends object
+          ? ValidateFields<W, WeightsFields, 'kind', {}>
+          : [W] extends [OptionTypes['weights']]
+            ? W
+            : ErrorMessage<`weights: expected 'softmax', 'sigmoid-renormalize' or ${ExpectedKinds['weights']}`>
+        : never
+      : Key extends keyof OptionTypes
+        ? [Options[Key & keyof Options]] extends [OptionTypes[Key]]
+          ? Options[Key & keyof Options]
+          : OptionTypes[Key]
+        : Options[Key & keyof Options];
+
+/**
+ * `Options` itself when it is a valid {@link TopKOptions}, else with the message in words on each
+ * offending field: `k: '(Error) k: 0 is outside the static bounds [1, 4294967295]'`, an unknown
+ * field named (`rowz: "(Error) unknown field 'rowz' (did you mean 'rows'?)"`), a missing `rows` or `k`.
+ */
+export type ValidateTopKOptions<Options> = ValidateFields<
+  Options,
+  typeof topKOptionFields,
+  (typeof topKOptionRequired)[number],
+  { [Key in keyof Options]: CheckOption<Options, Key> }
+>;
+
+/** What the one-call form resolves to: the outputs, those it allocated owned by the caller. */
+export interface TopKResult<Keys extends DeviceArray, Weights extends DeviceArray<'f32'> | undefined> {
+  /** Each row's k keys at `[row * k, row * k + k)`, best first. */
+  readonly keys: Keys;
+  /** Their indices within the row. */
+  readonly indices: DeviceArray<'u32'>;
+  /** Their routing weights, when asked for. */
+  readonly weights: Weights;
+}
+
+/** The `weights` output type of a call with these options. */
+export type WeightsOf<Options> = Options extends { weights: infer W } ? ([W] extends [undefined] ? undefined : DeviceArray<'f32'>) : undefined;
