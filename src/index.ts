@@ -71,6 +71,10 @@ export type {
   ScalarParam,
   RoutingWeights,
   RoutingWeightsKind,
+  TopKOptions,
+  TopKResult,
+  ValidateTopKOptions,
+  WeightsOf,
 } from './algorithms/batched-top-k/args.js';
 export {
   selectTopKVariant,

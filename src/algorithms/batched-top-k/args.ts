@@ -234,6 +234,9 @@ type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntr
 /** The fields of {@link RoutingWeights}, in message order. */
 type WeightsFields = readonly ['kind', 'scale'];
 
+/** `weightsOut` surely absent (an optional one, as in an args object annotated with {@link TopKArgs}, is left to the runtime check). */
+type WeightsOutMissing<Args> = 'weightsOut' extends keyof Args ? ([Extract<Args['weightsOut' & keyof Args], DeviceArray>] extends [never] ? true : false) : true;
+
 /**
  * The `weights` field, which needs the whole args: its own fields (unknown ones named), then
  * `weightsOut` beside it, then f32 keys (a dtype that is not a literal is left to the runtime check).
@@ -246,7 +249,7 @@ type CheckWeights<Args, Value, Entry extends TopKEntryPoint> =
       : [Value] extends [ExpectedType<'weights', Entry>]
         ? ValidateFields<Value, WeightsFields, 'kind', {}> extends infer Checked
           ? [Value] extends [Checked]
-            ? Args extends { weightsOut: DeviceArray }
+            ? WeightsOutMissing<Args> extends false
               ? Args extends { keysIn: DeviceArray<infer D> }
                 ? [D] extends ['f32']
                   ? Value
