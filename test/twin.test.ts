@@ -44,12 +44,16 @@ interface TwinCase {
   readonly variant: TopKVariant;
   /** Per-segment k on the device: the plan validates (a 'validate' launch runs first). */
   readonly deviceK?: boolean;
+  /** Routing weights: the 'weights' launch writes weightsOut (no temporary storage), compared after it runs. */
+  readonly weights?: 'softmax' | 'sigmoid-renormalize';
 }
 
 const cases: TwinCase[] = [
   { name: 'reduce over long ragged segments (chunks, partials, merge), device-only k validated', sizes: [9000, 0, 4097, 12000], k: 8, variant: 'reduce', deviceK: true },
   { name: 'single-tile over packed per-segment sizes', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile' },
   { name: 'radix-select over packed per-segment sizes', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select' },
+  { name: 'reduce, then softmax routing weights', sizes: [128, 0, 77, 128], k: 8, variant: 'reduce', deviceK: true, weights: 'softmax' },
+  { name: 'single-tile, then sigmoid-renormalize routing weights', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile', weights: 'sigmoid-renormalize' },
 ];
 
 describeTwins('CPU and WGSL twins, launch by launch', () => {
@@ -76,13 +80,14 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
         const keysIn = backend.upload(keys);
         const keysOut = backend.alloc('f32', n * c.k);
         const valuesOut = backend.alloc('u32', n * c.k);
+        const weightsOut = backend.alloc('f32', n * c.k);
         const ks = new Uint32Array(n).fill(c.k);
         const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k);
         const plan = DeviceBatchedTopK.plan(
-          { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
+          { keysIn, keysOut, valuesOut, ...(c.weights === undefined ? {} : { weights: { kind: c.weights, scale: 2.5 }, weightsOut }), segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
           env({ backend, tuning: { variant: c.variant } }),
         ) as Plan;
-        return { plan, owned: [keysIn, keysOut, valuesOut] as DeviceArray[] };
+        return { plan, weightsOut, owned: [keysIn, keysOut, valuesOut, weightsOut] as DeviceArray[] };
       };
       const onGpu = planOn(gpu);
       const onCpu = planOn(cpu);
@@ -113,6 +118,24 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
             expect(first, `after launch ${count} (${launch.name}), slot ${slot}: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
             compared++;
           }
+        }
+        if (c.weights !== undefined) {
+          // The weights launch writes no temporary storage: compare its output after the last launch.
+          expect(onGpu.plan.launches.at(-1)!.kernel).toBe('weights');
+          const weightsAfter = async (side: { plan: Plan; weightsOut: DeviceArray }, backend: Backend) => {
+            const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
+            try {
+              await planInternals(side.plan).runPrefix(temp, side.plan.launches.length);
+              return new Uint32Array((await backend.download(side.weightsOut)).buffer);
+            } finally {
+              temp.destroy();
+            }
+          };
+          const [a, b] = [await weightsAfter(onGpu, gpu), await weightsAfter(onCpu, cpu)];
+          const first = a.findIndex((word, i) => word !== b[i]);
+          expect(first, `weightsOut: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
+          expect(a.some((word) => word !== 0)).toBe(true);
+          compared++;
         }
         expect(compared).toBeGreaterThan(0);
       } finally {

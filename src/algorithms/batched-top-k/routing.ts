@@ -12,7 +12,7 @@
  * whose top bit is set (0 for zero) and an integer exponent `e`. Every operation truncates and ORs
  * "something was lost" into the mantissa's lowest bit (round to odd), so the last rounding to f32
  * (nearest, ties to even) rounds the computed value once. exp(-d) is 2^-n times a product of
- * constants 2^(-2^-j), one per set bit of the fraction of d*log2(e); d * log2(e) uses a 64-bit
+ * constants 2^(-v/16^c), one per non-zero 4-bit digit of the fraction of d*log2(e); d * log2(e) uses a 64-bit
  * log2(e). Each weight is within one ulp of the exact value (test/conformance/topk-weights.suite.ts
  * measures it against a float64 reference).
  *
@@ -40,11 +40,19 @@ export const weightNaNBits = 0x7fc00000;
 export const log2eHigh = 0xb8aa3b29;
 export const log2eLow = 0x5c17f0bb;
 
-/** round(2^(-2^-j) * 2^32) for j = 1..32 (the last ones capped at 0xFFFFFFFF). */
-export const expSteps: readonly number[] = [
-  0xb504f334, 0xd744fccb, 0xeac0c6e8, 0xf5257d15, 0xfa83b2db, 0xfd3e0c0d, 0xfe9e115c, 0xff4ecb59, 0xffa75652, 0xffd3a752, 0xffe9d2b3, 0xfff4e91c, 0xfffa747f, 0xfffd3a3b,
-  0xfffe9d1d, 0xffff4e8e, 0xffffa747, 0xffffd3a3, 0xffffe9d2, 0xfffff4e9, 0xfffffa74, 0xfffffd3a, 0xfffffe9d, 0xffffff4f, 0xffffffa7, 0xffffffd4, 0xffffffea, 0xfffffff5,
-  0xfffffffa, 0xfffffffd, 0xffffffff, 0xffffffff,
+/**
+ * 2^-f for the 4-bit digits of a 32-bit fraction f: entry `16 * c + v` is round(2^(-v / 16^(c + 1)) * 2^32)
+ * (capped at 0xFFFFFFFF; entries with v = 0 are unused).
+ */
+export const expTable: readonly number[] = [
+  0x00000000, 0xf5257d15, 0xeac0c6e8, 0xe0ccdeec, 0xd744fccb, 0xce248c15, 0xc5672a11, 0xbd08a39f, 0xb504f334, 0xad583eea, 0xa5fed6aa, 0x9ef53261, 0x9837f052, 0x91c3d374, 0x8b95c1e4, 0x85aac368,
+  0x00000000, 0xff4ecb59, 0xfe9e115c, 0xfdedd1b5, 0xfd3e0c0d, 0xfc8ec011, 0xfbdfed6d, 0xfb3193cc, 0xfa83b2db, 0xf9d64a47, 0xf92959bb, 0xf87ce0e6, 0xf7d0df73, 0xf7255511, 0xf67a416c, 0xf5cfa434,
+  0x00000000, 0xfff4e91c, 0xffe9d2b3, 0xffdebcc5, 0xffd3a752, 0xffc8925a, 0xffbd7ddc, 0xffb269da, 0xffa75652, 0xff9c4345, 0xff9130b3, 0xff861e9c, 0xff7b0d00, 0xff6ffbde, 0xff64eb37, 0xff59db0b,
+  0x00000000, 0xffff4e8e, 0xfffe9d1d, 0xfffdebac, 0xfffd3a3b, 0xfffc88cc, 0xfffbd75c, 0xfffb25ed, 0xfffa747f, 0xfff9c311, 0xfff911a3, 0xfff86036, 0xfff7aec9, 0xfff6fd5d, 0xfff64bf2, 0xfff59a87,
+  0x00000000, 0xfffff4e9, 0xffffe9d2, 0xffffdebb, 0xffffd3a3, 0xffffc88c, 0xffffbd75, 0xffffb25e, 0xffffa747, 0xffff9c30, 0xffff9119, 0xffff8602, 0xffff7aeb, 0xffff6fd3, 0xffff64bc, 0xffff59a5,
+  0x00000000, 0xffffff4f, 0xfffffe9d, 0xfffffdec, 0xfffffd3a, 0xfffffc89, 0xfffffbd7, 0xfffffb26, 0xfffffa74, 0xfffff9c3, 0xfffff912, 0xfffff860, 0xfffff7af, 0xfffff6fd, 0xfffff64c, 0xfffff59a,
+  0x00000000, 0xfffffff5, 0xffffffea, 0xffffffdf, 0xffffffd4, 0xffffffc9, 0xffffffbd, 0xffffffb2, 0xffffffa7, 0xffffff9c, 0xffffff91, 0xffffff86, 0xffffff7b, 0xffffff70, 0xffffff65, 0xffffff5a,
+  0x00000000, 0xffffffff, 0xffffffff, 0xfffffffe, 0xfffffffd, 0xfffffffd, 0xfffffffc, 0xfffffffb, 0xfffffffa, 0xfffffffa, 0xfffffff9, 0xfffffff8, 0xfffffff8, 0xfffffff7, 0xfffffff6, 0xfffffff6,
 ];
 
 /** exp(-d) is 0 from d = 2^expZeroExponent on. */
@@ -52,17 +60,14 @@ export const expZeroExponent = 19;
 
 const top = 0x80000000;
 
-/** The high word of the 64-bit product of two u32. */
+/**
+ * The high word of the 64-bit product of two u32 (the WGSL twin multiplies 16-bit halves; here one
+ * operand is split and doubles hold the partial products exactly, below 2^53).
+ */
 export function mulHi(a: number, b: number): number {
-  const al = a & 0xffff;
-  const ah = a >>> 16;
-  const bl = b & 0xffff;
-  const bh = b >>> 16;
-  const lo = al * bl;
-  const m1 = ah * bl;
-  const m2 = al * bh;
-  const mid = (lo >>> 16) + (m1 & 0xffff) + (m2 & 0xffff);
-  return (ah * bh + (m1 >>> 16) + (m2 >>> 16) + (mid >>> 16)) >>> 0;
+  const t = a * (b & 0xffff);
+  const u = a * (b >>> 16) + Math.floor(t / 65536);
+  return Math.floor(u / 65536) >>> 0;
 }
 
 /** The low word of the product of two u32. */
@@ -95,7 +100,8 @@ function fromBits(bits: number, out: Num): Num {
 function add(a: Num, b: Num, out: Num): Num {
   if (b.m === 0) return out.copy(a);
   if (a.m === 0) return out.copy(b);
-  const [big, small] = a.e >= b.e ? [a, b] : [b, a];
+  const big = a.e >= b.e ? a : b;
+  const small = big === a ? b : a;
   const shift = big.e - small.e;
   if (shift >= 32) return out.set(big.m | 1, big.e);
   const part = small.m >>> shift;
@@ -143,29 +149,35 @@ function mul(a: Num, b: Num, out: Num): Num {
   return out.set((hi << 1) | (lo >>> 31) | ((lo << 1) !== 0 ? 1 : 0), a.e + b.e);
 }
 
-/** a / b for b > 0 (bit by bit: 32 quotient bits, the remainder as the sticky bit). */
+/** floor(x / d) and its remainder for integers x < 2^49, d < 2^32 (the double quotient corrected by one). */
+let remainder = 0;
+function divide(x: number, d: number): number {
+  let q = Math.floor(x / d);
+  let r = x - q * d;
+  if (r < 0) {
+    q -= 1;
+    r += d;
+  } else if (r >= d) {
+    q += 1;
+    r -= d;
+  }
+  remainder = r;
+  return q;
+}
+
+/**
+ * a / b for b > 0: 32 quotient bits and the remainder as the sticky bit. The WGSL twin divides bit
+ * by bit; here two 16-bit steps in doubles give the same quotient and remainder.
+ */
 function div(a: Num, b: Num, out: Num): Num {
   if (a.m === 0) return out.set(0, 0);
   const d = b.m;
-  let r = a.m;
-  let q = 0;
-  let e = a.e - b.e;
-  let steps = 32;
-  if (r >= d) {
-    q = 1;
-    r = (r - d) >>> 0;
-    steps = 31;
-  } else e -= 1;
-  for (let i = 0; i < steps; i++) {
-    const carry = r >>> 31;
-    r = (r << 1) >>> 0;
-    q = (q << 1) >>> 0;
-    if (carry !== 0 || r >= d) {
-      r = (r - d) >>> 0;
-      q |= 1;
-    }
-  }
-  return out.set(q | (r !== 0 ? 1 : 0), e);
+  // floor(a.m * 2^shift / d), with shift 31 when a.m >= d (the quotient's top bit is 2^31), else 32.
+  const shift = a.m >= d ? 31 : 32;
+  const high = divide(a.m * 65536, d);
+  const low = divide(remainder * 2 ** (shift - 16), d);
+  const q = high * 2 ** (shift - 16) + low;
+  return out.set(q | (remainder !== 0 ? 1 : 0), a.e - b.e - (shift - 31));
 }
 
 /** exp(-d) for d >= 0. */
@@ -187,14 +199,15 @@ function expNeg(d: Num, out: Num): Num {
   } else if (shift < 64) {
     fraction = hi >>> (shift - 32);
   }
-  // 2^-fraction: a product of 2^(-2^-j) over the fraction's set bits, kept normalized.
+  // 2^-fraction: a product of one table entry per non-zero 4-bit digit, kept normalized.
   let p = top;
   let k = -1;
-  for (let j = 1; j <= 32; j++) {
-    if (((fraction >>> (32 - j)) & 1) === 0) continue;
-    const c = expSteps[j - 1]!;
-    let h = mulHi(p, c);
-    let l = mulLo(p, c);
+  for (let c = 0; c < 8; c++) {
+    const v = (fraction >>> (28 - 4 * c)) & 15;
+    if (v === 0) continue;
+    const t = expTable[16 * c + v]!;
+    let h = mulHi(p, t);
+    let l = mulLo(p, t);
     if (h < top) {
       h = ((h << 1) | (l >>> 31)) >>> 0;
       l = (l << 1) >>> 0;

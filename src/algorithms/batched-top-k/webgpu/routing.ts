@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { segmentBindings } from '../../../backends/webgpu/segments.js';
-import { expSteps, expZeroExponent, log2eHigh, log2eLow, weightNaNBits } from '../routing.js';
+import { expTable, expZeroExponent, log2eHigh, log2eLow, weightNaNBits } from '../routing.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelUniforms, topKPreamble } from './preamble.js';
 
@@ -20,7 +20,7 @@ export const routingNumericsWgsl = `struct Num { m: u32, e: i32 }
 const TOP: u32 = 0x80000000u;
 const LOG2E_HIGH: u32 = ${hex(log2eHigh)};
 const LOG2E_LOW: u32 = ${hex(log2eLow)};
-const EXP_STEPS = array<u32, 32>(${expSteps.map(hex).join(', ')});
+const EXP_TABLE = array<u32, 128>(${expTable.map(hex).join(', ')});
 fn mulHi(a: u32, b: u32) -> u32 {
   let al = a & 0xffffu;
   let ah = a >> 16u;
@@ -129,11 +129,12 @@ fn expNeg(d: Num) -> Num {
   }
   var p = TOP;
   var k = -1;
-  for (var j = 1u; j <= 32u; j++) {
-    if (((fraction >> (32u - j)) & 1u) == 0u) { continue; }
-    let c = EXP_STEPS[j - 1u];
-    var h = mulHi(p, c);
-    var l = p * c;
+  for (var c = 0u; c < 8u; c++) {
+    let v = (fraction >> (28u - 4u * c)) & 15u;
+    if (v == 0u) { continue; }
+    let t = EXP_TABLE[16u * c + v];
+    var h = mulHi(p, t);
+    var l = p * t;
     if (h < TOP) {
       h = (h << 1u) | (l >> 31u);
       l = l << 1u;
