@@ -69,6 +69,12 @@ export type {
   GuaranteesOf,
   SegmentParam,
   ScalarParam,
+  RoutingWeights,
+  RoutingWeightsKind,
+  TopKOptions,
+  TopKResult,
+  ValidateTopKOptions,
+  WeightsOf,
 } from './algorithms/batched-top-k/args.js';
 export {
   selectTopKVariant,

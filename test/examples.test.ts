@@ -49,14 +49,15 @@ function moeScores(tokens: number, experts: number): Float32Array {
 (missing === undefined ? describe : describe.skip)('examples', () => {
   it('moe-router.ts (npm run example): the top-2 experts, their softmax weights, the plan explained', () => {
     const output = runExample(['examples/moe-router.ts']);
-    expect(output).toContain('routed 4096 tokens to the top 2 of 128 experts (compile-time variants: reduce)');
-    expect(output).toContain('DeviceBatchedTopK on cpu: 4096 segments, kMax 2');
+    expect(output).toContain('routed 4096 tokens to the top 2 of 128 experts');
+    expect(output).toContain('two-step plan (compile-time variants: reduce): the same weights, bit for bit: true');
+    expect(output).toContain('DeviceBatchedTopK on cpu: 4096 segments, kMax 2, f32 keys, values: indices, weights: softmax');
     expect(output).toContain('Chosen variant: reduce');
     const scores = moeScores(4096, 128);
     for (let token = 0; token < 4; token++) {
       const row = scores.subarray(token * 128, (token + 1) * 128);
       const [a, b] = Array.from(row.keys()).sort((x, y) => row[y]! - row[x]! || x - y);
-      // Softmax over the two selected logits, computed as the example does.
+      // Softmax over the two selected logits in float64 (the epilogue is within 1 ulp of it).
       const sum = 1 + Math.exp(row[b!]! - row[a!]!);
       const wa = 1 / sum;
       const wb = Math.exp(row[b!]! - row[a!]!) / sum;

@@ -171,6 +171,7 @@ function build(c: Case): Built {
   const maxSegmentSize = Math.max(0, ...sizeValues);
   const deviceBounds = c.deviceBounds === undefined ? undefined : uploadU32(cpu, c.deviceBounds);
   const problem: TopKProblem = {
+    weights: undefined,
     keyType: c.keyType,
     valueMode: c.valueMode,
     valueType: c.valueType,
@@ -231,7 +232,7 @@ function build(c: Case): Built {
     ),
     parameterNames,
     totalNumItems: c.totalNumItems,
-    arrays: { keysIn: keyArray, keysOut, valuesIn, valuesOut },
+    arrays: { keysIn: keyArray, keysOut, valuesIn, valuesOut, weightsOut: undefined },
   };
   const active = Math.min(c.numSegments, maxSegments);
   const starts: number[] = [];

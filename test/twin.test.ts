@@ -49,6 +49,8 @@ interface TwinCase {
   readonly key?: (i: number, random: () => number) => number;
   /** Every launch name of the plan contains one of these (the kernels the case is about ran). */
   readonly launches?: readonly string[];
+  /** Routing weights: the 'weights' launch writes weightsOut (no temporary storage), compared after it runs. */
+  readonly weights?: 'softmax' | 'sigmoid-renormalize';
 }
 
 const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100);
@@ -88,6 +90,8 @@ const cases: TwinCase[] = [
     variant: 'radix-select',
     key: (_i, random) => random() * 2 - 1,
   },
+  { name: 'reduce, then softmax routing weights', sizes: [128, 0, 77, 128], k: 8, variant: 'reduce', deviceK: true, weights: 'softmax' },
+  { name: 'single-tile, then sigmoid-renormalize routing weights', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile', weights: 'sigmoid-renormalize' },
 ];
 
 describeTwins('CPU and WGSL twins, launch by launch', () => {
@@ -117,13 +121,14 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
         const keysIn = backend.upload(keys);
         const keysOut = backend.alloc('f32', n * c.k);
         const valuesOut = backend.alloc('u32', n * c.k);
+        const weightsOut = backend.alloc('f32', n * c.k);
         const ks = new Uint32Array(n).fill(c.k);
         const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k as 1); // a case table's k: checked when planning, not typed as a literal
         const plan = DeviceBatchedTopK.plan(
-          { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
+          { keysIn, keysOut, valuesOut, ...(c.weights === undefined ? {} : { weights: { kind: c.weights, scale: 2.5 }, weightsOut }), segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
           env({ backend, tuning: { variant: c.variant, ...(c.policy === undefined ? {} : { policy: c.policy }) } }),
         ) as Plan;
-        return { plan, keysOut, valuesOut, owned: [keysIn, keysOut, valuesOut] as DeviceArray[] };
+        return { plan, keysOut, valuesOut, weightsOut, owned: [keysIn, keysOut, valuesOut, weightsOut] as DeviceArray[] };
       };
       const onGpu = planOn(gpu);
       const onCpu = planOn(cpu);
@@ -155,6 +160,24 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
             expect(first, `after launch ${count} (${launch.name}), slot ${slot}: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
             compared++;
           }
+        }
+        if (c.weights !== undefined) {
+          // The weights launch writes no temporary storage: compare its output after the last launch.
+          expect(onGpu.plan.launches.at(-1)!.kernel).toBe('weights');
+          const weightsAfter = async (side: { plan: Plan; weightsOut: DeviceArray }, backend: Backend) => {
+            const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
+            try {
+              await planInternals(side.plan).runPrefix(temp, side.plan.launches.length);
+              return new Uint32Array((await backend.download(side.weightsOut)).buffer);
+            } finally {
+              temp.destroy();
+            }
+          };
+          const [a, b] = [await weightsAfter(onGpu, gpu), await weightsAfter(onCpu, cpu)];
+          const first = a.findIndex((word, i) => word !== b[i]);
+          expect(first, `weightsOut: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
+          expect(a.some((word) => word !== 0)).toBe(true);
+          compared++;
         }
         // The whole plan: outputs bit for bit (sorted, ties by index: one answer).
         for (const [side, backend] of [[onGpu, gpu], [onCpu, cpu]] as const) {

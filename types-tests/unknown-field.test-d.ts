@@ -50,13 +50,13 @@ expectType<ConstantParam<2>>(null! as Typo['k']);
 expectType<"(Error) unknown field 'segmentStrides' (did you mean 'segmentStride'?)">(
   null! as ValidateTopKArgs<typeof base & { segmentStrides: 13 }>['segmentStrides'],
 );
-expectType<"(Error) unknown field 'speed'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'">(
+expectType<"(Error) unknown field 'speed'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'">(
   null! as ValidateTopKArgs<typeof base & { speed: 1 }>['speed'],
 );
-expectType<"(Error) unknown field 'valuesOut'; the fields are 'keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'">(
+expectType<"(Error) unknown field 'valuesOut'; the fields are 'keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'">(
   null! as ValidateTopKArgs<typeof withoutDirection & { valuesOut: DeviceArray<'u32'> }, {}, 'keys'>['valuesOut'],
 );
-expectType<"(Error) unknown field 'selectDirection'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'">(
+expectType<"(Error) unknown field 'selectDirection'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'">(
   null! as ValidateTopKArgs<typeof base & { valuesOut: DeviceArray<'u32'> }, {}, 'pairs'>['selectDirection'],
 );
 expectType<"(Error) unknown field 'backnd' (did you mean 'backend'?)">(null! as ValidateEnvOptions<{ backnd: undefined }>['backnd']);

@@ -76,9 +76,20 @@ function fieldKey(value: unknown): string | undefined {
       parts.push('so', valueKey(param.values), options);
       break;
     default:
-      return undefined;
+      return plainKey(value);
   }
   return parts.some((part) => part === undefined) ? undefined : parts.join(':');
+}
+
+/**
+ * A plain object of strings and numbers (an algorithm's options, as top-k's `weights`), by value;
+ * undefined for anything else.
+ */
+function plainKey(value: object): string | undefined {
+  if (Object.getPrototypeOf(value) !== Object.prototype) return undefined;
+  const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (!entries.every(([, v]) => typeof v === 'string' || typeof v === 'number' || v === undefined)) return undefined;
+  return `o:${JSON.stringify(entries.map(([k, v]) => [k, typeof v === 'number' ? valueKey(v) : v]))}`;
 }
 
 /** Environments' parts of call keys; an Env is frozen, so one per object. */

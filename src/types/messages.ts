@@ -152,6 +152,13 @@ export function missingField<const Field extends string>(field: Field): MissingF
   return `missing required field '${field}'`;
 }
 
+/** `required when ${input} is given` (an output that an optional input asks for) */
+export type RequiredWith<Input extends string> = `required when ${Input} is given`;
+/** Runtime twin of {@link RequiredWith}. */
+export function requiredWith<const Input extends string>(input: Input): RequiredWith<Input> {
+  return `required when ${input} is given`;
+}
+
 /** `required when ${parameter} may be ${options}` (an output that some options of a parameter write) */
 export type RequiredWhen<Parameter extends string, Options extends string> = `required when ${Parameter} may be ${Options}`;
 /** Runtime twin of {@link RequiredWhen}. */

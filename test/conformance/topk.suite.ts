@@ -612,11 +612,11 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         // The shorthands replace selectDirection, and the keys-only ones would drop the values.
         await usage(
           () => untyped.maxKeys({ ...keysOnly, valuesOut }, e),
-          "maxKeys args: unknown field 'valuesOut'; the fields are 'keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'",
+          "maxKeys args: unknown field 'valuesOut'; the fields are 'keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'",
         );
         await usage(
           () => untyped.maxPairs({ ...args, valuesIn, valuesOut }, e),
-          "maxPairs args: unknown field 'selectDirection'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'",
+          "maxPairs args: unknown field 'selectDirection'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'",
         );
         await usage(() => untyped.maxPairs({ ...keysOnly, valuesIn }, e), "maxPairs args: missing required field 'valuesOut'");
         // In env, at every level, and the algorithm's tuning.policy when planning.

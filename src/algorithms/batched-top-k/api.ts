@@ -4,7 +4,22 @@ import { registerExecutor } from '../../dispatch/registry.js';
 import { type Env, env as makeEnv } from '../../env/env.js';
 import { p } from '../../params/param.js';
 import { checkFields } from '../../params/fields.js';
-import { type GuaranteesOf, type TopKArgs, type TopKArgsShape, type TopKEntryPoint, type ValidateTopKArgs, topKFieldSets } from './args.js';
+import {
+  type GuaranteesOf,
+  type TopKArgs,
+  type TopKArgsShape,
+  type TopKEntryPoint,
+  type TopKOptions,
+  type TopKResult,
+  type ValidateTopKArgs,
+  type ValidateTopKOptions,
+  type WeightsOf,
+  topKFieldSets,
+  topKOptionFields,
+  topKOptionRequired,
+} from './args.js';
+import { describe } from '../../backends/backend.js';
+import { SegkitUsageError } from '../../errors.js';
 import { type TopKPlan, planTopK } from './plan.js';
 import { cpuTopKExecutor } from './cpu/executor.js';
 import { webgpuTopKExecutor } from './webgpu/executor.js';
@@ -13,7 +28,7 @@ registerExecutor('topk', 'cpu', cpuTopKExecutor);
 registerExecutor('topk', 'webgpu', webgpuTopKExecutor);
 
 /** Every field of top-k's args, in a fixed order (the environment API's call key). */
-const argFields: readonly string[] = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'];
+const argFields: readonly string[] = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'];
 
 async function selectWith(userArgs: object, entry: string, env: Env | undefined, build: () => TopKArgs): Promise<void> {
   // The shorthands overwrite selectDirection (and the keys-only ones the values): a field they do not
@@ -25,6 +40,26 @@ async function selectWith(userArgs: object, entry: string, env: Env | undefined,
   const environment = environmentOf(env);
   await runInEnvironment(planFor(userArgs, entry, argFields, environment, () => planTopK(build(), environment)));
 }
+
+/** Checks the one-call form's options on the host, naming the field; returns the row length. */
+function rowLengthOf(scores: DeviceArray, options: TopKOptions): number {
+  if (typeof options !== 'object' || options === null) throw new SegkitUsageError(`topk options: expected an object; got ${describe(options)}`);
+  checkFields('topk options', options, topKOptionFields, topKOptionRequired);
+  for (const name of ['rows', 'k'] as const) {
+    const value = options[name];
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 4294967295) {
+      throw new SegkitUsageError(`${name}: expected an integer in [1, 4294967295]; got ${describe(value)}`);
+    }
+  }
+  if (options.largest !== undefined && typeof options.largest !== 'boolean') throw new SegkitUsageError(`largest: expected true or false; got ${describe(options.largest)}`);
+  if (scores.length % options.rows !== 0) {
+    throw new SegkitUsageError(`rows: ${options.rows} rows do not divide scores' ${scores.length} elements into equal rows`);
+  }
+  return scores.length / options.rows;
+}
+
+/** p.constant of a value known only at run time (checked by rowLengthOf): the plan specializes on it, as for a literal. */
+const constantOf = p.constant as unknown as (value: number) => TopKArgs['k'];
 
 const withDirection = (args: object, direction: 'max' | 'min'): TopKArgs => ({
   ...(args as Omit<TopKArgs, 'selectDirection'>),
@@ -67,6 +102,59 @@ export const DeviceBatchedTopK = {
    */
   async select<const Args extends TopKArgsShape | object, const E extends Env = Env<{}>>(args: ValidateTopKArgs<Args, GuaranteesOf<E>>, env?: E): Promise<void> {
     await selectWith(args, 'select', env, () => args as TopKArgs);
+  },
+
+  /**
+   * The common case in one call, as `torch.topk(scores, k)`: the top `k` of each of `rows` equal
+   * rows of `scores`, with their indices and (optionally) MoE routing weights. Outputs not given in
+   * `options` are allocated on `scores`' backend and returned; the caller owns them (`destroy()`).
+   * It plans and runs as {@link DeviceBatchedTopK.select} does (plans kept per backend); a call
+   * with new output arrays plans afresh, so in a loop pass `keysOut`/`indicesOut`/`weightsOut`,
+   * or use `plan` and `run`.
+   *
+   * @example
+   * ```ts
+   * const { keys, indices, weights } = await DeviceBatchedTopK.topk(scores, { rows: tokens, k: 2, weights: 'softmax' });
+   * ```
+   */
+  async topk<const D extends 'f32' | 'i32' | 'u32', const Options extends Partial<Record<keyof TopKOptions, unknown>> | object>(
+    scores: DeviceArray<D>,
+    options: ValidateTopKOptions<Options>,
+    env?: Env,
+  ): Promise<TopKResult<DeviceArray<D>, WeightsOf<Options>>> {
+    const opts = options as TopKOptions;
+    const rowLength = rowLengthOf(scores, opts);
+    const weights = typeof opts.weights === 'string' ? { kind: opts.weights } : opts.weights;
+    const backend = scores.backend;
+    const allocated: DeviceArray[] = [];
+    const output = <A extends DeviceArray>(given: A | undefined, make: () => A): A => {
+      if (given !== undefined) return given;
+      const made = make();
+      allocated.push(made);
+      return made;
+    };
+    try {
+      const length = opts.rows * opts.k;
+      const keysOut = output(opts.keysOut as DeviceArray<D> | undefined, () => backend.alloc(scores.dtype, length));
+      const indicesOut = output(opts.indicesOut, () => backend.alloc('u32', length));
+      const weightsOut = weights === undefined ? opts.weightsOut : output(opts.weightsOut, () => backend.alloc('f32', length));
+      const args: TopKArgs = {
+        keysIn: scores,
+        keysOut,
+        valuesOut: indicesOut,
+        weights,
+        weightsOut,
+        segmentSizes: constantOf(rowLength),
+        k: constantOf(opts.k),
+        selectDirection: p.constantOption(opts.largest === false ? 'min' : 'max'),
+        numSegments: p.uniform(opts.rows),
+      };
+      await selectWith(args, 'select', env, () => args);
+      return { keys: keysOut, indices: indicesOut, weights: weightsOut as WeightsOf<Options> };
+    } catch (error) {
+      for (const array of allocated) array.destroy();
+      throw error;
+    }
   },
 
   /** `select` with `selectDirection` fixed to `'max'`, keys only. */

@@ -9,13 +9,31 @@ import type {
   PerSegmentParam,
   UniformParam,
 } from '../../params/param.js';
-import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
+import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds, RequiredWith } from '../../types/messages.js';
 import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
 import type { ValidateIntersection } from '../../types/intersect.js';
 import type { SelectDirection } from './keys.js';
 import type { TopKVariant } from './policy.js';
+import type { RoutingWeightsKind } from './routing.js';
+
+export type { RoutingWeightsKind };
+
+/**
+ * MoE routing weights, written by an epilogue of top-k into `weightsOut` (f32, the layout of
+ * `keysOut`): for each segment, `'softmax'` over its selected keys (max-subtracted), or
+ * `'sigmoid-renormalize'` (DeepSeek-V3: the sigmoid of each selected key, divided by their sum),
+ * times `scale` (the routed scaling factor, default 1). Slots past a segment's results get 0.
+ * docs/top-k.md states the rules for NaN and infinite keys and the accuracy (within 1 ulp of the
+ * exact value, the same bits on every backend).
+ */
+export interface RoutingWeights {
+  /** `'softmax'` or `'sigmoid-renormalize'`. */
+  readonly kind: RoutingWeightsKind;
+  /** Multiplies every weight: a positive f32 (at least 2^-126); default 1. */
+  readonly scale?: number | undefined;
+}
 
 /** A numeric parameter that may vary per segment. */
 export type SegmentParam = ConstantParam | UniformParam | PerSegmentParam;
@@ -64,6 +82,10 @@ export interface TopKArgs {
   readonly numSegments: ScalarParam;
   /** A guarantee on the total number of keys, which sizes temporary storage. */
   readonly totalNumItems?: GuaranteeParam | undefined;
+  /** MoE routing weights of the selected keys (f32 keys only), written into `weightsOut`. */
+  readonly weights?: RoutingWeights | undefined;
+  /** `numSegments * kMax` f32 weights, the layout of `keysOut`; required with `weights`. */
+  readonly weightsOut?: DeviceArray<'f32'> | undefined;
 }
 
 /** The arguments of `maxKeys` and `minKeys` (keys only, direction fixed); annotates as {@link TopKArgs} does. */
@@ -83,17 +105,17 @@ export type TopKPairsArgs = Omit<TopKArgs, 'selectDirection' | 'valuesOut'> & {
 export interface TopKFieldSets {
   /** `plan` and `select`. */
   readonly select: {
-    readonly fields: readonly ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'];
+    readonly fields: readonly ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'];
     readonly required: readonly ['keysIn', 'keysOut', 'segmentSizes', 'k', 'selectDirection', 'numSegments'];
   };
   /** `maxPairs` and `minPairs`. */
   readonly pairs: {
-    readonly fields: readonly ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'];
+    readonly fields: readonly ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'];
     readonly required: readonly ['keysIn', 'keysOut', 'valuesOut', 'segmentSizes', 'k', 'numSegments'];
   };
   /** `maxKeys` and `minKeys`. */
   readonly keys: {
-    readonly fields: readonly ['keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'];
+    readonly fields: readonly ['keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'];
     readonly required: readonly ['keysIn', 'keysOut', 'segmentSizes', 'k', 'numSegments'];
   };
 }
@@ -104,15 +126,15 @@ export type TopKEntryPoint = keyof TopKFieldSets;
 /** The runtime lists of {@link TopKFieldSets}. */
 export const topKFieldSets: TopKFieldSets = {
   select: {
-    fields: ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems'],
+    fields: ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'selectDirection', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'],
     required: ['keysIn', 'keysOut', 'segmentSizes', 'k', 'selectDirection', 'numSegments'],
   },
   pairs: {
-    fields: ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'],
+    fields: ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'],
     required: ['keysIn', 'keysOut', 'valuesOut', 'segmentSizes', 'k', 'numSegments'],
   },
   keys: {
-    fields: ['keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems'],
+    fields: ['keysIn', 'keysOut', 'segmentSizes', 'segmentStride', 'k', 'numSegments', 'totalNumItems', 'weights', 'weightsOut'],
     required: ['keysIn', 'keysOut', 'segmentSizes', 'k', 'numSegments'],
   },
 };
@@ -141,6 +163,8 @@ interface ExpectedKinds {
   segmentStride: 'p.constant or p.uniform';
   totalNumItems: 'p.guarantee';
   selectDirection: 'p.constantOption, p.uniformOption or p.perSegmentOption';
+  weights: "{ kind: 'softmax' or 'sigmoid-renormalize', scale?: number }";
+  weightsOut: 'a DeviceArray of f32 weights';
 }
 
 /** The natural domain of each numeric parameter of top-k, as literal types (the runtime uses the same numbers). */
@@ -207,6 +231,37 @@ type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntr
           : Value
       : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
 
+/** The fields of {@link RoutingWeights}, in message order. */
+type WeightsFields = readonly ['kind', 'scale'];
+
+/** `weightsOut` surely absent (an optional one, as in an args object annotated with {@link TopKArgs}, is left to the runtime check). */
+type WeightsOutMissing<Args> = 'weightsOut' extends keyof Args ? ([Extract<Args['weightsOut' & keyof Args], DeviceArray>] extends [never] ? true : false) : true;
+
+/**
+ * The `weights` field, which needs the whole args: its own fields (unknown ones named), then
+ * `weightsOut` beside it, then f32 keys (a dtype that is not a literal is left to the runtime check).
+ */
+type CheckWeights<Args, Value, Entry extends TopKEntryPoint> =
+  unknown extends Value
+    ? Value
+    : [Value] extends [undefined]
+      ? Value
+      : [Value] extends [ExpectedType<'weights', Entry>]
+        ? ValidateFields<Value, WeightsFields, 'kind', {}> extends infer Checked
+          ? [Value] extends [Checked]
+            ? WeightsOutMissing<Args> extends false
+              ? Args extends { keysIn: DeviceArray<infer D> }
+                ? [D] extends ['f32']
+                  ? Value
+                  : 'f32' extends D
+                    ? Value
+                    : ErrorMessage<`weights: routing weights need f32 keys; keysIn holds ${D & string}`>
+                : Value
+              : ErrorMessage<`weightsOut: ${RequiredWith<'weights'>}`>
+            : Checked
+          : never
+        : ErrorMessage<`weights: expected ${ExpectedKinds['weights']}`>;
+
 /**
  * `Args` itself when it is a valid call of top-k's entry point `Entry` under the environment's
  * guarantees `G`; otherwise a type with the message in words on each offending field alone:
@@ -214,7 +269,9 @@ type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntr
  * - an unknown field: `segmentStrid: "(Error) unknown field 'segmentStrid' (did you mean 'segmentStride'?)"`;
  * - a missing one: `numSegments: "(Error) missing required field 'numSegments'"`;
  * - a parameter of the wrong kind: `numSegments: '(Error) numSegments: expected p.constant or p.uniform'`;
- * - static facts that top-k or the guarantees rule out: `k: '(Error) k: 0 is outside the static bounds [1, 4294967295]'`.
+ * - static facts that top-k or the guarantees rule out: `k: '(Error) k: 0 is outside the static bounds [1, 4294967295]'`;
+ * - routing weights without their output: `weights: "(Error) weightsOut: required when weights is given"`, or
+ *   with a field that {@link RoutingWeights} has not: `weights: { scal: "(Error) unknown field 'scal' (did you mean 'scale'?)" }`.
  *
  * Parameters whose bounds or options are not literal (`UniformParam<number, number>`, from an
  * annotation with {@link TopKArgs}) and `any` are left to the runtime checks, which use the same text.
@@ -223,7 +280,7 @@ export type ValidateTopKArgs<Args, G = {}, Entry extends TopKEntryPoint = 'selec
   Args,
   TopKFieldSets[Entry]['fields'],
   TopKFieldSets[Entry]['required'][number],
-  { [Key in keyof Args & keyof TopKArgs]: CheckTopKField<Args[Key], Key, G, Entry> }
+  { [Key in keyof Args & keyof TopKArgs]: Key extends 'weights' ? CheckWeights<Args, Args[Key], Entry> : CheckTopKField<Args[Key], Key, G, Entry> }
 >;
 
 /** The literal numbers `TopKVariantsFor` reasons with; the same as `topKPolicyLimits`. */
@@ -261,3 +318,91 @@ export type TopKVariantsFor<Args> = Args extends { k: infer K; segmentSizes: inf
 /** The guarantees type of an environment. */
 export type GuaranteesOf<E> = E extends { guarantees: infer G } ? G : {};
 export type { Guarantees };
+
+/**
+ * The options of {@link DeviceBatchedTopK}'s one-call form `topk(scores, options)`: the rows of
+ * `scores` (equal lengths, packed), `k` per row, and optionally routing weights and outputs.
+ */
+export interface TopKOptions {
+  /** Rows in `scores`: each row is `scores.length / rows` elements and gets its own top k. */
+  readonly rows: number;
+  /** How many elements to take per row (at least 1; a row shorter than k gets fills past its length). */
+  readonly k: number;
+  /** `false` for the k smallest (as torch.topk's `largest`); default `true`. */
+  readonly largest?: boolean | undefined;
+  /** Routing weights of the selected elements: a kind (scale 1), or `{ kind, scale }`. */
+  readonly weights?: RoutingWeightsKind | RoutingWeights | undefined;
+  /** Where to write the keys (`rows * k`, scores' dtype); allocated when not given. */
+  readonly keysOut?: DeviceArray<'f32' | 'i32' | 'u32'> | undefined;
+  /** Where to write the indices within each row (`rows * k` u32); allocated when not given. */
+  readonly indicesOut?: DeviceArray<'u32'> | undefined;
+  /** Where to write the weights (`rows * k` f32); allocated when weights are asked for and this is not given. */
+  readonly weightsOut?: DeviceArray<'f32'> | undefined;
+}
+
+/** The fields of {@link TopKOptions}, in message order, and those it requires. */
+export const topKOptionFields = ['rows', 'k', 'largest', 'weights', 'keysOut', 'indicesOut', 'weightsOut'] as const;
+export const topKOptionRequired = ['rows', 'k'] as const;
+
+/** Checks one literal count of the options: an integer at least `Min` (a `number` is left to the runtime check). */
+type ValidateCount<Value, Name extends string, Min extends number> = number extends Value
+  ? Value
+  : Value extends number
+    ? `${Value}` extends `${string}.${string}`
+      ? ErrorMessage<`${Name}: ${Value} is not an integer`>
+      : KnownLess<Value, Min> extends true
+        ? ErrorMessage<`${Name}: ${Value} is outside the static bounds [${Min}, 4294967295]`>
+        : Value
+    : ErrorMessage<`${Name}: expected a number`>;
+
+/** What each option must be, for the messages (the rest are checked by their types). */
+interface OptionTypes {
+  largest: boolean | undefined;
+  weights: RoutingWeightsKind | RoutingWeights | undefined;
+  keysOut: DeviceArray<'f32' | 'i32' | 'u32'> | undefined;
+  indicesOut: DeviceArray<'u32'> | undefined;
+  weightsOut: DeviceArray<'f32'> | undefined;
+}
+
+type CheckOption<Options, Key> = Key extends 'rows'
+  ? ValidateCount<Options[Key & keyof Options], 'rows', 1>
+  : Key extends 'k'
+    ? ValidateCount<Options[Key & keyof Options], 'k', 1>
+    : Key extends 'weights'
+      ? Options[Key & keyof Options] extends infer W
+        ? W extends object
+          ? ValidateFields<W, WeightsFields, 'kind', {}>
+          : [W] extends [OptionTypes['weights']]
+            ? W
+            : ErrorMessage<`weights: expected 'softmax', 'sigmoid-renormalize' or ${ExpectedKinds['weights']}`>
+        : never
+      : Key extends keyof OptionTypes
+        ? [Options[Key & keyof Options]] extends [OptionTypes[Key]]
+          ? Options[Key & keyof Options]
+          : OptionTypes[Key]
+        : Options[Key & keyof Options];
+
+/**
+ * `Options` itself when it is a valid {@link TopKOptions}, else with the message in words on each
+ * offending field: `k: '(Error) k: 0 is outside the static bounds [1, 4294967295]'`, an unknown
+ * field named (`rowz: "(Error) unknown field 'rowz' (did you mean 'rows'?)"`), a missing `rows` or `k`.
+ */
+export type ValidateTopKOptions<Options> = ValidateFields<
+  Options,
+  typeof topKOptionFields,
+  (typeof topKOptionRequired)[number],
+  { [Key in keyof Options]: CheckOption<Options, Key> }
+>;
+
+/** What the one-call form resolves to: the outputs, those it allocated owned by the caller. */
+export interface TopKResult<Keys extends DeviceArray, Weights extends DeviceArray<'f32'> | undefined> {
+  /** Each row's k keys at `[row * k, row * k + k)`, best first. */
+  readonly keys: Keys;
+  /** Their indices within the row. */
+  readonly indices: DeviceArray<'u32'>;
+  /** Their routing weights, when asked for. */
+  readonly weights: Weights;
+}
+
+/** The `weights` output type of a call with these options. */
+export type WeightsOf<Options> = Options extends { weights: infer W } ? ([W] extends [undefined] ? undefined : DeviceArray<'f32'>) : undefined;

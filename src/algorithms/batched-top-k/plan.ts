@@ -12,6 +12,8 @@ import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
 import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKLimits, topKPolicyFor, topKVariants } from './policy.js';
 import { type TopKLaunch, type TopKProblem, reduceChunks, topKKernels } from './problem.js';
+import { routingWeightsKinds } from './routing.js';
+import { requiredWith } from '../../types/messages.js';
 
 const u32Max = 4294967295;
 
@@ -128,12 +130,42 @@ function checkArrays(args: TopKArgs, facts: TopKFacts, backend: Backend): void {
       throw new SegkitUsageError(`valuesOut: needs numSegments * kMax = ${facts.maxSegments} * ${facts.kMax} = ${needed} elements (plan.outputLength); has ${args.valuesOut.length}`);
     }
   }
-  const arrays = [args.keysIn, args.keysOut, args.valuesIn, args.valuesOut].filter((a) => a !== undefined);
-  for (let i = 0; i < arrays.length; i++) {
-    for (let j = i + 1; j < arrays.length; j++) {
-      if (arrays[i] === arrays[j]) throw new SegkitUsageError('keysIn, keysOut, valuesIn and valuesOut must be distinct arrays (top-k does not run in place)');
+  if (args.weightsOut !== undefined) {
+    checkDeviceArray(args.weightsOut, backend, 'weightsOut', ['f32']);
+    if (args.weightsOut.length < needed) {
+      throw new SegkitUsageError(`weightsOut: needs numSegments * kMax = ${facts.maxSegments} * ${facts.kMax} = ${needed} elements (plan.outputLength); has ${args.weightsOut.length}`);
     }
   }
+  const arrays = [args.keysIn, args.keysOut, args.valuesIn, args.valuesOut, args.weightsOut].filter((a) => a !== undefined);
+  for (let i = 0; i < arrays.length; i++) {
+    for (let j = i + 1; j < arrays.length; j++) {
+      if (arrays[i] === arrays[j]) throw new SegkitUsageError('keysIn, keysOut, valuesIn, valuesOut and weightsOut must be distinct arrays (top-k does not run in place)');
+    }
+  }
+}
+
+/** The routing-weights epilogue of a call, checked (each message names the parameter), or undefined. */
+function checkWeights(args: TopKArgs): TopKProblem['weights'] {
+  const weights: unknown = args.weights;
+  if (weights === undefined) {
+    if (args.weightsOut !== undefined) throw new SegkitUsageError("weightsOut: given without weights; say which weights to write, e.g. weights: { kind: 'softmax' }");
+    return undefined;
+  }
+  if (typeof weights !== 'object' || weights === null) {
+    throw new SegkitUsageError(`weights: expected { kind: 'softmax' or 'sigmoid-renormalize', scale?: number }; got ${describe(weights)}`);
+  }
+  checkFields('weights', weights, ['kind', 'scale'], ['kind']);
+  const { kind, scale = 1 } = weights as { kind: unknown; scale?: unknown };
+  const index = routingWeightsKinds.indexOf(kind as never);
+  if (index < 0) throw new SegkitUsageError(`weights.kind: expected 'softmax' or 'sigmoid-renormalize'; got ${describe(kind)}`);
+  const f32 = new Float32Array(1);
+  f32[0] = typeof scale === 'number' ? scale : Number.NaN;
+  if (typeof scale !== 'number' || !Number.isFinite(scale) || !(f32[0]! >= 2 ** -126) || !Number.isFinite(f32[0]!)) {
+    throw new SegkitUsageError(`weights.scale: expected a positive finite f32, at least 2^-126 (the weights are multiplied by it); got ${describe(scale)}`);
+  }
+  if (args.weightsOut === undefined) throw new SegkitUsageError(`weightsOut: ${requiredWith('weights')}`);
+  if (isDeviceArray(args.keysIn) && args.keysIn.dtype !== 'f32') throw new SegkitUsageError(`weights: routing weights need f32 keys; keysIn holds ${args.keysIn.dtype}`);
+  return { kind: index, scaleBits: new Uint32Array(f32.buffer)[0]! };
 }
 
 function specialization(selection: TopKSelection, facts: TopKFacts, keyType: string): string {
@@ -206,6 +238,7 @@ function variantLaunches(
   keyType: string,
   relaxed: Relaxations,
   layout: TempStorageLayoutBuilder,
+  weights: TopKProblem['weights'],
 ): TopKLaunch[] {
   const { policy } = selection;
   const geometry = { maxSegments: facts.maxSegments, maxSegmentSize };
@@ -240,6 +273,11 @@ function variantLaunches(
       launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed }));
     }
   }
+  if (weights !== undefined) {
+    const kind = routingWeightsKinds[weights.kind]!;
+    // Its own launch in the same pass and submit: it reads the segment's results from keysOut.
+    launches.push(launch('weights', selection.variant, 'weights', `routing weights (${kind}) of each segment's selected keys from keysOut into weightsOut, one invocation per segment`, 0, `,${kind}`));
+  }
   return launches;
 }
 
@@ -260,6 +298,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   checkPerSegmentLengths(facts.numSegments, [facts.segmentSizes, facts.k, facts.selectDirection]);
   const input: SegmentedInput = { name: 'keysIn', noun: 'keys', length: args.keysIn.length };
   checkGeometry(facts, input);
+  const weights = checkWeights(args);
 
   const { policy } = environment.tuning;
   if (typeof policy === 'object' && policy !== null) checkFields('env.tuning.policy', policy, Object.keys(topKPolicyFor(backend.capabilities)));
@@ -294,7 +333,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const launches = [
     ...prologueLaunches('topk', facts, facts.maxSegments, validation, layoutBuilder),
     // Candidates of a segment live at its own start, so the double buffer spans the segments' extent.
-    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, layoutBuilder),
+    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, layoutBuilder, weights),
   ];
   const layout: TempStorageLayout = layoutBuilder.build();
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
@@ -317,12 +356,12 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     launches,
     kernels: topKKernels,
     layout,
-    summary: `DeviceBatchedTopK on ${backend.name}: ${segmentsText} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}`,
+    summary: `DeviceBatchedTopK on ${backend.name}: ${segmentsText} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}${weights === undefined ? '' : `, weights: ${routingWeightsKinds[weights.kind]}`}`,
     details: [
-      `Outputs: ${outputLength} elements of keysOut${args.valuesOut === undefined ? '' : ' and valuesOut'}; segment i's results at [i * ${facts.kMax}, i * ${facts.kMax} + min(k_i, size_i)), the rest of its slots filled`,
+      `Outputs: ${outputLength} elements of keysOut${args.valuesOut === undefined ? '' : ' and valuesOut'}${weights === undefined ? '' : ' and weightsOut'}; segment i's results at [i * ${facts.kMax}, i * ${facts.kMax} + min(k_i, size_i)), the rest of its slots filled${weights === undefined ? '' : ' (weights: 0)'}`,
     ],
     requirementNotes: describeRelaxations(requirements, relaxed, launches as TopKLaunch[]),
-    arrays: { keysIn: args.keysIn, keysOut: args.keysOut, valuesIn: args.valuesIn, valuesOut: args.valuesOut },
+    arrays: { keysIn: args.keysIn, keysOut: args.keysOut, valuesIn: args.valuesIn, valuesOut: args.valuesOut, weightsOut: weights === undefined ? undefined : args.weightsOut },
     checkArrays: () => checkArrays(args, facts, backend),
     problem: (sources) => ({
       maxSegments: facts.maxSegments,
@@ -341,6 +380,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       sorted: requirements.outputOrdering === 'sorted',
       tiesAsFound: relaxed.tiesAsFound,
       orderAsFound: relaxed.orderAsFound,
+      weights,
     }),
   }, { kMax: facts.kMax, outputLength });
 }

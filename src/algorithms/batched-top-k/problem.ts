@@ -42,6 +42,11 @@ export interface TopKProblem extends SegmentedProblem {
    * (`outputOrdering: 'unsorted'` with `determinism: 'not-guaranteed'`).
    */
   readonly orderAsFound: boolean;
+  /**
+   * The routing-weights epilogue ('weights' kernel): `kind` indexes `routingWeightsKinds`
+   * (routing.ts), `scaleBits` is the scale's f32 bits. Absent: no weights.
+   */
+  readonly weights: { readonly kind: number; readonly scaleBits: number } | undefined;
 }
 
 /** The kernels of top-k. */
@@ -55,14 +60,21 @@ export type TopKKernelId =
   | 'radix-histogram'
   | 'radix-fallback'
   | 'radix-filter'
-  | 'radix-finalize';
+  | 'radix-finalize'
+  | 'weights';
 
 /** One kernel launch of a top-k plan, in order. */
 export type TopKLaunch = Launch<TopKKernelId, TopKVariant>;
 
 /** Everything an executor needs for one run of a top-k plan. */
 export type TopKRun = SegmentedRun<TopKProblem, TopKPolicy, TopKKernelId> & {
-  readonly arrays: { readonly keysIn: DeviceArray; readonly keysOut: DeviceArray; readonly valuesIn: DeviceArray | undefined; readonly valuesOut: DeviceArray | undefined };
+  readonly arrays: {
+    readonly keysIn: DeviceArray;
+    readonly keysOut: DeviceArray;
+    readonly valuesIn: DeviceArray | undefined;
+    readonly valuesOut: DeviceArray | undefined;
+    readonly weightsOut: DeviceArray | undefined;
+  };
 };
 
 /** Runs a top-k plan's launches on one kind of backend. */
@@ -97,6 +109,8 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
+  // One invocation per segment, after the variant's last launch: it reads keysOut, writes weightsOut.
+  weights: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
 };
 
 /** Reduce workgroups per segment (when it does not run one invocation per segment). */

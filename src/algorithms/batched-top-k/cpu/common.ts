@@ -90,6 +90,12 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly tiesAsFound: boolean;
   /** Keep an unsorted selection as found, not in index order (problem.orderAsFound). */
   readonly orderAsFound: boolean;
+  /** Output key bits, for the routing-weights epilogue. */
+  readonly keysOutBits: Uint32Array;
+  /** The routing weights' output, its kind (routingWeightsKinds index) and the scale's f32 bits. */
+  readonly weightsOut: Uint32Array | undefined;
+  readonly weightsKind: number;
+  readonly weightScaleBits: number;
 
   constructor(run: TopKRun) {
     super(run);
@@ -133,6 +139,11 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.sorted = problem.sorted;
     this.tiesAsFound = problem.tiesAsFound;
     this.orderAsFound = problem.orderAsFound;
+    this.keysOutBits = deviceMemory(keysOut).u32;
+    const weightsOut = run.arrays.weightsOut;
+    this.weightsOut = weightsOut === undefined || problem.weights === undefined ? undefined : deviceMemory(weightsOut).u32;
+    this.weightsKind = problem.weights?.kind ?? 0;
+    this.weightScaleBits = problem.weights?.scaleBits ?? 0;
   }
 
   /**

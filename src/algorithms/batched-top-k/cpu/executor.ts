@@ -15,6 +15,7 @@ import {
 } from './radix-select.js';
 import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
+import { runWeights } from './weights.js';
 
 /** Items a radix pass-0 launch scans: every key of every tile (the fallback only where a sampled threshold misled). */
 function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = false): number {
@@ -70,6 +71,8 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params, true) },
   'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: radixFilterItems },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
+  // About 40 integer steps per slot for the sum, as many again for the weight.
+  weights: { body: runWeights, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.workgroupSize * ctx.kMax * 80 },
 };
 
 const topK = cpuExecutor<TopKRun, TopKContext>({

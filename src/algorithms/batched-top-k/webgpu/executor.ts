@@ -8,6 +8,7 @@ import { radixFinalizeProgram } from './radix-finalize.js';
 import { radixHistogramProgram } from './radix-histogram.js';
 import { radixInitProgram } from './radix-init.js';
 import { reduceMergeProgram, reduceProgram } from './reduce.js';
+import { weightsProgram } from './routing.js';
 import { singleTileProgram } from './single-tile.js';
 
 /*
@@ -28,6 +29,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
   'radix-filter': radixFilterProgram,
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
+  weights: (facts, name, run) => weightsProgram(facts, name, run.problem.weights?.kind ?? 0),
 };
 
 /** Only finalize reads the requirements' relaxations; keying the other kernels on them would compile the same WGSL twice. */
@@ -42,7 +44,14 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
     if (program === undefined) throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
     return program(facts, launch.name, run);
   },
-  programKey: (launch, run) => (launch.kernel === 'reduce' ? String(multiChunk(run)) : launch.kernel === 'radix-finalize' ? JSON.stringify(relaxationsOf(run)) : ''),
+  programKey: (launch, run) =>
+    launch.kernel === 'reduce'
+      ? String(multiChunk(run))
+      : launch.kernel === 'radix-finalize'
+        ? JSON.stringify(relaxationsOf(run))
+        : launch.kernel === 'weights'
+          ? String(run.problem.weights?.kind ?? 0)
+          : '',
   uniforms(run) {
     const { problem, policy, layout } = run;
     return {
@@ -51,6 +60,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       tiles: radixTiles(problem.maxSegmentSize, policy),
       filterTiles: radixFilterTiles(problem, policy),
       ...(layout.has('candidates0') ? { candidatesLen: layout.slot('candidates0').bytes >>> 2 } : {}),
+      ...(problem.weights === undefined ? {} : { weightScale: problem.weights.scaleBits }),
     };
   },
 });
