@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { cpuBackend, selectTopKVariant, topKPolicyFor } from '../src/index.js';
+
+/*
+ * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
+ * finalize's sort, on long segments), the tuning values the kernels cannot run with, and reduce's
+ * one-invocation-per-segment threshold.
+ */
+
+const capabilitiesWith = (workgroupStorageBytes: number) => cpuBackend({ capabilities: { workgroupStorageBytes } }).capabilities;
+const longRows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 131072 }, segmentSizeDeviceBounds: false };
+
+describe('top-k policy', () => {
+  it('radix-select uses 11-bit digits on segments of at least radixWideDigitItems keys where the histogram fits, else 8', () => {
+    const roomy = capabilitiesWith(32768);
+    expect(topKPolicyFor(roomy).radixBits).toBe(11);
+    expect(selectTopKVariant(longRows, roomy).policy.radixBits).toBe(11);
+    // Shorter segments (many of them): 8-bit histograms stay small.
+    expect(selectTopKVariant({ ...longRows, segmentSize: { min: 1, max: 65535 } }, roomy).policy.radixBits).toBe(8);
+    // 16 KiB of workgroup memory: a 1024-item sort plus an 8 KiB histogram do not fit.
+    expect(topKPolicyFor(capabilitiesWith(16384)).radixBits).toBe(8);
+    expect(selectTopKVariant(longRows, capabilitiesWith(16384)).policy.radixBits).toBe(8);
+    // Tuning wins on any segment size.
+    expect(selectTopKVariant({ ...longRows, segmentSize: { min: 1, max: 5000 } }, roomy, { policy: { radixBits: 11 } }).policy.radixBits).toBe(11);
+  });
+
+  it('rejects tuning values the radix kernels cannot run with, naming the value', () => {
+    const roomy = capabilitiesWith(32768);
+    expect(() => selectTopKVariant(longRows, roomy, { policy: { radixBits: 3 } })).toThrow('tuning.policy.radixBits: 3 is outside [4, 11] (digits of 4 to 11 bits: 3 to 8 passes)');
+    expect(() => selectTopKVariant(longRows, roomy, { policy: { radixBits: 12 } })).toThrow('tuning.policy.radixBits: 12 is outside [4, 11]');
+    expect(() => selectTopKVariant(longRows, capabilitiesWith(16384), { policy: { radixBits: 11 } })).toThrow(
+      'tuning.policy.radixBits: 11-bit digits with tileItems 1024 need 17664 bytes of workgroup memory; the backend has 16384',
+    );
+    expect(() => selectTopKVariant(longRows, roomy, { policy: { radixTileItems: 1000 } })).toThrow('tuning.policy.radixTileItems: 1000 is not a multiple of workgroupSize 256');
+  });
+
+  it('reduce gives segments of at most reduceSmallSegmentItems keys one invocation each, keeping the full workgroup', () => {
+    const capabilities = capabilitiesWith(32768);
+    const router = selectTopKVariant({ k: { min: 1, max: 2 }, segmentSize: { min: 16, max: 16 }, segmentSizeDeviceBounds: false }, capabilities);
+    expect(router.variant).toBe('reduce');
+    expect(router.policy.reduceSmallSegmentItems).toBe(32);
+    // Per invocation, a workgroup holds workgroupSize segments: it is not narrowed to the segment.
+    expect(router.policy.workgroupSize).toBe(topKPolicyFor(capabilities).workgroupSize);
+    const wider = selectTopKVariant({ k: { min: 1, max: 8 }, segmentSize: { min: 1, max: 256 }, segmentSizeDeviceBounds: false }, capabilities);
+    expect(wider.policy.workgroupSize).toBeLessThan(topKPolicyFor(capabilities).workgroupSize);
+  });
+});
