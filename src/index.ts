@@ -142,3 +142,19 @@ export {
 } from './algorithms/segmented-scan/policy.js';
 export { referenceScan, type ReferenceScanInput } from './algorithms/segmented-scan/reference.js';
 export type { ScanOp, ScanMode, ScanValueType } from './algorithms/segmented-scan/order.js';
+
+export { DeviceSegmentedSort } from './algorithms/segmented-sort/api.js';
+export type { SegmentedSortPlan, SegmentedSortFacts } from './algorithms/segmented-sort/plan.js';
+export type { SegmentedSortArgs, SegmentedSortArgsShape, SegmentedSortDomains, SegmentedSortVariantsFor, ValidateSegmentedSortArgs } from './algorithms/segmented-sort/args.js';
+export {
+  selectSegmentedSortVariant,
+  segmentedSortPolicyFor,
+  segmentedSortPolicyLimits,
+  segmentedSortVariants,
+  type SegmentedSortVariant,
+  type SegmentedSortPolicy,
+  type SegmentedSortSelection,
+  type SegmentedSortSelectorFacts,
+} from './algorithms/segmented-sort/policy.js';
+export { referenceSegmentedSort, type ReferenceSegmentedSortInput } from './algorithms/segmented-sort/reference.js';
+export type { SortOrder } from './algorithms/segmented-sort/keys.js';

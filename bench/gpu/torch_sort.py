@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""torch.sort, torch.argsort and torch.topk (k >= 4096, sorted) on the cases of bench/sort-webgpu.ts,
+timed with CUDA events; prints one JSON object (and writes $OUT/torch-sort.json when OUT is set, or
+--out=DIR). f32, ascending sort along rows (values and indices), argsort (indices only), topk largest
+sorted. singleMs: median of single calls with events around each; batchedMs: median over batches of
+N back-to-back calls, / N.
+
+Run on the device: python3 bench/gpu/torch_sort.py [--single-cols=16777216] [--runs=101]
+"""
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
+RUNS = int(args.get("runs", 101))
+BATCH_MS = float(args.get("batch-ms", 60))
+SINGLE_COLS = int(args.get("single-cols", 16777216))
+dev = torch.device("cuda")
+gen = torch.Generator(device=dev).manual_seed(1234)
+
+
+def rand(rows, cols):
+    return torch.rand((rows, cols), generator=gen, device=dev, dtype=torch.float32) * 2 - 1
+
+
+def single_ms(fn, runs=RUNS):
+    for _ in range(10):
+        fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(runs):
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e))
+    return statistics.median(out)
+
+
+def batched_ms(fn, est_ms):
+    n = max(5, min(1000, int(BATCH_MS / max(est_ms, 0.002))))
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    out = []
+    for _ in range(7):
+        s.record()
+        for _ in range(n):
+            fn()
+        e.record()
+        e.synchronize()
+        out.append(s.elapsed_time(e) / n)
+    return statistics.median(out), n
+
+
+results = []
+for rows, cols in [(4096, 256), (256, 4096), (64, 32768), (1, SINGLE_COLS)]:
+    x = rand(rows, cols)
+    for name, fn in [("torch.sort", lambda: torch.sort(x, dim=1, stable=True)), ("torch.argsort", lambda: torch.argsort(x, dim=1, stable=True))]:
+        single = single_ms(fn)
+        batched, n = batched_ms(fn, single)
+        results.append({"case": f"sort {rows}x{cols}", "op": name, "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
+        print(json.dumps(results[-1]), file=sys.stderr)
+    del x
+for rows, cols, k in [(64, 32768, 4096), (16, 65536, 10000)]:
+    x = rand(rows, cols)
+    fn = lambda: torch.topk(x, k, dim=1, largest=True, sorted=True)
+    single = single_ms(fn)
+    batched, n = batched_ms(fn, single)
+    results.append({"case": f"topk {rows}x{cols} k={k}", "op": "torch.topk", "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
+    print(json.dumps(results[-1]), file=sys.stderr)
+    del x
+
+doc = json.dumps({"meta": {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0), "runs": RUNS}, "results": results}, indent=1)
+print(doc)
+out = args.get("out", os.environ.get("OUT"))
+if out:
+    with open(os.path.join(out, "torch-sort.json"), "w") as f:
+        f.write(doc)

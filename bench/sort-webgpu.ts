@@ -1,0 +1,120 @@
+/**
+ * DeviceSegmentedSort and sorted top-k past a tile on the WebGPU backend (Dawn), on the shapes of
+ * bench/gpu/torch_sort.py (torch.sort, torch.argsort and torch.topk with CUDA events on the same
+ * shapes; the lead compares the two JSON files). f32 keys, ascending argsort (indices out) for the
+ * sort; 'max', sorted, indices for top-k.
+ *
+ * Figures per case (medians after warm-up): batchedMs: N back-to-back plan.run(temp) calls (one
+ * submit each, no read-back) then one synchronize, / N; singleMs: one run + synchronize. Each
+ * result is checked once against the reference (sort) or the CPU backend (top-k).
+ *
+ * Bundle with bench/gpu/build.sh (it bundles this file to dist/bench/sort-webgpu.mjs too), then
+ *   node dist/bench/sort-webgpu.mjs [--runs=9] [--batch-ms=60] [--single-cols=16777216] [--out=dir] [--cases=4096x256,k=4096]
+ * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
+ * with --single-cols small enough for its 128 MiB binding limit).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import * as segkit from 'segkit';
+import { median, parseArgs, printTable } from './lib/cases.js';
+
+const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, referenceSegmentedSort, webgpuBackend } = segkit;
+const argv = parseArgs(process.argv.slice(2));
+const runs = Number(argv.runs ?? 9);
+const batchMs = Number(argv['batch-ms'] ?? 60);
+const singleCols = Number(argv['single-cols'] ?? 16777216);
+const gpu = await webgpuBackend();
+const cpu = cpuBackend();
+
+interface Case {
+  id: string;
+  rows: number;
+  cols: number;
+  /** Top-k with this k (sorted) instead of a sort. */
+  k?: number;
+}
+const cases: Case[] = [
+  { id: 'sort 4096x256', rows: 4096, cols: 256 },
+  { id: 'sort 256x4096', rows: 256, cols: 4096 },
+  { id: 'sort 64x32768', rows: 64, cols: 32768 },
+  { id: `sort 1x${singleCols}`, rows: 1, cols: singleCols },
+  { id: 'topk 64x32768 k=4096', rows: 64, cols: 32768, k: 4096 },
+  { id: 'topk 16x65536 k=10000', rows: 16, cols: 65536, k: 10000 },
+];
+
+let seed = 1234;
+const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+
+async function timed(run: () => Promise<void>): Promise<{ singleMs: number; batchedMs: number; n: number }> {
+  for (let i = 0; i < 3; i++) await run();
+  await gpu.synchronize();
+  const singles: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await run();
+    await gpu.synchronize();
+    singles.push(performance.now() - t0);
+  }
+  const singleMs = median(singles);
+  const n = Math.max(3, Math.min(500, Math.floor(batchMs / Math.max(singleMs, 0.01))));
+  const batches: number[] = [];
+  for (let b = 0; b < 5; b++) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await run();
+    await gpu.synchronize();
+    batches.push((performance.now() - t0) / n);
+  }
+  return { singleMs, batchedMs: median(batches), n };
+}
+
+const only = argv.cases === undefined ? undefined : String(argv.cases).split(',');
+const rows: Record<string, unknown>[] = [];
+for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.includes(o)))) {
+  console.error(`[sort-webgpu] ${c.id}`);
+  const total = c.rows * c.cols;
+  const keys = Float32Array.from({ length: total }, random);
+  const keysIn = gpu.upload(keys);
+  const width = c.k ?? c.cols;
+  const keysOut = gpu.alloc('f32', c.rows * width);
+  const valuesOut = gpu.alloc('u32', c.rows * width);
+  const plan =
+    c.k === undefined
+      ? DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.constant(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }))
+      : DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.constant(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), selectDirection: p.constantOption('max'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }));
+  const temp = plan.tempStorageBytes > 0 ? gpu.alloc('u8', plan.tempStorageBytes) : undefined;
+  await plan.run(temp);
+  const got = new Uint32Array((await gpu.download(keysOut)).buffer);
+  let expected: Uint32Array;
+  if (c.k === undefined) {
+    const starts = Array.from({ length: c.rows }, (_, r) => r * c.cols);
+    expected = referenceSegmentedSort({ keyType: 'f32', keys: new Uint32Array(keys.buffer), segmentStarts: starts, segmentSizes: starts.map(() => c.cols), orders: starts.map(() => 'ascending'), withValues: false, keysOut: new Uint32Array(total) }).keys;
+  } else {
+    const cpuIn = cpu.upload(keys);
+    const cpuOut = cpu.alloc('f32', c.rows * c.k);
+    await DeviceBatchedTopK.maxKeys({ keysIn: cpuIn, keysOut: cpuOut, segmentSizes: p.constant(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), numSegments: p.uniform(c.rows) }, env({ backend: cpu }));
+    expected = new Uint32Array((await cpu.download(cpuOut)).buffer);
+    cpuIn.destroy();
+    cpuOut.destroy();
+  }
+  let bad = 0;
+  for (let i = 0; i < got.length; i++) if (got[i] !== expected[i]) bad++;
+  const t = await timed(() => plan.run(temp));
+  rows.push({
+    case: c.id,
+    variant: plan.variant,
+    launches: plan.launches.length,
+    batchedMs: t.batchedMs.toFixed(3),
+    singleMs: t.singleMs.toFixed(3),
+    'Gkeys/s': (total / t.batchedMs / 1e6).toFixed(2),
+    n: t.n,
+    mismatches: bad,
+  });
+  plan.destroy();
+  temp?.destroy();
+  for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
+}
+const table = printTable(rows);
+const out = argv.out ?? 'bench/results';
+mkdirSync(out, { recursive: true });
+writeFileSync(`${out}/sort-webgpu.json`, JSON.stringify({ runs, rows, table }, null, 2));
+gpu.destroy();
+cpu.destroy();

@@ -1,0 +1,153 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam } from '../../params/param.js';
+import type { FieldsShape, ValidateFields } from '../../types/fields.js';
+import type { ValidateIntersection } from '../../types/intersect.js';
+import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
+import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
+import type { ErrorMessage } from '../../types/validate.js';
+import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
+import type { SortOrder } from './keys.js';
+import type { SegmentedSortVariant } from './policy.js';
+
+/**
+ * The arguments of {@link DeviceSegmentedSort} (docs/segmented-sort.md states their contract).
+ * Outputs have the input's layout: segment i's sorted keys land where its keys were.
+ */
+export interface SegmentedSortArgs {
+  /** All segments' keys: `f32`, `i32` or `u32`. */
+  readonly keysIn: DeviceArray<'f32' | 'i32' | 'u32'>;
+  /** The sorted keys, same dtype and layout (at least as long as `keysIn`); not `keysIn`. */
+  readonly keysOut: DeviceArray<'f32' | 'i32' | 'u32'>;
+  /** A payload, one per key, moved with its key. */
+  readonly valuesIn?: DeviceArray<'f32' | 'i32' | 'u32'> | undefined;
+  /** The payloads in sorted order; without `valuesIn`, each key's segment-local index (an argsort; `u32`, `i32` or `f32`). */
+  readonly valuesOut?: DeviceArray<'f32' | 'i32' | 'u32'> | undefined;
+  /** Segment sizes: constant, uniform or per-segment. */
+  readonly segmentSizes: SegmentParam;
+  /** Segment `i` starts at `i * stride`; without it segments are packed. */
+  readonly segmentStride?: ScalarParam | undefined;
+  /** `'ascending'` or `'descending'`: constant, uniform or per-segment. */
+  readonly order: OptionParam;
+  /** Number of segments: constant or uniform (a number, or a 1-element DeviceArray). */
+  readonly numSegments: ScalarParam;
+  /** A guarantee on the total number of keys, which sizes the radix sort's double buffer. */
+  readonly totalNumItems?: GuaranteeParam | undefined;
+}
+
+/** The fields of {@link SegmentedSortArgs}, in the order messages list them, and the required ones. */
+export const segmentedSortFields = ['keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'order', 'numSegments', 'totalNumItems'] as const;
+/** The fields every sort call needs. */
+export const segmentedSortRequired = ['keysIn', 'keysOut', 'segmentSizes', 'order', 'numSegments'] as const;
+
+/** Every field of {@link SegmentedSortArgs} is listed (the list type admits no other name). */
+const everyFieldListed: Exclude<keyof SegmentedSortArgs, (typeof segmentedSortFields)[number]> extends never ? true : false = true;
+void everyFieldListed;
+
+/** The constraint of the API's type parameter (with `| object`): every field, optional and of any type; {@link ValidateSegmentedSortArgs} checks each. */
+export type SegmentedSortArgsShape = FieldsShape<typeof segmentedSortFields>;
+
+interface ExpectedKinds {
+  keysIn: 'a DeviceArray of f32, i32 or u32 keys';
+  keysOut: 'a DeviceArray of f32, i32 or u32 keys';
+  valuesIn: 'a DeviceArray of f32, i32 or u32 values';
+  valuesOut: 'a DeviceArray of f32, i32 or u32 values';
+  segmentSizes: 'p.constant, p.uniform or p.perSegment';
+  numSegments: 'p.constant or p.uniform';
+  segmentStride: 'p.constant or p.uniform';
+  totalNumItems: 'p.guarantee';
+  order: 'p.constantOption, p.uniformOption or p.perSegmentOption';
+}
+
+/** The natural domain of each numeric parameter of the sort, as literal types (the runtime uses the same numbers). */
+export interface SegmentedSortDomains {
+  segmentSizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
+  numSegments: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
+  segmentStride: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
+  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
+}
+type Domains = SegmentedSortDomains;
+
+type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
+type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
+
+type ValidateNumeric<Param, Name extends keyof Domains, G> =
+  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
+    ? KnownGreater<Domains[Name]['min'], Max> extends true
+      ? OutsideDomain<Param, Name, Max, Min, Max>
+      : KnownLess<Domains[Name]['max'], Min> extends true
+        ? OutsideDomain<Param, Name, Min, Min, Max>
+        : ValidateGuarantees<Param, Name, MaxOf<Min, Domains[Name]['min']>, MinOf<Max, Domains[Name]['max']>, G>
+    : Param;
+
+type OutsideDomain<Param, Name extends keyof Domains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
+  ? OutsideStaticBounds<Value, Domains[Name]['min'], Domains[Name]['max']>
+  : EmptyGuaranteeIntersection<Min, Max, 'domain', Domains[Name]['min'], Domains[Name]['max']>}`>;
+
+type MinGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
+  Name,
+  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMin'] & string, GuaranteeValue<G, Domains[Name]['guaranteeMin']>, Domains[Name]['max']>
+>;
+type MaxGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
+  Name,
+  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMax'] & string, Domains[Name]['min'], GuaranteeValue<G, Domains[Name]['guaranteeMax']>>
+>;
+type ValidateGuarantees<Param, Name extends keyof Domains, Min extends number, Max extends number, G> =
+  [MinGuarantee<Name, Min, Max, G>] extends [never]
+    ? [MaxGuarantee<Name, Min, Max, G>] extends [never]
+      ? Param
+      : MaxGuarantee<Name, Min, Max, G>
+    : MinGuarantee<Name, Min, Max, G>;
+
+/** Checks the order's option set against `'ascending' | 'descending'` (a set that is not literal is left to the runtime check). */
+type ValidateOrder<Param> = string extends InferOptions<Param>
+  ? Param
+  : [Exclude<InferOptions<Param>, SortOrder>] extends [never]
+    ? Param
+    : ErrorMessage<`order: ${OptionNotInSet<Exclude<InferOptions<Param>, SortOrder> & string, `'ascending', 'descending'`>}`>;
+
+type ExpectedType<Key extends keyof SegmentedSortArgs> = Key extends (typeof segmentedSortRequired)[number] ? Exclude<SegmentedSortArgs[Key], undefined> : SegmentedSortArgs[Key];
+
+type CheckSortField<Value, Key extends keyof SegmentedSortArgs, G> = unknown extends Value
+  ? Value
+  : [Value] extends [ExpectedType<Key>]
+    ? Key extends 'order'
+      ? ValidateOrder<Value>
+      : Key extends keyof Domains
+        ? ValidateNumeric<Value, Key, G>
+        : Value
+    : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
+
+/**
+ * `Args` itself when it is a valid sort call under the environment's guarantees `G`; otherwise a type
+ * with the message in words on each offending field: an unknown or missing field, a parameter of the
+ * wrong kind, an order the sort has not (`order: "(Error) order: 'up' is not one of 'ascending', 'descending'"`),
+ * static bounds outside the domain or the guarantees.
+ */
+export type ValidateSegmentedSortArgs<Args, G = {}> = ValidateFields<
+  Args,
+  typeof segmentedSortFields,
+  (typeof segmentedSortRequired)[number],
+  { [Key in keyof Args & keyof SegmentedSortArgs]: CheckSortField<Args[Key], Key, G> }
+>;
+
+/** The literal numbers `SegmentedSortVariantsFor` reasons with; the same as `segmentedSortPolicyLimits`. */
+interface StaticLimits {
+  minTileItems: 1024;
+  maxTileItems: 4096;
+}
+
+type SizeMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
+type SizeMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
+type TileReachable<Min> = KnownGreater<Min, StaticLimits['maxTileItems']> extends true ? never : 'single-tile';
+type RadixReachable<Max> = number extends Max ? 'radix' : KnownGreater<Max, StaticLimits['minTileItems']> extends true ? 'radix' : never;
+
+/**
+ * The variants any built-in policy could pick for the static segment-size bounds in `Args` (a sound
+ * over-approximation of `plan.reachableVariants` on every built-in backend). A forced variant
+ * (tuning) is outside this set's promise.
+ *
+ * @example with `segmentSizes: p.constant(256)`: `'single-tile'`; with `p.perSegment(sizes, { min: 5000 })`: `'radix'`.
+ */
+export type SegmentedSortVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
+  ? TileReachable<SizeMin<Sizes>> | RadixReachable<SizeMax<Sizes>>
+  : SegmentedSortVariant;

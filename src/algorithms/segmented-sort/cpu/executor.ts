@@ -1,0 +1,39 @@
+import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
+import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
+import type { SegmentedSortExecutor, SegmentedSortKernelId, SegmentedSortRun } from '../problem.js';
+import { SortContext } from './context.js';
+import { runSingleTile, singleTileWorkgroupBytes } from './kernels.js';
+import { radixHistogram, radixScan, radixScatter, radixWorkgroupBytes } from './radix.js';
+
+/** Items a radix tile launch covers: every segment's share of the host size bound. */
+const radixItems = (grid: number, { ctx }: { ctx: SortContext }) => grid * Math.max(1, Math.ceil(ctx.maxSegmentSize / ctx.tiles));
+
+/** Each kernel's body, its workgroup memory and the items a launch works on (for worker threads). */
+const kernels: Record<SegmentedSortKernelId, CpuKernelEntry<SortContext>> = {
+  ...prologueCpuKernels,
+  'single-tile': {
+    body: runSingleTile,
+    bytes: (ctx) => singleTileWorkgroupBytes(ctx.tileItems),
+    // A sort of n items costs about n log n compares.
+    items: (grid, { ctx }) => grid * 12 * Math.min(ctx.maxSegmentSize, ctx.tileItems),
+  },
+  'radix-histogram': { body: (w, _n, shared, { ctx, pass }) => radixHistogram(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: radixItems },
+  'radix-scan': { body: (w, _n, shared, { ctx, pass }) => radixScan(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * ctx.tiles * 512 },
+  'radix-scatter': { body: (w, _n, shared, { ctx, pass }) => radixScatter(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, params) => 2 * radixItems(grid, params) },
+};
+
+const sort = cpuExecutor<SegmentedSortRun, SortContext>({
+  kernels,
+  context: (run) => new SortContext(run),
+  revive: (copy) => SortContext.fromWorkerCopy(copy),
+  module: import.meta.url,
+});
+
+/** Runs sort plans on the CPU emulator. */
+export const cpuSegmentedSortExecutor: SegmentedSortExecutor = sort.executor;
+
+/**
+ * A launch of kernel `kernelId` on a worker thread (the worker pool imports this module for it).
+ * @internal
+ */
+export const cpuWorkerLaunch = sort.cpuWorkerLaunch;

@@ -1,0 +1,66 @@
+import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import type { KernelParams } from '../../../backends/cpu/segments.js';
+import { SegmentExtent, type SortContext } from './context.js';
+
+/*
+ * The sort's CPU kernels, each the twin of a WGSL program (webgpu/programs.ts) launch for launch and
+ * slot for slot: 'single-tile' sorts a segment by (sort key, index) in workgroup memory; the radix
+ * kernels are cpu/radix.ts's over the sort's input (SortContext as their source).
+ */
+
+const segment = new SegmentExtent();
+const f32Scratch = new Float32Array(1);
+const f32ScratchBits = new Uint32Array(f32Scratch.buffer);
+
+/** The ordered key (top-k's, keys.ts) of a key's bits, by key kind: NaN above +Infinity, -0 equal to +0. */
+export function orderedBits(bits: number, keyKind: number): number {
+  if (keyKind === 2) return bits >>> 0;
+  if (keyKind === 1) return (bits ^ 0x80000000) >>> 0;
+  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
+  if (bits >>> 0 === 0x80000000) return 0x80000000;
+  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
+}
+
+/** A segment-local index as the values output holds it. */
+export function indexValue(ctx: SortContext, index: number): number {
+  if (!ctx.indexAsF32) return index;
+  f32Scratch[0] = index;
+  return f32ScratchBits[0]!;
+}
+
+/** Writes output slot `at` of a segment starting at `start` from its item `index`. */
+function writeItem(ctx: SortContext, start: number, at: number, index: number): void {
+  ctx.keysOut[start + at] = ctx.keysIn[start + index]!;
+  const mode = ctx.valueMode;
+  if (mode === 1) ctx.valuesOut![start + at] = ctx.valuesIn![start + index]!;
+  else if (mode === 2) ctx.valuesOut![start + at] = indexValue(ctx, index);
+}
+
+const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
+
+/** Workgroup memory bytes of 'single-tile': a sort key and an index per item (as one float64 here). */
+export const singleTileWorkgroupBytes = (tileItems: number) => tileItems * 8;
+
+/**
+ * 'single-tile' (grid maxSegments): segment `workgroupId` sorted in workgroup memory. The WGSL twin
+ * bitonic-sorts (sort key, index) pairs; here each pair is the exact float64 `key * tile + index`
+ * (key < 2^32, index < tile <= 2^21), so a numeric sort orders them the same way.
+ */
+export function runSingleTile(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
+  if (!ctx.enter(workgroupId, 'single-tile', segment)) return;
+  const { start, size } = segment;
+  if (size === 0) return;
+  let scratch = f64Views.get(shared.u32.buffer);
+  if (scratch === undefined) {
+    scratch = new Float64Array(shared.u32.buffer, 0, shared.bytes >>> 3);
+    f64Views.set(shared.u32.buffer, scratch);
+  }
+  const tile = ctx.tileItems;
+  const mask = ctx.orderMaskOf(workgroupId);
+  const keys = ctx.keysIn;
+  const kind = ctx.keyKind;
+  for (let j = 0; j < size; j++) scratch[j] = ((orderedBits(keys[start + j]!, kind) ^ mask) >>> 0) * tile + j;
+  const sorted = scratch.subarray(0, size).sort();
+  for (let j = 0; j < size; j++) writeItem(ctx, start, j, sorted[j]! % tile);
+}
+

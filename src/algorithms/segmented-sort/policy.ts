@@ -1,0 +1,105 @@
+import type { BackendCapabilities } from '../../backends/backend.js';
+import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { SegkitUsageError } from '../../errors.js';
+import type { Bounds } from '../../params/param.js';
+import { tileItemsFor } from '../batched-top-k/policy.js';
+
+/** The variants of DeviceSegmentedSort. */
+export type SegmentedSortVariant = 'single-tile' | 'radix';
+/** Every variant, in the order `explain()` lists them. */
+export const segmentedSortVariants: readonly SegmentedSortVariant[] = ['single-tile', 'radix'];
+
+/** Policy values: what the kernels of each variant are sized by. */
+export interface SegmentedSortPolicy {
+  /** Invocations per workgroup. */
+  readonly workgroupSize: number;
+  /** Most items a single-tile workgroup sorts in workgroup memory (a sort key and an index each, 8 bytes). */
+  readonly tileItems: number;
+  /** Items one radix histogram/scatter workgroup (a tile of a segment) covers, at most. */
+  readonly radixTileItems: number;
+  /**
+   * Most radix tiles one launch covers (`segments * tilesPerSegment`): each tile keeps 256 counts
+   * (1 KiB) in temporary storage, so this bounds the counts at 16 MiB; longer segments get longer
+   * tiles, and more segments run in groups (launches one after the other, reusing the counts).
+   */
+  readonly radixMaxTiles: number;
+}
+
+/**
+ * Static limits every built-in policy lies within; `SegmentedSortVariantsFor` reads the same numbers
+ * as literal types, so compile-time pruning never rules out what a policy picks.
+ */
+export const segmentedSortPolicyLimits = {
+  /** The smallest `tileItems` of any policy (16 KiB of workgroup memory). */
+  minTileItems: 1024,
+  /** The largest `tileItems` of any policy (48 KiB or more). */
+  maxTileItems: 4096,
+} as const;
+
+/**
+ * The policy for a backend's capabilities. The tile is top-k's (`tileItemsFor`: keys and indices,
+ * 8 bytes an item, in the workgroup memory the backend has), so a segment that top-k sorts in one
+ * tile the sort also does; radix tiles of 16 items per invocation, as top-k's radix-select.
+ */
+export function segmentedSortPolicyFor(capabilities: BackendCapabilities): SegmentedSortPolicy {
+  const workgroupSize = Math.min(256, capabilities.maxWorkgroupSize);
+  return { workgroupSize, tileItems: tileItemsFor(capabilities.workgroupStorageBytes), radixTileItems: workgroupSize * 16, radixMaxTiles: 16384 };
+}
+
+/** The facts the selector reads: the effective segment-size bounds, after every static and host runtime bound. */
+export interface SegmentedSortSelectorFacts {
+  readonly segmentSize: Bounds;
+}
+
+/** The selector's answer. */
+export type SegmentedSortSelection = VariantSelection<SegmentedSortVariant, SegmentedSortPolicy>;
+
+/**
+ * The policy selector: single-tile when every segment fits a tile, radix otherwise (and then, when
+ * some segments may fit a tile, single-tile sorts those and radix skips them: see plan.ts). A forced
+ * variant wins when it is applicable, else throws with the reason.
+ */
+export function selectSegmentedSortVariant(
+  facts: SegmentedSortSelectorFacts,
+  capabilities: BackendCapabilities,
+  tuning: { variant?: SegmentedSortVariant; policy?: Partial<SegmentedSortPolicy> } = {},
+): SegmentedSortSelection {
+  const defaults = segmentedSortPolicyFor(capabilities);
+  checkPolicyNames(tuning.policy, defaults);
+  const policy: SegmentedSortPolicy = { ...defaults, ...tuning.policy };
+  checkPolicy(policy, capabilities);
+  const maxSize = facts.segmentSize.max;
+  const tileFits = maxSize <= policy.tileItems;
+  const someFit = facts.segmentSize.min <= policy.tileItems;
+  const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
+    {
+      variant: 'single-tile',
+      applicable: tileFits,
+      reachable: someFit,
+      reason: tileFits
+        ? `max segment size ${maxSize} <= tile ${policy.tileItems}`
+        : someFit
+          ? `max segment size ${maxSize} > tile ${policy.tileItems}; it sorts the segments that fit, radix the rest`
+          : `min segment size ${facts.segmentSize.min} > tile ${policy.tileItems}`,
+    },
+    {
+      variant: 'radix',
+      applicable: true,
+      reachable: !tileFits,
+      reason: tileFits ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})` : 'segments longer than a tile',
+    },
+  ];
+  return selectVariant<SegmentedSortVariant, SegmentedSortPolicy>('segmented sort', verdicts, tileFits ? 'single-tile' : 'radix', policy, tuning.variant);
+}
+
+function checkPolicy(policy: SegmentedSortPolicy, capabilities: BackendCapabilities): void {
+  checkPositiveIntegers(policy);
+  if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
+    throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
+  }
+  if (policy.tileItems * 8 + 4096 > capabilities.workgroupStorageBytes && policy.tileItems > tileItemsFor(capabilities.workgroupStorageBytes)) {
+    throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`);
+  }
+  if ((policy.tileItems & (policy.tileItems - 1)) !== 0) throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} is not a power of two (the tile's bitonic sort needs one)`);
+  if (policy.tileItems % policy.workgroupSize !== 0) throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} is not a multiple of workgroupSize ${policy.workgroupSize}`);
+}

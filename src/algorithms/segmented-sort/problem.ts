@@ -1,0 +1,97 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
+import type { KeyType } from '../batched-top-k/keys.js';
+import type { SegmentedSortPolicy, SegmentedSortVariant } from './policy.js';
+
+/*
+ * What a sort call adds to the segmented problem (dispatch/problem.ts), and the sort's kernel table.
+ */
+
+/**
+ * Everything the sort kernels need. The segmented input is `keysIn`; `sources` holds `order`
+ * (option indices). Outputs have the input's layout: item j of segment i goes to `start(i) + j`.
+ *
+ * Conventions every kernel follows (beyond the segmented problem's):
+ * - a key is ranked by its sort key (keys.ts `sortKey`), then by its segment-local index, so the
+ *   sort is stable; outputs carry the input's bits;
+ * - `orderOfOption[index]` is 0 for 'ascending', 1 for 'descending' (indices past the end clamp to
+ *   the last entry);
+ * - with both variants' launches in a plan (`hasSingleTile` and `hasRadix`), single-tile sorts the
+ *   segments of at most `tileItems` items and radix the others.
+ */
+export interface SegmentedSortProblem extends SegmentedProblem {
+  readonly keyType: KeyType;
+  /** 'payload': move `valuesIn` with the keys; 'indices': segment-local indices (an argsort); 'none': keys only. */
+  readonly valueMode: 'none' | 'payload' | 'indices';
+  /** dtype of `valuesOut` when values are written. */
+  readonly valueType: 'f32' | 'i32' | 'u32';
+  readonly sources: { readonly order: SegmentSource };
+  /** Option index -> 0 ('ascending') or 1 ('descending'). */
+  readonly orderOfOption: readonly number[];
+  /** Radix tiles per segment (1 when the plan has no radix launches). */
+  readonly tilesPerSegment: number;
+  /** Segments of one radix group (launches of group g cover segments [g * groupSegments, (g + 1) * groupSegments)). */
+  readonly groupSegments: number;
+}
+
+/** The kernels of the sort. */
+export type SegmentedSortKernelId = 'validate' | 'segment-offsets' | 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter';
+
+/** One kernel launch of a sort plan, in order. */
+export type SegmentedSortLaunch = Launch<SegmentedSortKernelId, SegmentedSortVariant>;
+
+/** Everything an executor needs for one run of a sort plan. */
+export type SegmentedSortRun = SegmentedRun<SegmentedSortProblem, SegmentedSortPolicy, SegmentedSortKernelId> & {
+  readonly arrays: { readonly keysIn: DeviceArray; readonly keysOut: DeviceArray; readonly valuesIn: DeviceArray | undefined; readonly valuesOut: DeviceArray | undefined };
+};
+
+/** Runs a sort plan's launches on one kind of backend. */
+export type SegmentedSortExecutor = Executor<SegmentedSortRun>;
+
+/** Radix passes: 8-bit digits of a 32-bit sort key, least significant first. */
+export const radixPasses = 4;
+
+/**
+ * Radix tiles per segment: enough for `radixTileItems` items each, within `radixMaxTiles` over all
+ * segments. Tile t of a segment of n items covers items [t * c, min((t + 1) * c, n)), c = ceil(n / tiles).
+ */
+export function tilesPerSegment(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
+  const wanted = Math.ceil(problem.maxSegmentSize / policy.radixTileItems);
+  return Math.max(1, Math.min(wanted, Math.floor(policy.radixMaxTiles / Math.max(1, problem.maxSegments))));
+}
+
+/** Segments one radix group covers: as many as `radixMaxTiles` tiles hold. */
+export function groupSegments(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
+  return Math.max(1, Math.floor(policy.radixMaxTiles / tilesPerSegment(problem, policy)));
+}
+
+/**
+ * A radix launch's `pass` word: the group and the digit pass (`group * radixPasses + digit`), so that
+ * a kernel reads both from the one per-launch value every backend passes.
+ */
+export const radixLaunchPass = (group: number, digit: number) => group * radixPasses + digit;
+
+const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
+/** The grids of one radix group (the largest; a last, partial group launches fewer). */
+const groupOf = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => Math.min(problem.maxSegments, groupSegments(problem, policy));
+const perTile = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => groupOf(problem, policy) * tilesPerSegment(problem, policy);
+const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
+
+/**
+ * The sort's kernel table: the slots each kernel binds and its grid, read by the planner and by both
+ * executors. Every slot is written the same way on every backend (the twin test compares them).
+ *
+ * Temporary-storage slots (u32 words):
+ * - `offsets`: segment starts (packed layout with per-segment sizes), from 'segment-offsets';
+ * - `sortCounts`: groupSegments * tilesPerSegment * 256 (one group's): the histogram of tile t's digits
+ *   (radix-histogram), then where tile t's first item of each digit goes within its segment (radix-scan);
+ * - `sortKeys0`/`sortKeys1`, `sortValues0`/`sortValues1`: the double buffer, as long as the segments' extent (a
+ *   segment's items at its own start): pass p (< 3) writes buffer p % 2 with the key bits and values
+ *   (payloads or index values) in the order of digits 0..p; pass 3 writes the outputs.
+ */
+export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'validate' | 'segment-offsets'>, SegmentedSortProblem, SegmentedSortPolicy> = {
+  'single-tile': { slots: ['offsets'], grid: perSegment },
+  'radix-histogram': { slots: radixSlots, grid: perTile, identicalSlots: ['sortCounts'] },
+  'radix-scan': { slots: radixSlots, grid: groupOf, identicalSlots: ['sortCounts'] },
+  'radix-scatter': { slots: radixSlots, grid: perTile, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
+};

@@ -1,0 +1,18 @@
+import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
+import { type SegmentedSortExecutor, type SegmentedSortRun, segmentedSortKernels } from '../problem.js';
+import { type SortKernelFacts, sortKernelFacts } from './facts.js';
+import { sortProgram } from './programs.js';
+
+/** Runs sort plans on the WebGPU backend: one encoder, one compute pass, one submit. */
+export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor<SegmentedSortRun, SortKernelFacts>({
+  kernels: segmentedSortKernels,
+  facts: sortKernelFacts,
+  program(launch, _run, facts) {
+    if (!(launch.kernel in segmentedSortKernels)) throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
+    return sortProgram(launch.kernel as keyof typeof segmentedSortKernels, facts, launch.name);
+  },
+  uniforms(run) {
+    const hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
+    return { sortTiles: run.problem.tilesPerSegment, sortGroupSegments: run.problem.groupSegments, capacity: hasRadix ? run.problem.maxSegmentSize : run.policy.tileItems };
+  },
+});

@@ -1,0 +1,39 @@
+import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
+import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import type { SegmentedSortRun } from '../problem.js';
+
+/*
+ * The static facts of a sort run that the WGSL is specialized on, and nothing else: two runs with
+ * equal facts share every pipeline. Host values that change between calls (numSegments, tiles per
+ * segment, slot offsets, the pass) are uniforms.
+ */
+
+/** The static facts of a sort run: the segment facts, with `order` among the sources. */
+export interface SortKernelFacts extends SegmentKernelFacts {
+  readonly sources: { readonly order: SourceFact };
+  readonly keyType: 'f32' | 'i32' | 'u32';
+  readonly valueMode: 'none' | 'payload' | 'indices';
+  readonly valueType: 'f32' | 'i32' | 'u32';
+  /** Option index -> order (0 ascending, 1 descending). */
+  readonly orderOfOption: readonly number[];
+  readonly hasSingleTile: boolean;
+  readonly hasRadix: boolean;
+  readonly tileItems: number;
+}
+
+/** The facts of a run. */
+export function sortKernelFacts(run: SegmentedSortRun, _runtime: Pick<WebGpuRuntime, 'subgroups'>): SortKernelFacts {
+  const { problem, policy } = run;
+  const segments = segmentKernelFacts(run, policy.workgroupSize);
+  return {
+    ...segments,
+    sources: segments.sources as SortKernelFacts['sources'],
+    keyType: problem.keyType,
+    valueMode: run.arrays.valuesOut === undefined ? 'none' : problem.valueMode,
+    valueType: problem.valueType,
+    orderOfOption: problem.orderOfOption,
+    hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
+    hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram'),
+    tileItems: policy.tileItems,
+  };
+}

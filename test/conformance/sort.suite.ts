@@ -1,0 +1,201 @@
+/**
+ * The DeviceSegmentedSort conformance suite, written once and run on every backend: random and
+ * adversarial keys compared bit for bit with `referenceSegmentedSort` (stable, NaN largest, -0 equal
+ * to +0), every variant forced through tuning, every parameter kind, both layouts, and bad input
+ * named with outputs untouched. `thorough: false` keeps the cases that cover every kernel and
+ * specialization kind once (WebGPU on lavapipe compiles each pipeline slowly).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Backend, type SegmentedSortVariant, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
+import { rng } from '../helpers.js';
+import { type SortCase, buildSortCase, makeSortCase, runSortCase, untouchedBits } from './sort-cases.js';
+
+const randomSizes = (n: number, max: number, seed: number, min = 0) => {
+  const random = rng(seed);
+  return Array.from({ length: n }, () => min + Math.floor(random() * (max - min + 1)));
+};
+const hex = (a: Uint32Array) => Array.from(a, (x) => x.toString(16));
+const alternating = (n: number) => Array.from({ length: n }, (_, i): 'ascending' | 'descending' => (i % 3 === 1 ? 'descending' : 'ascending'));
+
+/** Defines the suite for one backend. `makeBackend` is called once; `destroy()` runs after. */
+export function defineSortConformance(backendName: string, makeBackend: () => Promise<Backend>, { thorough = true }: { thorough?: boolean } = {}): void {
+  describe(`DeviceSegmentedSort conformance on ${backendName}`, () => {
+    let backend: Backend;
+    beforeAll(async () => {
+      backend = await makeBackend();
+    });
+    afterAll(() => backend?.destroy());
+
+    async function expectReference(c: SortCase, variant?: SegmentedSortVariant, policy?: Record<string, number>): Promise<SegmentedSortVariant> {
+      const built = buildSortCase(backend, c);
+      try {
+        const { plan, keys, values } = await runSortCase(backend, built, { variant, policy });
+        expect(hex(keys), `${c.name}: keys (${plan.variant})`).toEqual(hex(built.expected.keys));
+        if (values !== undefined) expect(hex(values), `${c.name}: values (${plan.variant})`).toEqual(hex(built.expected.values));
+        return plan.variant;
+      } finally {
+        for (const a of built.owned) a.destroy();
+      }
+    }
+
+    /** The natural choice, then every variant forced that applies. */
+    async function expectAllVariants(c: SortCase, mustRun: SegmentedSortVariant[] = [], policy?: Record<string, number>): Promise<void> {
+      const ran = [await expectReference(c, undefined, policy)];
+      for (const variant of segmentedSortVariants) {
+        try {
+          await expectReference(c, variant, policy);
+          ran.push(variant);
+        } catch (error) {
+          if (!(error instanceof SegkitUsageError) || !/cannot run for these parameters/.test(error.message)) throw error;
+        }
+      }
+      for (const v of mustRun) expect(ran, `${c.name}: variants run`).toContain(v);
+    }
+
+    describe('keys, orders and values, every variant', () => {
+      const combos = thorough
+        ? (['f32', 'i32', 'u32'] as const).flatMap((keyType) => (['random', 'ties', 'special'] as const).map((flavour) => ({ keyType, flavour })))
+        : [
+            { keyType: 'f32', flavour: 'special' },
+            { keyType: 'i32', flavour: 'ties' },
+          ] as const;
+      for (const { keyType, flavour } of combos) {
+        it(`${keyType} ${flavour}: sizes around the tile, order per segment`, async () => {
+          const { tileItems } = segmentedSortPolicyFor(backend.capabilities);
+          const small = [0, 1, 2, 3, 17, 0, 255, 256, 257, 1000];
+          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/small`, keyType, flavour, sizes: small, orders: alternating(small.length), seed: 3 }), ['single-tile', 'radix']);
+          const edges = [tileItems - 1, tileItems, 0, tileItems + 1, 2 * tileItems + 1, 5];
+          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/edges`, keyType, flavour, sizes: edges, orders: alternating(edges.length), seed: 5 }), ['radix']);
+        });
+      }
+      it('payloads, f32 and i32 indices, keys only', async () => {
+        const sizes = [5, 300, 0, 2100, 64];
+        for (const values of thorough ? (['payload', 'indices-f32', 'indices-i32', 'none'] as const) : (['payload', 'indices-f32'] as const)) {
+          await expectAllVariants(makeSortCase({ name: `values ${values}`, keyType: 'u32', flavour: 'ties', sizes, orders: 'descending', values, seed: 7 }), ['radix']);
+        }
+      });
+    });
+
+    describe('stability, NaN and signed zeros', () => {
+      it('heavy ties keep their input order in both orders, on every variant', async () => {
+        const sizes = [3000, 700, 1, 4500];
+        const c = makeSortCase({ name: 'ties', keyType: 'i32', flavour: 'ties', sizes, orders: ['descending', 'ascending', 'ascending', 'descending'], values: 'indices-i32', seed: 11 });
+        await expectAllVariants(c, ['radix']);
+      });
+      it('NaN sorts as the largest key; -0 and +0 are equal (input order, own bits)', async () => {
+        // NaN(payload 1), -0, +0, 1, -1, NaN(payload 2), -0
+        const row = [0x7fc00001, 0x80000000, 0x00000000, 0x3f800000, 0xbf800000, 0xffc00002, 0x80000000];
+        const c = makeSortCase({ name: 'nan-zero', sizes: [7, 7], orders: ['ascending', 'descending'], orderKind: 'perSegment', values: 'indices-u32', seed: 13 });
+        c.keys = new Uint32Array([...row, ...row]);
+        for (const variant of segmentedSortVariants) {
+          const built = buildSortCase(backend, c);
+          const { keys, values } = await runSortCase(backend, built, { variant });
+          expect(hex(keys)).toEqual(hex(new Uint32Array([0xbf800000, 0x80000000, 0, 0x80000000, 0x3f800000, 0x7fc00001, 0xffc00002, 0x7fc00001, 0xffc00002, 0x3f800000, 0x80000000, 0, 0x80000000, 0xbf800000])));
+          expect([...values!]).toEqual([4, 1, 2, 6, 3, 0, 5, 0, 5, 3, 1, 2, 6, 4]);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+    });
+
+    describe('long segments and many segments', () => {
+      it('segments over many radix tiles', async () => {
+        await expectAllVariants(makeSortCase({ name: 'tiles', keyType: 'f32', flavour: 'special', sizes: [50_000, 9000, 3, 0, 4097], orders: alternating(5), seed: 17 }), ['radix']);
+        // Small radix tiles: many tiles per segment (tiles per segment is a uniform, no new pipeline).
+        await expectReference(makeSortCase({ name: 'small tiles', keyType: 'f32', flavour: 'special', sizes: [5000, 777, 12000], orders: alternating(3), seed: 19 }), 'radix', { radixTileItems: 300 });
+        // Segments in groups that reuse the counts (tiles and groups are uniforms and pass words, no new pipeline).
+        const grouped = makeSortCase({ name: 'groups', keyType: 'f32', flavour: 'special', sizes: [5000, 3000, 0, 7000, 100, 2500, 1], orders: alternating(7), seed: 20 });
+        await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
+        await expectReference(grouped, 'radix', { radixMaxTiles: 2 });
+      });
+      it('100k+ segments of up to 12 keys, every variant', async () => {
+        const sizes = randomSizes(120_000, 12, 23);
+        await expectAllVariants(makeSortCase({ name: 'many', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), seed: 29 }), ['single-tile', 'radix']);
+      }, 600_000);
+    });
+
+    describe('parameter kinds and layouts', () => {
+      const kinds = thorough
+        ? ([
+            ['constant', 'constant', 'constant'],
+            ['uniform', 'uniform', 'uniform'],
+            ['uniform-device', 'uniform-device', 'device'],
+            ['perSegment-device', 'perSegment-device', 'device'],
+            ['perSegment-device-bounds', 'perSegment', 'uniform'],
+          ] as const)
+        : ([
+            ['constant', 'uniform-device', 'constant'],
+            ['perSegment-device-bounds', 'perSegment-device', 'device'],
+          ] as const);
+      for (const [sizeKind, orderKind, numSegmentsKind] of kinds) {
+        it(`sizes ${sizeKind}, order ${orderKind}, numSegments ${numSegmentsKind}`, async () => {
+          const uniformSizes = sizeKind === 'constant' || sizeKind.startsWith('uniform');
+          const sizes = uniformSizes ? [1500, 1500, 1500] : [3, 2500, 0, 900];
+          const orders = orderKind === 'constant' || orderKind.startsWith('uniform') ? 'descending' : alternating(sizes.length);
+          await expectAllVariants(makeSortCase({ name: `${sizeKind}/${orderKind}/${numSegmentsKind}`, sizes, sizeKind, orderKind, numSegmentsKind, orders, seed: 31 }));
+        });
+      }
+      it('strided segments shorter than the stride, and totalNumItems', async () => {
+        await expectAllVariants(makeSortCase({ name: 'strided', keyType: 'i32', sizes: [900, 0, 2000, 77], stride: 2000, orders: alternating(4), values: 'payload', seed: 37 }), ['radix']);
+        await expectAllVariants(makeSortCase({ name: 'total', sizes: [10, 3000, 20], totalNumItems: 3030, seed: 41 }), ['radix']);
+      });
+      it('empty segments and numSegments 0, every variant', async () => {
+        await expectAllVariants(makeSortCase({ name: 'empty', sizes: [0, 0, 3, 0, 1, 0], seed: 43 }));
+        for (const variant of segmentedSortVariants) {
+          const built = buildSortCase(backend, makeSortCase({ name: 'zero', sizes: [], sizeKind: 'perSegment-device', numSegmentsKind: 'device', seed: 47 }));
+          const { keys } = await runSortCase(backend, built, { variant });
+          expect([...keys]).toEqual([untouchedBits]);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+    });
+
+    describe('bad input is named and outputs stay untouched', () => {
+      it('host checks', async () => {
+        const built = buildSortCase(backend, makeSortCase({ name: 'bad', sizes: [4, 4], seed: 53 }));
+        const plan = (args: Record<string, unknown>, tuning = {}) => (DeviceSegmentedSort.plan as unknown as (a: unknown, e: unknown) => unknown)(args, env({ backend, tuning }));
+        const short = backend.alloc('f32', 3);
+        expect(() => plan({ ...built.args, keysOut: short })).toThrow('keysOut: needs as many elements as keysIn (8), in the same layout; has 3');
+        expect(() => plan({ ...built.args, valuesIn: built.args.keysIn, valuesOut: undefined })).toThrow('valuesOut: required when valuesIn is given');
+        expect(() => plan({ ...built.args, keysOut: built.args.keysIn })).toThrow('keysIn, keysOut, valuesIn and valuesOut must be distinct arrays (the sort does not run in place)');
+        expect(() => plan({ ...built.args, order: p.constantOption('up') })).toThrow(/order: option 'up' is not one of the options \['ascending', 'descending'\]/);
+        expect(() => plan({ ...built.args, ordre: built.args.order })).toThrow("args: unknown field 'ordre'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'order', 'numSegments', 'totalNumItems'");
+        expect(() => plan({ ...built.args, segmentSizes: p.perSegment([4, 4], { max: 8 }) }, { variant: 'nope' })).toThrow("tuning.variant: 'nope' is not a segmented sort variant; expected 'single-tile', 'radix'");
+        const long = { keysIn: backend.alloc('f32', 5004), keysOut: backend.alloc('f32', 5004) };
+        expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'single-tile' })).toThrow(
+          `tuning.variant: 'single-tile' cannot run for these parameters: max segment size 5000 > tile ${segmentedSortPolicyFor(backend.capabilities).tileItems}; it sorts the segments that fit, radix the rest`,
+        );
+        long.keysIn.destroy();
+        long.keysOut.destroy();
+        short.destroy();
+        for (const a of built.owned) a.destroy();
+      });
+      it("device-only sizes outside their bounds under 'validate': GuaranteeViolationError, outputs untouched", async () => {
+        const c = makeSortCase({ name: 'violation', sizes: [3, 9, 2], sizeKind: 'perSegment-device', sizeBounds: { min: 0, max: 8 }, numSegmentsKind: 'device', seed: 59 });
+        c.keys = new Uint32Array(14);
+        for (const variant of segmentedSortVariants) {
+          const built = buildSortCase(backend, c);
+          const error = await runSortCase(backend, built, { variant }).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(error).toBeInstanceOf(GuaranteeViolationError);
+          expect((error as Error).message).toMatch(/segmentSizes/);
+          expect([...new Uint32Array((await backend.download(built.keysOut)).buffer)].every((b) => b === untouchedBits)).toBe(true);
+          for (const a of built.owned) a.destroy();
+        }
+      });
+    });
+
+    it('explain() names the variant and the launches', () => {
+      const built = buildSortCase(backend, makeSortCase({ name: 'explain', sizes: [3, 5000], seed: 61 }));
+      const plan = (DeviceSegmentedSort.plan as unknown as (a: unknown, e: unknown) => { explain(): string; variant: string; reachableVariants: readonly string[] })(built.args, env({ backend }));
+      expect(plan.variant).toBe('radix');
+      expect(plan.reachableVariants).toEqual(['single-tile', 'radix']);
+      const text = plan.explain();
+      expect(text).toMatch(/DeviceSegmentedSort on/);
+      expect(text).toMatch(/sort\/single-tile/);
+      expect(text).toMatch(/sort\/radix\/scatter/);
+      for (const a of built.owned) a.destroy();
+    });
+  });
+}

@@ -1,0 +1,118 @@
+/**
+ * The sort's CPU and WGSL twins compared launch by launch (as test/twin.test.ts does for top-k): one
+ * plan per backend on the same inputs (the CPU given the WebGPU device's capabilities, so both plans
+ * have the same launches), run one launch further every time, and after each launch the slots the
+ * kernel table says every backend writes identically are compared word for word.
+ *
+ * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { segmentedSortKernels } from '../src/algorithms/segmented-sort/problem.js';
+import { type Plan, planInternals } from '../src/dispatch/plan.js';
+import { type Backend, type DeviceArray, DeviceSegmentedSort, type SegmentedSortVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
+import { rng } from './helpers.js';
+
+process.env.LP_NUM_THREADS ??= '1';
+vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
+
+async function probeAdapter(): Promise<string | undefined> {
+  try {
+    (await webgpuBackend()).destroy();
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+const missing = await probeAdapter();
+if (missing !== undefined) {
+  if (process.env.CI) throw new Error(`WebGPU twin tests cannot run in CI: ${missing}`);
+  console.warn(`[segkit] skipping the sort's launch-by-launch twin test: no WebGPU adapter (${missing}); see .ci/install-lavapipe.sh`);
+}
+const describeTwins = missing === undefined ? describe : describe.skip;
+
+function identicalSlots(kernel: string): readonly string[] {
+  if (kernel === 'segment-offsets') return ['offsets'];
+  return (segmentedSortKernels as Record<string, { identicalSlots?: readonly string[] }>)[kernel]?.identicalSlots ?? [];
+}
+
+interface TwinCase {
+  readonly name: string;
+  readonly sizes: readonly number[];
+  readonly variant?: SegmentedSortVariant;
+  readonly policy?: Record<string, number>;
+}
+
+const cases: TwinCase[] = [
+  { name: 'radix over packed per-segment sizes, small tiles, segments in groups', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixMaxTiles: 16 } },
+  { name: 'single-tile and radix side by side (the natural plan)', sizes: [300, 9000, 0, 77, 4100] },
+];
+
+describeTwins('sort: CPU and WGSL twins, launch by launch', () => {
+  let gpu: Backend;
+  let cpu: Backend;
+  beforeAll(async () => {
+    gpu = await webgpuBackend();
+    cpu = cpuBackend({ capabilities: gpu.capabilities, workers: 0 });
+  });
+  afterAll(() => {
+    gpu?.destroy();
+    cpu?.destroy();
+  });
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const random = rng(c.sizes.length * 7919);
+      const total = c.sizes.reduce((a, b) => a + b, 0);
+      const keys = Float32Array.from({ length: total }, () => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100));
+      const n = c.sizes.length;
+      const planOn = (backend: Backend) => {
+        const keysIn = backend.upload(keys);
+        const keysOut = backend.alloc('f32', total);
+        const valuesOut = backend.alloc('u32', total);
+        const orders = Array.from({ length: n }, (_, i) => (i % 2 === 0 ? 'ascending' : 'descending'));
+        const plan = DeviceSegmentedSort.plan(
+          { keysIn, keysOut, valuesOut, segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), order: p.perSegmentOption(orders, ['ascending', 'descending']), numSegments: p.uniform(n) },
+          env({ backend, tuning: { ...(c.variant ? { variant: c.variant } : {}), ...(c.policy ? { policy: c.policy } : {}) } }),
+        ) as Plan;
+        return { plan, owned: [keysIn, keysOut, valuesOut] as DeviceArray[] };
+      };
+      const onGpu = planOn(gpu);
+      const onCpu = planOn(cpu);
+      try {
+        expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
+        let compared = 0;
+        for (let count = 1; count <= onGpu.plan.launches.length; count++) {
+          const launch = onGpu.plan.launches[count - 1]!;
+          const slots = identicalSlots(launch.kernel);
+          if (slots.length === 0) continue;
+          const after = async (side: { plan: Plan }, backend: Backend) => {
+            const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
+            try {
+              await planInternals(side.plan).runPrefix(temp, count);
+              return new Uint32Array((await backend.download(temp)).buffer);
+            } finally {
+              temp.destroy();
+            }
+          };
+          const [gpuWords, cpuWords] = [await after(onGpu, gpu), await after(onCpu, cpu)];
+          const { layout } = planInternals(onGpu.plan);
+          for (const slot of slots) {
+            if (!layout.has(slot)) continue;
+            const range = layout.slot(slot);
+            const a = gpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
+            const b = cpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
+            const first = a.findIndex((word, i) => word !== b[i]);
+            expect(first, `after launch ${count} (${launch.name}), slot ${slot}: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
+            compared++;
+          }
+        }
+        expect(compared).toBeGreaterThan(0);
+      } finally {
+        for (const side of [onGpu, onCpu]) {
+          side.plan.destroy();
+          for (const a of side.owned) a.destroy();
+        }
+      }
+    });
+  }
+});

@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+import { type SegmentedSortVariant, cpuBackend, selectSegmentedSortVariant } from '../src/index.js';
+
+/*
+ * SegmentedSortVariantsFor<Args> must be a sound over-approximation of plan.reachableVariants on every
+ * built-in backend: for a grid of static size bounds, the runtime selector is sampled over capability
+ * classes (16, 32, 48, 64 KiB of workgroup memory) and sizes inside the bounds; a generated file then
+ * asserts, through the compiler, that each variant seen is in the type.
+ */
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const sizeBounds: [number, number][] = [[0, 64], [0, 1024], [1024, 1024], [1025, 4096], [4096, 4096], [4097, 8192], [512, 100000], [0, 4294967295]];
+const storageClasses = [16384, 32768, 49152, 65536];
+
+function samples([min, max]: [number, number]): number[] {
+  return [...new Set([min, max, Math.floor((min + max) / 2), Math.min(max, min + 1), Math.max(min, 1024), Math.max(min, 2048), Math.max(min, 4096), Math.max(min, 4097)])].filter((v) => v >= min && v <= max);
+}
+
+function runtimeReachable(size: [number, number]): Set<SegmentedSortVariant> {
+  const seen = new Set<SegmentedSortVariant>();
+  for (const workgroupStorageBytes of storageClasses) {
+    const { capabilities } = cpuBackend({ capabilities: { workgroupStorageBytes }, workers: 0 });
+    for (const sizeMax of samples(size)) {
+      for (const sizeMin of [size[0], sizeMax]) {
+        const selection = selectSegmentedSortVariant({ segmentSize: { min: sizeMin, max: sizeMax } }, capabilities);
+        seen.add(selection.variant);
+        for (const v of selection.reachable) seen.add(v);
+      }
+    }
+  }
+  return seen;
+}
+
+describe('SegmentedSortVariantsFor over a grid of static bounds', () => {
+  it('contains every variant the runtime selector reaches', () => {
+    const lines = [`import type { SegmentedSortVariantsFor, PerSegmentParam } from '${join(root, 'src', 'index.js').replace(/\\/g, '/')}';`];
+    let count = 0;
+    for (const size of sizeBounds) {
+      for (const variant of runtimeReachable(size)) lines.push(`export const v${count++}: SegmentedSortVariantsFor<{ segmentSizes: PerSegmentParam<${size[0]}, ${size[1]}> }> = '${variant}';`);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'segkit-sort-variants-'));
+    const file = join(dir, 'grid.ts');
+    writeFileSync(file, lines.join('\n'));
+    try {
+      const program = ts.createProgram([file], {
+        strict: true,
+        noEmit: true,
+        target: ts.ScriptTarget.ES2022,
+        module: ts.ModuleKind.NodeNext,
+        moduleResolution: ts.ModuleResolutionKind.NodeNext,
+        skipLibCheck: true,
+        types: [],
+      });
+      const errors = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      expect(errors).toEqual([]);
+      expect(count).toBeGreaterThanOrEqual(sizeBounds.length);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('prunes at compile time what no policy can pick', () => {
+    expect([...runtimeReachable([0, 64])]).toEqual(['single-tile']);
+    expect([...runtimeReachable([4097, 8192])]).toEqual(['radix']);
+  });
+});
