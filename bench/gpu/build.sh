@@ -27,8 +27,8 @@ elif [ "${SKIP_TSC:-0}" != 1 ]; then
 fi
 mkdir -p dist/bench
 grep -q 'webgpuBackend' dist/index.js || { echo "build.sh: dist/index.js exports no webgpuBackend (segkit before 4995057?)" >&2; exit 1; }
-bundle() { # bundle SEGKIT_DIST OUTFILE
-  node_modules/.bin/esbuild bench/topk-webgpu.ts --bundle --platform=node --format=esm --target=node20 \
+bundle() { # bundle SEGKIT_DIST OUTFILE [ENTRY]
+  node_modules/.bin/esbuild "${3:-bench/topk-webgpu.ts}" --bundle --platform=node --format=esm --target=node20 \
     --external:webgpu --alias:segkit="$1/index.js" --log-level=warning \
     --banner:js="import { createRequire as __segkitCreateRequire } from 'node:module'; const require = __segkitCreateRequire(import.meta.url);" \
     --outfile="$2"
@@ -45,6 +45,10 @@ if [ -n "${BEFORE_COMMIT:-}" ]; then
 fi
 if [ -n "${FROM_COMMIT:-}" ]; then info="$(git rev-parse --short "$FROM_COMMIT") (clean worktree)"; else info="$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src || echo ' + uncommitted changes in src/')"; fi
 bundle ./dist dist/bench/topk-webgpu.mjs
+# Segmented reduce and scan on WebGPU (torch's side: bench/gpu/torch_reduce_scan.py).
+bundle ./dist dist/bench/reduce-scan-webgpu.mjs bench/reduce-scan-webgpu.ts
+# Segmented sort on WebGPU (torch's side: bench/gpu/torch_sort.py).
+bundle ./dist dist/bench/sort-webgpu.mjs bench/sort-webgpu.ts
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

@@ -1,0 +1,106 @@
+/*
+ * DeviceSegmentedReduce and DeviceSegmentedScan on WebGPU (Dawn), on the shapes of bench/reduce-cpu.ts
+ * and bench/scan-cpu.ts (torch's side: bench/gpu/torch_reduce_scan.py, same shapes and seeds' sizes):
+ * per case N back-to-back `plan.run(temp)` then one synchronize (ms per call), and the median of
+ * single calls. Results are checked against the CPU backend (bit for bit under 'run-to-run').
+ *
+ *   bash bench/gpu/build.sh   (bundles this file into dist/bench/reduce-scan-webgpu.mjs)
+ *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--long=16777216]
+ */
+import { writeFileSync } from 'node:fs';
+import { DeviceSegmentedReduce, DeviceSegmentedScan, type Backend, type DeviceArray, cpuBackend, env, p, webgpuBackend } from 'segkit';
+
+const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
+const runs = Number(argv.runs ?? 5);
+const long = Number(argv.long ?? 16 * 1024 * 1024);
+const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+
+function fill(n: number, seed: number): Float32Array {
+  let s = seed >>> 0;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = (s / 4294967296) * 2 - 1;
+  }
+  return out;
+}
+
+interface Shape { id: string; label: string; rows: number; stride: number; lengths: Uint32Array | undefined; data: Float32Array }
+const shapes: Shape[] = [{ id: 'moe', label: 'MoE 65536x16', rows: 65536, stride: 16, lengths: undefined, data: fill(65536 * 16, 1) }];
+{
+  const rows = 2048;
+  const stride = 4096;
+  let state = 7;
+  const lengths = Uint32Array.from({ length: rows }, () => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return 1 + (state % stride);
+  });
+  shapes.push({ id: 'ragged', label: 'ragged 2048 rows of 1..4096', rows, stride, lengths, data: fill(rows * stride, 2) });
+}
+shapes.push({ id: 'long', label: `one segment of ${long}`, rows: 1, stride: long, lengths: undefined, data: fill(long, 3) });
+
+const gpu = await webgpuBackend();
+const cpu = cpuBackend({ workers: 0 });
+
+async function time(backend: Backend, call: () => Promise<unknown>): Promise<{ ms: number; singleMs: number }> {
+  for (let i = 0; i < 3; i++) await call();
+  await backend.synchronize();
+  const single: number[] = [];
+  for (let i = 0; i < 9; i++) {
+    const t0 = performance.now();
+    await call();
+    await backend.synchronize();
+    single.push(performance.now() - t0);
+  }
+  const n = Math.max(10, Math.min(400, Math.ceil(20 / Math.max(median(single), 0.005))));
+  const batched: number[] = [];
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    for (let i = 0; i < n; i++) await call();
+    await backend.synchronize();
+    batched.push((performance.now() - t0) / n);
+  }
+  return { ms: median(batched), singleMs: median(single) };
+}
+
+const results: Record<string, unknown>[] = [];
+for (const shape of shapes) {
+  const items = shape.lengths === undefined ? shape.rows * shape.stride : shape.lengths.reduce((a, b) => a + b, 0);
+  const on = (backend: Backend) => ({ valuesIn: backend.upload(shape.data), valuesOut: backend.alloc('f32', shape.rows), indicesOut: backend.alloc('i32', shape.rows), scanOut: backend.alloc('f32', shape.data.length) });
+  const g = on(gpu);
+  const c = on(cpu);
+  const segments = (a: ReturnType<typeof on>) => ({
+    segmentSizes: shape.lengths === undefined ? p.uniform(shape.stride) : p.perSegment(shape.lengths, { max: shape.stride }),
+    ...(shape.lengths === undefined ? {} : { segmentStride: p.uniform(shape.stride) }),
+    numSegments: p.uniform(shape.rows),
+    valuesIn: a.valuesIn,
+  });
+  for (const op of ['sum', 'max', 'argMax', 'cumsum'] as const) {
+    const planOn = (backend: Backend, a: ReturnType<typeof on>) =>
+      op === 'cumsum'
+        ? DeviceSegmentedScan.plan({ ...segments(a), valuesOut: a.scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend }))
+        : DeviceSegmentedReduce.plan({ ...segments(a), valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend }));
+    const gp = planOn(gpu, g);
+    const cp = planOn(cpu, c);
+    const gt = gp.tempStorageBytes > 0 ? gpu.alloc('u8', gp.tempStorageBytes) : undefined;
+    const ct = cp.tempStorageBytes > 0 ? cpu.alloc('u8', cp.tempStorageBytes) : undefined;
+    await gp.run(gt);
+    await cp.run(ct);
+    const out = op === 'cumsum' ? 'scanOut' : op === 'argMax' ? 'indicesOut' : 'valuesOut';
+    const [a, b] = [new Uint32Array((await gpu.download(g[out] as DeviceArray)).buffer), new Uint32Array((await cpu.download(c[out] as DeviceArray)).buffer)];
+    let mismatches = 0;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) mismatches++;
+    const t = await time(gpu, () => gp.run(gt));
+    const row = { case: shape.label, op, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
+    console.log(JSON.stringify(row));
+    results.push(row);
+    gt?.destroy();
+    ct?.destroy();
+    gp.destroy();
+    cp.destroy();
+  }
+  for (const x of [g, c]) for (const arr of Object.values(x)) arr.destroy();
+}
+if (argv.out) writeFileSync(`${argv.out}/reduce-scan-webgpu.json`, JSON.stringify(results, null, 1));
+gpu.destroy();
+cpu.destroy();
