@@ -225,6 +225,8 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         }
         await expectReference(makeCase({ name: 'sorted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }));
         await expectReference(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }));
+        // Per-segment k (some within the tile, some past it), a stride, a kMax past the largest segment.
+        await expectReference(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }));
       });
     });
 
