@@ -239,6 +239,7 @@ function variantLaunches(
   keyType: string,
   relaxed: Relaxations,
   sortAfter: boolean,
+  withValues: boolean,
   layout: TempStorageLayoutBuilder,
   weights: TopKProblem['weights'],
 ): TopKLaunch[] {
@@ -273,7 +274,7 @@ function variantLaunches(
       }
     } else {
       launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter }));
-      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout));
+      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues));
     }
   }
   if (weights !== undefined) {
@@ -290,12 +291,12 @@ function variantLaunches(
  * stable, so ties stay in index order. Groups of segments reuse the counts (segmented-sort/problem.ts).
  * They run before the routing-weights epilogue, which reads the sorted keysOut.
  */
-function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder): TopKLaunch[] {
+function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder, withValues: boolean): TopKLaunch[] {
   const { tiles, groupSegments } = selectionSortShape(facts.maxSegments, selected, policy);
   const groups = Math.ceil(facts.maxSegments / groupSegments);
   const outputWords = facts.maxSegments * facts.kMax;
   layout.add('sortCounts', Math.min(facts.maxSegments, groupSegments) * tiles * 256 * 4);
-  for (const slot of ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1']) layout.add(slot, outputWords * 4);
+  for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, outputWords * 4);
   const launches: TopKLaunch[] = [];
   for (let group = 0; group < groups; group++) {
     const segments = Math.min(groupSegments, facts.maxSegments - group * groupSegments);
@@ -357,7 +358,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const launches = [
     ...prologueLaunches('topk', facts, facts.maxSegments, validation, layoutBuilder),
     // Candidates of a segment live at its own start, so the double buffer spans the segments' extent.
-    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, sortAfter, layoutBuilder, weights),
+    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, sortAfter, args.valuesOut !== undefined, layoutBuilder, weights),
   ];
   const layout: TempStorageLayout = layoutBuilder.build();
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));

@@ -181,6 +181,6 @@ export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'max
  *   `candidates0`, `candidates1`: candidate indices, each as long as the keys (a segment's
  *   candidates live at its own start): digit p's filter reads buffer p & 1 (pass 0: the keys that
  *   reached T, or every key) and writes buffer (p + 1) & 1.
- * - sorted output past a tile: `sortCounts`, `sortKeys0/1`, `sortValues0/1` (segmented-sort/problem.ts),
+ * - sorted output past a tile: `sortCounts`, `sortKeys0/1`, `sortValues0/1` (with values; segmented-sort/problem.ts),
  *   the double buffer as long as the outputs (segment i's selection at i * kMax).
  */
