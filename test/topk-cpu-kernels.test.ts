@@ -172,6 +172,7 @@ function build(c: Case): Built {
   const deviceBounds = c.deviceBounds === undefined ? undefined : uploadU32(cpu, c.deviceBounds);
   const problem: TopKProblem = {
     weights: undefined,
+    selectionSort: undefined,
     keyType: c.keyType,
     valueMode: c.valueMode,
     valueType: c.valueType,

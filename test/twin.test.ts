@@ -92,6 +92,8 @@ const cases: TwinCase[] = [
   },
   { name: 'reduce, then softmax routing weights', sizes: [128, 0, 77, 128], k: 8, variant: 'reduce', deviceK: true, weights: 'softmax' },
   { name: 'single-tile, then sigmoid-renormalize routing weights', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile', weights: 'sigmoid-renormalize' },
+  { name: 'radix-select sorted past the tile (the selection sort)', sizes: [9000, 6000, 3], k: 5000, variant: 'radix-select' },
+  { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', weights: 'softmax' },
 ];
 
 describeTwins('CPU and WGSL twins, launch by launch', () => {

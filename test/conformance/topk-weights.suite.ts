@@ -135,7 +135,8 @@ export function defineTopKWeightsConformance(backendName: string, makeBackend: (
           for (let j = 0; j < c.kMax; j++) {
             const got = weights[s * c.kMax + j]!;
             const distance = ulps(got, reference[j]!);
-            expect(distance, `${c.name} (${plan.variant}): segment ${s}, slot ${j}: ${valueOf(got)} vs float64 ${valueOf(reference[j]!)} (keys ${selected.join(', ')})`).toBeLessThanOrEqual(1);
+            // The message (every selected key) only when it fails: k past a tile makes it long.
+            if (distance > 1) expect(distance, `${c.name} (${plan.variant}): segment ${s}, slot ${j}: ${valueOf(got)} vs float64 ${valueOf(reference[j]!)} (keys ${selected.join(', ')})`).toBeLessThanOrEqual(1);
           }
         }
         const first = weights.findIndex((w, i) => w !== twin[i]);
@@ -196,6 +197,14 @@ export function defineTopKWeightsConformance(backendName: string, makeBackend: (
         const sizes = segments.map((s) => s.length);
         await expectCase({ name: `${kind} specials`, keys, sizes, k: 3, kMax: 3, kind });
         await expectCase({ name: `${kind} specials, k=2`, keys, sizes, k: sizes.map(() => 2), kMax: 4, kind, scale: 3 });
+      });
+
+      it(`${kind}: sorted selections past a tile (the selection sort runs before the weights)`, async () => {
+        const sizes = [5000, 3000, 0, 2100];
+        const keys = randomKeys(10_100, 12, 15);
+        const variant = await expectCase({ name: `${kind} past a tile`, keys, sizes, k: [4100, 2049, 1, 2100], kMax: 4100, kind, scale: 2.5 });
+        expect(variant).toBe('radix-select');
+        await expectCase({ name: `${kind} past a tile, min`, keys, sizes, k: 4100, kMax: 4100, kind, direction: 'min' });
       });
     }
 

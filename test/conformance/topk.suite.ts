@@ -214,6 +214,22 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       }
     });
 
+    describe('sorted output past a tile', () => {
+      // Radix-select writes the selection in index order and the segmented sort's radix kernels sort
+      // it in the same submit (stable: ties by index), bit for bit with the reference.
+      it('k = 4096, 9000 and 10000 sorted, both directions, heavy ties and NaN', async () => {
+        const sizes = [10_000, 12_000, 3000, 0];
+        for (const k of [4096, 9000, 10_000]) {
+          const c = makeCase({ name: `sorted-k${k}`, flavour: k === 9000 ? 'special' : 'ties', sizes, k, directions: ['max', 'min', 'max', 'min'], seed: 53 + k });
+          expect(await expectReference(c)).toBe('radix-select');
+        }
+        await expectReference(makeCase({ name: 'sorted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }));
+        await expectReference(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }));
+        // Per-segment k (some within the tile, some past it), a stride, a kMax past the largest segment.
+        await expectReference(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }));
+      });
+    });
+
     describe('edge cases', () => {
       it('empty segments, k > size, a single key', async () => {
         await expectAllVariants(makeCase({ name: 'empty', sizes: [0, 3, 0, 1, 0, 10, 0], k: 6, seed: 37 }));

@@ -10,8 +10,9 @@ import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../para
 import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
-import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKLimits, topKPolicyFor, topKVariants } from './policy.js';
-import { type TopKLaunch, type TopKProblem, reduceChunks, topKKernels } from './problem.js';
+import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
+import { type TopKLaunch, type TopKProblem, reduceChunks, selectionSortShape, topKKernels } from './problem.js';
+import { radixLaunchPass, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
 import { requiredWith } from '../../types/messages.js';
 
@@ -237,6 +238,8 @@ function variantLaunches(
   itemsBound: number,
   keyType: string,
   relaxed: Relaxations,
+  sortAfter: boolean,
+  withValues: boolean,
   layout: TempStorageLayoutBuilder,
   weights: TopKProblem['weights'],
 ): TopKLaunch[] {
@@ -270,13 +273,40 @@ function variantLaunches(
         launches.push(launch('reduce-merge', variant, 'reduce-merge', "merge the chunks' lists per segment and write"));
       }
     } else {
-      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed }));
+      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter }));
+      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues));
     }
   }
   if (weights !== undefined) {
     const kind = routingWeightsKinds[weights.kind]!;
     // Its own launch in the same pass and submit: it reads the segment's results from keysOut.
     launches.push(launch('weights', selection.variant, 'weights', `routing weights (${kind}) of each segment's selected keys from keysOut into weightsOut, one invocation per segment`, 0, `,${kind}`));
+  }
+  return launches;
+}
+
+/**
+ * Sorted output past a tile: the segmented sort's radix passes over each segment's selection in
+ * place (keysOut and valuesOut at segment * kMax, the selection in index order), best first and
+ * stable, so ties stay in index order. Groups of segments reuse the counts (segmented-sort/problem.ts).
+ * They run before the routing-weights epilogue, which reads the sorted keysOut.
+ */
+function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder, withValues: boolean): TopKLaunch[] {
+  const { tiles, groupSegments } = selectionSortShape(facts.maxSegments, selected, policy);
+  const groups = Math.ceil(facts.maxSegments / groupSegments);
+  const outputWords = facts.maxSegments * facts.kMax;
+  layout.add('sortCounts', Math.min(facts.maxSegments, groupSegments) * tiles * 256 * 4);
+  for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, outputWords * 4);
+  const launches: TopKLaunch[] = [];
+  for (let group = 0; group < groups; group++) {
+    const segments = Math.min(groupSegments, facts.maxSegments - group * groupSegments);
+    const which = groups === 1 ? '' : `segments ${group * groupSegments}..${group * groupSegments + segments - 1}, `;
+    for (let digit = 0; digit < sortRadixPasses; digit++) {
+      const at = { variant: 'radix-select' as const, pass: radixLaunchPass(group, digit) };
+      launches.push({ ...at, kernel: 'sort-histogram', name: `topk/sort-selection/histogram[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection (up to ${selected} keys), pass ${digit}: digit histogram (${tiles} tiles per segment)` });
+      launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
+      launches.push({ ...at, kernel: 'sort-scatter', name: `topk/sort-selection/scatter[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection, pass ${digit}: stable scatter${digit === sortRadixPasses - 1 ? ' into the outputs, best first' : ''}` });
+    }
   }
   return launches;
 }
@@ -314,17 +344,12 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     backend.capabilities,
     environment.tuning as { variant?: TopKVariant; policy?: Partial<TopKPolicy> },
   );
-  // What the backend's capabilities allow, checked the same way on every backend (the framework
-  // checks bindings and dispatch sizes in makePlan).
-  const limits = topKLimits(backend.capabilities, selection.policy);
+  // Radix-select's finalize sorts a segment's selection in one tile of workgroup memory; a larger
+  // sorted selection is written in index order and sorted after it by the segmented sort's radix
+  // kernels, in the same submit (only where a selection can exceed the tile). The framework checks
+  // bindings and dispatch sizes in makePlan.
   const selected = Math.min(facts.kMax, maxSegmentSize);
-  if (selection.variant === 'radix-select' && requirements.outputOrdering === 'sorted' && selected > limits.maxSortedSelection) {
-    throw new SegkitRangeError(
-      'k',
-      `sorted radix-select returns at most ${limits.maxSortedSelection} keys per segment on this backend (the tile it sorts in workgroup memory); kMax ${facts.kMax} with segments of up to ${maxSegmentSize} keys selects up to ${selected}. Bound k or the segment sizes, or ask for outputOrdering 'unsorted'`,
-      { value: facts.kMax },
-    );
-  }
+  const sortAfter = selection.variant === 'radix-select' && requirements.outputOrdering === 'sorted' && selected > selection.policy.tileItems;
 
   const parameters = [facts.k, facts.selectDirection];
   const validation: Validation = planValidation(environment, facts, parameters);
@@ -333,7 +358,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const launches = [
     ...prologueLaunches('topk', facts, facts.maxSegments, validation, layoutBuilder),
     // Candidates of a segment live at its own start, so the double buffer spans the segments' extent.
-    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, layoutBuilder, weights),
+    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, sortAfter, args.valuesOut !== undefined, layoutBuilder, weights),
   ];
   const layout: TempStorageLayout = layoutBuilder.build();
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
@@ -377,7 +402,8 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       valueType: (args.valuesOut?.dtype ?? 'i32') as TopKProblem['valueType'],
       kMax: facts.kMax,
       directionOfOption,
-      sorted: requirements.outputOrdering === 'sorted',
+      sorted: requirements.outputOrdering === 'sorted' && !sortAfter,
+      selectionSort: sortAfter ? selectionSortShape(facts.maxSegments, selected, selection.policy) : undefined,
       tiesAsFound: relaxed.tiesAsFound,
       orderAsFound: relaxed.orderAsFound,
       weights,

@@ -248,16 +248,11 @@ export function reduceWorkgroupSize(maxSegmentSize: number, largest: number, cap
   return size;
 }
 
-/** What top-k may ask of a backend: the framework's {@link BackendLimits} and its own. */
-export interface TopKLimits extends BackendLimits {
-  /**
-   * Most results per segment that sorted radix-select returns: its last kernel sorts a segment's
-   * selection (keys and indices, 8 bytes an item) in the workgroup memory of one tile, the policy's
-   * `tileItems` (2048 with 32 KiB of workgroup memory, 1024 with WebGPU's default 16 KiB). The
-   * other variants never select more than a tile per segment, and unsorted output has no such limit.
-   */
-  readonly maxSortedSelection: number;
-}
+/**
+ * What top-k may ask of a backend: the framework's {@link BackendLimits}. Sorted output has no limit
+ * of its own: a selection larger than a tile is sorted by the segmented sort's radix kernels.
+ */
+export type TopKLimits = BackendLimits;
 
 /**
  * The limits of top-k on a backend with `capabilities` (see {@link TopKLimits}), checked when
@@ -265,9 +260,9 @@ export interface TopKLimits extends BackendLimits {
  *
  * @example
  * ```ts
- * topKLimits(cpuBackend().capabilities).maxSortedSelection; // 2048 (32 KiB of workgroup memory)
+ * topKLimits(cpuBackend().capabilities).maxBindingBytes;
  * ```
  */
-export function topKLimits(capabilities: BackendCapabilities, policy: TopKPolicy = topKPolicyFor(capabilities)): TopKLimits {
-  return { ...backendLimits(capabilities), maxSortedSelection: policy.tileItems };
+export function topKLimits(capabilities: BackendCapabilities): TopKLimits {
+  return backendLimits(capabilities);
 }

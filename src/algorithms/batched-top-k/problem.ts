@@ -2,6 +2,8 @@ import type { DeviceArray } from '../../backends/backend.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
 import type { KeyType } from './keys.js';
 import { type TopKPolicy, type TopKVariant, reducePerInvocation } from './policy.js';
+import type { SegmentedSortPolicy } from '../segmented-sort/policy.js';
+import { groupSegments, tilesPerSegment } from '../segmented-sort/problem.js';
 
 /*
  * What a top-k call adds to the segmented problem (dispatch/problem.ts) that host and kernels read
@@ -30,8 +32,14 @@ export interface TopKProblem extends SegmentedProblem {
   readonly sources: { readonly k: SegmentSource; readonly selectDirection: SegmentSource };
   /** Option index -> 0 ('max') or 1 ('min'). */
   readonly directionOfOption: readonly number[];
-  /** Sort each segment's results (best first). */
+  /** Sort each segment's results (best first) in the kernel that selects them. */
   readonly sorted: boolean;
+  /**
+   * The selection is sorted after radix-select by the segmented sort's radix kernels (sorted output
+   * past a tile: `sorted` is then false and the selection comes in index order): their tiles and
+   * groups over segments of at most min(kMax, largest segment) items.
+   */
+  readonly selectionSort: { readonly tiles: number; readonly groupSegments: number } | undefined;
   /**
    * Tied items of the threshold bucket may be taken in the order the kernels found them instead of
    * the smallest indices first (`tieBreak: 'any'` with `determinism: 'not-guaranteed'`).
@@ -61,6 +69,9 @@ export type TopKKernelId =
   | 'radix-fallback'
   | 'radix-filter'
   | 'radix-finalize'
+  | 'sort-histogram'
+  | 'sort-scan'
+  | 'sort-scatter'
   | 'weights';
 
 /** One kernel launch of a top-k plan, in order. */
@@ -82,6 +93,7 @@ export type TopKExecutor = Executor<TopKRun>;
 
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const radixSlots = ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'] as const;
+const sortSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
 /*
  * Radix-select's per-segment counters and histograms are the same on every backend after each launch
  * but finalize (counts do not depend on the order of atomic appends); the candidate and selected
@@ -109,9 +121,33 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
+  // Sorted output past a tile: the segmented sort's radix kernels over each segment's selection (the
+  // grids of one group; plan.ts sizes each launch from the selection's bound).
+  'sort-histogram': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortCounts'] },
+  'sort-scan': { slots: sortSlots, grid: sortGroup, identicalSlots: ['sortCounts'] },
+  'sort-scatter': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
   // One invocation per segment, after the variant's last launch: it reads keysOut, writes weightsOut.
   weights: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
 };
+
+/** The segmented sort's radix policy for sorting top-k's selection: top-k's workgroup and radix tile. */
+export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
+  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, radixTileItems: policy.radixTileItems, radixMaxTiles: 16384 };
+}
+
+/** Tiles and segments per group of the selection sort, for `selected` items per segment at most. */
+export function selectionSortShape(maxSegments: number, selected: number, policy: TopKPolicy): { tiles: number; groupSegments: number } {
+  const geometry = { maxSegments, maxSegmentSize: selected };
+  const sortPolicy = selectionSortPolicy(policy);
+  return { tiles: tilesPerSegment(geometry, sortPolicy), groupSegments: groupSegments(geometry, sortPolicy) };
+}
+
+function sortTiles(problem: { maxSegments: number; maxSegmentSize: number }, policy: TopKPolicy): number {
+  return selectionSortShape(problem.maxSegments, problem.maxSegmentSize, policy).tiles;
+}
+function sortGroup(problem: { maxSegments: number; maxSegmentSize: number }, policy: TopKPolicy): number {
+  return Math.min(problem.maxSegments, selectionSortShape(problem.maxSegments, problem.maxSegmentSize, policy).groupSegments);
+}
 
 /** Reduce workgroups per segment (when it does not run one invocation per segment). */
 export function reduceChunks(maxSegmentSize: number, policy: TopKPolicy): number {
@@ -145,4 +181,6 @@ export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'max
  *   `candidates0`, `candidates1`: candidate indices, each as long as the keys (a segment's
  *   candidates live at its own start): digit p's filter reads buffer p & 1 (pass 0: the keys that
  *   reached T, or every key) and writes buffer (p + 1) & 1.
+ * - sorted output past a tile: `sortCounts`, `sortKeys0/1`, `sortValues0/1` (with values; segmented-sort/problem.ts),
+ *   the double buffer as long as the outputs (segment i's selection at i * kMax).
  */

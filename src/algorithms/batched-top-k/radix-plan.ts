@@ -18,6 +18,9 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *                                                 as candidates with their digit-(p+1) histogram
  *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
  *                                                 (smallest indices, or as found), order, write
+ *
+ * A sorted selection larger than a tile is written by finalize in index order and sorted after it
+ * by the segmented sort's radix kernels (plan.ts selectionSortLaunches).
  */
 
 /** What the radix-select launches are sized by. */
@@ -32,6 +35,11 @@ export interface RadixPlanInput {
   readonly candidateWords: number;
   /** What the requirements let finalize skip (plan.ts); default neither. */
   readonly relaxed?: { readonly tiesAsFound: boolean; readonly orderAsFound: boolean };
+  /**
+   * Sorted output past a tile: finalize writes the selection in index order and the selection sort's
+   * launches (plan.ts) sort it after; default false.
+   */
+  readonly sortAfter?: boolean;
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */
@@ -69,7 +77,7 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
     launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}`));
   }
   const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';
-  const order = relaxed.orderAsFound ? 'keep the selection as found' : 'sort the selection';
+  const order = relaxed.orderAsFound ? 'keep the selection as found' : input.sortAfter === true ? 'keep the selection in index order (sorted after)' : 'sort the selection';
   const extra = `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
   launches.push(launch('radix-finalize', 'finalize', passes - 1, `digit ${passes - 1}: the last bucket, ${ties}, ${order}, write`, extra));
   return launches;

@@ -4,6 +4,7 @@ import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, c
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
 import { type TopKPolicy, radixPasses, reducePerInvocation } from '../policy.js';
 import { type TopKProblem, type TopKRun, radixFilterTiles, radixTiles, reduceChunks } from '../problem.js';
+import { type SelectionSortFields, selectionSortFields } from './sorted.js';
 
 /*
  * What every CPU top-k kernel shares: the device views of one run, per-segment resolution, the
@@ -90,6 +91,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly tiesAsFound: boolean;
   /** Keep an unsorted selection as found, not in index order (problem.orderAsFound). */
   readonly orderAsFound: boolean;
+  /** The selection sort's shape and slots when the selection is sorted after radix-select (cpu/sorted.ts). */
+  readonly selectionSort: SelectionSortFields | undefined;
   /** Output key bits, for the routing-weights epilogue. */
   readonly keysOutBits: Uint32Array;
   /** The routing weights' output, its kind (routingWeightsKinds index) and the scale's f32 bits. */
@@ -137,6 +140,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.radixTopShift = 32 - bits;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
     this.sorted = problem.sorted;
+    this.selectionSort = problem.selectionSort === undefined ? undefined : selectionSortFields(this, problem.selectionSort);
     this.tiesAsFound = problem.tiesAsFound;
     this.orderAsFound = problem.orderAsFound;
     this.keysOutBits = deviceMemory(keysOut).u32;

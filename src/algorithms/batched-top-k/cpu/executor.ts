@@ -16,6 +16,8 @@ import {
 import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
 import { runWeights } from './weights.js';
+import { runSortHistogram, runSortScan, runSortScatter } from './sorted.js';
+import { radixWorkgroupBytes } from '../../segmented-sort/cpu/radix.js';
 
 /** Items a radix pass-0 launch scans: every key of every tile (the fallback only where a sampled threshold misled). */
 function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = false): number {
@@ -71,6 +73,10 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params, true) },
   'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: radixFilterItems },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
+  // Sorted output past a tile: the segmented sort's radix kernels over the selection (cpu/sorted.ts).
+  'sort-histogram': { body: runSortHistogram, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 2) / (ctx.selectionSort?.tiles ?? 1)) },
+  'sort-scan': { body: runSortScan, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * (ctx.selectionSort?.tiles ?? 1) * 512 },
+  'sort-scatter': { body: runSortScatter, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 4) / (ctx.selectionSort?.tiles ?? 1)) },
   // About 40 integer steps per slot for the sum, as many again for the weight.
   weights: { body: runWeights, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.workgroupSize * ctx.kMax * 80 },
 };

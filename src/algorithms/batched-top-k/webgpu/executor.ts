@@ -10,6 +10,7 @@ import { radixInitProgram } from './radix-init.js';
 import { reduceMergeProgram, reduceProgram } from './reduce.js';
 import { weightsProgram } from './routing.js';
 import { singleTileProgram } from './single-tile.js';
+import { selectionSortProgram } from './sorted.js';
 
 /*
  * Top-k on WebGPU: its programs by kernel id and its own uniforms; the generic executor
@@ -29,6 +30,9 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
   'radix-filter': radixFilterProgram,
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
+  'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
+  'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name),
+  'sort-scatter': (facts, name) => selectionSortProgram('scatter', facts, name),
   weights: (facts, name, run) => weightsProgram(facts, name, run.problem.weights?.kind ?? 0),
 };
 
@@ -61,6 +65,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       filterTiles: radixFilterTiles(problem, policy),
       ...(layout.has('candidates0') ? { candidatesLen: layout.slot('candidates0').bytes >>> 2 } : {}),
       ...(problem.weights === undefined ? {} : { weightScale: problem.weights.scaleBits }),
+      ...(problem.selectionSort === undefined ? {} : { sortTiles: problem.selectionSort.tiles, sortGroupSegments: problem.selectionSort.groupSegments }),
     };
   },
 });

@@ -1,0 +1,120 @@
+import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import { SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
+import { type RadixSegment, type RadixSortSource, radixHistogram, radixScan, radixScatter } from '../../segmented-sort/cpu/radix.js';
+import { orderedKey } from '../keys.js';
+import type { TopKContext, TopKKernelParams } from './common.js';
+
+/*
+ * Sorted output past a tile on the CPU: the segmented sort's radix kernels (segmented-sort/cpu/radix.ts)
+ * over each segment's selection in place. Radix-select's finalize wrote the selection in index order
+ * at segment * kMax; the sort orders it best first (descending ordered key for 'max', ascending for
+ * 'min'), stable, so ties stay in index order: the order finalize's own sort gives a smaller selection.
+ */
+
+/** What the selection sort reads of a top-k run, resolved on the calling thread (plain data, so worker copies carry it). */
+export interface SelectionSortFields {
+  readonly tiles: number;
+  readonly groupSegments: number;
+  readonly countsSlot: number;
+  readonly keysSlots: readonly [number, number];
+  readonly valuesSlots: readonly [number, number];
+  /** Radix-select's segment capacity (tiles * radixTileItems), as finalize resolves a segment. */
+  readonly capacity: number;
+}
+
+/** The fields of a run with a selection sort. */
+export function selectionSortFields(ctx: TopKContext, shape: { tiles: number; groupSegments: number }): SelectionSortFields {
+  return {
+    ...shape,
+    countsSlot: ctx.slotWords('sortCounts'),
+    keysSlots: [ctx.slotWords('sortKeys0'), ctx.slotWords('sortKeys1')],
+    valuesSlots: [ctx.slotWords('sortValues0'), ctx.slotWords('sortValues1')],
+    capacity: ctx.tilesPerSegment * ctx.policy.radixTileItems,
+  };
+}
+
+/** Top-k's selection as the radix kernels' source. */
+class SelectionSource implements RadixSortSource {
+  readonly tiles: number;
+  readonly groupSegments: number;
+  readonly tempU32: Uint32Array;
+  readonly countsSlot: number;
+  readonly keysSlots: readonly [number, number];
+  readonly valuesSlots: readonly [number, number];
+  readonly hasValues: boolean;
+  private readonly keysOut: Uint32Array;
+  private readonly valuesOut: Uint32Array | undefined;
+  private readonly extent = new SegmentExtent();
+
+  constructor(
+    private readonly ctx: TopKContext,
+    private readonly fields: SelectionSortFields,
+  ) {
+    this.tiles = fields.tiles;
+    this.groupSegments = fields.groupSegments;
+    this.tempU32 = ctx.tempU32;
+    this.countsSlot = fields.countsSlot;
+    this.keysSlots = fields.keysSlots;
+    this.valuesSlots = fields.valuesSlots;
+    this.keysOut = new Uint32Array(ctx.keysOut.buffer, ctx.keysOut.byteOffset, ctx.keysOut.length);
+    this.valuesOut = ctx.valuesOut === undefined ? undefined : new Uint32Array(ctx.valuesOut.buffer, ctx.valuesOut.byteOffset, ctx.valuesOut.length);
+    this.hasValues = this.valuesOut !== undefined && ctx.valueMode !== 0;
+  }
+
+  enterRadix(i: number, out: RadixSegment): boolean {
+    const ctx = this.ctx;
+    if (ctx.failed() || i >= ctx.activeSegments()) return false;
+    ctx.extent(i, this.fields.capacity, this.extent);
+    let k = countOf(readSource(ctx.k, i));
+    if (k > ctx.kMax) k = ctx.kMax;
+    const options = ctx.directionOfOption;
+    const option = countOf(readSource(ctx.direction, i));
+    const min = options[option < options.length ? option : options.length - 1] === 1;
+    out.start = i * ctx.kMax;
+    out.size = Math.min(k, this.extent.size);
+    // Best first: descending ordered keys for 'max', ascending for 'min'.
+    out.mask = min ? 0 : 0xffffffff;
+    return true;
+  }
+
+  sourceKey(start: number, j: number): number {
+    return this.keysOut[start + j]!;
+  }
+
+  sourceValue(start: number, j: number): number {
+    return this.valuesOut![start + j]!;
+  }
+
+  radixOrderedKey(bits: number): number {
+    return orderedKey(bits, this.ctx.isF32 ? 'f32' : this.ctx.integerKeyXor !== 0 ? 'u32' : 'i32', 'max');
+  }
+
+  write(start: number, at: number, bits: number, value: number): void {
+    this.keysOut[start + at] = bits;
+    if (this.hasValues) this.valuesOut![start + at] = value;
+  }
+}
+
+const sources = new WeakMap<TopKContext, SelectionSource>();
+
+function sourceOf(ctx: TopKContext): SelectionSource {
+  let source = sources.get(ctx);
+  if (source === undefined) {
+    if (ctx.selectionSort === undefined) throw new Error('internal: a selection-sort launch in a run without one');
+    source = new SelectionSource(ctx, ctx.selectionSort);
+    sources.set(ctx, source);
+  }
+  return source;
+}
+
+export function runSortHistogram(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx, pass }: TopKKernelParams): void {
+  radixHistogram(sourceOf(ctx), workgroupId, shared, pass);
+}
+
+export function runSortScan(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx, pass }: TopKKernelParams): void {
+  radixScan(sourceOf(ctx), workgroupId, shared, pass);
+}
+
+export function runSortScatter(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx, pass }: TopKKernelParams): void {
+  radixScatter(sourceOf(ctx), workgroupId, shared, pass);
+}
