@@ -30,21 +30,21 @@ async function warmedUp(options: Parameters<typeof cpuBackend>[0]): Promise<Back
 defineScanConformance('cpu, 1 worker, every launch parallel', () => warmedUp({ workers: 1, parallelThreshold: 0 }));
 
 describe('scan on cpuBackend workers', () => {
-  it('workers run workgroups of every variant, with the bits of the single-threaded backend, run after run', async () => {
+  it('workers take workgroups, and every variant gives the bits of the single-threaded backend, run after run', async () => {
     const parallel = await warmedUp({ workers: 1, parallelThreshold: 0 });
     const single = cpuBackend({ workers: 0 });
     const values = new Float32Array(300_000).map((_, i) => Math.sin(i * 0.37) * 1000);
+    // Workgroups are taken from a shared counter by the calling thread and the worker alike, so a
+    // short launch may end before the worker takes any (seen in CI): the worker must have taken part
+    // over the whole test, as in the reduce and top-k worker tests.
+    const onWorkersBefore = workerStats(parallel).workgroupsOnWorkers;
     for (const [rows, cols] of [[1, 300_000], [300, 1000], [30_000, 10]] as const) {
       for (const variant of ['thread', 'workgroup', 'multi-workgroup'] as const) {
         const outputs: string[] = [];
         for (const backend of [single, parallel, parallel]) {
           const valuesIn = backend.upload(values);
           const valuesOut = backend.alloc('f32', values.length);
-          const before = workerStats(backend).workgroupsOnWorkers;
           await DeviceSegmentedScan.inclusiveSum({ valuesIn, valuesOut, segmentSizes: p.uniform(cols), numSegments: p.uniform(rows) }, env({ backend, tuning: { variant } }));
-          // A launch of one workgroup stays on the calling thread.
-          const manyWorkgroups = variant === 'thread' ? rows > 256 : variant === 'workgroup' ? rows > 1 : true;
-          if (backend === parallel && manyWorkgroups) expect(workerStats(backend).workgroupsOnWorkers, `${variant} ${rows}x${cols}`).toBeGreaterThan(before);
           outputs.push(Buffer.from((await backend.download(valuesOut)).buffer).toString('base64'));
           valuesIn.destroy();
           valuesOut.destroy();
@@ -53,6 +53,7 @@ describe('scan on cpuBackend workers', () => {
         expect(outputs[2]).toBe(outputs[0]);
       }
     }
+    expect(workerStats(parallel).workgroupsOnWorkers).toBeGreaterThan(onWorkersBefore);
     single.destroy();
     parallel.destroy();
   }, 120_000);
