@@ -39,6 +39,22 @@ export interface TopKPolicy {
 
 /** Radix-select state words per segment (problem.ts). */
 export const radixStateWords = 32;
+/**
+ * The words of a segment's radix-select state, named once for both twins (the WGSL gets them as
+ * constants, webgpu/radix-common.ts): offsets from the segment's first state word.
+ */
+export const radixState = {
+  /** 1 when init found a sampled threshold (pass 0 collects the keys that reach it), else 0. */
+  mode: 0,
+  /** The sampled threshold (ordered key bits). */
+  threshold: 1,
+  /** Keys pass 0 collected past the sampled threshold (an append counter). */
+  collected: 2,
+  /** Keys the filter of digit p selected: word `selectedByPass + p`. */
+  selectedByPass: 8,
+  /** Candidates the filter of digit p kept for the next digit: word `keptByPass + p`. */
+  keptByPass: 16,
+} as const;
 /** Most radix-select passes (radixBits >= 4). */
 export const radixMaxPasses = 8;
 

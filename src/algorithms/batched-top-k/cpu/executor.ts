@@ -1,6 +1,6 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
-import { radixStateWords } from '../policy.js';
+import { radixState, radixStateWords } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
 import {
@@ -31,7 +31,7 @@ function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = f
   let misled = 0;
   for (let s = 0; s < segments; s++) {
     const state = ctx.stateSlot + s * radixStateWords;
-    if (temp[state] === 1 && temp[state + 2]! < ctx.kMax) misled++;
+    if (temp[state + radixState.mode] === 1 && temp[state + radixState.collected]! < ctx.kMax) misled++;
   }
   return misled === 0 ? 0 : Math.ceil((grid * perTile * misled) / segments);
 }
@@ -46,7 +46,7 @@ function radixFilterItems(grid: number, params: TopKKernelParams): number {
   let items = 0;
   for (let s = 0; s < segments; s++) {
     const state = ctx.stateSlot + s * radixStateWords;
-    items += pass > 0 ? temp[state + 16 + pass - 1]! : temp[state] === 1 && temp[state + 2]! > 0 ? temp[state + 2]! : ctx.problem.maxSegmentSize;
+    items += pass > 0 ? temp[state + radixState.keptByPass + pass - 1]! : temp[state + radixState.mode] === 1 && temp[state + radixState.collected]! > 0 ? temp[state + radixState.collected]! : ctx.problem.maxSegmentSize;
   }
   return items;
 }

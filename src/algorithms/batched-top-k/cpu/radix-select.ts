@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { radixSample, radixSampleCap, radixStateWords } from '../policy.js';
+import { radixSample, radixSampleCap, radixState, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -88,7 +88,7 @@ function histogramAt(ctx: TopKContext, segment: number, pass: number): number {
 /** Items the filters of digits < pass selected. */
 function selectedBefore(temp: Int32Array, state: number, pass: number): number {
   let sum = 0;
-  for (let q = 0; q < pass; q++) sum += temp[state + 8 + q]!;
+  for (let q = 0; q < pass; q++) sum += temp[state + radixState.selectedByPass + q]!;
   return sum;
 }
 
@@ -142,8 +142,8 @@ export function runRadixInit(workgroupId: number, _numWorkgroups: number, _share
   const histogram = histogramAt(ctx, segment, 0);
   temp.fill(0, histogram, histogram + ctx.radixPasses * ctx.radixDigits);
   const threshold = sampledThreshold(ctx, seg);
-  temp[state] = threshold === signBit ? 0 : 1;
-  temp[state + 1] = threshold ^ signBit;
+  temp[state + radixState.mode] = threshold === signBit ? 0 : 1;
+  temp[state + radixState.threshold] = threshold ^ signBit;
 }
 
 const sample = new Int32Array(8192);
@@ -223,10 +223,10 @@ function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext
   const seg = segmentOfWorkgroup;
   const temp = ctx.temp;
   const state = ctx.stateSlot + segment * radixStateWords;
-  const sampled = temp[state] === 1;
-  if (seg.take === 0 || (fallback && !(sampled && temp[state + 2]! < seg.take))) return;
+  const sampled = temp[state + radixState.mode] === 1;
+  if (seg.take === 0 || (fallback && !(sampled && temp[state + radixState.collected]! < seg.take))) return;
   // T as a signed ordered key (sk >= threshold <=> ordered key >= T).
-  const threshold = temp[state + 1]! ^ signBit;
+  const threshold = temp[state + radixState.threshold]! ^ signBit;
   const tileItems = ctx.policy.radixTileItems;
   for (let tile = workgroupId - segment * perSegment; tile * tileItems < seg.size; tile += perSegment) {
     const from = tile * tileItems;
@@ -318,7 +318,7 @@ function collectPastThreshold(
   // staged in workgroup memory, appended with one atomic add.
   const direct = tiles === 1;
   const dst = direct ? temp : local;
-  const out = direct ? ctx.candidatesSlot[0]! + start + temp[state + 2]! : 0;
+  const out = direct ? ctx.candidatesSlot[0]! + start + temp[state + radixState.collected]! : 0;
   let n = 0;
   let p = from;
   if (rare) {
@@ -353,9 +353,9 @@ function collectPastThreshold(
   }
   if (n === 0) return;
   let list = out;
-  if (direct) temp[state + 2] = temp[state + 2]! + n;
+  if (direct) temp[state + radixState.collected] = temp[state + radixState.collected]! + n;
   else {
-    const at = Atomics.add(temp, state + 2, n);
+    const at = Atomics.add(temp, state + radixState.collected, n);
     list = ctx.candidatesSlot[0]! + start + at;
     temp.set(local.subarray(0, n), list);
   }
@@ -386,8 +386,8 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const temp = ctx.temp;
   const state = ctx.stateSlot + segment * radixStateWords;
   const pass = params.pass;
-  const sampled = temp[state] === 1 && temp[state + 2]! >= seg.take;
-  const count = Math.min(pass > 0 ? temp[state + 16 + pass - 1]! : sampled ? temp[state + 2]! : seg.size, seg.size);
+  const sampled = temp[state + radixState.mode] === 1 && temp[state + radixState.collected]! >= seg.take;
+  const count = Math.min(pass > 0 ? temp[state + radixState.keptByPass + pass - 1]! : sampled ? temp[state + radixState.collected]! : seg.size, seg.size);
   const before = selectedBefore(temp, state, pass);
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
@@ -434,13 +434,13 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
       }
     }
     if (selectedCount > 0) {
-      const at = before + appendCount(temp, state + 8 + pass, selectedCount, tiles);
+      const at = before + appendCount(temp, state + radixState.selectedByPass + pass, selectedCount, tiles);
       // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
       const copy = Math.min(selectedCount, kMax - at);
       for (let j = 0; j < copy; j++) temp[selected + at + j] = staged[j]!;
     }
     if (keptCount > 0) {
-      const at = appendCount(temp, state + 16 + pass, keptCount, tiles);
+      const at = appendCount(temp, state + radixState.keptByPass + pass, keptCount, tiles);
       temp.set(staged.subarray(tileItems, tileItems + keptCount), next + at);
     }
   }
@@ -501,7 +501,7 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
   const xor = ctx.integerKeyXor ^ mask;
   if (count < seg.take) {
     const remaining = seg.take - count;
-    const available = Math.min(temp[state + 16 + last - 1]!, seg.size);
+    const available = Math.min(temp[state + radixState.keptByPass + last - 1]!, seg.size);
     chooseDigit(temp, histogramAt(ctx, segment, last), ctx.radixDigits, remaining);
     const threshold = choice[0]!;
     const takeBucket = choice[1]! + choice[2]! === remaining;

@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { radixPasses, radixStateWords } from '../policy.js';
+import { radixPasses, radixState, radixStateWords } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
@@ -41,6 +41,11 @@ const BITS: u32 = ${bits}u;
 const BINS: u32 = ${bins}u;
 const PASSES: u32 = ${radixPasses(bits)}u;
 const STATE_WORDS: u32 = ${radixStateWords}u;
+const STATE_MODE: u32 = ${radixState.mode}u;
+const STATE_THRESHOLD: u32 = ${radixState.threshold}u;
+const STATE_COLLECTED: u32 = ${radixState.collected}u;
+const STATE_SELECTED: u32 = ${radixState.selectedByPass}u;
+const STATE_KEPT: u32 = ${radixState.keptByPass}u;
 var<workgroup> localHistogram: array<atomic<u32>, ${Math.max(256, bins)}>;
 var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
 var<workgroup> chosenDigit: vec3<u32>;
@@ -56,7 +61,7 @@ fn bufferAt(b: u32) -> u32 { return select(u.candidates0At, u.candidates1At, b =
 // Items the filters of digits < p selected.
 fn selectedBefore(state: u32, p: u32) -> u32 {
   var sum = 0u;
-  for (var q = 0u; q < p; q++) { sum += atomicLoad(&temp[state + 8u + q]); }
+  for (var q = 0u; q < p; q++) { sum += atomicLoad(&temp[state + STATE_SELECTED + q]); }
   return sum;
 }
 fn loadHistogram(at: u32, lid: u32) {

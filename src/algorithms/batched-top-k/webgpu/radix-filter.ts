@@ -32,9 +32,9 @@ var<workgroup> bases: vec2<u32>;`;
   let w = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}
   let p = u.launchPass;
   if (lid == 0u) {
-    let sampled = atomicLoad(&temp[state]) == 1u && atomicLoad(&temp[state + 2u]) >= s.take;
+    let sampled = atomicLoad(&temp[state + STATE_MODE]) == 1u && atomicLoad(&temp[state + STATE_COLLECTED]) >= s.take;
     var count = s.size;
-    if (p > 0u) { count = atomicLoad(&temp[state + 16u + p - 1u]); } else if (sampled) { count = atomicLoad(&temp[state + 2u]); }
+    if (p > 0u) { count = atomicLoad(&temp[state + STATE_KEPT + p - 1u]); } else if (sampled) { count = atomicLoad(&temp[state + STATE_COLLECTED]); }
     filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled));
   }
   let info = workgroupUniformLoad(&filterInfo);
@@ -81,8 +81,8 @@ var<workgroup> bases: vec2<u32>;`;
     workgroupBarrier();
     if (lid == 0u) {
       bases = vec2<u32>(
-        atomicAdd(&temp[state + 8u + p], atomicLoad(&selectedInTile)),
-        atomicAdd(&temp[state + 16u + p], atomicLoad(&keptInTile)),
+        atomicAdd(&temp[state + STATE_SELECTED + p], atomicLoad(&selectedInTile)),
+        atomicAdd(&temp[state + STATE_KEPT + p], atomicLoad(&keptInTile)),
       );
     }
     let base = workgroupUniformLoad(&bases);

@@ -55,7 +55,7 @@ ${bitonicSortWgsl}`;
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   let p = PASSES - 1u;
   if (lid == 0u) {
-    stateInfo = vec2<u32>(selectedBefore(state, p), atomicLoad(&temp[state + 16u + p - 1u]));
+    stateInfo = vec2<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]));
     atomicStore(&appended, 0u);
     atomicStore(&tied, 0u);
   }

@@ -37,7 +37,7 @@ var<workgroup> collected: vec2<u32>;`;
   let first = tile;`;
   const main = `${enter}
   if (lid == 0u) {
-    tileInfo = vec3<u32>(atomicLoad(&temp[state]), atomicLoad(&temp[state + 1u]), atomicLoad(&temp[state + 2u]));
+    tileInfo = vec3<u32>(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_THRESHOLD]), atomicLoad(&temp[state + STATE_COLLECTED]));
   }
   let info = workgroupUniformLoad(&tileInfo);
   let sampled = info.x == 1u;
@@ -93,7 +93,7 @@ var<workgroup> collected: vec2<u32>;`;
     if (lid == 0u) {
       let total = atomicLoad(&collectedInTile);
       var base = 0u;
-      if (total > 0u) { base = atomicAdd(&temp[state + 2u], total); }
+      if (total > 0u) { base = atomicAdd(&temp[state + STATE_COLLECTED], total); }
       collected = vec2<u32>(base, total);
     }
     let tileCollected = workgroupUniformLoad(&collected);

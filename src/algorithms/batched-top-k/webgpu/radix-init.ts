@@ -54,8 +54,8 @@ const SAMPLE_PER: u32 = ${Math.ceil(cap / facts.workgroupSize)}u;`;
     }
   }
   if (lid == 0u) {
-    atomicStore(&temp[state], select(0u, 1u, threshold != 0u));
-    atomicStore(&temp[state + 1u], threshold);
+    atomicStore(&temp[state + STATE_MODE], select(0u, 1u, threshold != 0u));
+    atomicStore(&temp[state + STATE_THRESHOLD], threshold);
   }`;
   return radixProgram('radix-init', facts, name, { keys: true, outputs: false }, declarations, main);
 }
