@@ -24,6 +24,25 @@ export function orderedBitsWgsl(valueType: 'f32' | 'i32' | 'u32'): string {
 }
 
 /**
+ * `fn indexValue(i: u32) -> u32`: a segment-local index as an output value of `valueType`; for f32,
+ * f32(i) rounded to nearest even by hand (WGSL leaves the rounding of inexact conversions open), as a
+ * Float32Array store rounds on the CPU.
+ */
+export function indexValueWgsl(valueType: 'f32' | 'i32' | 'u32'): string {
+  if (valueType !== 'f32') return 'fn indexValue(i: u32) -> u32 { return i; }';
+  return `fn indexValue(i: u32) -> u32 {
+  if (i < 0x1000000u) { return bitcast<u32>(f32(i)); }
+  var drop = 8u - countLeadingZeros(i);
+  var mantissa = i >> drop;
+  let rest = i & ((1u << drop) - 1u);
+  let half = 1u << (drop - 1u);
+  if (rest > half || (rest == half && (mantissa & 1u) == 1u)) { mantissa += 1u; }
+  if (mantissa == 0x1000000u) { mantissa = 0x800000u; drop += 1u; }
+  return ((127u + 23u + drop) << 23u) | (mantissa & 0x7fffffu);
+}`;
+}
+
+/**
  * `flushF32(bits) -> u32` (a subnormal becomes the zero of its sign), `addF32(a, b) -> u32` (the
  * canonical sum of two flushed f32 values, as bits), `canonicalF32(bits) -> u32` (NaN as
  * `CANONICAL_NAN`), and `addF32Fast`, the plain sum for callers that need no reproducibility.

@@ -1,6 +1,6 @@
 import type { ProgramBinding } from '../../../backends/webgpu/program.js';
 import { type SegmentShape, type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
-import { orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
+import { indexValueWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
 import { keyFillBits, valueFillBits } from '../keys.js';
 import { type TopKKernelFacts, directionOf } from './facts.js';
 
@@ -49,21 +49,6 @@ export function kernelUniforms(facts: TopKKernelFacts, shape: KernelShape): stri
   return ['kMax', ...segmentUniforms(facts, shape)];
 }
 
-function indexValueFn(facts: TopKKernelFacts): string {
-  if (facts.valueType !== 'f32') return 'fn indexValue(i: u32) -> u32 { return i; }';
-  // f32(i) rounded to nearest even by hand: WGSL leaves the rounding of inexact conversions open.
-  return `fn indexValue(i: u32) -> u32 {
-  if (i < 0x1000000u) { return bitcast<u32>(f32(i)); }
-  var drop = 8u - countLeadingZeros(i);
-  var mantissa = i >> drop;
-  let rest = i & ((1u << drop) - 1u);
-  let half = 1u << (drop - 1u);
-  if (rest > half || (rest == half && (mantissa & 1u) == 1u)) { mantissa += 1u; }
-  if (mantissa == 0x1000000u) { mantissa = 0x800000u; drop += 1u; }
-  return ((127u + 23u + drop) << 23u) | (mantissa & 0x7fffffu);
-}`;
-}
-
 function directionFn(facts: TopKKernelFacts): string {
   const fact = facts.sources.selectDirection;
   if (fact.kind === 'constant') return `fn segmentDirectionOf(i: u32) -> u32 { return ${directionOf(facts.directionOfOption, fact.value)}u; }`;
@@ -94,7 +79,7 @@ export function topKPreamble(facts: TopKKernelFacts, shape: KernelShape): string
     'fn orderedKey(bits: u32, direction: u32) -> u32 { return orderedBits(bits) ^ (0u - direction); }',
     `fn keyFill(direction: u32) -> u32 { return select(${hex(keyFillBits(facts.keyType, 'max'))}, ${hex(keyFillBits(facts.keyType, 'min'))}, direction == 1u); }`,
     `const VALUE_FILL: u32 = ${hex(valueFillBits(facts.valueType))};`,
-    indexValueFn(facts),
+    indexValueWgsl(facts.valueType),
     `fn segmentKOf(i: u32) -> u32 { return ${readCount('k', facts.sources.k, 'i')}; }`,
     directionFn(facts),
     'struct Segment { start: u32, size: u32, k: u32, take: u32, direction: u32, go: u32 }',

@@ -1,5 +1,6 @@
 import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
 import type { ProgramBinding, WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { indexValueWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
 import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
 import type { SortKernelFacts } from './facts.js';
 import { radixProgramParts, radixUniforms } from './radix.js';
@@ -45,34 +46,6 @@ function uniforms(facts: SortKernelFacts, shape: Shape): string[] {
   return fields;
 }
 
-/** The ordered key of keys.ts (top-k's): NaN above +Infinity, -0 equal to +0, i32 by sign. */
-function orderedBitsFn(keyType: SortKernelFacts['keyType']): string {
-  if (keyType === 'f32') {
-    return `fn orderedBits(bits: u32) -> u32 {
-  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; } // NaN ranks above +Infinity
-  if (bits == 0x80000000u) { return 0x80000000u; } // -0 is +0
-  if ((bits & 0x80000000u) != 0u) { return ~bits; }
-  return bits | 0x80000000u;
-}`;
-  }
-  return keyType === 'i32' ? 'fn orderedBits(bits: u32) -> u32 { return bits ^ 0x80000000u; }' : 'fn orderedBits(bits: u32) -> u32 { return bits; }';
-}
-
-/** A segment-local index as an output value (f32: rounded to nearest even by hand, as a Float32Array store does). */
-function indexValueFn(valueType: SortKernelFacts['valueType']): string {
-  if (valueType !== 'f32') return 'fn indexValue(i: u32) -> u32 { return i; }';
-  return `fn indexValue(i: u32) -> u32 {
-  if (i < 0x1000000u) { return bitcast<u32>(f32(i)); }
-  var drop = 8u - countLeadingZeros(i);
-  var mantissa = i >> drop;
-  let rest = i & ((1u << drop) - 1u);
-  let half = 1u << (drop - 1u);
-  if (rest > half || (rest == half && (mantissa & 1u) == 1u)) { mantissa += 1u; }
-  if (mantissa == 0x1000000u) { mantissa = 0x800000u; drop += 1u; }
-  return ((127u + 23u + drop) << 23u) | (mantissa & 0x7fffffu);
-}`;
-}
-
 function orderMaskFn(facts: SortKernelFacts): string {
   const fact = facts.sources.order;
   const options = facts.orderOfOption.length > 0 ? facts.orderOfOption : [0];
@@ -90,7 +63,7 @@ function branchExpr(facts: SortKernelFacts, shape: Shape): string {
 }
 
 function preamble(facts: SortKernelFacts, shape: Shape): string {
-  const parts = [segmentPreamble(facts, shape), orderedBitsFn(facts.keyType), orderMaskFn(facts)];
+  const parts = [segmentPreamble(facts, shape), orderedBitsWgsl(facts.keyType), orderMaskFn(facts)];
   if (shape.variant === 'single-tile') parts.push(`var<workgroup> enteredSegment: vec4<u32>;
 // (start, size, order mask, go) of segment i for this kernel, the same in every invocation.
 fn enterSegment(i: u32, lid: u32) -> vec4<u32> {
@@ -105,7 +78,7 @@ fn enterSegment(i: u32, lid: u32) -> vec4<u32> {
   return workgroupUniformLoad(&enteredSegment);
 }`);
   if (shape.outputs) {
-    parts.push(indexValueFn(facts.valueType));
+    parts.push(indexValueWgsl(facts.valueType));
     const values = facts.valueMode === 'payload' ? '  valuesOut[start + at] = valuesIn[start + index];\n' : facts.valueMode === 'indices' ? '  valuesOut[start + at] = indexValue(index);\n' : '';
     parts.push(`fn writeItem(start: u32, at: u32, index: u32) {\n  keysOut[start + at] = keysIn[start + index];\n${values}}`);
   }
