@@ -2,6 +2,7 @@ import {
   type Backend,
   type DeviceArray,
   type Env,
+  type Requirements,
   type ScanMode,
   type ScanOp,
   type ScanPlan,
@@ -207,7 +208,7 @@ export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) =>
 export async function runCase(
   backend: Backend,
   built: BuiltCase,
-  options: { variant?: ScanVariant; requirements?: Parameters<typeof env>[0] extends infer O ? (O extends { requirements?: infer R } ? R : never) : never } = {},
+  options: { variant?: ScanVariant; requirements?: Partial<Requirements> } = {},
 ): Promise<{ plan: ScanPlan; out: Uint32Array }> {
   const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
   const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: Env) => ScanPlan)(built.args, environment);

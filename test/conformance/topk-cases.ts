@@ -1,4 +1,4 @@
-import { type Backend, type DeviceArray, type Env, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rng } from '../rng.js';
 
@@ -284,7 +284,7 @@ export async function runCase(
   built: BuiltCase,
   options: {
     variant?: TopKVariant;
-    requirements?: Parameters<typeof env>[0] extends infer O ? O extends { requirements?: infer R } ? R : never : never;
+    requirements?: Partial<Requirements>;
     policy?: Partial<TopKPolicy>;
   } = {},
 ): Promise<{ plan: TopKPlan; keys: Uint32Array; values: Uint32Array | undefined }> {
