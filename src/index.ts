@@ -57,6 +57,8 @@ export type { SegmentFacts } from './dispatch/geometry.js';
 export type { BackendLimits } from './dispatch/limits.js';
 
 export { DeviceBatchedTopK } from './algorithms/batched-top-k/api.js';
+// The parameter kinds and numeric domains every algorithm's args share.
+export type { NumericDomain, ScalarParam, SegmentDomains, SegmentParam } from './types/domains.js';
 export type { TopKPlan, TopKFacts, TopKOutputLayout } from './algorithms/batched-top-k/plan.js';
 export type {
   TopKArgs,
@@ -67,8 +69,6 @@ export type {
   TopKVariantsFor,
   ValidateTopKArgs,
   GuaranteesOf,
-  SegmentParam,
-  ScalarParam,
   RoutingWeights,
   RoutingWeightsKind,
   TopKOptions,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Backend, type DeviceArray, SegkitUsageError, cpuBackend } from '../src/index.js';
+import { type Backend, type DeviceArray, cpuBackend } from '../src/index.js';
 import { checkDeviceArray } from '../src/backends/backend.js';
 import { thrown, expectUsageError, rng } from './helpers.js';
 

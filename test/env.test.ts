@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SegkitUsageError, cpuBackend, defaultRequirements, env, p } from '../src/index.js';
+import { cpuBackend, defaultRequirements, env, p } from '../src/index.js';
 import { backendForCall } from '../src/env/env.js';
 import { thrown, expectUsageError } from './helpers.js';
 

@@ -1,4 +1,4 @@
-import type { IsAny, IsEqual } from 'type-fest';
+import type { IsAny } from 'type-fest';
 import type { MissingField, UnknownField } from './messages.js';
 import type { ErrorMessage } from './validate.js';
 

@@ -1,19 +1,11 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import type { Guarantees } from '../../env/env.js';
-import type {
-  ConstantParam,
-  GuaranteeParam,
-  InferBounds,
-  InferOptions,
-  OptionParam,
-  PerSegmentParam,
-  UniformParam,
-} from '../../params/param.js';
-import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds, RequiredWith } from '../../types/messages.js';
-import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
+import type { GuaranteeParam, InferOptions, OptionParam } from '../../params/param.js';
+import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
+import type { OptionNotInSet, RequiredWith } from '../../types/messages.js';
+import type { KnownGreater, KnownLess } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
-import type { ValidateIntersection } from '../../types/intersect.js';
 import type { SelectDirection } from './keys.js';
 import type { TopKVariant } from './policy.js';
 import type { RoutingWeightsKind } from './routing.js';
@@ -35,10 +27,6 @@ export interface RoutingWeights {
   readonly scale?: number | undefined;
 }
 
-/** A numeric parameter that may vary per segment. */
-export type SegmentParam = ConstantParam | UniformParam | PerSegmentParam;
-/** A numeric parameter with one value for the whole call. */
-export type ScalarParam = ConstantParam | UniformParam;
 
 /**
  * The arguments of {@link DeviceBatchedTopK}'s `plan` and `select` (docs/top-k.md states their contract),
@@ -168,41 +156,9 @@ interface ExpectedKinds {
 }
 
 /** The natural domain of each numeric parameter of top-k, as literal types (the runtime uses the same numbers). */
-export interface TopKDomains {
-  segmentSizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
+export interface TopKDomains extends SegmentDomains {
   k: { min: 1; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxK' };
-  numSegments: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
-  segmentStride: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
-  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
 }
-
-type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
-
-/** `Message` prefixed with the parameter's name, as the runtime check prints it. */
-type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
-
-/** Checks one numeric parameter against its domain and the environment's guarantees. */
-type ValidateNumeric<Param, Name extends keyof TopKDomains, G> =
-  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
-    ? KnownGreater<TopKDomains[Name]['min'], Max> extends true
-      ? OutsideDomain<Param, Name, Max, Min, Max>
-      : KnownLess<TopKDomains[Name]['max'], Min> extends true
-        ? OutsideDomain<Param, Name, Min, Min, Max>
-        : ValidateGuarantees<Param, Name, MaxOf<Min, TopKDomains[Name]['min']>, MinOf<Max, TopKDomains[Name]['max']>, G>
-    : Param;
-
-/** A constant outside the domain reads as a value outside the domain's bounds; other kinds as bounds that miss it. */
-type OutsideDomain<Param, Name extends keyof TopKDomains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
-  ? OutsideStaticBounds<Value, TopKDomains[Name]['min'], TopKDomains[Name]['max']>
-  : EmptyGuaranteeIntersection<Min, Max, 'domain', TopKDomains[Name]['min'], TopKDomains[Name]['max']>}`>;
-
-/** The bounds (within the domain) against the environment's lower and upper guarantee, each as `[guarantee, domain side]`. */
-type ValidateGuarantees<Param, Name extends keyof TopKDomains, Min extends number, Max extends number, G> =
-  [Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMin'] & string, GuaranteeValue<G, TopKDomains[Name]['guaranteeMin']>, TopKDomains[Name]['max']>>] extends [never]
-    ? [Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMax'] & string, TopKDomains[Name]['min'], GuaranteeValue<G, TopKDomains[Name]['guaranteeMax']>>>] extends [never]
-      ? Param
-      : Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMax'] & string, TopKDomains[Name]['min'], GuaranteeValue<G, TopKDomains[Name]['guaranteeMax']>>>
-    : Named<Name, ValidateIntersection<Min, Max, TopKDomains[Name]['guaranteeMin'] & string, GuaranteeValue<G, TopKDomains[Name]['guaranteeMin']>, TopKDomains[Name]['max']>>;
 
 /**
  * Checks the direction's option set against `'max' | 'min'`. A set that is not literal (`string`, as
@@ -227,7 +183,7 @@ type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntr
       ? Key extends 'selectDirection'
         ? ValidateDirection<Value>
         : Key extends keyof TopKDomains
-          ? ValidateNumeric<Value, Key, G>
+          ? ValidateNumeric<Value, Key, TopKDomains[Key], G>
           : Value
       : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
 
@@ -290,17 +246,10 @@ interface StaticLimits {
   maxTileItems: 4096;
 }
 
-type StaticMin<Param, Fallback extends number> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, Fallback> : Fallback;
-type StaticMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
-
-type ReduceReachable<KMin> = KnownGreater<KMin, StaticLimits['reduceMaxK']> extends true ? never : 'reduce';
+type ReduceReachable<KMin> = ReachableUpTo<'reduce', KMin, StaticLimits['reduceMaxK']>;
 type OnlyReduce<KMax> = KnownGreater<KMax, StaticLimits['reduceMaxK']> extends true ? false : number extends KMax ? false : true;
-type TileReachable<SizeMin> = KnownGreater<SizeMin, StaticLimits['maxTileItems']> extends true ? never : 'single-tile';
-type RadixReachable<SizeMax> = number extends SizeMax
-  ? 'radix-select'
-  : KnownGreater<SizeMax, StaticLimits['minTileItems']> extends true
-    ? 'radix-select'
-    : never;
+type TileReachable<SizeMin> = ReachableUpTo<'single-tile', SizeMin, StaticLimits['maxTileItems']>;
+type RadixReachable<SizeMax> = ReachableAbove<'radix-select', SizeMax, StaticLimits['minTileItems']>;
 
 /**
  * The variants any built-in policy could pick for the static bounds in `Args` (a sound
@@ -312,7 +261,7 @@ type RadixReachable<SizeMax> = number extends SizeMax
 export type TopKVariantsFor<Args> = Args extends { k: infer K; segmentSizes: infer Sizes }
   ?
       | ReduceReachable<StaticMin<K, 1>>
-      | (OnlyReduce<StaticMax<K>> extends true ? never : TileReachable<StaticMin<Sizes, 0>> | RadixReachable<StaticMax<Sizes>>)
+      | (OnlyReduce<StaticMax<K>> extends true ? never : TileReachable<StaticMin<Sizes>> | RadixReachable<StaticMax<Sizes>>)
   : TopKVariant;
 
 /** The guarantees type of an environment. */

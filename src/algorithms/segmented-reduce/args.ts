@@ -1,14 +1,11 @@
 import type { DeviceArray } from '../../backends/backend.js';
-import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam } from '../../params/param.js';
-import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds, RequiredWhen } from '../../types/messages.js';
-import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
-import type { ValidateIntersection } from '../../types/intersect.js';
+import type { GuaranteeParam, InferOptions, OptionParam } from '../../params/param.js';
+import type { OptionNotInSet, RequiredWhen } from '../../types/messages.js';
+import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
 import type { ErrorMessage } from '../../types/validate.js';
 import type { ReduceOp } from './ops.js';
 import type { SegmentedReduceVariant } from './policy.js';
 
-// The parameter kinds every segmented algorithm shares (top-k's args.ts defines them for all).
-import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
 
 /** The arguments of {@link DeviceSegmentedReduce}. */
 export interface SegmentedReduceArgs {
@@ -63,49 +60,7 @@ interface ExpectedKinds {
  * `initialValue` is a value of the data, any number at compile time; its type's range is checked at
  * run time, where the dtype is known.
  */
-export interface SegmentedReduceDomains {
-  segmentSizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
-  numSegments: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
-  segmentStride: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
-  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
-}
-
-type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
-
-/** `Message` prefixed with the parameter's name, as the runtime check prints it. */
-type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
-
-type Domains = SegmentedReduceDomains;
-
-/** Checks one count against its domain and the environment's guarantees. */
-type ValidateNumeric<Param, Name extends keyof Domains, G> =
-  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
-    ? KnownGreater<Domains[Name]['min'], Max> extends true
-      ? OutsideDomain<Param, Name, Max, Min, Max>
-      : KnownLess<Domains[Name]['max'], Min> extends true
-        ? OutsideDomain<Param, Name, Min, Min, Max>
-        : ValidateGuarantees<Param, Name, MaxOf<Min, Domains[Name]['min']>, MinOf<Max, Domains[Name]['max']>, G>
-    : Param;
-
-type OutsideDomain<Param, Name extends keyof Domains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
-  ? OutsideStaticBounds<Value, Domains[Name]['min'], Domains[Name]['max']>
-  : EmptyGuaranteeIntersection<Min, Max, 'domain', Domains[Name]['min'], Domains[Name]['max']>}`>;
-
-type MinGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
-  Name,
-  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMin'] & string, GuaranteeValue<G, Domains[Name]['guaranteeMin']>, Domains[Name]['max']>
->;
-type MaxGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
-  Name,
-  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMax'] & string, Domains[Name]['min'], GuaranteeValue<G, Domains[Name]['guaranteeMax']>>
->;
-
-type ValidateGuarantees<Param, Name extends keyof Domains, Min extends number, Max extends number, G> =
-  [MinGuarantee<Name, Min, Max, G>] extends [never]
-    ? [MaxGuarantee<Name, Min, Max, G>] extends [never]
-      ? Param
-      : MaxGuarantee<Name, Min, Max, G>
-    : MinGuarantee<Name, Min, Max, G>;
+export interface SegmentedReduceDomains extends SegmentDomains {}
 
 /** Checks the op's option set against the ops reduce has. */
 type ValidateOp<Param> = [Exclude<InferOptions<Param>, ReduceOp>] extends [never]
@@ -138,8 +93,8 @@ export type ValidateSegmentedReduceArgs<Args, G = {}> = {
           ? IndicesRequired<Args> extends true
             ? ErrorMessage<`indicesOut: ${RequiredWhen<'op', `'argMin' or 'argMax'`>}`>
             : ValidateOp<Args[Key]>
-          : Key extends keyof Domains
-            ? ValidateNumeric<Args[Key], Key, G>
+          : Key extends keyof SegmentedReduceDomains
+            ? ValidateNumeric<Args[Key], Key, SegmentedReduceDomains[Key], G>
             : Args[Key]
         : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>
       : Args[Key]
@@ -153,16 +108,8 @@ interface StaticLimits {
   multiWorkgroupMinItems: 32768;
 }
 
-type SizeMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
-type SizeMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
-
 /** A variant for sizes in (`Above`, `AtMost`]: reachable unless the static bounds miss that range. */
-type Reachable<Variant, Min, Max, Above extends number | undefined, AtMost extends number | undefined> =
-  (AtMost extends number ? KnownGreater<Min, AtMost> : false) extends true
-    ? never
-    : (Above extends number ? (number extends Max ? false : KnownGreater<Max, Above> extends true ? false : true) : false) extends true
-      ? never
-      : Variant;
+type Reachable<Variant, Sizes, Above extends number, AtMost extends number> = ReachableUpTo<ReachableAbove<Variant, StaticMax<Sizes>, Above>, StaticMin<Sizes>, AtMost>;
 
 /**
  * The variants any built-in policy could pick for the static segment-size bounds in `Args` (a sound
@@ -173,8 +120,8 @@ type Reachable<Variant, Min, Max, Above extends number | undefined, AtMost exten
  */
 export type SegmentedReduceVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
   ?
-      | Reachable<'thread', SizeMin<Sizes>, SizeMax<Sizes>, undefined, StaticLimits['threadMaxItems']>
-      | Reachable<'subgroup', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['threadMaxItems'], StaticLimits['subgroupMaxItems']>
-      | Reachable<'workgroup', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['subgroupMaxItems'], StaticLimits['multiWorkgroupMinItems']>
-      | Reachable<'multi-workgroup', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['multiWorkgroupMinItems'], undefined>
+      | ReachableUpTo<'thread', StaticMin<Sizes>, StaticLimits['threadMaxItems']>
+      | Reachable<'subgroup', Sizes, StaticLimits['threadMaxItems'], StaticLimits['subgroupMaxItems']>
+      | Reachable<'workgroup', Sizes, StaticLimits['subgroupMaxItems'], StaticLimits['multiWorkgroupMinItems']>
+      | ReachableAbove<'multi-workgroup', StaticMax<Sizes>, StaticLimits['multiWorkgroupMinItems']>
   : SegmentedReduceVariant;

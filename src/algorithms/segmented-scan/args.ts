@@ -1,10 +1,8 @@
 import type { DeviceArray } from '../../backends/backend.js';
-import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam } from '../../params/param.js';
-import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
-import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
+import type { GuaranteeParam, InferOptions, OptionParam } from '../../params/param.js';
+import type { OptionNotInSet } from '../../types/messages.js';
+import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
 import type { ErrorMessage } from '../../types/validate.js';
-import type { ValidateIntersection } from '../../types/intersect.js';
-import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
 import type { ScanMode, ScanOp } from './order.js';
 import type { ScanVariant } from './policy.js';
 
@@ -64,21 +62,8 @@ interface ExpectedKinds {
   initialValue: 'p.constant, p.uniform or p.perSegment';
 }
 
-/** A numeric parameter's natural domain and environment guarantees, as literal types. */
-interface Domain {
-  min: number;
-  max: number;
-  guaranteeMin: string;
-  guaranteeMax: string;
-}
-
 /** The natural domain of each numeric parameter of the scan (the runtime uses the same numbers). */
-export interface ScanDomains {
-  segmentSizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
-  numSegments: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
-  segmentStride: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
-  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
-}
+export interface ScanDomains extends SegmentDomains {}
 
 /** `initialValue`'s domain: the values' type, where the compiler knows it (f32 and unknown types: unchecked). */
 type InitialValueDomain<Values> = [Values] extends [DeviceArray<'u32'>]
@@ -86,32 +71,6 @@ type InitialValueDomain<Values> = [Values] extends [DeviceArray<'u32'>]
   : [Values] extends [DeviceArray<'i32'>]
     ? { min: -2147483648; max: 2147483647; guaranteeMin: never; guaranteeMax: never }
     : { min: number; max: number; guaranteeMin: never; guaranteeMax: never };
-
-type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
-
-/** `Message` prefixed with the parameter's name, as the runtime check prints it. */
-type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
-
-/** Checks one numeric parameter against its domain and the environment's guarantees (as top-k's args.ts). */
-type ValidateNumeric<Param, Name extends string, D extends Domain, G> =
-  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
-    ? KnownGreater<D['min'], Max> extends true
-      ? OutsideDomain<Param, Name, D, Max, Min, Max>
-      : KnownLess<D['max'], Min> extends true
-        ? OutsideDomain<Param, Name, D, Min, Min, Max>
-        : ValidateGuarantees<Param, Name, D, MaxOf<Min, D['min']>, MinOf<Max, D['max']>, G>
-    : Param;
-
-type OutsideDomain<Param, Name extends string, D extends Domain, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
-  ? OutsideStaticBounds<Value, D['min'], D['max']>
-  : EmptyGuaranteeIntersection<Min, Max, 'domain', D['min'], D['max']>}`>;
-
-type ValidateGuarantees<Param, Name extends string, D extends Domain, Min extends number, Max extends number, G> =
-  [Named<Name, ValidateIntersection<Min, Max, D['guaranteeMin'] & string, GuaranteeValue<G, D['guaranteeMin']>, D['max']>>] extends [never]
-    ? [Named<Name, ValidateIntersection<Min, Max, D['guaranteeMax'] & string, D['min'], GuaranteeValue<G, D['guaranteeMax']>>>] extends [never]
-      ? Param
-      : Named<Name, ValidateIntersection<Min, Max, D['guaranteeMax'] & string, D['min'], GuaranteeValue<G, D['guaranteeMax']>>>
-    : Named<Name, ValidateIntersection<Min, Max, D['guaranteeMin'] & string, GuaranteeValue<G, D['guaranteeMin']>, D['max']>>;
 
 /** Checks an option set against the options the scan supports. */
 type ValidateOptions<Param, Name extends string, Supported extends string, Listed extends string> = [Exclude<InferOptions<Param>, Supported>] extends [never]
@@ -149,12 +108,6 @@ interface StaticLimits {
   workgroupMaxItems: 4096;
 }
 
-type StaticMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
-type StaticMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
-
-type ThreadReachable<SizeMin> = KnownGreater<SizeMin, StaticLimits['threadMaxItems']> extends true ? never : 'thread';
-type WorkgroupReachable<SizeMax> = number extends SizeMax ? 'workgroup' : KnownGreater<SizeMax, StaticLimits['threadMaxItems']> extends true ? 'workgroup' : never;
-type MultiReachable<SizeMax> = number extends SizeMax ? 'multi-workgroup' : KnownGreater<SizeMax, StaticLimits['workgroupMaxItems']> extends true ? 'multi-workgroup' : never;
 
 /**
  * The variants any built-in policy could pick for the static bounds of `segmentSizes` in `Args` (a
@@ -164,5 +117,8 @@ type MultiReachable<SizeMax> = number extends SizeMax ? 'multi-workgroup' : Know
  * @example with `segmentSizes: p.perSegment(sizes, { min: 1, max: 16 })`: `'thread'`.
  */
 export type ScanVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
-  ? ThreadReachable<StaticMin<Sizes>> | WorkgroupReachable<StaticMax<Sizes>> | MultiReachable<StaticMax<Sizes>>
+  ?
+      | ReachableUpTo<'thread', StaticMin<Sizes>, StaticLimits['threadMaxItems']>
+      | ReachableAbove<'workgroup', StaticMax<Sizes>, StaticLimits['threadMaxItems']>
+      | ReachableAbove<'multi-workgroup', StaticMax<Sizes>, StaticLimits['workgroupMaxItems']>
   : ScanVariant;

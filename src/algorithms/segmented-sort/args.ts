@@ -1,11 +1,9 @@
 import type { DeviceArray } from '../../backends/backend.js';
-import type { ConstantParam, GuaranteeParam, InferBounds, InferOptions, OptionParam } from '../../params/param.js';
+import type { GuaranteeParam, InferOptions, OptionParam } from '../../params/param.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
-import type { ValidateIntersection } from '../../types/intersect.js';
-import type { EmptyGuaranteeIntersection, OptionNotInSet, OutsideStaticBounds } from '../../types/messages.js';
-import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
+import type { OptionNotInSet } from '../../types/messages.js';
+import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
 import type { ErrorMessage } from '../../types/validate.js';
-import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
 import type { SortOrder } from './keys.js';
 import type { SegmentedSortVariant } from './policy.js';
 
@@ -59,44 +57,7 @@ interface ExpectedKinds {
 }
 
 /** The natural domain of each numeric parameter of the sort, as literal types (the runtime uses the same numbers). */
-export interface SegmentedSortDomains {
-  segmentSizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
-  numSegments: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
-  segmentStride: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
-  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
-}
-type Domains = SegmentedSortDomains;
-
-type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
-type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
-
-type ValidateNumeric<Param, Name extends keyof Domains, G> =
-  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
-    ? KnownGreater<Domains[Name]['min'], Max> extends true
-      ? OutsideDomain<Param, Name, Max, Min, Max>
-      : KnownLess<Domains[Name]['max'], Min> extends true
-        ? OutsideDomain<Param, Name, Min, Min, Max>
-        : ValidateGuarantees<Param, Name, MaxOf<Min, Domains[Name]['min']>, MinOf<Max, Domains[Name]['max']>, G>
-    : Param;
-
-type OutsideDomain<Param, Name extends keyof Domains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
-  ? OutsideStaticBounds<Value, Domains[Name]['min'], Domains[Name]['max']>
-  : EmptyGuaranteeIntersection<Min, Max, 'domain', Domains[Name]['min'], Domains[Name]['max']>}`>;
-
-type MinGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
-  Name,
-  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMin'] & string, GuaranteeValue<G, Domains[Name]['guaranteeMin']>, Domains[Name]['max']>
->;
-type MaxGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
-  Name,
-  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMax'] & string, Domains[Name]['min'], GuaranteeValue<G, Domains[Name]['guaranteeMax']>>
->;
-type ValidateGuarantees<Param, Name extends keyof Domains, Min extends number, Max extends number, G> =
-  [MinGuarantee<Name, Min, Max, G>] extends [never]
-    ? [MaxGuarantee<Name, Min, Max, G>] extends [never]
-      ? Param
-      : MaxGuarantee<Name, Min, Max, G>
-    : MinGuarantee<Name, Min, Max, G>;
+export interface SegmentedSortDomains extends SegmentDomains {}
 
 /** Checks the order's option set against `'ascending' | 'descending'` (a set that is not literal is left to the runtime check). */
 type ValidateOrder<Param> = string extends InferOptions<Param>
@@ -112,8 +73,8 @@ type CheckSortField<Value, Key extends keyof SegmentedSortArgs, G> = unknown ext
   : [Value] extends [ExpectedType<Key>]
     ? Key extends 'order'
       ? ValidateOrder<Value>
-      : Key extends keyof Domains
-        ? ValidateNumeric<Value, Key, G>
+      : Key extends keyof SegmentedSortDomains
+        ? ValidateNumeric<Value, Key, SegmentedSortDomains[Key], G>
         : Value
     : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
 
@@ -136,10 +97,6 @@ interface StaticLimits {
   maxTileItems: 4096;
 }
 
-type SizeMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
-type SizeMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
-type TileReachable<Min> = KnownGreater<Min, StaticLimits['maxTileItems']> extends true ? never : 'single-tile';
-type RadixReachable<Max> = number extends Max ? 'radix' : KnownGreater<Max, StaticLimits['minTileItems']> extends true ? 'radix' : never;
 
 /**
  * The variants any built-in policy could pick for the static segment-size bounds in `Args` (a sound
@@ -149,5 +106,5 @@ type RadixReachable<Max> = number extends Max ? 'radix' : KnownGreater<Max, Stat
  * @example with `segmentSizes: p.constant(256)`: `'single-tile'`; with `p.perSegment(sizes, { min: 5000 })`: `'radix'`.
  */
 export type SegmentedSortVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
-  ? TileReachable<SizeMin<Sizes>> | RadixReachable<SizeMax<Sizes>>
+  ? ReachableUpTo<'single-tile', StaticMin<Sizes>, StaticLimits['maxTileItems']> | ReachableAbove<'radix', StaticMax<Sizes>, StaticLimits['minTileItems']>
   : SegmentedSortVariant;
