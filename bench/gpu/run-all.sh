@@ -13,6 +13,10 @@
 # The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
 # single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
+# SUITES: which algorithms to run, of "topk reduce-scan sort copy" (default "topk"; one device call
+# of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
+# torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
+# When more than 8 files would come back, the JSONs travel as results.tgz.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT"
@@ -32,17 +36,49 @@ if [ "${COPY_PROBE:-0}" = 1 ]; then
   echo "== copy-kernel probe" | tee -a "$LOG"
   OUT="$OUT" timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 >> "$LOG" 2>&1
 fi
-NO_TFJS="--no-tfjs-for=single-bits,vocab-k50,anchor-256x262144,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
+SUITES="${SUITES:-topk}"
 build="$(sed -n 's/^built .* from //p' dist/bench/build-info.txt 2>/dev/null)"
-echo "== segkit WebGPU (${build:-?})" | tee -a "$LOG"
-timeout 330 node dist/bench/topk-webgpu.mjs --out="$OUT" --build="$build" --variants --extra-cases=single-bits "$NO_TFJS" "$@" 2>&1 | tee -a "$LOG"
-if [ -f dist/bench/topk-webgpu-before.mjs ] && [ "${NO_BEFORE:-0}" != 1 ]; then
-  before="$(cat dist/bench/build-info-before.txt 2>/dev/null)"
-  echo "== segkit WebGPU, before (${before:-?})" | tee -a "$LOG"
-  timeout 240 node dist/bench/topk-webgpu-before.mjs --out="$OUT" --out-file=before-topk-webgpu.json --build="$before" --no-tfjs --extra-cases=single-bits ${BEFORE_ARGS:-} 2>&1 | tee -a "$LOG"
+for suite in $SUITES; do
+case "$suite" in
+topk)
+  NO_TFJS="--no-tfjs-for=single-bits,vocab-k50,anchor-256x262144,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
+  echo "== segkit WebGPU (${build:-?})" | tee -a "$LOG"
+  timeout 330 node dist/bench/topk-webgpu.mjs --out="$OUT" --build="$build" --variants --extra-cases=single-bits "$NO_TFJS" "$@" 2>&1 | tee -a "$LOG"
+  if [ -f dist/bench/topk-webgpu-before.mjs ] && [ "${NO_BEFORE:-0}" != 1 ]; then
+    before="$(cat dist/bench/build-info-before.txt 2>/dev/null)"
+    echo "== segkit WebGPU, before (${before:-?})" | tee -a "$LOG"
+    timeout 240 node dist/bench/topk-webgpu-before.mjs --out="$OUT" --out-file=before-topk-webgpu.json --build="$before" --no-tfjs --extra-cases=single-bits ${BEFORE_ARGS:-} 2>&1 | tee -a "$LOG"
+  fi
+  echo "== torch.topk" | tee -a "$LOG"
+  PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_topk.py" --out="$OUT" > /dev/null 2>> "$LOG"; tail -n 20 "$LOG" | grep '^{' 
+  echo "== comparison"
+  python3 "$HERE/compare.py" "$OUT" --title="segkit top-k vs torch ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+  rm -f "$OUT/compare.json"   # compare.py rebuilds it from the JSONs
+  ;;
+reduce-scan)
+  echo "== segkit WebGPU reduce/scan (${build:-?})" | tee -a "$LOG"
+  timeout 200 node dist/bench/reduce-scan-webgpu.mjs --runs=5 --out="$OUT" 2>&1 | tee -a "$LOG"
+  echo "== torch reduce/scan" | tee -a "$LOG"
+  PYTHONUNBUFFERED=1 timeout 120 python3 "$HERE/torch_reduce_scan.py" --out="$OUT" > /dev/null 2>> "$LOG"
+  ;;
+sort)
+  echo "== segkit WebGPU sort (${build:-?})" | tee -a "$LOG"
+  timeout 240 node dist/bench/sort-webgpu.mjs --runs=5 --out="$OUT" 2>&1 | tee -a "$LOG"
+  echo "== torch sort" | tee -a "$LOG"
+  PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_sort.py" --out="$OUT" > /dev/null 2>> "$LOG"
+  ;;
+copy)
+  echo "== segkit WebGPU batched copy (${build:-?})" | tee -a "$LOG"
+  timeout 150 node dist/bench/copy-webgpu.mjs --runs=5 --out="$OUT" 2>&1 | tee -a "$LOG"
+  echo "== torch copy" | tee -a "$LOG"
+  PYTHONUNBUFFERED=1 timeout 100 python3 "$HERE/torch_copy.py" --out="$OUT" > /dev/null 2>> "$LOG"
+  ;;
+*) echo "run-all.sh: unknown suite '$suite' (topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
+esac
+done
+if [ -f "$OUT/reduce-scan-webgpu.json" ] || [ -f "$OUT/sort-webgpu.json" ] || [ -f "$OUT/copy-webgpu.json" ]; then
+  python3 "$HERE/compare-segmented.py" "$OUT" --title="segkit vs torch ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
 fi
-echo "== torch.topk" | tee -a "$LOG"
-PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_topk.py" --out="$OUT" > /dev/null 2>> "$LOG"; tail -n 20 "$LOG" | grep '^{' 
-echo "== comparison"
-python3 "$HERE/compare.py" "$OUT" --title="segkit top-k vs torch ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
-rm -f "$OUT/compare.json"   # compare.py rebuilds it from the JSONs
+if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
+  (cd "$OUT" && tar czf results.tgz ./*.json && rm -f ./*.json)
+fi
