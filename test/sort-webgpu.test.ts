@@ -5,27 +5,13 @@
  *
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
-import { describe, it, vi } from 'vitest';
+import { vi } from 'vitest';
 import { webgpuBackend } from '../src/index.js';
 import { defineSortConformance } from './conformance/sort.suite.js';
+import { webgpuAvailable } from './webgpu-adapter.js';
 
-process.env.LP_NUM_THREADS ??= '1';
 vi.setConfig({ testTimeout: 600_000, hookTimeout: 60_000 });
 
-async function probeAdapter(): Promise<string | undefined> {
-  try {
-    (await webgpuBackend()).destroy();
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-
-const missing = await probeAdapter();
-if (missing !== undefined) {
-  if (process.env.CI) throw new Error(`WebGPU tests cannot run in CI: ${missing}`);
-  console.warn(`[segkit] skipping the WebGPU sort tests: no WebGPU adapter (${missing}); see .ci/install-lavapipe.sh`);
-  describe.skip('DeviceSegmentedSort on WebGPU', () => it('needs a WebGPU adapter', () => undefined));
-} else {
+if (await webgpuAvailable('the WebGPU sort tests')) {
   defineSortConformance('webgpu', () => webgpuBackend(), { thorough: false });
 }

@@ -7,29 +7,16 @@
  *
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { topKKernels } from '../src/algorithms/batched-top-k/problem.js';
 import { type Plan, planInternals } from '../src/dispatch/plan.js';
 import { type Backend, type DeviceArray, DeviceBatchedTopK, type TopKPolicy, type TopKVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
+import { describeOnWebGpu } from './webgpu-adapter.js';
 
-process.env.LP_NUM_THREADS ??= '1';
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
-async function probeAdapter(): Promise<string | undefined> {
-  try {
-    (await webgpuBackend()).destroy();
-    return undefined;
-  } catch (error) {
-    return (error as Error).message;
-  }
-}
-const missing = await probeAdapter();
-if (missing !== undefined) {
-  if (process.env.CI) throw new Error(`WebGPU twin tests cannot run in CI: ${missing}`);
-  console.warn(`[segkit] skipping the launch-by-launch twin test: no WebGPU adapter (${missing}); see .ci/install-lavapipe.sh`);
-}
-const describeTwins = missing === undefined ? describe : describe.skip;
+const describeTwins = await describeOnWebGpu("the launch-by-launch twin test");
 
 /** Slots each launch's kernel produces identically on every backend: the prologue's and the kernel table's. */
 function identicalSlots(kernel: string): readonly string[] {

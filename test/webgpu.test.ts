@@ -11,29 +11,16 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { requestAdapter } from '../src/backends/webgpu/gpu.js';
 import { type WebGpuBackend, WebGpuDeviceLostError, webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
 import { DeviceBatchedTopK, SegkitUsageError, env, p, referenceTopK } from '../src/index.js';
-import { testBackends } from '../src/testing.js';
 import { defineTopKConformance } from './conformance/topk.suite.js';
-
-// Lavapipe's worker threads spin when the CPU is oversubscribed (a 2-core CI box, parallel test files):
-// measured 19 s vs 2.5 s for the same cases with two busy processes beside it. One thread is as fast
-// for the small cases here. Set before Dawn loads the driver; an explicit setting wins.
-process.env.LP_NUM_THREADS ??= '1';
+import { webgpuAvailable } from './webgpu-adapter.js';
 
 // Lavapipe compiles each new pipeline through LLVM: a case with new facts takes seconds on a busy box.
 vi.setConfig({ testTimeout: 300_000, hookTimeout: 60_000 });
 
-// segkit/testing probes WebGPU as a user's test would: a device, created and destroyed.
-const [webgpu] = (await testBackends({ only: ['webgpu'] })).entries;
-const missing = webgpu!.skip;
-if (missing !== undefined) {
-  if (process.env.CI) throw new Error(`WebGPU tests cannot run in CI: ${missing}`);
-  console.warn(
-    `[segkit] skipping the WebGPU tests: no WebGPU adapter (${missing}). Install a Vulkan driver — on Debian/Ubuntu without a GPU run .ci/install-lavapipe.sh (Mesa's lavapipe).`,
-  );
-}
-const describeWebGpu = missing === undefined ? describe : describe.skip;
+const webgpuRuns = await webgpuAvailable('the WebGPU tests');
+const describeWebGpu = webgpuRuns ? describe : describe.skip;
 
-if (missing === undefined) defineTopKConformance(webgpu!.name, () => webgpu!.create(), { compilesSlowly: true });
+if (webgpuRuns) defineTopKConformance('webgpu', () => webgpuBackend(), { compilesSlowly: true });
 
 /** Keys of `segments` segments of `size` f32 values. */
 function randomKeys(count: number, seed: number): Float32Array {
