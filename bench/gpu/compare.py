@@ -11,9 +11,11 @@ Usage: python3 bench/gpu/compare.py DIR [--before=DIR/before-topk-webgpu.json] [
            [--chart=PATH] [--title=TEXT]
 """
 import json
-import math
 import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chart import ratio_chart  # noqa: E402
 
 pos = [a for a in sys.argv[1:] if not a.startswith("--")]
 opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
@@ -182,49 +184,9 @@ if targets:
         lines.append(f"| {t['target']} | {'n/a' if t['met'] is None else 'met' if t['met'] else 'MISSED'} | {t['detail']} |")
 
 
-def chart(rows, path, title):
-    """Horizontal bars of segkit / torch time (log scale) per case; before in grey where present."""
-    data = [r for r in rows if r["overTorch"] is not None]
-    if not data:
-        return
-    has_before = any(r.get("beforeOverTorch") is not None for r in data)
-    lo, hi = 1 / 16, 16
-    label_w, plot_w, row_h, top = 330, 520, 30 if has_before else 22, 54
-    width, height = label_w + plot_w + 90, top + row_h * len(data) + 46
-
-    def x(v):
-        v = min(max(v, lo), hi)
-        return label_w + plot_w * (math.log2(v) - math.log2(lo)) / (math.log2(hi) - math.log2(lo))
-
-    esc = lambda s: str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="14" font-weight="bold">{esc(title)}</text>',
-           f'<text x="{width / 2}" y="36" text-anchor="middle" fill="#555">segkit / torch.topk time per call (batched; log scale; left of 1 = segkit faster)</text>']
-    for v in (1 / 16, 1 / 8, 1 / 4, 1 / 2, 1, 2, 4, 8, 16):
-        out.append(f'<line x1="{x(v):.1f}" y1="{top - 6}" x2="{x(v):.1f}" y2="{top + row_h * len(data)}" stroke="{"#333" if v == 1 else "#ddd"}" stroke-width="{1.5 if v == 1 else 1}"/>')
-        lab = f"{v:g}" if v >= 1 else f"1/{round(1 / v)}"
-        out.append(f'<text x="{x(v):.1f}" y="{top + row_h * len(data) + 16}" text-anchor="middle" fill="#555">{lab}</text>')
-    for i, r in enumerate(data):
-        y0 = top + i * row_h
-        out.append(f'<text x="{label_w - 8}" y="{y0 + row_h / 2 + 4}" text-anchor="end">{esc(r["case"])}</text>')
-        bars = [("#bbb", r.get("beforeOverTorch"), "before")] if has_before else []
-        bars.append(("#2a7" if r["overTorch"] <= 1 else "#d54", r["overTorch"], "after" if has_before else ""))
-        h = (row_h - 6) / len(bars)
-        for j, (color, v, name) in enumerate(bars):
-            if v is None:
-                continue
-            yb = y0 + 3 + j * h
-            x1, x2 = sorted((x(1), x(v)))
-            out.append(f'<rect x="{x1:.1f}" y="{yb:.1f}" width="{max(x2 - x1, 1):.1f}" height="{h - 1:.1f}" fill="{color}"><title>{esc(r["case"])} {name}: {v:.2f}x</title></rect>')
-            out.append(f'<text x="{max(x(v), x(1)) + 4:.1f}" y="{yb + h / 2 + 4:.1f}" fill="#333" font-size="10">{v:.2f}</text>')
-    legend = "grey: before, colored: after; " if has_before else ""
-    out.append(f'<text x="{label_w}" y="{height - 8}" fill="#555" font-size="11">{esc(legend)}green: segkit faster than torch, red: slower. {esc(wm.get("adapter", {}).get("description", "") if isinstance(wm.get("adapter"), dict) else "")}</text>')
-    out.append("</svg>")
-    open(path, "w").write("\n".join(out) + "\n")
-
-
-chart(rows, opts.get("chart", os.path.join(d, "chart.svg")), opts.get("title", f"segkit top-k vs torch on {tm.get('gpu', 'the GPU')}"))
+ratio_chart([{"case": r["case"], "over": r["overTorch"], "beforeOver": r.get("beforeOverTorch")} for r in rows], opts.get("chart", os.path.join(d, "chart.svg")),
+            opts.get("title", f"segkit top-k vs torch on {tm.get('gpu', 'the GPU')}"),
+            "segkit / torch.topk time per call (batched; log scale; left of 1 = segkit faster)", wm.get("adapter", {}).get("description", "") if isinstance(wm.get("adapter"), dict) else "")
 
 md = "\n".join(lines)
 print(md)

@@ -8,10 +8,11 @@ import {
   type SegmentedReduceVariant,
   DeviceSegmentedReduce,
   env,
-  p,
   referenceSegmentedReduce,
 } from '../../src/index.js';
 import { rng } from '../rng.js';
+import { bits, bitsOf, f32Of, P, starts, typedFromBits, untouchedBits } from './common.js';
+export { bits, bitsOf, f32Of, starts, untouchedBits } from './common.js';
 
 /** How a parameter is given in a case. */
 export type NumericKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device' | 'perSegment-device-bounds';
@@ -40,17 +41,6 @@ export interface ReduceCase {
   indices: 'i32' | 'u32' | 'none';
   sizeBounds?: { min: number; max: number };
 }
-
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-export const bitsOf = (x: number): number => {
-  f32[0] = x;
-  return f32Bits[0]!;
-};
-export const f32Of = (bits: number): number => {
-  f32Bits[0] = bits;
-  return f32[0]!;
-};
 
 /** f32 specials: NaNs with different payloads and signs, signed zeros, infinities, extremes, subnormals. */
 export const specialF32Bits = [
@@ -87,23 +77,6 @@ export function makeValues(valueType: ValueType, count: number, flavour: Flavour
   return out;
 }
 
-const asTyped = (valueType: ValueType, bits: Uint32Array) =>
-  valueType === 'f32' ? new Float32Array(bits.buffer.slice(0)) : valueType === 'i32' ? new Int32Array(bits.buffer.slice(0)) : new Uint32Array(bits.buffer.slice(0));
-
-/** Segment starts of a case. */
-export function starts(c: ReduceCase): number[] {
-  const out: number[] = [];
-  let offset = 0;
-  for (let i = 0; i < c.sizes.length; i++) {
-    out.push(c.stride !== undefined ? i * c.stride : offset);
-    offset += c.sizes[i]!;
-  }
-  return out;
-}
-
-/** Untyped access to `p`, for building parameters from runtime case data. */
-const P = p as unknown as Record<string, (...args: unknown[]) => never>;
-
 /** Everything a case uploads, and its arguments. */
 export interface BuiltCase {
   args: Record<string, unknown>;
@@ -114,9 +87,6 @@ export interface BuiltCase {
   /** The float64 sum of each segment's items plus its initial value (NaN where an item is not finite). */
   exactSums: number[];
 }
-
-/** Bits that prefill outputs, to see what a call wrote. */
-export const untouchedBits = 0x5eed5eed;
 
 /** The bits of an initial value in a value type. */
 export function initialBits(value: number, valueType: ValueType): number {
@@ -131,9 +101,9 @@ export function buildCase(backend: Backend, c: ReduceCase): BuiltCase {
     owned.push(a);
     return a;
   };
-  const valuesIn = up(asTyped(c.valueType, c.values));
+  const valuesIn = up(typedFromBits(c.valueType, c.values));
   const fill = new Uint32Array(Math.max(1, n)).fill(untouchedBits);
-  const valuesOut = up(asTyped(c.valueType, fill));
+  const valuesOut = up(typedFromBits(c.valueType, fill));
   const indicesOut = c.indices === 'none' ? undefined : up(c.indices === 'i32' ? new Int32Array(fill.buffer.slice(0)) : new Uint32Array(fill));
 
   const sizeBounds = c.sizeBounds ?? { min: 0, max: Math.max(0, ...c.sizes, c.stride ?? 0) };
@@ -247,8 +217,6 @@ export function freshOutputs(backend: Backend, built: BuiltCase): void {
   built.args.valuesOut = built.valuesOut;
   if (built.indicesOut !== undefined) built.args.indicesOut = built.indicesOut;
 }
-
-export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);
 
 export type Requirements = Partial<EnvRequirements>;
 

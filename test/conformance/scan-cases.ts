@@ -10,10 +10,11 @@ import {
   type ScanVariant,
   DeviceSegmentedScan,
   env,
-  p,
   referenceScan,
 } from '../../src/index.js';
 import { rng } from '../rng.js';
+import { bits, bitsOf, P, starts, untouchedBits } from './common.js';
+export { bits, bitsOf, starts, untouchedBits } from './common.js';
 
 /** How a numeric parameter is given in a case. */
 export type NumericKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device' | 'perSegment-device-bounds';
@@ -43,13 +44,6 @@ export interface ScanCase {
   /** Static bounds of the segment sizes for uniform/per-segment kinds. */
   sizeBounds?: { min: number; max: number };
 }
-
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-export const bitsOf = (x: number): number => {
-  f32[0] = x;
-  return f32Bits[0]!;
-};
 
 /** Special f32 values: NaNs with payloads, signed zeros, infinities, subnormals, extremes. */
 export const specialF32Bits = [
@@ -92,23 +86,6 @@ const typedNumbers = (valueType: ScanValueType, numbers: number[]) =>
 
 /** The bits of a host number of a type. */
 const numberBits = (valueType: ScanValueType, x: number) => new Uint32Array(typedNumbers(valueType, [x]).buffer)[0]!;
-
-/** Segment starts of a case. */
-export function starts(c: ScanCase): number[] {
-  const out: number[] = [];
-  let offset = 0;
-  for (let i = 0; i < c.sizes.length; i++) {
-    out.push(c.stride !== undefined ? i * c.stride : offset);
-    offset += c.sizes[i]!;
-  }
-  return out;
-}
-
-/** Untyped access to `p`, for building parameters from runtime case data. */
-const P = p as unknown as Record<string, (...args: unknown[]) => never>;
-
-/** Bits that prefill outputs, to see what a call wrote. */
-export const untouchedBits = 0x5eed5eed;
 
 /** Everything a case uploads, and its arguments. */
 export interface BuiltCase {
@@ -201,8 +178,6 @@ export function buildCase(backend: Backend, c: ScanCase): BuiltCase {
   });
   return { args, valuesOut, owned, expected };
 }
-
-export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);
 
 /** Plans a case (optionally forcing a variant) and runs it with fresh temporary storage. */
 export async function runCase(

@@ -1,6 +1,7 @@
-import { type Backend, type DeviceArray, type Env, type SegmentedSortPlan, type SegmentedSortVariant, type SortOrder, DeviceSegmentedSort, env, p, referenceSegmentedSort } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type SegmentedSortPlan, type SegmentedSortVariant, type SortOrder, DeviceSegmentedSort, env, referenceSegmentedSort } from '../../src/index.js';
 import { rng } from '../rng.js';
-import { type NumericKind, type OptionKind, bits, makeKeys, untouchedBits } from './topk-cases.js';
+import { bits, P, starts, typedFromBits, untouchedBits } from './common.js';
+import { type NumericKind, type OptionKind, makeKeys } from './topk-cases.js';
 
 export { bits, untouchedBits };
 export type { NumericKind, OptionKind };
@@ -28,22 +29,6 @@ export interface SortCase {
   totalNumItems?: number;
 }
 
-/** Segment starts of a case. */
-export function sortStarts(c: SortCase): number[] {
-  const out: number[] = [];
-  let offset = 0;
-  for (let i = 0; i < c.sizes.length; i++) {
-    out.push(c.stride !== undefined ? i * c.stride : offset);
-    offset += c.sizes[i]!;
-  }
-  return out;
-}
-
-const P = p as unknown as Record<string, (...args: unknown[]) => never>;
-
-const asArray = (dtype: 'f32' | 'i32' | 'u32', bitsIn: Uint32Array) =>
-  dtype === 'f32' ? new Float32Array(bitsIn.buffer.slice(0)) : dtype === 'i32' ? new Int32Array(bitsIn.buffer.slice(0)) : new Uint32Array(bitsIn.buffer.slice(0));
-
 /** Everything a case uploads, its arguments and the reference's outputs. */
 export interface BuiltSortCase {
   args: Record<string, unknown>;
@@ -62,9 +47,9 @@ export function buildSortCase(backend: Backend, c: SortCase): BuiltSortCase {
     return a;
   };
   const length = c.keys.length;
-  const keysIn = up(asArray(c.keyType, c.keys));
+  const keysIn = up(typedFromBits(c.keyType, c.keys));
   const fill = new Uint32Array(length).fill(untouchedBits);
-  const keysOut = up(asArray(c.keyType, fill));
+  const keysOut = up(typedFromBits(c.keyType, fill));
   let valuesIn: DeviceArray | undefined;
   let valuesOut: DeviceArray | undefined;
   let payload: Uint32Array | undefined;
@@ -76,7 +61,7 @@ export function buildSortCase(backend: Backend, c: SortCase): BuiltSortCase {
     valuesOut = up(new Uint32Array(fill));
   } else if (c.values !== 'none') {
     valueType = c.values.slice(8) as 'f32' | 'i32' | 'u32';
-    valuesOut = up(asArray(valueType, fill));
+    valuesOut = up(typedFromBits(valueType, fill));
   }
   const sizeBounds = c.sizeBounds ?? { min: 0, max: Math.max(0, ...c.sizes, c.stride ?? 0) };
   const first = c.sizes[0] ?? sizeBounds.min;
@@ -139,7 +124,7 @@ export function buildSortCase(backend: Backend, c: SortCase): BuiltSortCase {
     keys: c.keys,
     values: payload,
     valueType,
-    segmentStarts: sortStarts(c),
+    segmentStarts: starts(c),
     segmentSizes: c.sizes,
     orders: c.orders,
     withValues: c.values !== 'none',

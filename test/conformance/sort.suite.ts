@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type SegmentedSortVariant, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
 import { rng } from '../helpers.js';
-import { type SortCase, buildSortCase, makeSortCase, runSortCase, untouchedBits } from './sort-cases.js';
+import { untouchedBits } from './common.js';
+import { type SortCase, buildSortCase, makeSortCase, runSortCase } from './sort-cases.js';
 
 const randomSizes = (n: number, max: number, seed: number, min = 0) => {
   const random = rng(seed);

@@ -1,6 +1,8 @@
-import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, p, referenceTopK } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, referenceTopK } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rng } from '../rng.js';
+import { bits, bitsOf, P, starts, typedFromBits, untouchedBits } from './common.js';
+export { bits, bitsOf, starts, untouchedBits } from './common.js';
 
 /** How a parameter is given in a case. */
 export type NumericKind = 'constant' | 'uniform' | 'uniform-device' | 'perSegment' | 'perSegment-device' | 'perSegment-device-bounds';
@@ -29,13 +31,6 @@ export interface TopKCase {
   sizeBounds?: { min: number; max: number };
 }
 
-const f32 = new Float32Array(1);
-const f32Bits = new Uint32Array(f32.buffer);
-export const bitsOf = (x: number): number => {
-  f32[0] = x;
-  return f32Bits[0]!;
-};
-
 /** Special f32 values: NaNs with different payloads, signed zeros, infinities, extremes. */
 export const specialF32Bits = [
   0x7fc00000, 0x7f800001, 0xffc00001, 0x80000000, 0x00000000, 0x7f800000, 0xff800000, 0x00000001, 0x80000001, 0x7f7fffff, 0xff7fffff,
@@ -58,27 +53,10 @@ export function makeKeys(keyType: 'f32' | 'i32' | 'u32', count: number, flavour:
   return keys;
 }
 
-const asKeyArray = (keyType: 'f32' | 'i32' | 'u32', bits: Uint32Array) =>
-  keyType === 'f32' ? new Float32Array(bits.buffer.slice(0)) : keyType === 'i32' ? new Int32Array(bits.buffer.slice(0)) : new Uint32Array(bits.buffer.slice(0));
-
-/** Segment starts of a case. */
-export function starts(c: TopKCase): number[] {
-  const out: number[] = [];
-  let offset = 0;
-  for (let i = 0; i < c.sizes.length; i++) {
-    out.push(c.stride !== undefined ? i * c.stride : offset);
-    offset += c.sizes[i]!;
-  }
-  return out;
-}
-
 /** kMax of a case, as docs/top-k.md defines it. */
 export function kMaxOf(c: TopKCase): number {
   return c.kKind === 'constant' || c.kKind === 'uniform' ? (c.k[0] ?? c.kBound) : c.kBound;
 }
-
-/** Untyped access to `p`, for building parameters from runtime case data. */
-const P = p as unknown as Record<string, (...args: unknown[]) => never>;
 
 /** Everything a case uploads, and its arguments. */
 export interface BuiltCase {
@@ -92,9 +70,6 @@ export interface BuiltCase {
   payload: Uint32Array | undefined;
 }
 
-/** Bits that prefill outputs, to see what a call wrote. */
-export const untouchedBits = 0x5eed5eed;
-
 export function buildCase(backend: Backend, c: TopKCase): BuiltCase {
   const n = c.sizes.length;
   const kMax = kMaxOf(c);
@@ -105,9 +80,9 @@ export function buildCase(backend: Backend, c: TopKCase): BuiltCase {
     return a;
   };
   const totalKeys = c.keys.length;
-  const keysIn = up(asKeyArray(c.keyType, c.keys));
+  const keysIn = up(typedFromBits(c.keyType, c.keys));
   const fill = new Uint32Array(Math.max(1, n * kMax)).fill(untouchedBits);
-  const keysOut = up(asKeyArray(c.keyType, fill));
+  const keysOut = up(typedFromBits(c.keyType, fill));
   let valuesIn: DeviceArray | undefined;
   let valuesOut: DeviceArray | undefined;
   let payload: Uint32Array | undefined;
@@ -120,7 +95,7 @@ export function buildCase(backend: Backend, c: TopKCase): BuiltCase {
     valueType = 'u32';
   } else if (c.values !== 'none') {
     valueType = c.values.slice(8) as 'f32' | 'i32' | 'u32';
-    valuesOut = up(asKeyArray(valueType, fill));
+    valuesOut = up(typedFromBits(valueType, fill));
   }
 
   const sizeBounds = c.sizeBounds ?? { min: 0, max: Math.max(0, ...c.sizes, c.stride ?? 0) };
@@ -275,8 +250,6 @@ export function topKViolations(c: TopKCase, built: BuiltCase, keys: Uint32Array,
   }
   return problems;
 }
-
-export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);
 
 /** Plans a case (optionally forcing a variant) and runs it with fresh temporary storage. */
 export async function runCase(

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Segmented reduce, scan, sort and batched copy on the GPU against torch, from the JSONs that
+bench/gpu/run-all.sh leaves in DIR: reduce-scan-webgpu.json + torch-reduce-scan.json, sort-webgpu.json
++ torch-sort.json, copy-webgpu.json + torch-copy.json (whichever pairs are there). One table with
+ratios (segkit's batched time over torch's best comparable call), the issues' targets, and an SVG chart.
+
+Writes DIR/segmented.md and DIR/segmented.svg; prints the Markdown.
+
+Usage: python3 bench/gpu/compare-segmented.py DIR [--title=TEXT]
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chart import ratio_chart  # noqa: E402
+
+pos = [a for a in sys.argv[1:] if not a.startswith("--")]
+opts = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+d = pos[0] if pos else "bench/results"
+
+
+def load(name):
+    path = os.path.join(d, name)
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def num(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def f(x, nd=3):
+    return "" if x is None else f"{x:.{nd}f}"
+
+
+rows = []  # algorithm, case, segkit ms, peer, peer ms, extra
+targets = []
+
+# Reduce and scan: torch's dense reductions over the padded rows and cumsum; segment_reduce beside.
+rs, trs = load("reduce-scan-webgpu.json"), load("torch-reduce-scan.json")
+if rs is not None:
+    torch_by = {r["shape"]: r for r in (trs or {"results": []})["results"]}
+    peer_key = {"sum": ("sumDenseMs", "torch.sum"), "min": ("minDenseMs", "torch.amin"), "max": ("maxDenseMs", "torch.amax"),
+                "argMax": ("argMaxDenseMs", "torch.argmax"), "cumsum": ("cumsumMs", "torch.cumsum")}
+    for r in rs if isinstance(rs, list) else rs.get("results", []):
+        t = torch_by.get(r["case"], {})
+        key, peer = peer_key.get(r["op"], (None, None))
+        seg = num(t.get(f"{r['op']}SegmentReduceMs"))
+        copy = num(t.get("copyGBps"))
+        gbps = num(r.get("readGBps"))
+        rows.append({"algorithm": "scan" if r["op"] == "cumsum" else "reduce", "case": f"{r['case']} {r['op']}", "variant": f"{r.get('variant')} ({r.get('launches')})",
+                     "segkitMs": num(r.get("segkitMs")), "peer": peer, "peerMs": num(t.get(key)) if key else None,
+                     "note": (f"segment_reduce {f(seg)} ms; " if seg is not None else "") + (f"{gbps:.0f} GB/s read" if gbps else "") + (f" ({100 * gbps / copy:.0f}% of copy)" if gbps and copy and r["op"] != "cumsum" else ""),
+                     "mismatches": r.get("mismatchesVsCpu")})
+        if r["case"].startswith("one segment") and r["op"] == "sum" and gbps and copy:
+            targets.append((f"{r['case']} sum at >= 50% of copy bandwidth", gbps / copy >= 0.5, f"{gbps:.0f} GB/s read vs copy {copy:.0f} GB/s read+write"))
+
+# Sort: torch.sort (stable) on the same rows; top-k sorted past a tile against torch.topk.
+so, tso = load("sort-webgpu.json"), load("torch-sort.json")
+if so is not None:
+    torch_by = {}
+    for r in (tso or {"results": []})["results"]:
+        if r["op"] in ("torch.sort", "torch.topk"):
+            torch_by[r["case"]] = r
+    for r in so.get("rows", []):
+        if "error" in r:
+            rows.append({"algorithm": "sort", "case": r["case"], "variant": "", "segkitMs": None, "peer": "", "peerMs": None, "note": r["error"]})
+            continue
+        t = torch_by.get(r["case"], {})
+        ms = num(r.get("batchedMs"))
+        rows.append({"algorithm": "top-k" if r["case"].startswith("topk") else "sort", "case": r["case"], "variant": f"{r.get('variant')} ({r.get('launches')})",
+                     "segkitMs": ms, "peer": t.get("op", ""), "peerMs": num(t.get("batchedMs")), "note": f"{r.get('Gkeys/s')} G keys/s", "mismatches": r.get("mismatches")})
+        if r["case"].startswith("sort 1x") and num(r.get("Gkeys/s")) is not None:
+            targets.append((f"{r['case']}: >= 2 G keys/s", num(r["Gkeys/s"]) >= 2, f"{r['Gkeys/s']} G keys/s"))
+
+# Batched copy: torch's slicing copies (a loop) and one gather; the copy kernel's bandwidth as the floor.
+co, tco = load("copy-webgpu.json"), load("torch-copy.json")
+if co is not None:
+    torch_by = {r["case"]: r for r in (tco or {"results": []})["results"]}
+    for r in co.get("rows", co.get("results", [])) if isinstance(co, dict) else co:
+        t = torch_by.get(r["case"], {})
+        peers = {k: num(v) for k, v in t.items() if k.endswith("Ms") and num(v) is not None}
+        best = min(peers.items(), key=lambda kv: kv[1]) if peers else (None, None)
+        gbps = num(r.get("GBps") or r.get("readWriteGBps"))
+        rows.append({"algorithm": "copy", "case": r["case"], "variant": f"{r.get('variant')} ({r.get('launches')})", "segkitMs": num(r.get("segkitMs") or r.get("batchedMs")),
+                     "peer": best[0] or "", "peerMs": best[1], "note": f"{gbps:.0f} GB/s read+write" if gbps else "", "mismatches": r.get("mismatches")})
+
+for r in rows:
+    r["over"] = None if r["segkitMs"] is None or r["peerMs"] in (None, 0) else r["segkitMs"] / r["peerMs"]
+    if r["over"] is not None and r["algorithm"] != "copy":
+        targets.append((f"{r['case']}: no slower than {r['peer']}", r["over"] <= 1, f"{r['over']:.2f}x"))
+
+lines = ["| algorithm | case | variant (launches) | segkit ms | peer | peer ms | segkit / peer | notes | mismatches |", "|---|---|---|---|---|---|---|---|---|"]
+for r in rows:
+    lines.append(f"| {r['algorithm']} | {r['case']} | {r['variant']} | {f(r['segkitMs'])} | {r['peer']} | {f(r['peerMs'])} | {f(r['over'], 2)} | {r['note']} | {r.get('mismatches', '')} |")
+if targets:
+    lines += ["", "| target | met | numbers |", "|---|---|---|"]
+    lines += [f"| {name} | {'met' if ok else 'MISSED'} | {detail} |" for name, ok, detail in targets]
+md = "\n".join(lines)
+print(md)
+open(os.path.join(d, "segmented.md"), "w").write(md + "\n")
+ratio_chart([{"case": r["case"], "over": r["over"]} for r in rows], os.path.join(d, "segmented.svg"), opts.get("title", "segkit vs torch"),
+            "segkit time / torch's comparable call (batched; log scale; left of 1 = segkit faster)")
