@@ -52,14 +52,14 @@ fn bufferCopy(i: u32) -> vec3<u32> {
 fn concatStart(i: u32) -> u32 { return ${facts.startMode === 2 ? '0u' : concat}; }`;
 }
 
-/** The move loop: elements [from, to) of buffer i, invocation \`lane\` of \`step\`. */
+/** The move loop: elements [first, to) of buffer i, invocation \`lane\` of \`step\`. */
 const copyRangeWgsl = `
-fn copyRange(i: u32, from: u32, to: u32, lane: u32, step: u32) {
+fn copyRange(i: u32, first: u32, to: u32, lane: u32, step: u32) {
   let r = bufferCopy(i);
   let end = min(r.z, to) / W;
   let s = r.x / W;
   let d = r.y / W;
-  for (var k = from / W + lane; k < end; k += step) { destination[d + k] = source[s + k]; }
+  for (var k = first / W + lane; k < end; k += step) { destination[d + k] = source[s + k]; }
 }`;
 
 function program(facts: CopyKernelFacts, name: string, kernel: string, shape: SegmentShape, bindings: ProgramBinding[], declarations: string, main: string, uniforms: string[] = []): WebGpuProgram {
