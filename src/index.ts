@@ -158,3 +158,18 @@ export {
 } from './algorithms/segmented-sort/policy.js';
 export { referenceSegmentedSort, type ReferenceSegmentedSortInput } from './algorithms/segmented-sort/reference.js';
 export type { SortOrder } from './algorithms/segmented-sort/keys.js';
+
+export { DeviceBatchedCopy } from './algorithms/batched-copy/api.js';
+export type { BatchedCopyPlan, BatchedCopyFacts } from './algorithms/batched-copy/plan.js';
+export type { BatchedCopyArgs, BatchedCopyArgsShape, BatchedCopyDomains, BatchedCopyVariantsFor, ValidateBatchedCopyArgs } from './algorithms/batched-copy/args.js';
+export {
+  selectBatchedCopyVariant,
+  batchedCopyPolicyFor,
+  batchedCopyPolicyLimits,
+  batchedCopyVariants,
+  type BatchedCopyVariant,
+  type BatchedCopyPolicy,
+  type BatchedCopySelection,
+  type BatchedCopySelectorFacts,
+} from './algorithms/batched-copy/policy.js';
+export { referenceBatchedCopy, type ReferenceBatchedCopyInput } from './algorithms/batched-copy/reference.js';

@@ -49,6 +49,8 @@ bundle ./dist dist/bench/topk-webgpu.mjs
 bundle ./dist dist/bench/reduce-scan-webgpu.mjs bench/reduce-scan-webgpu.ts
 # Segmented sort on WebGPU (torch's side: bench/gpu/torch_sort.py).
 bundle ./dist dist/bench/sort-webgpu.mjs bench/sort-webgpu.ts
+# Batched copy on WebGPU (torch's side: bench/gpu/torch_copy.py).
+bundle ./dist dist/bench/copy-webgpu.mjs bench/copy-webgpu.ts
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

@@ -215,6 +215,11 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   readonly hostDtypes?: Readonly<Record<string, 'u32' | 'f32'>>;
   /** Lines explain() adds after the summary (the algorithm's output layout, say). */
   readonly details?: readonly string[];
+  /**
+   * The error a run's failed status words describe, where the algorithm writes status codes of its
+   * own or names its parameters its own way (default: `violationOf` of device-checks.ts).
+   */
+  violationOf?(words: Uint32Array): Error | undefined;
 }
 
 /**
@@ -243,7 +248,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
   const hostCopies = perSegmentFacts.map(hostArrayCopyOf).filter((c) => c !== undefined);
   /** Device copies of those arrays, uploaded on the first run and kept: the copies never change. */
   let uploaded = new Map<NumericFacts | OptionFacts, DeviceArray>();
-  const reports = validation.validates ? new StatusReports(backend, hooksOf(backend), (words) => violationOf(words, validation.parameterNames, parts.input, validation.checks)) : undefined;
+  const reports = validation.validates ? new StatusReports(backend, hooksOf(backend), parts.violationOf ?? ((words) => violationOf(words, validation.parameterNames, parts.input, validation.checks))) : undefined;
 
   const explanation: Explanation = {
     summary: parts.summary,

@@ -104,6 +104,16 @@ export const enum StatusCode {
   TotalOutside = 5,
   /** A segment size larger than the stride. */
   LargerThanStride = 6,
+  /**
+   * Batched copy: a buffer's source or destination range ends past its array. Words: [1] the
+   * offsets parameter, [2] the buffer, [3] the range's end, [4] its start, [5] the array's length.
+   */
+  RangePastEnd = 7,
+  /**
+   * Batched copy: two destination ranges overlap. Words: [2] the buffer, [3] the other buffer, [4]
+   * and [5] the buffer's range, [6] and [7] the other's.
+   */
+  RangesOverlap = 8,
 }
 
 /** One kernel launch of a plan, in order. */

@@ -144,7 +144,8 @@ function validate(params: KernelParams, status: Uint32Array): void {
     const size = countOf(readSource(ctx.sizes, i));
     if (strided) start = i * stride;
     else if (!ctx.sizes.perSegment) start = i * size;
-    const end = start + size;
+    // Saturating, as the WGSL twin's addSat: an end past 2^32 - 1 reads 2^32 - 1 on every backend.
+    const end = Math.min(start + size, 4294967295);
     if (end > itemsLength) {
       report(status, StatusCode.PastItems, sizesParameter, i, word(end), itemsBounds);
       return;

@@ -1,0 +1,148 @@
+import type { DeviceArray } from '../../backends/backend.js';
+import type { ConstantParam, GuaranteeParam, InferBounds } from '../../params/param.js';
+import type { FieldsShape, ValidateFields } from '../../types/fields.js';
+import type { ValidateIntersection } from '../../types/intersect.js';
+import type { EmptyGuaranteeIntersection, OutsideStaticBounds } from '../../types/messages.js';
+import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
+import type { ErrorMessage } from '../../types/validate.js';
+import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
+import type { BatchedCopyVariant } from './policy.js';
+
+/**
+ * The arguments of {@link DeviceBatchedCopy} (docs/batched-copy.md states their contract). Buffer `i`
+ * copies `sizes[i]` elements from `source[sourceOffsets[i]..]` to `destination[destinationOffsets[i]..]`.
+ */
+export interface BatchedCopyArgs {
+  /** Where every buffer is read: `f32`, `i32` or `u32`. */
+  readonly source: DeviceArray<'f32' | 'i32' | 'u32'>;
+  /** Where every buffer is written: the same dtype, another array than `source`. */
+  readonly destination: DeviceArray<'f32' | 'i32' | 'u32'>;
+  /** Where each buffer starts in `source`, in elements: constant, uniform or per-buffer. */
+  readonly sourceOffsets: SegmentParam;
+  /** Where each buffer starts in `destination`, in elements: constant, uniform or per-buffer. */
+  readonly destinationOffsets: SegmentParam;
+  /** Elements per buffer: constant, uniform or per-buffer. */
+  readonly sizes: SegmentParam;
+  /** Number of buffers: constant or uniform (a number, or a 1-element DeviceArray). */
+  readonly numBuffers: ScalarParam;
+  /** A guarantee on the total number of elements copied. */
+  readonly totalNumItems?: GuaranteeParam | undefined;
+}
+
+/** The fields of {@link BatchedCopyArgs}, in the order messages list them. */
+export const batchedCopyFields = ['source', 'destination', 'sourceOffsets', 'destinationOffsets', 'sizes', 'numBuffers', 'totalNumItems'] as const;
+/** The fields every copy call needs. */
+export const batchedCopyRequired = ['source', 'destination', 'sourceOffsets', 'destinationOffsets', 'sizes', 'numBuffers'] as const;
+
+/** Every field of {@link BatchedCopyArgs} is listed (the list type admits no other name). */
+const everyFieldListed: Exclude<keyof BatchedCopyArgs, (typeof batchedCopyFields)[number]> extends never ? true : false = true;
+void everyFieldListed;
+
+/** The constraint of the API's type parameter (with `| object`): every field, optional and of any type; {@link ValidateBatchedCopyArgs} checks each. */
+export type BatchedCopyArgsShape = FieldsShape<typeof batchedCopyFields>;
+
+interface ExpectedKinds {
+  source: 'a DeviceArray of f32, i32 or u32 elements';
+  destination: 'a DeviceArray of f32, i32 or u32 elements';
+  sourceOffsets: 'p.constant, p.uniform or p.perSegment';
+  destinationOffsets: 'p.constant, p.uniform or p.perSegment';
+  sizes: 'p.constant, p.uniform or p.perSegment';
+  numBuffers: 'p.constant or p.uniform';
+  totalNumItems: 'p.guarantee';
+}
+
+/** The natural domain of each numeric parameter of the copy, as literal types (the runtime uses the same numbers). */
+export interface BatchedCopyDomains {
+  sizes: { min: 0; max: 4294967295; guaranteeMin: 'minSegmentSize'; guaranteeMax: 'maxSegmentSize' };
+  sourceOffsets: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
+  destinationOffsets: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: never };
+  numBuffers: { min: 0; max: 4294967295; guaranteeMin: never; guaranteeMax: 'maxNumSegments' };
+  totalNumItems: { min: 0; max: 9007199254740991; guaranteeMin: never; guaranteeMax: 'maxTotalNumItems' };
+}
+type Domains = BatchedCopyDomains;
+
+type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
+type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
+
+type ValidateNumeric<Param, Name extends keyof Domains, G> =
+  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
+    ? KnownGreater<Domains[Name]['min'], Max> extends true
+      ? OutsideDomain<Param, Name, Max, Min, Max>
+      : KnownLess<Domains[Name]['max'], Min> extends true
+        ? OutsideDomain<Param, Name, Min, Min, Max>
+        : ValidateGuarantees<Param, Name, MaxOf<Min, Domains[Name]['min']>, MinOf<Max, Domains[Name]['max']>, G>
+    : Param;
+
+type OutsideDomain<Param, Name extends keyof Domains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
+  ? OutsideStaticBounds<Value, Domains[Name]['min'], Domains[Name]['max']>
+  : EmptyGuaranteeIntersection<Min, Max, 'domain', Domains[Name]['min'], Domains[Name]['max']>}`>;
+
+type MinGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
+  Name,
+  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMin'] & string, GuaranteeValue<G, Domains[Name]['guaranteeMin']>, Domains[Name]['max']>
+>;
+type MaxGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
+  Name,
+  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMax'] & string, Domains[Name]['min'], GuaranteeValue<G, Domains[Name]['guaranteeMax']>>
+>;
+type ValidateGuarantees<Param, Name extends keyof Domains, Min extends number, Max extends number, G> =
+  [MinGuarantee<Name, Min, Max, G>] extends [never]
+    ? [MaxGuarantee<Name, Min, Max, G>] extends [never]
+      ? Param
+      : MaxGuarantee<Name, Min, Max, G>
+    : MinGuarantee<Name, Min, Max, G>;
+
+type ExpectedType<Key extends keyof BatchedCopyArgs> = Key extends (typeof batchedCopyRequired)[number] ? Exclude<BatchedCopyArgs[Key], undefined> : BatchedCopyArgs[Key];
+
+type CheckCopyField<Value, Key extends keyof BatchedCopyArgs, G> = unknown extends Value
+  ? Value
+  : [Value] extends [ExpectedType<Key>]
+    ? Key extends keyof Domains
+      ? ValidateNumeric<Value, Key, G>
+      : Value
+    : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
+
+/**
+ * `Args` itself when it is a valid copy call under the environment's guarantees `G`; otherwise a type
+ * with the message in words on each offending field: an unknown or missing field
+ * (`"(Error) unknown field 'size' (did you mean 'sizes'?)"`), a parameter of the wrong kind
+ * (`numBuffers: "(Error) numBuffers: expected p.constant or p.uniform"`), static bounds outside the
+ * domain or the guarantees.
+ */
+export type ValidateBatchedCopyArgs<Args, G = {}> = ValidateFields<
+  Args,
+  typeof batchedCopyFields,
+  (typeof batchedCopyRequired)[number],
+  { [Key in keyof Args & keyof BatchedCopyArgs]: CheckCopyField<Args[Key], Key, G> }
+>;
+
+/** The literal numbers `BatchedCopyVariantsFor` reasons with; the same as `batchedCopyPolicyLimits` (policy.ts). */
+interface StaticLimits {
+  teamMaxItems: 1024;
+  workgroupMaxItems: 16384;
+}
+
+type SizeMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
+type SizeMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
+
+/** A variant for sizes in (`Above`, `AtMost`]: reachable unless the static bounds miss that range. */
+type Reachable<Variant, Min, Max, Above extends number | undefined, AtMost extends number | undefined> =
+  (AtMost extends number ? KnownGreater<Min, AtMost> : false) extends true
+    ? never
+    : (Above extends number ? (number extends Max ? false : KnownGreater<Max, Above> extends true ? false : true) : false) extends true
+      ? never
+      : Variant;
+
+/**
+ * The variants any built-in policy could pick for the static buffer-size bounds in `Args` (a sound
+ * over-approximation of `plan.reachableVariants` on every built-in backend: the selector reads the
+ * largest size the bounds allow). A forced variant (tuning) is outside this set's promise.
+ *
+ * @example with `sizes: p.constant(64)`: `'team'`; with `p.perSegment(sizes, { min: 20000 })`: `'chunked'`.
+ */
+export type BatchedCopyVariantsFor<Args> = Args extends { sizes: infer Sizes }
+  ?
+      | Reachable<'team', SizeMin<Sizes>, SizeMax<Sizes>, undefined, StaticLimits['teamMaxItems']>
+      | Reachable<'workgroup', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['teamMaxItems'], StaticLimits['workgroupMaxItems']>
+      | Reachable<'chunked', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['workgroupMaxItems'], undefined>
+  : BatchedCopyVariant;
