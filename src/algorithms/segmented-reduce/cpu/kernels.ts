@@ -17,42 +17,114 @@ import { type ReduceContext, ValueKind } from './context.js';
 const lanes = sumOrder.lanes;
 const chunkItems = sumOrder.chunkItems;
 
-/** Lane sums of one chunk (f32, canonical). */
-const laneScratch = new Float32Array(lanes);
+/**
+ * Lane sums of one chunk. Float64 holds every f32 value exactly, and its loads and stores convert
+ * nothing, so the lane loops below stay on doubles with one `Math.fround` per addition.
+ */
+const laneSums = new Float64Array(lanes);
 
 /** A subnormal becomes the zero of its sign (numerics.ts `flushF32`, inlined into the hot loops). */
 function flush(x: number): number {
-  return x >= minNormalF32 || x <= -minNormalF32 ? x : x * 0;
+  return Math.abs(x) >= minNormalF32 ? x : x * 0;
 }
 
 /** The canonical sum of two flushed f32 values (numerics.ts `addF32`). */
 function add(a: number, b: number): number {
   const s = Math.fround(a + b);
-  return s >= minNormalF32 || s <= -minNormalF32 ? s : s * 0;
+  return Math.abs(s) >= minNormalF32 ? s : s * 0;
 }
 
 /**
  * The canonical total of one chunk of `n` (1 <= n <= chunkItems) f32 values from `base`: lane j sums
  * items j, j + 256, ... left to right; then the pairwise tree over the lanes, halves first (over the
  * next power of two of the lanes used: the rest are -0, whose additions change nothing).
+ *
+ * Lanes are added eight at a time in locals down the chunk's full rows of 256 items: eight
+ * independent additions per row (one running sum waits on each addition's latency), and no lane
+ * stored between rows. An addition is `Math.fround` of the double sum (exactly the rounded f32 sum)
+ * with two compares that are almost never taken (an input or a result below 2^-126 in magnitude is
+ * flushed). The partial last row's items come last in their lanes.
  */
 export function chunkTotalF32(values: Float32Array, base: number, n: number): number {
-  const used = n < lanes ? n : lanes;
-  const end = base + n;
-  const lane = laneScratch;
-  for (let j = 0; j < used; j++) {
-    let a = flush(values[base + j]!);
-    for (let p = base + j + lanes; p < end; p += lanes) {
-      const v = values[p]!;
-      const s = Math.fround(a + (v >= minNormalF32 || v <= -minNormalF32 ? v : v * 0));
-      a = s >= minNormalF32 || s <= -minNormalF32 ? s : s * 0;
+  if (n <= lanes) return shortTotalF32(values, base, n);
+  const lane = laneSums;
+  const rows = n >>> 8;
+  const m = minNormalF32;
+  for (let j = 0; j < lanes; j += 8) {
+    let p = base + j;
+    let a0 = flush(values[p]!);
+    let a1 = flush(values[p + 1]!);
+    let a2 = flush(values[p + 2]!);
+    let a3 = flush(values[p + 3]!);
+    let a4 = flush(values[p + 4]!);
+    let a5 = flush(values[p + 5]!);
+    let a6 = flush(values[p + 6]!);
+    let a7 = flush(values[p + 7]!);
+    for (let r = 1; r < rows; r++) {
+      p += lanes;
+      let v0 = values[p]!;
+      let v1 = values[p + 1]!;
+      let v2 = values[p + 2]!;
+      let v3 = values[p + 3]!;
+      let v4 = values[p + 4]!;
+      let v5 = values[p + 5]!;
+      let v6 = values[p + 6]!;
+      let v7 = values[p + 7]!;
+      if (!(Math.abs(v0) >= m)) v0 *= 0;
+      if (!(Math.abs(v1) >= m)) v1 *= 0;
+      if (!(Math.abs(v2) >= m)) v2 *= 0;
+      if (!(Math.abs(v3) >= m)) v3 *= 0;
+      if (!(Math.abs(v4) >= m)) v4 *= 0;
+      if (!(Math.abs(v5) >= m)) v5 *= 0;
+      if (!(Math.abs(v6) >= m)) v6 *= 0;
+      if (!(Math.abs(v7) >= m)) v7 *= 0;
+      a0 = Math.fround(a0 + v0);
+      a1 = Math.fround(a1 + v1);
+      a2 = Math.fround(a2 + v2);
+      a3 = Math.fround(a3 + v3);
+      a4 = Math.fround(a4 + v4);
+      a5 = Math.fround(a5 + v5);
+      a6 = Math.fround(a6 + v6);
+      a7 = Math.fround(a7 + v7);
+      if (!(Math.abs(a0) >= m)) a0 *= 0;
+      if (!(Math.abs(a1) >= m)) a1 *= 0;
+      if (!(Math.abs(a2) >= m)) a2 *= 0;
+      if (!(Math.abs(a3) >= m)) a3 *= 0;
+      if (!(Math.abs(a4) >= m)) a4 *= 0;
+      if (!(Math.abs(a5) >= m)) a5 *= 0;
+      if (!(Math.abs(a6) >= m)) a6 *= 0;
+      if (!(Math.abs(a7) >= m)) a7 *= 0;
     }
-    lane[j] = a;
+    lane[j] = a0;
+    lane[j + 1] = a1;
+    lane[j + 2] = a2;
+    lane[j + 3] = a3;
+    lane[j + 4] = a4;
+    lane[j + 5] = a5;
+    lane[j + 6] = a6;
+    lane[j + 7] = a7;
   }
-  let width = 1;
-  while (width < used) width <<= 1;
-  for (let j = used; j < width; j++) lane[j] = -0;
-  for (let half = width >> 1; half >= 1; half >>= 1) {
+  const tail = base + rows * lanes;
+  for (let j = 0, rest = n - rows * lanes; j < rest; j++) lane[j] = add(lane[j]!, flush(values[tail + j]!));
+  for (let half = lanes >> 1; half >= 1; half >>= 1) {
+    for (let j = 0; j < half; j++) lane[j] = add(lane[j]!, lane[j + half]!);
+  }
+  return lane[0]!;
+}
+
+/**
+ * The canonical total of `n` (1 <= n <= 256) values: one item per lane, so the tree runs over the
+ * items themselves; its first level reads them (a lane past `n` is -0: its partner passes unchanged).
+ */
+function shortTotalF32(values: Float32Array, base: number, n: number): number {
+  if (n === 1) return flush(values[base]!);
+  let half = 1;
+  while (half * 2 < n) half <<= 1;
+  const lane = laneSums;
+  const paired = n - half;
+  for (let j = 0; j < paired; j++) lane[j] = add(flush(values[base + j]!), flush(values[base + j + half]!));
+  for (let j = paired; j < half; j++) lane[j] = flush(values[base + j]!);
+  for (half >>= 1; half >= 1; half >>= 1) {
     for (let j = 0; j < half; j++) lane[j] = add(lane[j]!, lane[j + half]!);
   }
   return lane[0]!;
@@ -119,6 +191,47 @@ function keyOf(bits: number, kind: ValueKind): number {
   return kind === ValueKind.F32 ? f32Signed(bits) : kind === ValueKind.U32 ? bits ^ -0x80000000 : bits;
 }
 
+/**
+ * Where the largest of the f32 values [start, end) (start < end) is, the first of equal ones, by
+ * the ordered keys compared as floats: -0 equals +0 as a float too, and NaN (above everything, all
+ * NaNs equal) is the one value `v <= best` is false for without being larger, so the first NaN
+ * ends the search.
+ */
+function largestF32(values: Float32Array, start: number, end: number): number {
+  let at = start;
+  let best = values[start]!;
+  if (best !== best) return at;
+  for (let p = start + 1; p < end; p++) {
+    const v = values[p]!;
+    if (!(v <= best)) {
+      at = p;
+      if (v !== v) break;
+      best = v;
+    }
+  }
+  return at;
+}
+
+/**
+ * Where the smallest of the f32 values [start, end) (start < end) is, the first of equal ones: NaN
+ * is the largest key, so it wins only when every value is NaN (then the first); `v < best` is false
+ * for a NaN v once `best` is not NaN.
+ */
+function smallestF32(values: Float32Array, start: number, end: number): number {
+  let at = start;
+  while (at < end && values[at]! !== values[at]!) at++;
+  if (at === end) return start;
+  let best = values[at]!;
+  for (let p = at + 1; p < end; p++) {
+    const v = values[p]!;
+    if (v < best) {
+      best = v;
+      at = p;
+    }
+  }
+  return at;
+}
+
 /** The extreme found by {@link extreme}: its bits and segment-local index (noIndex for none). */
 let extremeBits = 0;
 let extremeIndex = noIndex;
@@ -135,18 +248,12 @@ function extreme(ctx: ReduceContext, start: number, size: number, mask: number, 
   const values = ctx.valueBits;
   const kind = ctx.valueKind;
   let at = start;
-  let best = keyOf(values[start]!, kind) ^ mask;
   const end = start + size;
   if (kind === ValueKind.F32) {
-    for (let p = start + 1; p < end; p++) {
-      const k = f32Signed(values[p]!) ^ mask;
-      if (k > best) {
-        best = k;
-        at = p;
-      }
-    }
+    at = mask === 0 ? largestF32(ctx.valueF32, start, end) : smallestF32(ctx.valueF32, start, end);
   } else {
     const xor = (kind === ValueKind.U32 ? -0x80000000 : 0) ^ mask;
+    let best = values[start]! ^ xor;
     for (let p = start + 1; p < end; p++) {
       const k = values[p]! ^ xor;
       if (k > best) {
@@ -212,11 +319,10 @@ function finish(ctx: ReduceContext, i: number, code: number, size: number, sum: 
 
 const extent = new SegmentExtent();
 
-/** Reduces segment `i` (< activeSegments()) in one piece, at most `capacity` items. */
-function reduceSegment(ctx: ReduceContext, i: number, capacity: number): void {
+/** Reduces segment `i` (< activeSegments()) with op `code` in one piece, at most `capacity` items. */
+function reduceSegment(ctx: ReduceContext, i: number, capacity: number, code: number): void {
   ctx.extent(i, capacity, extent);
   const { start, size } = extent;
-  const code = ctx.opOf(i);
   if (code === OpCode.Sum) {
     finish(ctx, i, code, size, ctx.valueKind === ValueKind.F32 ? (size === 0 ? 0 : sumF32(ctx, start, size)) : sumInt(ctx.valueBits, start, size));
   } else {
@@ -225,26 +331,53 @@ function reduceSegment(ctx: ReduceContext, i: number, capacity: number): void {
   }
 }
 
+/**
+ * Reduces segments [first, end) in one piece each, at most `capacity` items. The op is read once
+ * when it is one value for all segments; f32 sums without an initial value (the common case) then
+ * run in one loop that writes each total directly (what `finish` would write: +0 for an empty
+ * segment, NaN as the canonical NaN, no index).
+ */
+function reduceSegments(ctx: ReduceContext, first: number, end: number, capacity: number): void {
+  if (first >= end) return;
+  if (ctx.op.perSegment) {
+    for (let i = first; i < end; i++) reduceSegment(ctx, i, capacity, ctx.opOf(i));
+    return;
+  }
+  const code = ctx.opOf(first);
+  if (code !== OpCode.Sum || ctx.valueKind !== ValueKind.F32 || ctx.initial !== undefined) {
+    for (let i = first; i < end; i++) reduceSegment(ctx, i, capacity, code);
+    return;
+  }
+  const out = ctx.outF32;
+  const indices = ctx.indicesOut;
+  for (let i = first; i < end; i++) {
+    ctx.extent(i, capacity, extent);
+    const size = extent.size;
+    const total = size === 0 ? 0 : sumF32(ctx, extent.start, size);
+    if (total === total) out[i] = total;
+    else ctx.outBits[i] = canonicalNaNBits;
+    if (indices !== undefined) indices[i] = noIndex;
+  }
+}
+
 /** 'thread': workgroup w reduces segments [w * workgroupSize, (w + 1) * workgroupSize), one per invocation. */
 export function runThread(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
   if (ctx.failed()) return;
   const per = ctx.policy.workgroupSize;
-  const end = Math.min(ctx.activeSegments(), (workgroupId + 1) * per);
-  for (let i = workgroupId * per; i < end; i++) reduceSegment(ctx, i, ctx.policy.threadMaxItems);
+  reduceSegments(ctx, workgroupId * per, Math.min(ctx.activeSegments(), (workgroupId + 1) * per), ctx.policy.threadMaxItems);
 }
 
 /** 'subgroup': workgroup w reduces workgroupSize / subgroupSize segments, subgroupSize invocations each. */
 export function runSubgroup(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
   if (ctx.failed()) return;
   const per = ctx.policy.workgroupSize / ctx.policy.subgroupSize;
-  const end = Math.min(ctx.activeSegments(), (workgroupId + 1) * per);
-  for (let i = workgroupId * per; i < end; i++) reduceSegment(ctx, i, 0xffffffff);
+  reduceSegments(ctx, workgroupId * per, Math.min(ctx.activeSegments(), (workgroupId + 1) * per), 0xffffffff);
 }
 
 /** 'workgroup': workgroup w reduces segment w, chunk by chunk. */
 export function runWorkgroup(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
   if (ctx.failed() || workgroupId >= ctx.activeSegments()) return;
-  reduceSegment(ctx, workgroupId, 0xffffffff);
+  reduceSegment(ctx, workgroupId, 0xffffffff, ctx.opOf(workgroupId));
 }
 
 /**
@@ -258,7 +391,7 @@ export function runChunk(workgroupId: number, _numWorkgroups: number, _shared: W
   const c = workgroupId - i * chunks;
   if (i >= ctx.activeSegments()) return;
   if (ctx.directBranch()) {
-    if (c === 0) reduceSegment(ctx, i, chunkItems);
+    if (c === 0) reduceSegment(ctx, i, chunkItems, ctx.opOf(i));
     return;
   }
   ctx.extent(i, chunks * chunkItems, extent);

@@ -1,5 +1,5 @@
 import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
-import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems } from '../order.js';
+import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
 
 /*
@@ -83,47 +83,143 @@ const tileCarries = new CanonicalLevel();
 
 /**
  * The canonical f32 inclusive sum of `n` items from `from`, written from `to` (NaN as its canonical
- * bits), `initial` the flushed initial value or -0 for none. Lanes of 8 items add their own items
- * first and the carry into them once per item; tiles get their carries from `tileCarries`.
+ * bits), `initial` the flushed initial value or -0 for none: tile by tile ({@link canonicalTileF32},
+ * {@link writeTileF32}), each full tile's total advancing `tileCarries` for the carry into the next.
  */
 function scanF32Canonical(ctx: ScanContext, from: number, n: number, to: number, initial: number): void {
-  const x = ctx.inF32;
-  const out = ctx.outF32;
-  const outU32 = ctx.outU32;
   tileCarries.start(initial);
   let carry = initial;
-  let groups = -0;
-  let lanes = -0;
-  let m = 0;
-  let g = 0;
-  const end = from + n;
-  for (let base = from; base < end; base += laneItems) {
-    const e = addF32(carry, addF32(groups, lanes));
-    const stop = base + laneItems < end ? base + laneItems : end;
+  for (let t = 0; t < n; t += tileItems) {
+    const count = n - t < tileItems ? n - t : tileItems;
+    const total = canonicalTileF32(ctx.inF32, from + t, count, carry);
+    writeTileF32(count, ctx.outF32, ctx.outU32, to + t);
+    if (count === tileItems) carry = tileCarries.ingest(total);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// One canonical f32 tile, in three phases as a GPU workgroup runs it (order.ts): lane prefixes,
+// the carries into lanes, the outputs. Each phase is a loop whose iterations are independent (or
+// chains of 8 additions that the next lane's chain overlaps), where one pass down the items would
+// wait on every addition's latency: the carry into a lane depends on all the lanes before it.
+
+/** Lane prefixes p_k of the tile's items (f32 values held as doubles). */
+const tilePrefixes = new Float64Array(tileItems);
+/** Lane totals L_l, then the carry into each lane `C ⊕ (R_g ⊕ q_m)`. */
+const tileLaneTotals = new Float64Array(tileLanes);
+const tileLaneCarries = new Float64Array(tileLanes);
+
+/**
+ * Phases 1 and 2 of a canonical tile of `n` (1 <= n <= tileItems) f32 values from `base` of `x`
+ * (flushed as they are read): the lane prefixes into `tilePrefixes`, the lane totals, and the carry
+ * into each lane from `carry` (-0 for none) into `tileLaneCarries`. Returns the tile's total T.
+ */
+function canonicalTileF32(x: Float32Array, base: number, n: number, carry: number): number {
+  const lanes = n === tileItems ? fullTileLanes(x, base) : tileLanePrefixes(x, base, n);
+  const totals = tileLaneTotals;
+  const carries = tileLaneCarries;
+  let r = -0;
+  for (let g = 0; g < lanes; g += groupLanes) {
+    const stop = g + groupLanes < lanes ? g + groupLanes : lanes;
+    let q = -0;
+    for (let l = g; l < stop; l++) {
+      carries[l] = addF32(carry, addF32(r, q));
+      q = addF32(q, totals[l]!);
+    }
+    r = addF32(r, q);
+  }
+  return r;
+}
+
+/** Lane prefixes and totals of a partial tile of `n` items; returns the lanes it has. */
+function tileLanePrefixes(x: Float32Array, base: number, n: number): number {
+  const m = minNormalF32;
+  const prefixes = tilePrefixes;
+  let lane = 0;
+  for (let b = 0; b < n; b += laneItems, lane++) {
+    const stop = b + laneItems < n ? b + laneItems : n;
     let p = -0;
-    let at = to + (base - from);
-    for (let j = base; j < stop; j++, at++) {
-      let y = x[j]!;
-      if (!(Math.abs(y) >= minNormalF32)) y *= 0;
+    for (let k = b; k < stop; k++) {
+      let y = x[base + k]!;
+      if (!(Math.abs(y) >= m)) y *= 0;
       p = Math.fround(p + y);
-      if (!(Math.abs(p) >= minNormalF32)) p *= 0;
-      const r = Math.fround(e + p);
-      if (Math.abs(r) >= minNormalF32) out[at] = r;
-      else if (r === r) out[at] = r * 0;
-      else outU32[at] = canonicalNaNBits;
+      if (!(Math.abs(p) >= m)) p *= 0;
+      prefixes[k] = p;
     }
-    if (stop - base < laneItems) break;
-    lanes = addF32(lanes, p);
-    if (++m === groupLanes) {
-      m = 0;
-      groups = addF32(groups, lanes);
-      lanes = -0;
-      if (++g === tileGroups) {
-        g = 0;
-        carry = tileCarries.ingest(groups);
-        groups = -0;
-      }
-    }
+    tileLaneTotals[lane] = p;
+  }
+  return lane;
+}
+
+/**
+ * Lane prefixes and totals of a full tile, a lane's 8 items unrolled (the loads and flushes of its
+ * items ahead of its chain of additions, which the next lane's chain overlaps). Returns tileLanes.
+ */
+function fullTileLanes(x: Float32Array, base: number): number {
+  const m = minNormalF32;
+  const prefixes = tilePrefixes;
+  const totals = tileLaneTotals;
+  for (let lane = 0, k = 0; lane < tileLanes; lane++, k += laneItems) {
+    const at = base + k;
+    let y0 = x[at]!;
+    let y1 = x[at + 1]!;
+    let y2 = x[at + 2]!;
+    let y3 = x[at + 3]!;
+    let y4 = x[at + 4]!;
+    let y5 = x[at + 5]!;
+    let y6 = x[at + 6]!;
+    let y7 = x[at + 7]!;
+    if (!(Math.abs(y0) >= m)) y0 *= 0;
+    if (!(Math.abs(y1) >= m)) y1 *= 0;
+    if (!(Math.abs(y2) >= m)) y2 *= 0;
+    if (!(Math.abs(y3) >= m)) y3 *= 0;
+    if (!(Math.abs(y4) >= m)) y4 *= 0;
+    if (!(Math.abs(y5) >= m)) y5 *= 0;
+    if (!(Math.abs(y6) >= m)) y6 *= 0;
+    if (!(Math.abs(y7) >= m)) y7 *= 0;
+    // -0 + y0 is y0: the lane's first prefix is its first item.
+    let p = y0;
+    prefixes[k] = p;
+    p = Math.fround(p + y1);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 1] = p;
+    p = Math.fround(p + y2);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 2] = p;
+    p = Math.fround(p + y3);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 3] = p;
+    p = Math.fround(p + y4);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 4] = p;
+    p = Math.fround(p + y5);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 5] = p;
+    p = Math.fround(p + y6);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 6] = p;
+    p = Math.fround(p + y7);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    prefixes[k + 7] = p;
+    totals[lane] = p;
+  }
+  return tileLanes;
+}
+
+/**
+ * Phase 3 of the tile {@link canonicalTileF32} left: outputs `C ⊕ (R_g ⊕ q_m) ⊕ p_k`, the first
+ * `count` of them written from `to` (subnormals flushed, NaN as its canonical bits).
+ */
+function writeTileF32(count: number, out: Float32Array, outU32: Uint32Array, to: number): void {
+  const m = minNormalF32;
+  const prefixes = tilePrefixes;
+  const carries = tileLaneCarries;
+  for (let k = 0; k < count; k++) {
+    // Item k is in lane k / laneItems (laneItems is 8).
+    const r = Math.fround(carries[k >>> 3]! + prefixes[k]!);
+    if (Math.abs(r) >= m) out[to + k] = r;
+    else if (r === r) out[to + k] = r * 0;
+    else outU32[to + k] = canonicalNaNBits;
   }
 }
 
@@ -380,8 +476,12 @@ export function runTileReduce(workgroupId: number, _n: number, _shared: unknown,
   const from = tile * tileItems;
   const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
   if (n === 0) return;
-  loadItems(ctx, seg.op, seg.start + from, n);
-  const total = tileScan(ctx, seg.op, n, false, 0, false);
+  let total: number;
+  if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(canonicalTileF32(ctx.inF32, seg.start + from, n, -0));
+  else {
+    loadItems(ctx, seg.op, seg.start + from, n);
+    total = tileScan(ctx, seg.op, n, false, 0, false);
+  }
   ctx.temp[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile] = total;
 }
 
@@ -450,11 +550,16 @@ export function runTileScan(workgroupId: number, _n: number, _shared: unknown, {
   if (tile === 0 && shift === 1) writeExclusiveFirst(ctx, seg);
   const hasCarry = tile > 0 || seg.hasInitial;
   const carry = tile > 0 ? ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile - 1]! : initialCarry(ctx, seg);
-  loadItems(ctx, seg.op, seg.start + from, n);
-  tileScan(ctx, seg.op, n, hasCarry, carry, true);
   // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
   const count = Math.min(n, seg.size - from - shift);
   const to = seg.start + from + shift;
+  if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) {
+    canonicalTileF32(ctx.inF32, seg.start + from, n, hasCarry ? f32Of(carry) : -0);
+    writeTileF32(count, ctx.outF32, ctx.outU32, to);
+    return;
+  }
+  loadItems(ctx, seg.op, seg.start + from, n);
+  tileScan(ctx, seg.op, n, hasCarry, carry, true);
   const out = ctx.outU32;
   const canonicalSum = seg.op === OpCode.sum && ctx.isF32;
   for (let j = 0; j < count; j++) {
