@@ -16,7 +16,11 @@ import {
   type DeviceArray,
   type Env,
   type TopKPlan,
+  DeviceBatchedCopy,
   DeviceBatchedTopK,
+  DeviceSegmentedReduce,
+  DeviceSegmentedScan,
+  DeviceSegmentedSort,
   SegkitUsageError,
   cpuBackend,
   env,
@@ -164,6 +168,57 @@ function bigKeys(length: number, k: number) {
   };
 }
 
+/** Every algorithm's plan, to check limits that apply to all of them alike. */
+const planners: Record<string, (args: unknown, environment: Env) => { destroy(): void }> = {
+  reduce: DeviceSegmentedReduce.plan as never,
+  scan: DeviceSegmentedScan.plan as never,
+  sort: DeviceSegmentedSort.plan as never,
+  copy: DeviceBatchedCopy.plan as never,
+};
+
+/**
+ * `segments` segments (buffers) of `size` allocated elements each, packed, for each algorithm but
+ * top-k: the name of its input array and its args.
+ */
+function bigInput(algorithm: string, segments: number, size: number) {
+  return (b: Backend, owned: DeviceArray[]): { input: string; args: Record<string, unknown> } => {
+    const own = (array: DeviceArray) => (owned.push(array), array);
+    const length = segments * size;
+    const input = own(b.alloc('f32', length));
+    const segment = { segmentSizes: p.uniform(size, { min: 0, max: size }), numSegments: p.uniform(segments, { min: 0, max: segments }) };
+    if (algorithm === 'reduce') return { input: 'valuesIn', args: { valuesIn: input, valuesOut: own(b.alloc('f32', segments)), ...segment, op: p.constantOption('max') } };
+    if (algorithm === 'scan') return { input: 'valuesIn', args: { valuesIn: input, valuesOut: own(b.alloc('f32', length)), ...segment, op: p.constantOption('max'), mode: p.constantOption('inclusive') } };
+    if (algorithm === 'sort') return { input: 'keysIn', args: { keysIn: input, keysOut: own(b.alloc('f32', length)), ...segment, order: p.constantOption('ascending') } };
+    // Each buffer copies 4 of its segment's elements into a small destination.
+    const offsets = own(b.alloc('u32', segments));
+    return {
+      input: 'source',
+      args: {
+        source: input,
+        destination: own(b.alloc('f32', 4 * segments)),
+        sourceOffsets: p.uniform(0),
+        destinationOffsets: p.perSegment(offsets, { max: 4 * segments }),
+        sizes: p.uniform(4, { min: 0, max: 4 }),
+        numBuffers: p.uniform(segments, { min: 0, max: segments }),
+      },
+    };
+  };
+}
+
+/** Plans a call (limits are checked when planning) on `backend`: 'planned', or the error's class and message. */
+function planOutcome(backend: Backend, algorithm: string, make: (b: Backend, owned: DeviceArray[]) => { args: Record<string, unknown> }): { error: string; message: string } | 'planned' {
+  const owned: DeviceArray[] = [];
+  try {
+    planners[algorithm]!(make(backend, owned).args, env({ backend })).destroy();
+    return 'planned';
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    return { error: error.name, message: error.message };
+  } finally {
+    for (const array of owned) array.destroy();
+  }
+}
+
 for (const subject of subjects) {
   const describeSubject = subject.webgpu && missing !== undefined ? describe.skip : describe;
   describeSubject(`limits on ${subject.name} and on a cpu given its capabilities`, () => {
@@ -240,6 +295,22 @@ for (const subject of subjects) {
       });
     });
 
+    it('every other algorithm refuses an input larger than one storage binding, as top-k does', async (context) => {
+      if (!bindingSmall()) return context.skip();
+      const binding = backend.capabilities.maxStorageBufferBytes;
+      const length = binding / 4 + 1;
+      for (const algorithm of Object.keys(planners)) {
+        const make = bigInput(algorithm, 1, length);
+        const result = planOutcome(backend, algorithm, make);
+        expect(planOutcome(twin, algorithm, make), algorithm).toEqual(result);
+        const input = make(twin, []).input;
+        expect(result, algorithm).toEqual({
+          error: 'SegkitUsageError',
+          message: `${input}: ${length} elements (${length * 4} bytes) exceed the ${binding} bytes one storage binding of this backend holds (maxStorageBufferBytes); split the call into batches of segments`,
+        });
+      }
+    });
+
     it('temporary storage one kernel binds larger than one storage binding', async (context) => {
       if (!bindingSmall()) return context.skip();
       const binding = backend.capabilities.maxStorageBufferBytes;
@@ -304,6 +375,19 @@ describe('limits that no real device shows in a test, on a cpu given small capab
     });
     const fits = topK(64, 100, { value: 2, max: 2 });
     expect(await outcome(backend, fits.make)).toEqual({ keys: [...fits.expected.keys], values: [...fits.expected.values] });
+    backend.destroy();
+  });
+
+  it('a launch past the dispatch limit, for every other algorithm', () => {
+    const backend = cpuBackend({ workers: 0, capabilities: { maxWorkgroupsPerDimension: 2 } });
+    for (const algorithm of Object.keys(planners)) {
+      // 4096 segments (buffers) of 64 items take more workgroups than 2^2 in every variant.
+      const result = planOutcome(backend, algorithm, bigInput(algorithm, 4096, 64));
+      expect(result, algorithm).toEqual({
+        error: 'SegkitUsageError',
+        message: expect.stringMatching(/: \d+ workgroups exceed this backend's dispatch limit of 2\^2 \(maxWorkgroupsPerDimension\); split the call into batches of segments$/),
+      });
+    }
     backend.destroy();
   });
 

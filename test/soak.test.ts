@@ -1,5 +1,5 @@
 /**
- * Soak: a long run of upload, select, destroy leaves memory flat on every backend — the CPU emulator
+ * Soak: a long run of upload, call (top-k, reduce, scan, sort, batched copy in turn), destroy leaves memory flat on every backend — the CPU emulator
  * without workers, with workers (where device memory is shared with the worker threads), and WebGPU
  * (lavapipe in CI). Memory of destroyed DeviceArrays is returned, the worker pool's included.
  *
@@ -14,7 +14,22 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it, vi } from 'vitest';
 import { type WebGpuBackend, isWebGpuBackend, webgpuBackend } from '../src/backends/webgpu/webgpu-backend.js';
-import { type Backend, DeviceBatchedTopK, cpuBackend, env, p, referenceTopK } from '../src/index.js';
+import {
+  type Backend,
+  DeviceBatchedCopy,
+  DeviceBatchedTopK,
+  DeviceSegmentedReduce,
+  DeviceSegmentedScan,
+  DeviceSegmentedSort,
+  cpuBackend,
+  env,
+  p,
+  referenceBatchedCopy,
+  referenceScan,
+  referenceSegmentedReduce,
+  referenceSegmentedSort,
+  referenceTopK,
+} from '../src/index.js';
 import { rng } from './helpers.js';
 
 // As in webgpu.test.ts: lavapipe's threads spin on an oversubscribed CI box; one is as fast here.
@@ -27,55 +42,105 @@ setFlagsFromString('--expose-gc');
 const collectGarbage = runInNewContext('gc') as () => void;
 setFlagsFromString('--no-expose-gc');
 
-const soakCalls = 1000;
+const soakCalls = 1000; // warmUpCalls below must be congruent to it modulo 12
 const segmentSize = 4096;
 /** Segments per call cycle through these: arrays of several sizes share (and must reuse) memory. */
 const segmentCounts = [2, 4, 3, 5];
-/** k 8 runs reduce, k 40 radix-select (segments of 4096 exceed every tile) with temporary storage. */
-const ks = [8, 40];
+/**
+ * Each call runs the next of these, so every algorithm's plans, temporary storage and device checks
+ * go through the soak: top-k with k 8 (reduce) and k 40 (radix-select: segments of 4096 exceed every
+ * tile, with temporary storage), a sum, an inclusive scan, a sort (radix, with its double buffer) and
+ * a batched copy with device-only sizes (checked on the device under 'validate').
+ */
+const algorithms = ['top-k 8', 'top-k 40', 'reduce', 'scan', 'sort', 'copy'] as const;
+/**
+ * The warm-up: more calls than the environment keeps plans (32; a plan with device checks keeps its
+ * status words), and as many modulo every pair of segment count and algorithm (12) as the soak, so
+ * that the plans kept after both are of the same algorithms.
+ */
+const warmUpCalls = 40;
 
 const random = rng(5);
 const hostKeys = new Float32Array(Math.max(...segmentCounts) * segmentSize).map(() => (random() - 0.5) * 1000);
 
-/** One call: upload, select, destroy everything; every 97th call checks the result. */
+const bitsOf = (a: Float32Array | Uint32Array) => new Uint32Array(a.buffer, a.byteOffset, a.length);
+
+/** One call: upload, run one algorithm, destroy everything; every 97th call checks the result. */
 async function call(backend: Backend, i: number): Promise<void> {
   const segments = segmentCounts[i % segmentCounts.length]!;
-  const k = ks[i % ks.length]!;
+  const algorithm = algorithms[i % algorithms.length]!;
+  const check = i % 97 === 0;
   const keys = hostKeys.subarray(0, segments * segmentSize);
+  const starts = Array.from({ length: segments }, (_, s) => s * segmentSize);
+  const sizes = starts.map(() => segmentSize);
   const keysIn = backend.upload(keys);
-  const keysOut = backend.alloc('f32', segments * k);
-  const valuesOut = backend.alloc('u32', segments * k);
+  const owned = [keysIn];
+  const own = <A extends { destroy(): void }>(a: A): A => {
+    owned.push(a as never);
+    return a;
+  };
+  const environment = env({ backend });
+  const segmentArgs = { segmentSizes: p.constant(segmentSize), numSegments: p.uniform(segments, { min: 1, max: 5 }) };
   try {
-    await DeviceBatchedTopK.select(
-      {
-        keysIn,
-        keysOut,
-        valuesOut,
-        segmentSizes: p.constant(segmentSize),
-        k: p.uniform(k, { min: 1, max: 40 }),
-        selectDirection: p.constantOption('max'),
-        numSegments: p.uniform(segments, { min: 1, max: 5 }),
-      },
-      env({ backend }),
-    );
-    if (i % 97 === 0) {
+    if (algorithm === 'top-k 8' || algorithm === 'top-k 40') {
+      const k = algorithm === 'top-k 8' ? 8 : 40;
+      const keysOut = own(backend.alloc('f32', segments * k));
+      const valuesOut = own(backend.alloc('u32', segments * k));
+      await DeviceBatchedTopK.select({ keysIn, keysOut, valuesOut, ...segmentArgs, k: p.uniform(k, { min: 1, max: 40 }), selectDirection: p.constantOption('max') }, environment);
+      if (!check) return;
       const expected = referenceTopK({
         keyType: 'f32',
-        keys: new Uint32Array(keys.buffer, keys.byteOffset, keys.length),
-        segmentStarts: Array.from({ length: segments }, (_, s) => s * segmentSize),
-        segmentSizes: Array.from({ length: segments }, () => segmentSize),
-        k: Array.from({ length: segments }, () => k),
-        directions: Array.from({ length: segments }, () => 'max' as const),
+        keys: bitsOf(keys),
+        segmentStarts: starts,
+        segmentSizes: sizes,
+        k: sizes.map(() => k),
+        directions: sizes.map(() => 'max' as const),
         kMax: k,
         withValues: true,
       });
-      expect(new Uint32Array((await backend.download(keysOut)).buffer), `call ${i}: keys`).toEqual(expected.keys);
-      expect(new Uint32Array((await backend.download(valuesOut)).buffer), `call ${i}: values`).toEqual(expected.values);
+      expect(bitsOf(await backend.download(keysOut)), `call ${i}: keys`).toEqual(expected.keys);
+      expect(bitsOf(await backend.download(valuesOut)), `call ${i}: values`).toEqual(expected.values);
+    } else if (algorithm === 'reduce') {
+      const valuesOut = own(backend.alloc('f32', segments));
+      await DeviceSegmentedReduce.sum({ valuesIn: keysIn, valuesOut, ...segmentArgs }, environment);
+      if (!check) return;
+      const expected = referenceSegmentedReduce({ valueType: 'f32', values: bitsOf(keys), segmentStarts: starts, segmentSizes: sizes, ops: sizes.map(() => 'sum' as const) });
+      expect(bitsOf(await backend.download(valuesOut)), `call ${i}: sums`).toEqual(expected.values);
+    } else if (algorithm === 'scan') {
+      const valuesOut = own(backend.alloc('f32', keys.length));
+      await DeviceSegmentedScan.inclusiveSum({ valuesIn: keysIn, valuesOut, ...segmentArgs }, environment);
+      if (!check) return;
+      const expected = referenceScan({ valueType: 'f32', values: bitsOf(keys), segmentStarts: starts, segmentSizes: sizes, ops: sizes.map(() => 'sum' as const), modes: sizes.map(() => 'inclusive' as const), outputBefore: new Uint32Array(keys.length) });
+      expect(bitsOf(await backend.download(valuesOut)), `call ${i}: scans`).toEqual(expected);
+    } else if (algorithm === 'sort') {
+      const keysOut = own(backend.alloc('f32', keys.length));
+      await DeviceSegmentedSort.sort({ keysIn, keysOut, ...segmentArgs, order: p.constantOption('ascending') }, environment);
+      if (!check) return;
+      const expected = referenceSegmentedSort({ keyType: 'f32', keys: bitsOf(keys), segmentStarts: starts, segmentSizes: sizes, orders: sizes.map(() => 'ascending' as const), withValues: false, keysOut: new Uint32Array(keys.length) });
+      expect(bitsOf(await backend.download(keysOut)), `call ${i}: sorted keys`).toEqual(expected.keys);
+    } else {
+      // Every segment's first 1000 keys, packed in reverse order; sizes and offsets live on the device
+      // only (host per-buffer arrays would be uploaded into the plan, which the environment keeps).
+      const copySizes = own(backend.upload(new Uint32Array(segments).fill(1000)));
+      const destination = own(backend.alloc('f32', segments * 1000));
+      const destinationOffsets = starts.map((_, s) => (segments - 1 - s) * 1000);
+      await DeviceBatchedCopy.copy(
+        {
+          source: keysIn,
+          destination,
+          sourceOffsets: p.perSegment(own(backend.upload(Uint32Array.from(starts))), { max: 4 * segmentSize }),
+          destinationOffsets: p.perSegment(own(backend.upload(Uint32Array.from(destinationOffsets))), { max: 4000 }),
+          sizes: p.perSegment(copySizes, { max: 1000 }),
+          numBuffers: p.uniform(segments, { min: 1, max: 5 }),
+        },
+        environment,
+      );
+      if (!check) return;
+      const expected = referenceBatchedCopy({ source: bitsOf(keys), destination: new Uint32Array(segments * 1000), sourceOffsets: starts, destinationOffsets, sizes: sizes.map(() => 1000) });
+      expect(bitsOf(await backend.download(destination)), `call ${i}: copies`).toEqual(expected);
     }
   } finally {
-    keysIn.destroy();
-    keysOut.destroy();
-    valuesOut.destroy();
+    for (const a of owned) a.destroy();
   }
 }
 
@@ -128,7 +193,7 @@ interface SoakResult {
  * callers (by the measure that sees each backend's memory).
  */
 async function soak(backend: Backend): Promise<SoakResult> {
-  for (let i = 0; i < 2 * segmentCounts.length * ks.length; i++) await call(backend, i);
+  for (let i = 0; i < warmUpCalls; i++) await call(backend, i);
   const selectBefore = await footprint(backend);
   for (let i = 0; i < soakCalls; i++) await call(backend, i);
   const selectAfter = await footprint(backend);
@@ -151,7 +216,7 @@ async function soak(backend: Backend): Promise<SoakResult> {
 
 const workerStats = (backend: unknown) => (backend as { workerStats(): { workgroupsOnWorkers: number } }).workerStats();
 
-describe(`soak: ${soakCalls} calls of upload, select, destroy (and of uploads and destroys only) leave memory flat`, () => {
+describe(`soak: ${soakCalls} calls of upload, a call of each algorithm in turn, destroy (and of uploads and destroys only) leave memory flat`, () => {
   // The CPU's device memory is ArrayBuffers (SharedArrayBuffers with workers): arrayBuffers counts
   // every one still referenced, to the byte. A leak of one call's arrays shows as 32 MB or more.
   it('cpu without workers', async () => {

@@ -19,6 +19,7 @@ import {
   referenceBatchedCopy,
 } from '../../src/index.js';
 import { rng } from '../helpers.js';
+import { P } from './common.js';
 
 interface CopyCase {
   readonly name: string;
@@ -87,7 +88,7 @@ export function defineCopyConformance(backendName: string, makeBackend: () => Pr
         return p.perSegment(array);
       };
       const n = c.sizes.length;
-      const numBuffers = options.kinds?.numBuffers === 'device' ? p.uniform(backend.upload(new Uint32Array([n]))) : options.kinds?.numBuffers === 'uniform' ? p.uniform(n) : p.constant(n);
+      const numBuffers = options.kinds?.numBuffers === 'device' ? p.uniform(backend.upload(new Uint32Array([n]))) : options.kinds?.numBuffers === 'uniform' ? p.uniform(n) : P.constant!(n);
       try {
         const plan = DeviceBatchedCopy.plan(
           {

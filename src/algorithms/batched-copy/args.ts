@@ -1,11 +1,8 @@
 import type { DeviceArray } from '../../backends/backend.js';
-import type { ConstantParam, GuaranteeParam, InferBounds } from '../../params/param.js';
+import type { GuaranteeParam } from '../../params/param.js';
+import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
-import type { ValidateIntersection } from '../../types/intersect.js';
-import type { EmptyGuaranteeIntersection, OutsideStaticBounds } from '../../types/messages.js';
-import type { KnownGreater, KnownLess, MaxOf, MinOf } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
-import type { ScalarParam, SegmentParam } from '../batched-top-k/args.js';
 import type { BatchedCopyVariant } from './policy.js';
 
 /**
@@ -61,44 +58,13 @@ export interface BatchedCopyDomains {
 }
 type Domains = BatchedCopyDomains;
 
-type GuaranteeValue<G, Key> = [Key] extends [never] ? number : Key extends keyof G ? (G[Key] extends number ? G[Key] : number) : number;
-type Named<Name extends string, Checked> = Checked extends ErrorMessage<infer Message> ? ErrorMessage<`${Name}: ${Message}`> : never;
-
-type ValidateNumeric<Param, Name extends keyof Domains, G> =
-  InferBounds<Param> extends { min: infer Min extends number; max: infer Max extends number }
-    ? KnownGreater<Domains[Name]['min'], Max> extends true
-      ? OutsideDomain<Param, Name, Max, Min, Max>
-      : KnownLess<Domains[Name]['max'], Min> extends true
-        ? OutsideDomain<Param, Name, Min, Min, Max>
-        : ValidateGuarantees<Param, Name, MaxOf<Min, Domains[Name]['min']>, MinOf<Max, Domains[Name]['max']>, G>
-    : Param;
-
-type OutsideDomain<Param, Name extends keyof Domains, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
-  ? OutsideStaticBounds<Value, Domains[Name]['min'], Domains[Name]['max']>
-  : EmptyGuaranteeIntersection<Min, Max, 'domain', Domains[Name]['min'], Domains[Name]['max']>}`>;
-
-type MinGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
-  Name,
-  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMin'] & string, GuaranteeValue<G, Domains[Name]['guaranteeMin']>, Domains[Name]['max']>
->;
-type MaxGuarantee<Name extends keyof Domains, Min extends number, Max extends number, G> = Named<
-  Name,
-  ValidateIntersection<Min, Max, Domains[Name]['guaranteeMax'] & string, Domains[Name]['min'], GuaranteeValue<G, Domains[Name]['guaranteeMax']>>
->;
-type ValidateGuarantees<Param, Name extends keyof Domains, Min extends number, Max extends number, G> =
-  [MinGuarantee<Name, Min, Max, G>] extends [never]
-    ? [MaxGuarantee<Name, Min, Max, G>] extends [never]
-      ? Param
-      : MaxGuarantee<Name, Min, Max, G>
-    : MinGuarantee<Name, Min, Max, G>;
-
 type ExpectedType<Key extends keyof BatchedCopyArgs> = Key extends (typeof batchedCopyRequired)[number] ? Exclude<BatchedCopyArgs[Key], undefined> : BatchedCopyArgs[Key];
 
 type CheckCopyField<Value, Key extends keyof BatchedCopyArgs, G> = unknown extends Value
   ? Value
   : [Value] extends [ExpectedType<Key>]
     ? Key extends keyof Domains
-      ? ValidateNumeric<Value, Key, G>
+      ? ValidateNumeric<Value, Key, Domains[Key], G>
       : Value
     : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
 
@@ -122,17 +88,6 @@ interface StaticLimits {
   workgroupMaxItems: 16384;
 }
 
-type SizeMin<Param> = InferBounds<Param> extends { min: infer Min extends number } ? MaxOf<Min, 0> : 0;
-type SizeMax<Param> = InferBounds<Param> extends { max: infer Max extends number } ? Max : number;
-
-/** A variant for sizes in (`Above`, `AtMost`]: reachable unless the static bounds miss that range. */
-type Reachable<Variant, Min, Max, Above extends number | undefined, AtMost extends number | undefined> =
-  (AtMost extends number ? KnownGreater<Min, AtMost> : false) extends true
-    ? never
-    : (Above extends number ? (number extends Max ? false : KnownGreater<Max, Above> extends true ? false : true) : false) extends true
-      ? never
-      : Variant;
-
 /**
  * The variants any built-in policy could pick for the static buffer-size bounds in `Args` (a sound
  * over-approximation of `plan.reachableVariants` on every built-in backend: the selector reads the
@@ -142,7 +97,7 @@ type Reachable<Variant, Min, Max, Above extends number | undefined, AtMost exten
  */
 export type BatchedCopyVariantsFor<Args> = Args extends { sizes: infer Sizes }
   ?
-      | Reachable<'team', SizeMin<Sizes>, SizeMax<Sizes>, undefined, StaticLimits['teamMaxItems']>
-      | Reachable<'workgroup', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['teamMaxItems'], StaticLimits['workgroupMaxItems']>
-      | Reachable<'chunked', SizeMin<Sizes>, SizeMax<Sizes>, StaticLimits['workgroupMaxItems'], undefined>
+      | ReachableUpTo<'team', StaticMin<Sizes>, StaticLimits['teamMaxItems']>
+      | ReachableUpTo<ReachableAbove<'workgroup', StaticMax<Sizes>, StaticLimits['teamMaxItems']>, StaticMin<Sizes>, StaticLimits['workgroupMaxItems']>
+      | ReachableAbove<'chunked', StaticMax<Sizes>, StaticLimits['workgroupMaxItems']>
   : BatchedCopyVariant;
