@@ -370,7 +370,8 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         const built = buildCase(backend, base());
         const plan = (args: Record<string, unknown>, e: Env = env({ backend })) => () => (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => unknown)(args, e);
         expect(plan({ ...built.args, indicesOut: undefined, op: p.uniformOption('sum', ['sum', 'argMax']) })).toThrow(new SegkitUsageError("indicesOut: required when op may be 'argMin' or 'argMax'"));
-        expect(plan({ ...built.args, segmentStrid: p.constant(4) })).toThrow(/^args: unknown field 'segmentStrid'/);
+        expect(plan({ ...built.args, segmentStrid: p.constant(4) })).toThrow("args: unknown field 'segmentStrid' (did you mean 'segmentStride'?)");
+        expect(plan({ ...built.args, numSegments: undefined })).toThrow("args: missing required field 'numSegments'");
         expect(plan({ ...built.args, segmentSizes: p.perSegment([5, 6, 8]) })).toThrow('segmentSizes[2]: segment 2 ends at 19, past the 18 values of valuesIn');
         expect(plan({ ...built.args, valuesOut: built.indicesOut })).toThrow("valuesOut: dtype 'i32' is not accepted here; expected 'f32'");
         expect(plan({ ...built.args, segmentSizes: p.perSegment([5, 6, 7]) }, env({ backend, tuning: { variant: 'thread' } }))).not.toThrow();

@@ -326,7 +326,8 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(() => plan({ ...args, valuesOut: short }, env({ backend }))).toThrow('valuesOut: needs as many elements as valuesIn (5000), in the same layout; has 4999');
         expect(() => plan({ ...args, valuesOut: args.valuesIn }, env({ backend }))).toThrow('valuesOut: must not be valuesIn');
         expect(() => plan({ ...args, segmentStrid: p.constant(5000) }, env({ backend }))).toThrow(SegkitUsageError);
-        expect(() => plan({ ...args, segmentStrid: p.constant(5000) }, env({ backend }))).toThrow("args: unknown field 'segmentStrid'");
+        expect(() => plan({ ...args, segmentStrid: p.constant(5000) }, env({ backend }))).toThrow("args: unknown field 'segmentStrid' (did you mean 'segmentStride'?)");
+        expect(() => plan({ ...args, mode: undefined }, env({ backend }))).toThrow("args: missing required field 'mode'");
         expect(() => plan({ ...args, segmentSizes: p.perSegment([5001]) }, env({ backend }))).toThrow('segmentSizes[0]: segment 0 ends at 5001, past the 5000 values of valuesIn');
         const multi = plan(args, env({ backend, tuning: { variant: 'multi-workgroup' } }));
         expect(multi.tempStorageBytes).toBeGreaterThan(0);

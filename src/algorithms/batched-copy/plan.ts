@@ -1,4 +1,4 @@
-import { type Backend, checkDeviceArray, describe, isDeviceArray } from '../../backends/backend.js';
+import { type Backend, checkDeviceArray } from '../../backends/backend.js';
 import { deviceChecks, violationOf } from '../../dispatch/device-checks.js';
 import { type SegmentFacts, type SegmentedInput, checkPerSegmentLengths } from '../../dispatch/geometry.js';
 import { type NumericParameterSpec, type ParameterSpec, numericFacts, resolveParameters, segmentParameters } from '../../dispatch/parameters.js';
@@ -7,7 +7,7 @@ import { StatusCode, StatusWord } from '../../dispatch/problem.js';
 import { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
 import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { GuaranteeViolationError, SegkitUsageError } from '../../errors.js';
-import { checkFields } from '../../params/fields.js';
+import { checkArgsObject, checkFields } from '../../params/fields.js';
 import { type NumericFacts, effectiveBounds } from '../../params/resolve.js';
 import { type BatchedCopyArgs, batchedCopyFields, batchedCopyRequired } from './args.js';
 import { type BatchedCopyPolicy, type BatchedCopySelection, type BatchedCopyVariant, batchedCopyPolicyFor, batchedCopyVariants, selectBatchedCopyVariant } from './policy.js';
@@ -149,11 +149,7 @@ function requirementNotes(requirements: Requirements, facts: BatchedCopyFacts): 
  * the launches. No device work.
  */
 export function planBatchedCopy(args: BatchedCopyArgs, environment: Env = makeEnv()): BatchedCopyPlan {
-  if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  checkFields('args', args, batchedCopyFields, batchedCopyRequired);
-  for (const name of ['source', 'destination'] as const) {
-    if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
-  }
+  checkArgsObject(args, batchedCopyFields, batchedCopyRequired, ['source', 'destination']);
   const backend = backendForCall(environment, args);
   const policyTuning = (environment.tuning as { policy?: unknown }).policy;
   if (typeof policyTuning === 'object' && policyTuning !== null) checkFields('env.tuning.policy', policyTuning, Object.keys(batchedCopyPolicyFor(backend.capabilities)));

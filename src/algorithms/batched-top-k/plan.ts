@@ -5,7 +5,7 @@ import { type Plan, type Validation, makePlan, planValidation, prologueLaunches 
 import { TempStorageLayoutBuilder, type TempStorageLayout } from '../../dispatch/temp-storage.js';
 import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { SegkitRangeError, SegkitUsageError } from '../../errors.js';
-import { checkFields } from '../../params/fields.js';
+import { checkArgsObject, checkFields } from '../../params/fields.js';
 import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../params/resolve.js';
 import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
@@ -316,12 +316,8 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKP
  * out temporary storage and lists the launches. No device work.
  */
 export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan {
-  if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  checkFields('args', args, topKFieldSets.select.fields, topKFieldSets.select.required);
+  checkArgsObject(args, topKFieldSets.select.fields, topKFieldSets.select.required, ['keysIn', 'keysOut']);
   const { requirements } = environment;
-  for (const name of ['keysIn', 'keysOut'] as const) {
-    if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
-  }
   const backend = backendForCall(environment, args);
   const facts = resolveFacts(args, environment, backend);
   checkArrays(args, facts, backend);

@@ -1,4 +1,5 @@
-import { type Backend, checkDeviceArray, describe, isDeviceArray } from '../../backends/backend.js';
+import { checkArgsObject } from '../../params/fields.js';
+import { type Backend, checkDeviceArray, isDeviceArray } from '../../backends/backend.js';
 import { type SegmentFacts, type SegmentedInput, checkGeometry, checkPerSegmentLengths, maxSegmentSizeOf, maxSegmentsOf, segmentSizeBounds } from '../../dispatch/geometry.js';
 import { type NumericParameterSpec, type OptionParameterSpec, type ParameterSpec, numericFacts, optionFacts, resolveParameters, segmentParameters } from '../../dispatch/parameters.js';
 import { type Plan, type Validation, makePlan, planValidation, prologueLaunches } from '../../dispatch/plan.js';
@@ -31,6 +32,8 @@ export const segmentedReduceFields = [
   'op',
   'initialValue',
 ] as const;
+/** The fields a call must give. */
+export const segmentedReduceRequired = ['valuesIn', 'valuesOut', 'segmentSizes', 'numSegments', 'op'] as const;
 
 const opParameter: OptionParameterSpec = { type: 'option', name: 'op', options: reduceOps, required: true };
 
@@ -64,14 +67,6 @@ export interface SegmentedReduceFacts extends SegmentFacts {
 
 /** A planned reduce call: host facts, the chosen variant, its launches and temporary storage. */
 export type SegmentedReducePlan = Plan<SegmentedReduceVariant, SegmentedReduceFacts>;
-
-function checkFields(args: object): void {
-  for (const field of Object.keys(args)) {
-    if (!(segmentedReduceFields as readonly string[]).includes(field)) {
-      throw new SegkitUsageError(`args: unknown field '${field}'; the fields are ${segmentedReduceFields.map((f) => `'${f}'`).join(', ')}`);
-    }
-  }
-}
 
 function resolveFacts(args: SegmentedReduceArgs, valueType: ReduceValueType, environment: Env, backend: Backend): SegmentedReduceFacts {
   const initial = args.initialValue as { kind?: unknown; runtimeBounds?: unknown } | undefined;
@@ -169,12 +164,8 @@ function requirementNotes(requirements: Requirements): string[] {
  * out temporary storage and lists the launches. No device work.
  */
 export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env = makeEnv()): SegmentedReducePlan {
-  if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  checkFields(args);
+  checkArgsObject(args, segmentedReduceFields, segmentedReduceRequired, ['valuesIn', 'valuesOut']);
   const { requirements } = environment;
-  for (const name of ['valuesIn', 'valuesOut'] as const) {
-    if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
-  }
   const backend = backendForCall(environment, args);
   checkDeviceArray(args.valuesIn, backend, 'valuesIn', ['f32', 'i32', 'u32']);
   const valueType = args.valuesIn.dtype as ReduceValueType;

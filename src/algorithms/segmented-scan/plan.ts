@@ -1,4 +1,5 @@
-import { type Backend, checkDeviceArray, describe, isDeviceArray } from '../../backends/backend.js';
+import { checkArgsObject } from '../../params/fields.js';
+import { type Backend, checkDeviceArray } from '../../backends/backend.js';
 import { type SegmentFacts, type SegmentedInput, checkGeometry, checkPerSegmentLengths, maxSegmentSizeOf, maxSegmentsOf, segmentSizeBounds } from '../../dispatch/geometry.js';
 import { type NumericParameterSpec, type OptionParameterSpec, type ParameterSpec, numericFacts, optionFacts, resolveParameters, segmentParameters } from '../../dispatch/parameters.js';
 import { type Plan, makePlan, planValidation, prologueLaunches } from '../../dispatch/plan.js';
@@ -16,6 +17,8 @@ const u32Max = 4294967295;
 
 /** The fields of a scan's arguments (an unknown one is an error: a typo must not change a result). */
 export const scanArgFields = ['valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'numSegments', 'totalNumItems', 'op', 'mode', 'initialValue'] as const;
+/** The fields a call must give. */
+export const scanArgRequired = ['valuesIn', 'valuesOut', 'segmentSizes', 'numSegments', 'op', 'mode'] as const;
 
 const opParameter: OptionParameterSpec = { type: 'option', name: 'op', options: scanOps, required: true };
 const modeParameter: OptionParameterSpec = { type: 'option', name: 'mode', options: scanModes, required: true };
@@ -163,14 +166,8 @@ function requirementNotes(requirements: Requirements): string[] {
  * temporary storage and lists the launches. No device work.
  */
 export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan {
-  if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  for (const field of Object.keys(args)) {
-    if (!(scanArgFields as readonly string[]).includes(field)) throw new SegkitUsageError(`args: unknown field '${field}'; known: ${scanArgFields.join(', ')}`);
-  }
+  checkArgsObject(args, scanArgFields, scanArgRequired, ['valuesIn', 'valuesOut']);
   const { requirements } = environment;
-  for (const name of ['valuesIn', 'valuesOut'] as const) {
-    if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
-  }
   const backend = backendForCall(environment, args);
   checkArrays(args, backend);
   const facts = resolveFacts(args, environment, backend);

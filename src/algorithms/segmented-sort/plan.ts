@@ -1,11 +1,11 @@
-import { type Backend, checkDeviceArray, describe, isDeviceArray } from '../../backends/backend.js';
+import { type Backend, checkDeviceArray } from '../../backends/backend.js';
 import { type SegmentFacts, type SegmentedInput, checkGeometry, checkPerSegmentLengths, maxSegmentSizeOf, maxSegmentsOf, segmentSizeBounds, segmentsExtent } from '../../dispatch/geometry.js';
 import { type OptionParameterSpec, type ParameterSpec, numericFacts, optionFacts, resolveParameters, segmentParameters } from '../../dispatch/parameters.js';
 import { type Plan, type Validation, makePlan, planValidation, prologueLaunches } from '../../dispatch/plan.js';
 import { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
 import { type Env, type Requirements, backendForCall, env as makeEnv } from '../../env/env.js';
 import { SegkitUsageError } from '../../errors.js';
-import { checkFields } from '../../params/fields.js';
+import { checkArgsObject, checkFields } from '../../params/fields.js';
 import type { NumericFacts, OptionFacts } from '../../params/resolve.js';
 import { type SegmentedSortArgs, segmentedSortFields, segmentedSortRequired } from './args.js';
 import { type SortOrder, sortOrders } from './keys.js';
@@ -150,11 +150,7 @@ function requirementNotes(requirements: Requirements): string[] {
  * out temporary storage and lists the launches. No device work.
  */
 export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = makeEnv()): SegmentedSortPlan {
-  if (typeof args !== 'object' || args === null) throw new SegkitUsageError(`args: expected an object; got ${describe(args)}`);
-  checkFields('args', args, segmentedSortFields, segmentedSortRequired);
-  for (const name of ['keysIn', 'keysOut'] as const) {
-    if (!isDeviceArray(args[name])) throw new SegkitUsageError(`${name}: expected a DeviceArray; got ${describe(args[name])}`);
-  }
+  checkArgsObject(args, segmentedSortFields, segmentedSortRequired, ['keysIn', 'keysOut']);
   const backend = backendForCall(environment, args);
   checkDeviceArray(args.keysIn, backend, 'keysIn', ['f32', 'i32', 'u32']);
   const facts = resolveFacts(args, environment, backend);
