@@ -150,6 +150,21 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       });
     });
 
+    describe('reduce over long segments', () => {
+      it('chunks lengthen until the grid is about reduceWorkgroups workgroups (k = 1 greedy decoding, ties, NaN, -0, k > size)', async () => {
+        // 5 segments and 15 workgroups: 3 chunks for the longest, each several loop trips long, from
+        // starts at every offset modulo 4; a segment shorter than k.
+        const sizes = [70_001, 3, 40_962, 0, 16_385];
+        for (const k of [1, 2, 8]) {
+          for (const flavour of ['ties', 'special'] as const) {
+            const directions = sizes.map((_, i) => (i % 2 === (k === 2 ? 0 : 1) ? 'min' : 'max') as 'max' | 'min');
+            const plan = await expectReferencePlan(makeCase({ name: `wave-k${k}-${flavour}`, flavour, sizes, k, directions, seed: 83 + k }), 'reduce', { reduceWorkgroups: 15 });
+            expect(plan.launches.map((l) => l.purpose).join(' | ')).toMatch(/3 workgroups per segment \(chunks of \d+ keys/);
+          }
+        }
+      });
+    });
+
     describe('radix-select: the sampled threshold of pass 0', () => {
       /** Keys whose sampled positions (policy.ts radixSample) mislead the threshold high or low, or land on ties. */
       function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {

@@ -267,7 +267,7 @@ function variantLaunches(
         continue;
       }
       const chunks = reduceChunks(maxSegmentSize, policy);
-      launches.push(launch('reduce', variant, 'reduce', chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment: register top-k of each chunk into partials`));
+      launches.push(launch('reduce', variant, 'reduce', chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment (chunks of ${policy.reduceChunkItems} keys, vec4 reads): register top-k of each chunk into partials`));
       if (chunks > 1) {
         layout.add('partials', n * chunks * facts.kMax * 8);
         launches.push(launch('reduce-merge', variant, 'reduce-merge', "merge the chunks' lists per segment and write"));
@@ -340,6 +340,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       k: { min: kBounds.min, max: facts.kMax },
       segmentSize: { min: sizeBounds.min, max: maxSegmentSize },
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined,
+      maxSegments: facts.maxSegments,
     },
     backend.capabilities,
     environment.tuning as { variant?: TopKVariant; policy?: Partial<TopKPolicy> },
