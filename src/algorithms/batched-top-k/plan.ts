@@ -172,7 +172,7 @@ function checkWeights(args: TopKArgs): TopKProblem['weights'] {
 function specialization(selection: TopKSelection, facts: TopKFacts, keyType: string): string {
   const parts: string[] = [keyType];
   // Only constants are baked into a kernel; a uniform value is a kernel parameter.
-  if (selection.variant === 'reduce') parts.unshift(facts.k.kind === 'constant' ? `k=${facts.k.exact}` : `k<=${selection.policy.reduceMaxK}`);
+  if (selection.variant === 'reduce') parts.unshift(facts.k.kind === 'constant' ? `k=${facts.k.exact}` : `k<=${Math.min(facts.kMax, selection.policy.reduceMaxK)}`);
   if (selection.variant === 'single-tile') parts.push(`tile=${selection.policy.tileItems}`);
   const dir = facts.selectDirection;
   parts.push(dir.kind === 'constant' ? dir.exact! : dir.kind === 'uniform' ? 'dir=uniform' : 'dir=per-segment');

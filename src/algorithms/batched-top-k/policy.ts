@@ -221,7 +221,9 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if (chosen === 'radix-select' && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
-  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && !reducePerInvocation(policy, maxSize)) {
+  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
+    policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
+  } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
     if (tuning.policy?.reduceChunkItems === undefined) {
       policy.reduceChunkItems = reduceChunkItemsFor(facts.maxSegments ?? 1, maxSize, policy.workgroupSize * 16, policy.reduceWorkgroups);
@@ -262,6 +264,19 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
  */
 export function reducePerInvocation(policy: TopKPolicy, maxSegmentSize: number): boolean {
   return maxSegmentSize <= policy.reduceSmallSegmentItems;
+}
+
+/**
+ * Invocations per workgroup when reduce gives each segment one: halved (down to one subgroup) while
+ * the segments make fewer than a quarter of `workgroups` workgroups, so a router's 16384 segments
+ * spread over 256 workgroups of 64 instead of 64 of 256, which leave half of an H200's 132
+ * multiprocessors idle.
+ */
+export function perInvocationWorkgroupSize(maxSegments: number, largest: number, workgroups: number, capabilities: BackendCapabilities): number {
+  const smallest = Math.min(largest, Math.max(32, capabilities.subgroupSize ?? 32));
+  let size = largest;
+  while (size > smallest && Math.ceil(maxSegments / size) < workgroups / 4) size /= 2;
+  return size;
 }
 
 /**

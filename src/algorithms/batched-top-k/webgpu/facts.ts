@@ -24,6 +24,11 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly tileItems: number;
   readonly reduceChunkItems: number;
   readonly reduceMaxK: number;
+  /**
+   * The largest k a reduce kernel of this run keeps: min(kMax, reduceMaxK) (k is clamped to kMax).
+   * A uniform or per-segment k under kMax 1 still gets a one-entry register list.
+   */
+  readonly reduceListK: number;
   /** Reduce gives each segment one invocation (policy.ts reducePerInvocation). */
   readonly reducePerInvocation: boolean;
   readonly radixTileItems: number;
@@ -56,6 +61,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     tileItems: policy.tileItems,
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
+    reduceListK: Math.max(1, Math.min(problem.kMax, policy.reduceMaxK)),
     reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
     radixBits: policy.radixBits,

@@ -20,7 +20,8 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  *
  * Segments of at most policy.reduceSmallSegmentItems keys (facts.reducePerInvocation) get one
  * invocation each instead: workgroup w handles segments [w * WG, (w + 1) * WG), each invocation its
- * own register list, no merge, no barrier.
+ * own register list, no merge, no barrier; it reads its segment's whole quads as vec4 (the policy
+ * narrows WG so the segments spread over the device, policy.ts perInvocationWorkgroupSize).
  *
  * Workgroup memory: (workgroupSize / 2) * K * 8 bytes (8 KiB for K = 8), within every policy's budget.
  */
@@ -28,9 +29,13 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
 /** Quads (vec4 loads) an invocation issues before it inserts their keys. */
 const UNROLL = 4;
 
-/** The list length kernels of this run keep in registers: k (constant) or reduceMaxK, rounded up to a power of two. */
+/**
+ * The list length kernels of this run keep in registers: k (constant) or min(kMax, reduceMaxK),
+ * rounded up to a power of two. Greedy decoding passes k = 1 as a uniform: its list has one entry,
+ * not reduceMaxK (fewer registers, no merge network).
+ */
 export function registerListLength(facts: TopKKernelFacts): number {
-  const k = facts.sources.k.kind === 'constant' ? Math.max(1, Math.min(facts.sources.k.value, facts.reduceMaxK)) : Math.max(1, facts.reduceMaxK);
+  const k = facts.sources.k.kind === 'constant' ? Math.max(1, Math.min(facts.sources.k.value, facts.reduceListK)) : facts.reduceListK;
   return 2 ** Math.ceil(Math.log2(k));
 }
 
@@ -170,26 +175,37 @@ const outputsLoop = `
 
 /** The per-invocation reduce (facts.reducePerInvocation): one segment per invocation, no merge. */
 function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
-  const kernelShape: KernelShape = { keys: true, outputs: true, temp: facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
+  const kernelShape: KernelShape = { keys: true, keys4: true, outputs: true, temp: facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
   const length = registerListLength(facts);
+  // The whole aligned quads of the segment as vec4 loads, four issued before any is used (a router's
+  // 16 keys are one round trip instead of four), the < 4 keys on either side one by one.
   const main = `
   let segment = workgroupIndex * WG + lid;
   if (failed() || segment >= activeSegments()) { return; }
   let s = resolveSegment(segment, mulSat(u.chunks, CHUNK));
   clearList();
   if (s.take > 0u) {
-    var i = 0u;
-    for (; i + 4u <= s.size; i += 4u) {
-      let a = keysIn[s.start + i];
-      let b = keysIn[s.start + i + 1u];
-      let c = keysIn[s.start + i + 2u];
-      let d = keysIn[s.start + i + 3u];
-      insert(orderedKey(a, s.direction), i);
-      insert(orderedKey(b, s.direction), i + 1u);
-      insert(orderedKey(c, s.direction), i + 2u);
-      insert(orderedKey(d, s.direction), i + 3u);
+    let a = s.start;
+    let b = s.start + s.size;
+    let qa = (a + 3u) >> 2u;
+    let qb = b >> 2u;
+    if (qa < qb) {
+      var q = qa;
+      for (; q + 4u <= qb; q += 4u) {
+        let v0 = keysIn4[q];
+        let v1 = keysIn4[q + 1u];
+        let v2 = keysIn4[q + 2u];
+        let v3 = keysIn4[q + 3u];
+        insertQuad(v0, q * 4u - a, s.direction);
+        insertQuad(v1, q * 4u + 4u - a, s.direction);
+        insertQuad(v2, q * 4u + 8u - a, s.direction);
+        insertQuad(v3, q * 4u + 12u - a, s.direction);
+      }
+      for (; q < qb; q++) { insertQuad(keysIn4[q], q * 4u - a, s.direction); }
     }
-    for (; i < s.size; i++) { insert(orderedKey(keysIn[s.start + i], s.direction), i); }
+    let headEnd = min(b, qa * 4u);
+    for (var i = a; i < headEnd; i++) { insert(orderedKey(keysIn[i], s.direction), i - a); }
+    for (var i = max(headEnd, qb * 4u); i < b; i++) { insert(orderedKey(keysIn[i], s.direction), i - a); }
   }
   let out = segment * u.kMax;
   for (var j = 0u; j < u.kMax; j++) {
@@ -202,7 +218,7 @@ function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGp
     uniforms: [...kernelUniforms(facts, kernelShape), 'chunks'],
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}\n${insertQuadFn}`,
     main,
   };
 }
