@@ -299,9 +299,10 @@ for (const c of cases) {
       for (let i = 0; i < 3; i++) await sc.select();
       await sk.synchronize();
       if (ref) row.mismatches = mismatches(ref, await sk.download(sc.keysOut), await sk.download(sc.valuesOut));
-      // The GPU idles while the host builds a case (a 16M-key reference takes seconds) and its clocks
-      // fall; the first figures taken after that ran up to 5x slow (select in run 4's sweep, timed
-      // first, against plan.run timed after it). Keep it busy for warmMs before timing anything.
+      // The GPU idles while the host builds a case (a 16M-key reference, uploads, new pipelines) and
+      // its clocks may fall: in run 4's sweep and again on 2026-11-23 12:11, select (timed first) ran
+      // 2-5x slower than plan.run (timed after it) on the GPU's own timestamps, on the cases with the
+      // longest host-side setup, though both run the same kernels. Keep the GPU busy for warmMs first.
       await keepBusy(() => sc.run(), () => sk.synchronize());
       const single = await timeSingle(async () => {
         await sc.select();
