@@ -9,6 +9,7 @@
  *   then one `backend.synchronize()`; time / N.
  *   segkitHostMs: the time inside the select calls alone (host-bound where it is ~ segkitMs);
  *   segkitPlanRunMs: the same with the two-step API (plan once, plan.run(temp) N times).
+ *   segkitPlanRunGpuMs: plan.run's compute passes from timestamps (beside segkitGpuMs, select's).
  * - segkit single: one select + synchronize.
  * - segkit GPU: one select's compute pass, from timestamp queries (when the device has them).
  * - tfjs batched: N back-to-back `tf.topk` calls, then `await data()` of the last; time / N.
@@ -21,6 +22,7 @@
  *   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp node dist/bench/topk-webgpu.mjs
  * or on the device: bash bench/gpu/run-all.sh
  * Options: --runs=N (default 9), --cases=id,id, --batch-ms=T (target time per batch, default 60),
+ *          --warm-ms=T (each case keeps the GPU busy this long before it is timed, default 300),
  *          --single-cols=N (single-row case size, default 16777216), --out=dir, --no-tfjs, --no-check,
  *          --variants (also force each applicable variant: GPU and plan.run times per variant),
  *          --extra-cases=single-bits (diagnostic: the single row with random-bit keys),
@@ -44,6 +46,7 @@ import { segkitCase } from './lib/segkit-runner.js';
 const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
+const warmMs = Number(argv['warm-ms'] ?? 300);
 const withTfjs = argv['no-tfjs'] === undefined;
 const check = argv['no-check'] === undefined;
 // Default: bench/results/ of the repo (this file runs from dist/bench/ once bundled).
@@ -237,6 +240,15 @@ async function timeBatched(call: () => unknown | Promise<unknown>, finish: () =>
   }
   return { ms: median(samples), hostMs: median(host), n };
 }
+/** Back-to-back `call`s for about `warmMs` (synchronized every ~20 ms), so timing starts at working clocks. */
+async function keepBusy(call: () => unknown | Promise<unknown>, finish: () => Promise<unknown>) {
+  const until = performance.now() + warmMs;
+  while (performance.now() < until) {
+    const slice = performance.now() + 20;
+    while (performance.now() < slice) await call();
+    await finish();
+  }
+}
 async function timeSingle(fn: () => Promise<unknown>) {
   const samples: number[] = [];
   for (let r = 0; r < runs; r++) {
@@ -287,6 +299,11 @@ for (const c of cases) {
       for (let i = 0; i < 3; i++) await sc.select();
       await sk.synchronize();
       if (ref) row.mismatches = mismatches(ref, await sk.download(sc.keysOut), await sk.download(sc.valuesOut));
+      // The GPU idles while the host builds a case (a 16M-key reference, uploads, new pipelines) and
+      // its clocks may fall: in run 4's sweep and again on 2026-11-23 12:11, select (timed first) ran
+      // 2-5x slower than plan.run (timed after it) on the GPU's own timestamps, on the cases with the
+      // longest host-side setup, though both run the same kernels. Keep the GPU busy for warmMs first.
+      await keepBusy(() => sc.run(), () => sk.synchronize());
       const single = await timeSingle(async () => {
         await sc.select();
         await sk.synchronize();
@@ -300,6 +317,10 @@ for (const c of cases) {
       row.segkitHostMs = fmt(batched.hostMs, 4);
       row.segkitPlanRunMs = fmt(viaPlan.ms, 4);
       row.segkitPlanRunHostMs = fmt(viaPlan.hostMs, 4);
+      // Where select and plan.run part in a long sweep: plan.run's compute passes from timestamps.
+      const runGpu = await gpuTimeMs(() => sc.run(), () => sk.synchronize());
+      row.segkitPlanRunGpuMs = fmt(runGpu?.ms, 4);
+      row.segkitPlanRunPasses = runGpu?.passes;
       row.segkitSingleMs = fmt(single, 4);
       row.segkitN = batched.n;
       row.launches = sc.plan.launches?.length;
@@ -432,7 +453,7 @@ for (const c of cases) {
 }
 
 console.log();
-printTable(results, ['case', 'variant', 'launches', 'segkitMs', 'segkitHostMs', 'segkitPlanRunMs', 'segkitTrustMs', 'segkitSingleMs', 'segkitGpuMs', 'tfjsMs', 'tfjsSingleMs', 'tfjsGpuMs', 'xVsTfjs', 'xVsTfjsSingle', 'copySameBytesMs', 'overCopy', 'readGBps', 'bwFraction', 'mismatches', 'tfjsKeyMismatches']);
+printTable(results, ['case', 'variant', 'launches', 'segkitMs', 'segkitHostMs', 'segkitPlanRunMs', 'segkitTrustMs', 'segkitSingleMs', 'segkitGpuMs', 'segkitPasses', 'segkitPlanRunGpuMs', 'segkitPlanRunPasses', 'tfjsMs', 'tfjsSingleMs', 'tfjsGpuMs', 'xVsTfjs', 'xVsTfjsSingle', 'copySameBytesMs', 'overCopy', 'readGBps', 'bwFraction', 'mismatches', 'tfjsKeyMismatches']);
 for (const r of results) {
   if (r.variants === undefined) continue;
   const parts = Object.entries(r.variants as Record<string, Record<string, unknown>>).map(([v, x]) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cpuBackend, selectTopKVariant, topKPolicyFor } from '../src/index.js';
+import { perInvocationWorkgroupSize, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -43,5 +44,32 @@ describe('top-k policy', () => {
     expect(router.policy.workgroupSize).toBe(topKPolicyFor(capabilities).workgroupSize);
     const wider = selectTopKVariant({ k: { min: 1, max: 8 }, segmentSize: { min: 1, max: 256 }, segmentSizeDeviceBounds: false }, capabilities);
     expect(wider.policy.workgroupSize).toBeLessThan(topKPolicyFor(capabilities).workgroupSize);
+  });
+
+  it('reduce spreads many short segments over smaller workgroups until they make a quarter of reduceWorkgroups', () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 1024 } }).capabilities;
+    // 16384 routers of 16 experts: 256 workgroups of 64 instead of 64 of 256.
+    const router = selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 16, max: 16 }, segmentSizeDeviceBounds: false, maxSegments: 16384 }, gpu);
+    expect(router.policy.workgroupSize).toBe(64);
+    expect(perInvocationWorkgroupSize(16384, 256, 1024, gpu)).toBe(64);
+    // Never below one subgroup, never above the policy's size; tuning wins.
+    expect(perInvocationWorkgroupSize(10, 256, 1024, gpu)).toBe(32);
+    expect(perInvocationWorkgroupSize(1 << 20, 256, 1024, gpu)).toBe(256);
+    expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 16, max: 16 }, segmentSizeDeviceBounds: false, maxSegments: 16384 }, gpu, { policy: { workgroupSize: 128 } }).policy.workgroupSize).toBe(128);
+  });
+
+  it('reduce lengthens its chunks over long rows so the grid is about reduceWorkgroups workgroups', () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 1024 } }).capabilities;
+    // Greedy decoding, 64 x 151936: 13 chunks of 12288 keys per row (832 workgroups), not 38 of 4096.
+    const greedy = selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 }, gpu);
+    expect(greedy.policy.reduceWorkgroups).toBe(1024);
+    expect(greedy.policy.reduceChunkItems).toBe(12288);
+    expect(reduceChunkItemsFor(64, 151936, 4096, 1024)).toBe(12288);
+    // Few long rows, or many short ones: one loop trip per chunk as before.
+    expect(reduceChunkItemsFor(1, 128256, 4096, 1024)).toBe(4096);
+    expect(reduceChunkItemsFor(16384, 256, 4096, 1024)).toBe(4096);
+    // Whole loop trips, never fewer workgroups than segments.
+    expect(reduceChunkItemsFor(4096, 100_000, 4096, 1024)).toBe(102400);
+    expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 }, gpu, { policy: { reduceChunkItems: 4096 } }).policy.reduceChunkItems).toBe(4096);
   });
 });

@@ -49,6 +49,9 @@ const cases: TwinCase[] = [
     k: 8,
     variant: 'reduce',
     deviceK: true,
+    // A software adapter's few workgroup slots would give each segment one chunk: 12 keep 3 per segment.
+    policy: { reduceWorkgroups: 12 },
+    launches: ['reduce-merge'],
   },
   {
     name: 'reduce with one invocation per segment (16-expert router, k = 2)',

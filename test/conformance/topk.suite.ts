@@ -138,12 +138,40 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect(plan.launches.some((l) => l.name.includes('per-invocation'))).toBe(true);
       });
 
+      it('routers of 16 and 8 experts: whole quads per invocation, workgroups narrowed to spread the segments (ties, NaN, -0)', async () => {
+        // reduceWorkgroups 1024: 3000 segments narrow the workgroups to one subgroup; constant sizes
+        // keep every segment's start on a quad; 13 experts put starts at every offset modulo 4.
+        for (const [experts, k] of [[16, 1], [8, 2], [13, 2]] as const) {
+          for (const flavour of ['ties', 'special'] as const) {
+            const sizes = Array.from({ length: 3000 }, () => experts);
+            const directions = sizes.map((_, i) => (i % 3 === 0 ? 'min' : 'max') as 'max' | 'min');
+            const plan = await expectReferencePlan(makeCase({ name: `router-${experts}-k${k}-${flavour}`, flavour, sizes, sizeKind: 'constant', k, directions, seed: 89 + experts }), 'reduce', { reduceWorkgroups: 1024 });
+            expect(plan.launches.some((l) => l.name.includes('per-invocation'))).toBe(true);
+          }
+        }
+      });
+
       it('long segments split into chunks of any size, read four keys at a time from any start', async () => {
         // Packed segments start at every offset modulo 4; chunks of 1000 items split quads.
         const sizes = [1, 4097, 3, 12_345, 2, 9000, 5];
         for (const reduceChunkItems of [1000, 4096]) {
           await expectReferencePlan(makeCase({ name: `chunks-${reduceChunkItems}`, flavour: 'ties', sizes, k: 6, seed: 73 }), 'reduce', { reduceChunkItems });
           await expectReferencePlan(makeCase({ name: `chunks-k1-${reduceChunkItems}`, flavour: 'special', sizes, k: 1, directions: 'min', seed: 79 }), 'reduce', { reduceChunkItems });
+        }
+      });
+    });
+
+    describe('reduce over long segments', () => {
+      it('chunks lengthen until the grid is about reduceWorkgroups workgroups (k = 1 greedy decoding, ties, NaN, -0, k > size)', async () => {
+        // 5 segments and 15 workgroups: 3 chunks for the longest, each several loop trips long, from
+        // starts at every offset modulo 4; a segment shorter than k.
+        const sizes = [70_001, 3, 40_962, 0, 16_385];
+        for (const k of [1, 2, 8]) {
+          for (const flavour of ['ties', 'special'] as const) {
+            const directions = sizes.map((_, i) => (i % 2 === (k === 2 ? 0 : 1) ? 'min' : 'max') as 'max' | 'min');
+            const plan = await expectReferencePlan(makeCase({ name: `wave-k${k}-${flavour}`, flavour, sizes, k, directions, seed: 83 + k }), 'reduce', { reduceWorkgroups: 15 });
+            expect(plan.launches.map((l) => l.purpose).join(' | ')).toMatch(/3 workgroups per segment \(chunks of \d+ keys/);
+          }
         }
       });
     });

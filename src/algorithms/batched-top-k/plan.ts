@@ -172,7 +172,7 @@ function checkWeights(args: TopKArgs): TopKProblem['weights'] {
 function specialization(selection: TopKSelection, facts: TopKFacts, keyType: string): string {
   const parts: string[] = [keyType];
   // Only constants are baked into a kernel; a uniform value is a kernel parameter.
-  if (selection.variant === 'reduce') parts.unshift(facts.k.kind === 'constant' ? `k=${facts.k.exact}` : `k<=${selection.policy.reduceMaxK}`);
+  if (selection.variant === 'reduce') parts.unshift(facts.k.kind === 'constant' ? `k=${facts.k.exact}` : `k<=${Math.min(facts.kMax, selection.policy.reduceMaxK)}`);
   if (selection.variant === 'single-tile') parts.push(`tile=${selection.policy.tileItems}`);
   const dir = facts.selectDirection;
   parts.push(dir.kind === 'constant' ? dir.exact! : dir.kind === 'uniform' ? 'dir=uniform' : 'dir=per-segment');
@@ -267,7 +267,7 @@ function variantLaunches(
         continue;
       }
       const chunks = reduceChunks(maxSegmentSize, policy);
-      launches.push(launch('reduce', variant, 'reduce', chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment: register top-k of each chunk into partials`));
+      launches.push(launch('reduce', variant, 'reduce', chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment (chunks of ${policy.reduceChunkItems} keys, vec4 reads): register top-k of each chunk into partials`));
       if (chunks > 1) {
         layout.add('partials', n * chunks * facts.kMax * 8);
         launches.push(launch('reduce-merge', variant, 'reduce-merge', "merge the chunks' lists per segment and write"));
@@ -336,6 +336,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       k: { min: kBounds.min, max: facts.kMax },
       segmentSize: { min: sizeBounds.min, max: maxSegmentSize },
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined,
+      maxSegments: facts.maxSegments,
     },
     backend.capabilities,
     environment.tuning as { variant?: TopKVariant; policy?: Partial<TopKPolicy> },

@@ -17,8 +17,16 @@ export interface TopKPolicy {
   readonly tileItems: number;
   /** Largest `kMax` the reduce variant handles. */
   readonly reduceMaxK: number;
-  /** Items one reduce workgroup scans; longer segments are split across workgroups and merged. */
+  /**
+   * Items one reduce workgroup scans; longer segments are split across workgroups and merged. Unless
+   * tuning sets it, the selector lengthens it over long segments (see `reduceWorkgroups`).
+   */
   readonly reduceChunkItems: number;
+  /**
+   * Reduce over long segments: chunks grow, in whole loop trips of `workgroupSize * 16` keys, until
+   * the grid is at most about this many workgroups (the device's workgroup slots, one wave).
+   */
+  readonly reduceWorkgroups: number;
   /**
    * Reduce: segments of at most this many keys get one invocation each (workgroupSize segments per
    * workgroup, no merge) instead of a workgroup each.
@@ -130,6 +138,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     reduceMaxK: topKPolicyLimits.reduceMaxK,
     reduceChunkItems: workgroupSize * 16,
     reduceSmallSegmentItems: 32,
+    reduceWorkgroups: Math.max(1, capabilities.parallelism),
     radixTileItems: workgroupSize * 16,
     // 11-bit digits (CUB's cluster top-k): three passes instead of four, where the histogram fits.
     radixBits: radixWorkgroupBytes({ tileItems, radixBits: 11, workgroupSize }) <= capabilities.workgroupStorageBytes ? 11 : 8,
@@ -148,6 +157,8 @@ export interface TopKSelectorFacts {
   readonly segmentSize: Bounds;
   /** Whether tighter segment-size bounds exist on the device only (a uniform branch can use them). */
   readonly segmentSizeDeviceBounds: boolean;
+  /** Most segments of the call (default 1): how many workgroups the segments alone make. */
+  readonly maxSegments?: number;
 }
 
 /** The selector's answer: the chosen variant, its policy, every variant's verdict. */
@@ -210,9 +221,13 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if (chosen === 'radix-select' && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
-  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && !reducePerInvocation(policy, maxSize)) {
+  if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
+    policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
+  } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
-    if (tuning.policy?.reduceChunkItems === undefined) policy.reduceChunkItems = policy.workgroupSize * 16;
+    if (tuning.policy?.reduceChunkItems === undefined) {
+      policy.reduceChunkItems = reduceChunkItemsFor(facts.maxSegments ?? 1, maxSize, policy.workgroupSize * 16, policy.reduceWorkgroups);
+    }
   }
   return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
 }
@@ -249,6 +264,33 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
  */
 export function reducePerInvocation(policy: TopKPolicy, maxSegmentSize: number): boolean {
   return maxSegmentSize <= policy.reduceSmallSegmentItems;
+}
+
+/**
+ * Invocations per workgroup when reduce gives each segment one: halved (down to one subgroup) while
+ * the segments make fewer than a quarter of `workgroups` workgroups, so a router's 16384 segments
+ * spread over 256 workgroups of 64 instead of 64 of 256, which leave half of an H200's 132
+ * multiprocessors idle.
+ */
+export function perInvocationWorkgroupSize(maxSegments: number, largest: number, workgroups: number, capabilities: BackendCapabilities): number {
+  const smallest = Math.min(largest, Math.max(32, capabilities.subgroupSize ?? 32));
+  let size = largest;
+  while (size > smallest && Math.ceil(maxSegments / size) < workgroups / 4) size /= 2;
+  return size;
+}
+
+/**
+ * Keys per reduce chunk: `base` (one loop trip of the workgroup) unless the segments would then
+ * make more than `workgroups` workgroups; then as few whole trips as keep `maxSegments` segments of
+ * `maxSegmentSize` keys within about `workgroups`. Each chunk pays a fixed cost (resolve the
+ * segment, merge the workgroup's lists, write a partial), so short chunks over long rows cost more
+ * than their reads: 64 x 151936, k = 1 ran 0.157 ms in 2432 chunks of 4096 keys (H200, Dawn/Vulkan,
+ * BENCHMARKS.md run 4) where its keys take 0.012 ms to read at copy bandwidth.
+ */
+export function reduceChunkItemsFor(maxSegments: number, maxSegmentSize: number, base: number, workgroups: number): number {
+  const perSegment = Math.max(1, Math.floor(workgroups / Math.max(1, maxSegments)));
+  if (Math.ceil(maxSegmentSize / base) <= perSegment) return base;
+  return Math.ceil(maxSegmentSize / perSegment / base) * base;
 }
 
 /**

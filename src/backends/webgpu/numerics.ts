@@ -13,11 +13,12 @@
 /** `fn orderedBits(bits: u32) -> u32` for a value type. */
 export function orderedBitsWgsl(valueType: 'f32' | 'i32' | 'u32'): string {
   if (valueType === 'f32') {
+    // Branch-free (selects, no early returns): scanning kernels call it once per key, and random
+    // signs would make the branches diverge within a subgroup.
     return `fn orderedBits(bits: u32) -> u32 {
-  if ((bits & 0x7fffffffu) > 0x7f800000u) { return 0xffffffffu; } // NaN ranks above +Infinity
-  if (bits == 0x80000000u) { return 0x80000000u; } // -0 is +0
-  if ((bits & 0x80000000u) != 0u) { return ~bits; }
-  return bits | 0x80000000u;
+  let flipped = bits ^ (bitcast<u32>(bitcast<i32>(bits) >> 31u) | 0x80000000u); // negatives: ~bits; positives: bits | sign
+  let zeroed = select(flipped, 0x80000000u, bits == 0x80000000u); // -0 is +0
+  return select(zeroed, 0xffffffffu, (bits & 0x7fffffffu) > 0x7f800000u); // NaN ranks above +Infinity
 }`;
   }
   return valueType === 'i32' ? 'fn orderedBits(bits: u32) -> u32 { return bits ^ 0x80000000u; }' : 'fn orderedBits(bits: u32) -> u32 { return bits; }';

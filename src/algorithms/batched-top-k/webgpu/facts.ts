@@ -24,6 +24,12 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly tileItems: number;
   readonly reduceChunkItems: number;
   readonly reduceMaxK: number;
+  /**
+   * The register list a reduce kernel keeps: min(kMax, reduceMaxK) rounded up to a power of two
+   * (k is clamped to kMax). A uniform or per-segment k under kMax 1 (greedy decoding) gets a
+   * one-entry list; kMax is otherwise a uniform, so at most four reduce pipelines (1, 2, 4, 8).
+   */
+  readonly reduceListK: number;
   /** Reduce gives each segment one invocation (policy.ts reducePerInvocation). */
   readonly reducePerInvocation: boolean;
   readonly radixTileItems: number;
@@ -56,6 +62,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     tileItems: policy.tileItems,
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
+    reduceListK: 2 ** Math.ceil(Math.log2(Math.max(1, Math.min(problem.kMax, policy.reduceMaxK)))),
     reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
     radixBits: policy.radixBits,

@@ -8,7 +8,8 @@ import { enterRadixSegment, enterRadixTile, radixProgram } from './radix-common.
  *
  * - 'radix-histogram' (grid maxSegments * tiles): with a sampled threshold T (mode 1) the keys at or above T are appended to
  *   candidates0 (state word 2 counts them; one global atomic per tile) and counted in the digit-0
- *   histogram — one read of the keys and no histogram work for the rest. Without one (mode 0), the
+ *   histogram through the workgroup's (one global atomic per digit and tile) — one read of the keys
+ *   and no histogram work for the rest. Without one (mode 0), the
  *   digit-0 histogram of every key (workgroup histogram, then one atomic per non-zero bin).
  * - 'radix-fallback' (grid maxSegments * filterTiles, each workgroup looping over tiles): only where
  *   T misled (mode 1, fewer than take keys reached it): adds the keys below T to the digit-0
@@ -48,7 +49,7 @@ var<workgroup> collected: vec2<u32>;`;
   for (var t = first; t * RADIX_TILE < s.size; t += stride) {
     let begin = t * RADIX_TILE;
     let to = min(begin + RADIX_TILE, s.size);
-    if (!collect) { clearHistogram(BINS, lid); }
+    clearHistogram(BINS, lid);
     // Aligned quads covering keys [a, b) of keysIn; elements outside [a, b) are skipped.
     let a = s.start + begin;
     let b = s.start + to;
@@ -101,14 +102,16 @@ var<workgroup> collected: vec2<u32>;`;
     for (var j = 0u; j < n; j++) {
       if (s.start + tileCollected.x + at + j < u.candidatesLen) { atomicStore(&temp[out + j], mine[j]); }
     }
-    // Their digit-0 histogram: few straight to the segment's, many through the workgroup's.
-    if (tileCollected.y <= 64u) {
-      for (var j = 0u; j < n; j++) { atomicAdd(&temp[histogram + digitOf(mineKeys[j], 0u)], 1u); }
-    } else {
-      clearHistogram(BINS, lid);
-      for (var j = 0u; j < n; j++) { atomicAdd(&localHistogram[digitOf(mineKeys[j], 0u)], 1u); }
-      workgroupBarrier();
-      flushHistogram(histogram, lid);
+    // Their digit-0 histogram through the workgroup's: the collected keys crowd into a few digits
+    // (all of them into one when many keys tie at T, as NaNs of random-bit keys do), and a global
+    // atomic per key on one word serializes every tile. The first invocation to take a digit's
+    // count adds it (the exchange also clears the bin); one global atomic per digit and tile.
+    for (var j = 0u; j < n; j++) { atomicAdd(&localHistogram[digitOf(mineKeys[j], 0u)], 1u); }
+    workgroupBarrier();
+    for (var j = 0u; j < n; j++) {
+      let d = digitOf(mineKeys[j], 0u);
+      let c = atomicExchange(&localHistogram[d], 0u);
+      if (c != 0u) { atomicAdd(&temp[histogram + d], c); }
     }
   }`;
   return radixProgram(fallback ? 'radix-fallback' : 'radix-histogram', facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);

@@ -13,11 +13,15 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  *
  * Keys are read as vec4<u32> (a second binding of the keys buffer, whose allocation is whole 16-byte
  * words): each invocation loads UNROLL aligned quads before it inserts any, so a long segment has
- * 16 * UNROLL bytes in flight per invocation; elements of a quad outside the chunk are skipped.
+ * 16 * UNROLL bytes in flight per invocation; only the whole quads inside the chunk are read so, with
+ * no test per key, and the at most 3 + 3 keys around them one per invocation. Over long segments
+ * the policy lengthens the chunk (reduceChunkItemsFor) so the grid is about one wave of the device:
+ * a workgroup's fixed cost (segment, merge, partial) is paid per wave, not per 4096 keys.
  *
  * Segments of at most policy.reduceSmallSegmentItems keys (facts.reducePerInvocation) get one
  * invocation each instead: workgroup w handles segments [w * WG, (w + 1) * WG), each invocation its
- * own register list, no merge, no barrier.
+ * own register list, no merge, no barrier; it reads its segment's whole quads as vec4 (the policy
+ * narrows WG so the segments spread over the device, policy.ts perInvocationWorkgroupSize).
  *
  * Workgroup memory: (workgroupSize / 2) * K * 8 bytes (8 KiB for K = 8), within every policy's budget.
  */
@@ -25,11 +29,30 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
 /** Quads (vec4 loads) an invocation issues before it inserts their keys. */
 const UNROLL = 4;
 
-/** The list length kernels of this run keep in registers: k (constant) or reduceMaxK, rounded up to a power of two. */
+/**
+ * The list length kernels of this run keep in registers: k (constant) or min(kMax, reduceMaxK),
+ * rounded up to a power of two. Greedy decoding passes k = 1 as a uniform: its list has one entry,
+ * not reduceMaxK (fewer registers, no merge network).
+ */
 export function registerListLength(facts: TopKKernelFacts): number {
-  const k = facts.sources.k.kind === 'constant' ? Math.max(1, Math.min(facts.sources.k.value, facts.reduceMaxK)) : Math.max(1, facts.reduceMaxK);
+  const k = facts.sources.k.kind === 'constant' ? Math.max(1, Math.min(facts.sources.k.value, facts.reduceListK)) : facts.reduceListK;
   return 2 ** Math.ceil(Math.log2(k));
 }
+
+/** UNROLL quad loads at q, q + WG, ..., then their inserts (index order within each invocation). */
+function unrolledQuads(): string {
+  const loads = Array.from({ length: UNROLL }, (_, j) => `        let v${j} = keysIn4[q + ${j}u * WG];`);
+  const inserts = Array.from({ length: UNROLL }, (_, j) => `        insertQuad(v${j}, (q + ${j}u * WG) * 4u - s.start, s.direction);`);
+  return [...loads, ...inserts].join('\n');
+}
+
+/** Inserts the four keys of a quad whose first key has segment-local index `index`. */
+const insertQuadFn = `fn insertQuad(v: vec4<u32>, index: u32, direction: u32) {
+  insert(orderedKey(v.x, direction), index);
+  insert(orderedKey(v.y, direction), index + 1u);
+  insert(orderedKey(v.z, direction), index + 2u);
+  insert(orderedKey(v.w, direction), index + 3u);
+}`;
 
 /** Unrolled insertion of (key, index) into the sorted register list of length `length`. */
 function insertFn(length: number): string {
@@ -152,26 +175,37 @@ const outputsLoop = `
 
 /** The per-invocation reduce (facts.reducePerInvocation): one segment per invocation, no merge. */
 function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
-  const kernelShape: KernelShape = { keys: true, outputs: true, temp: facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
+  const kernelShape: KernelShape = { keys: true, keys4: true, outputs: true, temp: facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
   const length = registerListLength(facts);
+  // The whole aligned quads of the segment as vec4 loads, four issued before any is used (a router's
+  // 16 keys are one round trip instead of four), the < 4 keys on either side one by one.
   const main = `
   let segment = workgroupIndex * WG + lid;
   if (failed() || segment >= activeSegments()) { return; }
   let s = resolveSegment(segment, mulSat(u.chunks, CHUNK));
   clearList();
   if (s.take > 0u) {
-    var i = 0u;
-    for (; i + 4u <= s.size; i += 4u) {
-      let a = keysIn[s.start + i];
-      let b = keysIn[s.start + i + 1u];
-      let c = keysIn[s.start + i + 2u];
-      let d = keysIn[s.start + i + 3u];
-      insert(orderedKey(a, s.direction), i);
-      insert(orderedKey(b, s.direction), i + 1u);
-      insert(orderedKey(c, s.direction), i + 2u);
-      insert(orderedKey(d, s.direction), i + 3u);
+    let a = s.start;
+    let b = s.start + s.size;
+    let qa = (a + 3u) >> 2u;
+    let qb = b >> 2u;
+    if (qa < qb) {
+      var q = qa;
+      for (; q + 4u <= qb; q += 4u) {
+        let v0 = keysIn4[q];
+        let v1 = keysIn4[q + 1u];
+        let v2 = keysIn4[q + 2u];
+        let v3 = keysIn4[q + 3u];
+        insertQuad(v0, q * 4u - a, s.direction);
+        insertQuad(v1, q * 4u + 4u - a, s.direction);
+        insertQuad(v2, q * 4u + 8u - a, s.direction);
+        insertQuad(v3, q * 4u + 12u - a, s.direction);
+      }
+      for (; q < qb; q++) { insertQuad(keysIn4[q], q * 4u - a, s.direction); }
     }
-    for (; i < s.size; i++) { insert(orderedKey(keysIn[s.start + i], s.direction), i); }
+    let headEnd = min(b, qa * 4u);
+    for (var i = a; i < headEnd; i++) { insert(orderedKey(keysIn[i], s.direction), i - a); }
+    for (var i = max(headEnd, qb * 4u); i < b; i++) { insert(orderedKey(keysIn[i], s.direction), i - a); }
   }
   let out = segment * u.kMax;
   for (var j = 0u; j < u.kMax; j++) {
@@ -184,7 +218,7 @@ function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGp
     uniforms: [...kernelUniforms(facts, kernelShape), 'chunks'],
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}\n${insertQuadFn}`,
     main,
   };
 }
@@ -207,25 +241,23 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
   let begin = chunk * CHUNK;
   let to = min(begin + CHUNK, s.size);
   if (s.take > 0u && begin < to) {
-    // Aligned quads covering keys [a, b) of keysIn; each element outside [a, b) is skipped.
+    // Keys [a, b) of keysIn: whole aligned quads [qa, qb) read as vec4 with no per-key bounds test,
+    // UNROLL loads in flight before the first insert; the < 4 keys before qa and after qb one each.
     let a = s.start + begin;
     let b = s.start + to;
-    let lastQuad = (b - 1u) >> 2u;
-    for (var q = (a >> 2u) + lid; q <= lastQuad; q += WG * UNROLL) {
-      var quads: array<vec4<u32>, UNROLL>;
-      for (var j = 0u; j < UNROLL; j++) {
-        let at = q + j * WG;
-        if (at <= lastQuad) { quads[j] = keysIn4[at]; }
+    let qa = (a + 3u) >> 2u;
+    let qb = b >> 2u;
+    var q = qa + lid;
+    if (qa < qb) {
+      for (; q + (UNROLL - 1u) * WG < qb; q += UNROLL * WG) {
+${unrolledQuads()}
       }
-      for (var j = 0u; j < UNROLL; j++) {
-        let at = q + j * WG;
-        if (at > lastQuad) { break; }
-        for (var c = 0u; c < 4u; c++) {
-          let i = at * 4u + c;
-          if (i >= a && i < b) { insert(orderedKey(quads[j][c], s.direction), i - s.start); }
-        }
-      }
+      for (; q < qb; q += WG) { insertQuad(keysIn4[q], q * 4u - s.start, s.direction); }
     }
+    let headEnd = min(b, qa * 4u);
+    if (a + lid < headEnd) { insert(orderedKey(keysIn[a + lid], s.direction), a + lid - s.start); }
+    let tail = max(headEnd, qb * 4u) + lid;
+    if (tail < b) { insert(orderedKey(keysIn[tail], s.direction), tail - s.start); }
   }
   mergeWorkgroup(${merge});
   ${
@@ -251,7 +283,7 @@ export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: 
     uniforms,
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}\n${insertQuadFn}`,
     usesSubgroups: facts.subgroups,
     main,
   };
