@@ -9,6 +9,7 @@
  */
 import { DeviceBatchedCopy, cpuBackend, env, p } from 'segkit';
 import { copyShapes, medianOf } from './lib/copy-shapes.js';
+import { constantOf } from './lib/constant.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const runs = Number(args.runs ?? 7);
@@ -20,7 +21,7 @@ for (const s of copyShapes(args.shapes?.split(','))) {
   const deviceSource = backend.upload(source);
   const deviceDestination = backend.alloc('u32', s.length);
   const plan = DeviceBatchedCopy.plan(
-    { source: deviceSource, destination: deviceDestination, sizes: p.perSegment(s.sizes), sourceOffsets: p.perSegment(s.sourceOffsets), destinationOffsets: p.perSegment(s.destinationOffsets), numBuffers: p.constant(s.sizes.length) },
+    { source: deviceSource, destination: deviceDestination, sizes: p.perSegment(s.sizes), sourceOffsets: p.perSegment(s.sourceOffsets), destinationOffsets: p.perSegment(s.destinationOffsets), numBuffers: constantOf(s.sizes.length) },
     env({ backend }),
   );
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;

@@ -12,6 +12,7 @@
 import { writeFileSync } from 'node:fs';
 import { DeviceBatchedCopy, env, p, webgpuBackend } from 'segkit';
 import { copyShapes, medianOf } from './lib/copy-shapes.js';
+import { constantOf } from './lib/constant.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const runs = Number(args.runs ?? 5);
@@ -24,7 +25,7 @@ for (const s of copyShapes(args.shapes?.split(','))) {
   const source = backend.upload(new Uint32Array(s.length).map((_, i) => i));
   const destination = backend.alloc('u32', s.length);
   const plan = DeviceBatchedCopy.plan(
-    { source, destination, sizes: p.perSegment(s.sizes), sourceOffsets: p.perSegment(s.sourceOffsets), destinationOffsets: p.perSegment(s.destinationOffsets), numBuffers: p.constant(s.sizes.length) },
+    { source, destination, sizes: p.perSegment(s.sizes), sourceOffsets: p.perSegment(s.sourceOffsets), destinationOffsets: p.perSegment(s.destinationOffsets), numBuffers: constantOf(s.sizes.length) },
     env({ backend }),
   );
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;

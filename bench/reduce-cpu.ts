@@ -21,7 +21,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { type Backend, type SegmentedReduceVariant, DeviceSegmentedReduce, cpuBackend, env, p, segmentedReduceVariants, webgpuBackend } from 'segkit';
+import { type Backend, type SegmentedReduceArgs, type SegmentedReduceVariant, DeviceSegmentedReduce, cpuBackend, env, p, segmentedReduceVariants, webgpuBackend } from 'segkit';
 import { median, parseArgs, printTable, timeInterleaved } from './lib/cases.js';
 
 const argv = parseArgs(process.argv.slice(2));
@@ -129,7 +129,8 @@ async function compareWithPeers(backend: Backend): Promise<void> {
         for (let r = 0; r < shape.rows; r++) padded.fill(identityOf(op), r * shape.stride + shape.lengths[r]!, (r + 1) * shape.stride);
       }
       const input = tf.tensor2d(padded, [shape.rows, shape.stride]);
-      const args = {
+      // Annotated: the op is one of the bench's list, so whether indicesOut is needed is known at run time.
+      const args: SegmentedReduceArgs = {
         valuesIn,
         valuesOut,
         ...(op === 'argMax' ? { indicesOut } : {}),
@@ -145,7 +146,7 @@ async function compareWithPeers(backend: Backend): Promise<void> {
       const fastPlan = DeviceSegmentedReduce.plan(args, fast);
       const jsOut = new Float32Array(shape.rows);
       const jsIndices = new Int32Array(shape.rows);
-      const t = await timeInterleaved(
+      const t = await timeInterleaved<'segkit' | 'segkitFast' | 'tfjs' | 'js'>(
         {
           segkit: async () => {
             await plan.run(temp);

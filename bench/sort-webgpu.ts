@@ -16,6 +16,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as segkit from 'segkit';
 import { median, parseArgs, printTable } from './lib/cases.js';
+import { constantOf } from './lib/constant.js';
 
 const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, referenceSegmentedSort, webgpuBackend } = segkit;
 const argv = parseArgs(process.argv.slice(2));
@@ -80,8 +81,8 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     const valuesOut = gpu.alloc('u32', c.rows * width);
     const plan =
       c.k === undefined
-        ? DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.constant(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }))
-        : DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.constant(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), selectDirection: p.constantOption('max'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }));
+        ? DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }))
+        : DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), selectDirection: p.constantOption('max'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }));
     const temp = plan.tempStorageBytes > 0 ? gpu.alloc('u8', plan.tempStorageBytes) : undefined;
     await plan.run(temp);
     const got = new Uint32Array((await gpu.download(keysOut)).buffer);
@@ -92,7 +93,7 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     } else {
       const cpuIn = cpu.upload(keys);
       const cpuOut = cpu.alloc('f32', c.rows * c.k);
-      await DeviceBatchedTopK.maxKeys({ keysIn: cpuIn, keysOut: cpuOut, segmentSizes: p.constant(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), numSegments: p.uniform(c.rows) }, env({ backend: cpu }));
+      await DeviceBatchedTopK.maxKeys({ keysIn: cpuIn, keysOut: cpuOut, segmentSizes: constantOf(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), numSegments: p.uniform(c.rows) }, env({ backend: cpu }));
       expected = new Uint32Array((await cpu.download(cpuOut)).buffer);
       cpuIn.destroy();
       cpuOut.destroy();

@@ -9,6 +9,7 @@
  * tied candidates to choose among, and random keys, where it mostly sorts.
  */
 import { type Backend, type Requirements, DeviceBatchedTopK, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
+import { constantOf } from './lib/constant.js';
 
 const which = process.argv[2] ?? 'cpu';
 const runs = Number(process.argv[3] ?? 9);
@@ -44,7 +45,7 @@ for (const [name, rows, cols, k, key] of shapes) {
   const keysIn = backend.upload(new Float32Array(rows * cols).map((_, i) => key(i)));
   const keysOut = backend.alloc('f32', rows * k);
   const valuesOut = backend.alloc('i32', rows * k);
-  const args = { keysIn, keysOut, valuesOut, segmentSizes: p.constant(cols), k: p.constant(k), selectDirection: p.constantOption('max'), numSegments: p.constant(rows) };
+  const args = { keysIn, keysOut, valuesOut, segmentSizes: constantOf(cols), k: constantOf(k), selectDirection: p.constantOption('max'), numSegments: constantOf(rows) };
   const environments = requirementSets.map(([, requirements]) => env({ backend, requirements }));
   const times: number[][] = requirementSets.map(() => []);
   for (let run = -2; run < runs; run++) {

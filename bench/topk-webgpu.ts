@@ -40,7 +40,7 @@ import { create, globals } from 'webgpu';
 import * as tf from '@tensorflow/tfjs-core';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import * as segkit from 'segkit';
-import { type Case, makeCases, median, mismatches, parseArgs, peerKeyMismatches, printTable, reference } from './lib/cases.js';
+import { makeCases, median, mismatches, parseArgs, peerKeyMismatches, printTable, reference } from './lib/cases.js';
 import { segkitCase } from './lib/segkit-runner.js';
 
 const argv = parseArgs(process.argv.slice(2));

@@ -9,6 +9,7 @@
  */
 import { type Backend, DeviceBatchedTopK, cpuBackend, env, p, webgpuBackend } from 'segkit';
 import { median, parseArgs } from './lib/cases.js';
+import { constantOf } from './lib/constant.js';
 
 const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 15);
@@ -27,7 +28,7 @@ const keysIn = backend.upload(scores);
 const keysOut = backend.alloc('f32', tokens * k);
 const valuesOut = backend.alloc('u32', tokens * k);
 const weightsOut = backend.alloc('f32', tokens * k);
-const common = { keysIn, keysOut, valuesOut, segmentSizes: p.constant(experts), k: p.uniform(k, { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(tokens) } as const;
+const common = { keysIn, keysOut, valuesOut, segmentSizes: constantOf(experts), k: p.uniform(k, { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(tokens) } as const;
 const plain = DeviceBatchedTopK.plan(common, env({ backend }));
 const withWeights = DeviceBatchedTopK.plan({ ...common, weights: { kind }, weightsOut }, env({ backend }));
 const temp = backend.alloc('u8', Math.max(4, plain.tempStorageBytes, withWeights.tempStorageBytes));

@@ -15,6 +15,7 @@
  */
 import { type Backend, DeviceBatchedTopK, type DeviceArray, type Env, type TopKPlan, p } from 'segkit';
 import type { Case } from './cases.js';
+import { constantOf } from './constant.js';
 
 export interface SegkitCase {
   readonly plan: TopKPlan;
@@ -68,7 +69,7 @@ export function segkitCase(c: Case, backend: Backend, environment: Env): SegkitC
       keysIn,
       keysOut,
       valuesOut,
-      segmentSizes: p.constant(c.stride),
+      segmentSizes: constantOf(c.stride),
       k: p.perSegment(ks, { min: 1, max: c.kMax }),
       selectDirection: p.constantOption('max'),
       numSegments: p.uniform(c.rows),
@@ -83,10 +84,10 @@ export function segkitCase(c: Case, backend: Backend, environment: Env): SegkitC
       keysOut,
       valuesOut,
       segmentSizes: p.perSegment(sizes, { min: 1, max: c.stride }),
-      segmentStride: p.constant(c.stride),
-      k: p.constant(c.kMax),
+      segmentStride: constantOf(c.stride),
+      k: constantOf(c.kMax),
       selectDirection: p.constantOption('max'),
-      numSegments: p.constant(c.rows),
+      numSegments: constantOf(c.rows),
     };
     plan = DeviceBatchedTopK.plan(args, environment);
     select = () => DeviceBatchedTopK.select(args, environment);

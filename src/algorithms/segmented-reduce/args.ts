@@ -63,7 +63,9 @@ interface ExpectedKinds {
 export interface SegmentedReduceDomains extends SegmentDomains {}
 
 /** Checks the op's option set against the ops reduce has. */
-type ValidateOp<Param> = [Exclude<InferOptions<Param>, ReduceOp>] extends [never]
+type ValidateOp<Param> = string extends InferOptions<Param>
+  ? Param // not literal (an args object annotated with SegmentedReduceArgs): checked at run time
+  : [Exclude<InferOptions<Param>, ReduceOp>] extends [never]
   ? Param
   : ErrorMessage<`op: ${OptionNotInSet<Exclude<InferOptions<Param>, ReduceOp> & string, `'sum', 'min', 'max', 'argMin', 'argMax'`>}`>;
 

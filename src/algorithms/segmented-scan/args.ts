@@ -73,7 +73,9 @@ type InitialValueDomain<Values> = [Values] extends [DeviceArray<'u32'>]
     : { min: number; max: number; guaranteeMin: never; guaranteeMax: never };
 
 /** Checks an option set against the options the scan supports. */
-type ValidateOptions<Param, Name extends string, Supported extends string, Listed extends string> = [Exclude<InferOptions<Param>, Supported>] extends [never]
+type ValidateOptions<Param, Name extends string, Supported extends string, Listed extends string> = string extends InferOptions<Param>
+  ? Param // not literal (an args object annotated with ScanArgs): checked at run time
+  : [Exclude<InferOptions<Param>, Supported>] extends [never]
   ? Param
   : ErrorMessage<`${Name}: ${OptionNotInSet<Exclude<InferOptions<Param>, Supported> & string, Listed>}`>;
 
