@@ -19,6 +19,7 @@
  * (rank tiles of `rankItems`, looping when a tile is longer): four stable 2-bit splits, each one
  * workgroup scan of packed counters, so the tile ends up stably sorted by the digit, and then writes
  * item p of digit d to (smaller digits' totals + digit d in earlier tiles + p - first p of digit d).
+ * A pass whose digit is the same for every item of the segment (the totals say so) copies instead.
  */
 
 /** The kernels of the radix sort. */
@@ -164,13 +165,28 @@ function scatterMain(options: RadixProgramOptions): string {
   let base = countsBase(inGroup);
   let totalsAt = base + 256u * u.sortTiles;
   var sum = 0u;
-  for (var c = 0u; c < ${perThread}u; c++) { let d = lid * ${perThread}u + c; if (d < 256u) { sum += temp[totalsAt + d]; } }
-  var running = scanPairs(vec2<u32>(sum, 0u), lid).x - sum;
+  var everyItem = 0u;
+  for (var c = 0u; c < ${perThread}u; c++) {
+    let d = lid * ${perThread}u + c;
+    if (d < 256u) { let total = temp[totalsAt + d]; sum += total; everyItem += select(0u, 1u, total == s.y); }
+  }
+  var running = scanPairs(vec2<u32>(sum, everyItem), lid).x - sum;
+  // One digit holds every item of the segment: the pass keeps the order (a copy).
+  let constant = workgroupUniformLoad(&pairs[WG - 1u]).y != 0u;
   for (var c = 0u; c < ${perThread}u; c++) {
     let d = lid * ${perThread}u + c;
     if (d < 256u) { offsets[d] = running + temp[base + d * u.sortTiles + tile]; running += temp[totalsAt + d]; }
   }
   workgroupBarrier();
+  if (constant) {
+    for (var j = range.x + lid; j < range.y; j += WG) {
+      let bits = bitsAt(digitPass, start, j);
+      ${hasValues ? `var value = 0u;
+      if (digitPass == 0u) { value = sourceValue(start, j); } else { value = temp[fromValues + start + j]; }` : 'let value = 0u;'}
+      if (last) { writeOut(start, j, bits, value); } else { temp[toKeys + start + j] = bits;${hasValues ? ' temp[toValues + start + j] = value;' : ''} }
+    }
+    return;
+  }
   for (var sub = range.x; sub < range.y; sub += RANK) {
     let n = min(RANK, range.y - sub);
     for (var i = 0u; i < ITEMS; i++) {
