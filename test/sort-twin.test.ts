@@ -27,11 +27,18 @@ interface TwinCase {
   readonly sizes: readonly number[];
   readonly variant?: SegmentedSortVariant;
   readonly policy?: Record<string, number>;
+  /** Integers in [0, 200], no NaN: the two low bytes of every sort key are equal, so those passes copy. */
+  readonly integerKeys?: boolean;
 }
 
 const cases: TwinCase[] = [
   { name: 'radix over packed per-segment sizes, small tiles, segments in groups', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixMaxTiles: 16 } },
   { name: 'single-tile and radix side by side (the natural plan)', sizes: [300, 9000, 0, 77, 4100] },
+  // 79 tiles: the scan splits each digit's tile counts over 8 invocations, 8 workgroups per segment.
+  { name: 'radix over many tiles per segment (each digit scanned by several invocations)', sizes: [20000, 3, 9000, 0], variant: 'radix', policy: { radixTileItems: 256 } },
+  // 4 digit totals per invocation in the scatter's scan; rank tiles of 1024 keys, 16 per invocation.
+  { name: 'radix with 64-invocation workgroups', sizes: [5000, 1200, 1100], variant: 'radix', policy: { workgroupSize: 64, tileItems: 1024, radixTileItems: 3000 } },
+  { name: 'radix over keys whose low digits are all equal (those passes copy)', sizes: [6000, 4500], variant: 'radix', policy: { radixTileItems: 1000 }, integerKeys: true },
 ];
 
 describeTwins('sort: CPU and WGSL twins, launch by launch', () => {
@@ -50,7 +57,7 @@ describeTwins('sort: CPU and WGSL twins, launch by launch', () => {
     it(c.name, async () => {
       const random = rng(c.sizes.length * 7919);
       const total = c.sizes.reduce((a, b) => a + b, 0);
-      const keys = Float32Array.from({ length: total }, () => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100));
+      const keys = Float32Array.from({ length: total }, () => (c.integerKeys ? Math.round(random() * 200) : random() < 0.05 ? NaN : Math.round(random() * 200) - 100));
       const n = c.sizes.length;
       const planOn = (backend: Backend) => {
         const keysIn = backend.upload(keys);

@@ -12,7 +12,7 @@ import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
 import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
 import { type TopKLaunch, type TopKProblem, reduceChunks, selectionSortShape, topKKernels } from './problem.js';
-import { radixLaunchPass, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
+import { radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
 import { requiredWith } from '../../types/messages.js';
 
@@ -295,7 +295,8 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKP
   const { tiles, groupSegments } = selectionSortShape(facts.maxSegments, selected, policy);
   const groups = Math.ceil(facts.maxSegments / groupSegments);
   const outputWords = facts.maxSegments * facts.kMax;
-  layout.add('sortCounts', Math.min(facts.maxSegments, groupSegments) * tiles * 256 * 4);
+  const scanWorkgroups = radixScanShape(tiles, policy.workgroupSize).workgroups;
+  layout.add('sortCounts', radixCountsWords(Math.min(facts.maxSegments, groupSegments), tiles) * 4);
   for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, outputWords * 4);
   const launches: TopKLaunch[] = [];
   for (let group = 0; group < groups; group++) {
@@ -304,7 +305,7 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKP
     for (let digit = 0; digit < sortRadixPasses; digit++) {
       const at = { variant: 'radix-select' as const, pass: radixLaunchPass(group, digit) };
       launches.push({ ...at, kernel: 'sort-histogram', name: `topk/sort-selection/histogram[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection (up to ${selected} keys), pass ${digit}: digit histogram (${tiles} tiles per segment)` });
-      launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
+      launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments * scanWorkgroups, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
       launches.push({ ...at, kernel: 'sort-scatter', name: `topk/sort-selection/scatter[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection, pass ${digit}: stable scatter${digit === sortRadixPasses - 1 ? ' into the outputs, best first' : ''}` });
     }
   }

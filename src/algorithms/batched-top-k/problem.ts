@@ -3,7 +3,7 @@ import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, Se
 import type { KeyType } from './keys.js';
 import { type TopKPolicy, type TopKVariant, reducePerInvocation } from './policy.js';
 import type { SegmentedSortPolicy } from '../segmented-sort/policy.js';
-import { groupSegments, tilesPerSegment } from '../segmented-sort/problem.js';
+import { groupSegments, radixScanShape, tilesPerSegment } from '../segmented-sort/problem.js';
 
 /*
  * What a top-k call adds to the segmented problem (dispatch/problem.ts) that host and kernels read
@@ -124,7 +124,7 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   // Sorted output past a tile: the segmented sort's radix kernels over each segment's selection (the
   // grids of one group; plan.ts sizes each launch from the selection's bound).
   'sort-histogram': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortCounts'] },
-  'sort-scan': { slots: sortSlots, grid: sortGroup, identicalSlots: ['sortCounts'] },
+  'sort-scan': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * radixScanShape(sortTiles(problem, policy), policy.workgroupSize).workgroups, identicalSlots: ['sortCounts'] },
   'sort-scatter': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
   // One invocation per segment, after the variant's last launch: it reads keysOut, writes weightsOut.
   weights: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },

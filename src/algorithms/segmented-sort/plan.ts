@@ -17,7 +17,7 @@ import {
   segmentedSortVariants,
   selectSegmentedSortVariant,
 } from './policy.js';
-import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, radixLaunchPass, radixPasses, segmentedSortKernels, tilesPerSegment } from './problem.js';
+import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, tilesPerSegment } from './problem.js';
 
 const orderParameter: OptionParameterSpec = { type: 'option', name: 'order', options: sortOrders, required: true };
 
@@ -118,7 +118,8 @@ function variantLaunches(
     const tiles = tilesPerSegment(geometry, policy);
     const perGroup = groupSegments(geometry, policy);
     const groups = Math.ceil(facts.maxSegments / perGroup);
-    layout.add('sortCounts', Math.min(facts.maxSegments, perGroup) * tiles * 256 * 4);
+    const scanWorkgroups = radixScanShape(tiles, policy.workgroupSize).workgroups;
+    layout.add('sortCounts', radixCountsWords(Math.min(facts.maxSegments, perGroup), tiles) * 4);
     for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, itemsBound * 4);
     for (let group = 0; group < groups; group++) {
       const segments = Math.min(perGroup, facts.maxSegments - group * perGroup);
@@ -128,8 +129,8 @@ function variantLaunches(
         const to = digit === radixPasses - 1 ? 'the outputs' : `buffer ${digit % 2}`;
         const pass = radixLaunchPass(group, digit);
         launches.push(launch('radix-histogram', 'radix', 'radix/histogram', `${which}pass ${digit}: histogram of digit ${digit} of ${from} (${tiles} tiles per segment)`, pass, segments * tiles));
-        launches.push(launch('radix-scan', 'radix', 'radix/scan', `${which}pass ${digit}: where each tile's digits go in its segment`, pass, segments));
-        launches.push(launch('radix-scatter', 'radix', 'radix/scatter', `${which}pass ${digit}: stable scatter of ${from} by digit ${digit} into ${to}`, pass, segments * tiles));
+        launches.push(launch('radix-scan', 'radix', 'radix/scan', `${which}pass ${digit}: where each tile's digits go in its segment (${scanWorkgroups} workgroups per segment)`, pass, segments * scanWorkgroups));
+        launches.push(launch('radix-scatter', 'radix', 'radix/scatter', `${which}pass ${digit}: rank each tile by digit ${digit} in workgroup memory (stable 2-bit splits), then scatter ${from} into ${to}`, pass, segments * tiles));
       }
     }
   }

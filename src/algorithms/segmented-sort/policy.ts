@@ -15,7 +15,11 @@ export interface SegmentedSortPolicy {
   readonly workgroupSize: number;
   /** Most items a single-tile workgroup sorts in workgroup memory (a sort key and an index each, 8 bytes). */
   readonly tileItems: number;
-  /** Items one radix histogram/scatter workgroup (a tile of a segment) covers, at most. */
+  /**
+   * Items one radix histogram/scatter workgroup (a tile of a segment) covers, at most (more when
+   * `radixMaxTiles` caps the tiles). The scatter ranks its tile in workgroup memory `tileItems` keys
+   * at a time (at most 16 per invocation), so a tile longer than that takes several rounds.
+   */
   readonly radixTileItems: number;
   /**
    * Most radix tiles one launch covers (`segments * tilesPerSegment`): each tile keeps 256 counts

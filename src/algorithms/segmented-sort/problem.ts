@@ -71,6 +71,28 @@ export function groupSegments(problem: { maxSegments: number; maxSegmentSize: nu
  */
 export const radixLaunchPass = (group: number, digit: number) => group * radixPasses + digit;
 
+/**
+ * How the radix scan splits a segment's counts over workgroups: `threadsPerDigit` invocations scan
+ * one digit's tile counts (each a run of at most 16 tiles, or more past 16 * workgroupSize tiles),
+ * `digitsPerWorkgroup` digits to a workgroup, `workgroups` workgroups per segment. The WGSL computes
+ * the same numbers (webgpu/radix.ts `scanShape`); the CPU twin covers the same digits per workgroup.
+ */
+export function radixScanShape(tiles: number, workgroupSize: number): { threadsPerDigit: number; digitsPerWorkgroup: number; workgroups: number } {
+  let threadsPerDigit = 1;
+  while (threadsPerDigit * 16 < tiles && threadsPerDigit < workgroupSize) threadsPerDigit *= 2;
+  if (threadsPerDigit > workgroupSize) threadsPerDigit = workgroupSize;
+  const digitsPerWorkgroup = Math.max(1, Math.min(256, Math.floor(workgroupSize / threadsPerDigit)));
+  return { threadsPerDigit, digitsPerWorkgroup, workgroups: Math.ceil(256 / digitsPerWorkgroup) };
+}
+
+/**
+ * Words of the counts slot for `segments` segments of `tiles` tiles: per segment, 256 digits x tiles
+ * counts (digit-major, so one digit's tiles are adjacent) and the 256 digit totals.
+ */
+export function radixCountsWords(segments: number, tiles: number): number {
+  return segments * (tiles + 1) * 256;
+}
+
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 /** The grids of one radix group (the largest; a last, partial group launches fewer). */
 const groupOf = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => Math.min(problem.maxSegments, groupSegments(problem, policy));
@@ -83,8 +105,10 @@ const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKe
  *
  * Temporary-storage slots (u32 words):
  * - `offsets`: segment starts (packed layout with per-segment sizes), from 'segment-offsets';
- * - `sortCounts`: groupSegments * tilesPerSegment * 256 (one group's): the histogram of tile t's digits
- *   (radix-histogram), then where tile t's first item of each digit goes within its segment (radix-scan);
+ * - `sortCounts`: radixCountsWords(groupSegments, tiles) (one group's), per segment `(tiles + 1) * 256`
+ *   words: at `d * tiles + t` the count of digit d in tile t (radix-histogram), then the number of items
+ *   of digit d in tiles before t (radix-scan); at `256 * tiles + d` the total of digit d (radix-scan).
+ *   The scatter adds the totals of smaller digits (its own scan over the 256 totals);
  * - `sortKeys0`/`sortKeys1`, `sortValues0`/`sortValues1`: the double buffer, as long as the segments' extent (a
  *   segment's items at its own start): pass p (< 3) writes buffer p % 2 with the key bits and values
  *   (payloads or index values) in the order of digits 0..p; pass 3 writes the outputs.
@@ -92,6 +116,6 @@ const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKe
 export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'validate' | 'segment-offsets'>, SegmentedSortProblem, SegmentedSortPolicy> = {
   'single-tile': { slots: ['offsets'], grid: perSegment },
   'radix-histogram': { slots: radixSlots, grid: perTile, identicalSlots: ['sortCounts'] },
-  'radix-scan': { slots: radixSlots, grid: groupOf, identicalSlots: ['sortCounts'] },
+  'radix-scan': { slots: radixSlots, grid: (problem, policy) => groupOf(problem, policy) * radixScanShape(tilesPerSegment(problem, policy), policy.workgroupSize).workgroups, identicalSlots: ['sortCounts'] },
   'radix-scatter': { slots: radixSlots, grid: perTile, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
 };

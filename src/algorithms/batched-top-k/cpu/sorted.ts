@@ -1,6 +1,7 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { type RadixSegment, type RadixSortSource, radixHistogram, radixScan, radixScatter } from '../../segmented-sort/cpu/radix.js';
+import { radixScanShape } from '../../segmented-sort/problem.js';
 import { orderedKey } from '../keys.js';
 import type { TopKContext, TopKKernelParams } from './common.js';
 
@@ -15,6 +16,8 @@ import type { TopKContext, TopKKernelParams } from './common.js';
 export interface SelectionSortFields {
   readonly tiles: number;
   readonly groupSegments: number;
+  /** Digits one scan workgroup covers (segmented-sort/problem.ts `radixScanShape`). */
+  readonly scanDigits: number;
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
   readonly valuesSlots: readonly [number, number];
@@ -26,6 +29,7 @@ export interface SelectionSortFields {
 export function selectionSortFields(ctx: TopKContext, shape: { tiles: number; groupSegments: number }): SelectionSortFields {
   return {
     ...shape,
+    scanDigits: radixScanShape(shape.tiles, ctx.policy.workgroupSize).digitsPerWorkgroup,
     countsSlot: ctx.slotWords('sortCounts'),
     keysSlots: [ctx.slotWords('sortKeys0'), ctx.slotWords('sortKeys1')],
     valuesSlots: [ctx.slotWords('sortValues0'), ctx.slotWords('sortValues1')],
@@ -37,6 +41,7 @@ export function selectionSortFields(ctx: TopKContext, shape: { tiles: number; gr
 class SelectionSource implements RadixSortSource {
   readonly tiles: number;
   readonly groupSegments: number;
+  readonly scanDigits: number;
   readonly tempU32: Uint32Array;
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
@@ -52,6 +57,7 @@ class SelectionSource implements RadixSortSource {
   ) {
     this.tiles = fields.tiles;
     this.groupSegments = fields.groupSegments;
+    this.scanDigits = fields.scanDigits;
     this.tempU32 = ctx.tempU32;
     this.countsSlot = fields.countsSlot;
     this.keysSlots = fields.keysSlots;

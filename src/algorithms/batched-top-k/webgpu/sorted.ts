@@ -32,7 +32,8 @@ fn writeOut(start: u32, at: u32, bits: u32, value: u32) {
 /** The program of a selection-sort launch. */
 export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts, name: string): WebGpuProgram {
   const values = facts.valueMode !== 'none';
-  const parts = radixProgramParts(kernel, values);
+  // Ranks in tiles of top-k's single-tile capacity: they fit the workgroup memory finalize's sort has.
+  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems });
   return {
     name,
     cacheKey: `sort-selection/${kernel}|${JSON.stringify(facts)}`,

@@ -129,12 +129,23 @@ export function invocationLanesWgsl(team: number): string {
   return `
 const TEAM: u32 = ${team}u;
 const PER_INVOCATION: u32 = ${per}u;
+const LANE_ITEMS: u32 = ${sumOrder.chunkItems / sumOrder.lanes}u;
 fn invocationLanes(code: u32, start: u32, size: u32, base: u32, t: u32) -> Pair {
   var lane: array<Pair, ${per}>;
   let end = min(base + CHUNK, size);
   for (var m = 0u; m < PER_INVOCATION; m++) {
     var r = identityPair(code);
-    for (var q = base + t + m * TEAM; q < end; q += LANES) { r = combine(code, r, itemPair(valuesIn[start + q], q, code)); }
+    if (end - base == CHUNK) {
+      // A full chunk: the lane's items are all loaded before the first is combined, so the loads
+      // overlap (one at a time left a long segment at a third of the memory bandwidth); the combines
+      // keep their order.
+      var items: array<u32, LANE_ITEMS>;
+      let first = start + base + t + m * TEAM;
+      for (var k = 0u; k < LANE_ITEMS; k++) { items[k] = valuesIn[first + k * LANES]; }
+      for (var k = 0u; k < LANE_ITEMS; k++) { r = combine(code, r, itemPair(items[k], base + t + m * TEAM + k * LANES, code)); }
+    } else {
+      for (var q = base + t + m * TEAM; q < end; q += LANES) { r = combine(code, r, itemPair(valuesIn[start + q], q, code)); }
+    }
     lane[m] = r;
   }
   for (var h = PER_INVOCATION / 2u; h >= 1u; h = h / 2u) {

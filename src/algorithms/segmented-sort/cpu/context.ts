@@ -1,7 +1,7 @@
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { SegmentedSortPolicy } from '../policy.js';
-import type { SegmentedSortRun } from '../problem.js';
+import { type SegmentedSortRun, radixScanShape } from '../problem.js';
 import { indexValue, orderedBits } from './kernels.js';
 import type { RadixSegment, RadixSortSource } from './radix.js';
 
@@ -29,6 +29,7 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly tileItems: number;
   readonly tiles: number;
   readonly groupSegments: number;
+  readonly scanDigits: number;
   /** Whether the launches include single-tile and radix (then a segment's size picks one). */
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
@@ -56,6 +57,7 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.tileItems = run.policy.tileItems;
     this.tiles = problem.tilesPerSegment;
     this.groupSegments = problem.groupSegments;
+    this.scanDigits = radixScanShape(problem.tilesPerSegment, run.policy.workgroupSize).digitsPerWorkgroup;
     this.hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
     this.hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
     this.capacity = this.hasRadix ? problem.maxSegmentSize : run.policy.tileItems;

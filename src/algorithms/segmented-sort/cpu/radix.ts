@@ -7,9 +7,9 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
  * double buffer carries each item's key bits and value, so the last pass writes them without a
  * gather and a source may be its own destination (top-k sorts its outputs in place).
  *
- * A launch's `pass` is `group * 4 + digit` (problem.ts `radixLaunchPass`): workgroup w is tile
- * w % tiles of segment group * groupSegments + w / tiles, and its counts are the w-th 256 words of
- * the counts slot, which every group reuses. WGSL twin: webgpu/radix.ts.
+ * A launch's `pass` is `group * 4 + digit` (problem.ts `radixLaunchPass`): histogram and scatter
+ * workgroup w is tile w % tiles of segment group * groupSegments + w / tiles; the counts slot holds
+ * one group's counts (problem.ts), which every group reuses. WGSL twin: webgpu/radix.ts.
  */
 
 /** A segment as the radix kernels see it. */
@@ -25,6 +25,8 @@ export class RadixSegment {
 export interface RadixSortSource {
   readonly tiles: number;
   readonly groupSegments: number;
+  /** Digits one radix-scan workgroup covers (problem.ts `radixScanShape`). */
+  readonly scanDigits: number;
   readonly tempU32: Uint32Array;
   /** Word offsets of the slots. */
   readonly countsSlot: number;
@@ -59,7 +61,10 @@ function bitsAt(src: RadixSortSource, digit: number, start: number, j: number): 
   return digit === 0 ? src.sourceKey(start, j) : src.tempU32[src.keysSlots[(digit - 1) & 1]! + start + j]!;
 }
 
-/** 'radix-histogram': the digit counts of one tile into `sortCounts`. */
+/** Word offset of the counts of segment `s` of a group (problem.ts `radixCountsWords`). */
+const countsBase = (src: RadixSortSource, s: number) => src.countsSlot + s * (src.tiles + 1) * 256;
+
+/** 'radix-histogram': the digit counts of one tile into `sortCounts` (digit-major: digit d of tile t at d * tiles + t). */
 export function radixHistogram(src: RadixSortSource, workgroupId: number, shared: WorkgroupMemory, launchPass: number): void {
   const tiles = src.tiles;
   const digit = launchPass & 3;
@@ -67,39 +72,45 @@ export function radixHistogram(src: RadixSortSource, workgroupId: number, shared
   const { start, size, mask } = segment;
   const histogram = shared.u32;
   histogram.fill(0, 0, 256);
-  const [lo, hi] = tileRange(size, tiles, workgroupId % tiles);
+  const tile = workgroupId % tiles;
+  const [lo, hi] = tileRange(size, tiles, tile);
   const shift = 8 * digit;
   for (let j = lo; j < hi; j++) histogram[(((src.radixOrderedKey(bitsAt(src, digit, start, j)) ^ mask) >>> shift) & 255)]!++;
-  const at = src.countsSlot + workgroupId * 256;
-  for (let d = 0; d < 256; d++) src.tempU32[at + d] = histogram[d]!;
+  const at = countsBase(src, Math.floor(workgroupId / tiles)) + tile;
+  for (let d = 0; d < 256; d++) src.tempU32[at + d * tiles] = histogram[d]!;
 }
 
-/** 'radix-scan': a segment's tile histograms into where each tile's first item of each digit goes (digits in order, tiles in order within a digit). */
-export function radixScan(src: RadixSortSource, workgroupId: number, shared: WorkgroupMemory, launchPass: number): void {
-  if (!src.enterRadix((launchPass >>> 2) * src.groupSegments + workgroupId, segment)) return;
+/**
+ * 'radix-scan': workgroup w covers digits [b * scanDigits, (b + 1) * scanDigits) of its segment
+ * (b = w % scanWorkgroups): each digit's tile counts into the items of that digit in earlier tiles, and
+ * the digit's total.
+ */
+export function radixScan(src: RadixSortSource, workgroupId: number, _shared: WorkgroupMemory, launchPass: number): void {
+  const perSegment = Math.ceil(256 / src.scanDigits);
+  const inGroup = Math.floor(workgroupId / perSegment);
+  if (!src.enterRadix((launchPass >>> 2) * src.groupSegments + inGroup, segment)) return;
   const tiles = src.tiles;
   const counts = src.tempU32;
-  const base = src.countsSlot + workgroupId * tiles * 256;
-  const totals = shared.u32;
-  for (let d = 0; d < 256; d++) {
-    let total = 0;
-    for (let t = 0; t < tiles; t++) total += counts[base + t * 256 + d]!;
-    totals[d] = total;
-  }
-  let offset = 0;
-  for (let d = 0; d < 256; d++) {
-    let running = offset;
-    offset += totals[d]!;
+  const base = countsBase(src, inGroup);
+  const first = (workgroupId % perSegment) * src.scanDigits;
+  for (let d = first; d < Math.min(256, first + src.scanDigits); d++) {
+    let running = 0;
     for (let t = 0; t < tiles; t++) {
-      const at = base + t * 256 + d;
+      const at = base + d * tiles + t;
       const count = counts[at]!;
       counts[at] = running;
       running += count;
     }
+    counts[base + 256 * tiles + d] = running;
   }
 }
 
-/** 'radix-scatter': one tile's items, in index order, to their digit's next place: buffer `digit % 2`, or the outputs in the last pass. */
+/**
+ * 'radix-scatter': one tile's items, in index order, to their digit's next place: buffer `digit % 2`,
+ * or the outputs in the last pass. Digit d's first place is the totals of smaller digits plus the
+ * items of digit d in earlier tiles. (The WGSL twin ranks the tile in workgroup memory first; the
+ * places are the same.)
+ */
 export function radixScatter(src: RadixSortSource, workgroupId: number, shared: WorkgroupMemory, launchPass: number): void {
   const tiles = src.tiles;
   const digit = launchPass & 3;
@@ -107,9 +118,14 @@ export function radixScatter(src: RadixSortSource, workgroupId: number, shared: 
   const { start, size, mask } = segment;
   const next = shared.u32;
   const temp = src.tempU32;
-  const at = src.countsSlot + workgroupId * 256;
-  for (let d = 0; d < 256; d++) next[d] = temp[at + d]!;
-  const [lo, hi] = tileRange(size, tiles, workgroupId % tiles);
+  const tile = workgroupId % tiles;
+  const base = countsBase(src, Math.floor(workgroupId / tiles));
+  let smaller = 0;
+  for (let d = 0; d < 256; d++) {
+    next[d] = smaller + temp[base + d * tiles + tile]!;
+    smaller += temp[base + 256 * tiles + d]!;
+  }
+  const [lo, hi] = tileRange(size, tiles, tile);
   const shift = 8 * digit;
   const hasValues = src.hasValues;
   const fromValues = src.valuesSlots[(digit - 1) & 1]!;

@@ -132,7 +132,11 @@ ${bitonicSortWgsl}`,
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
   if (kernel === 'single-tile' && facts.tileItems % facts.workgroupSize !== 0) throw new Error(`internal: tileItems ${facts.tileItems} is not a multiple of the workgroup size ${facts.workgroupSize}`);
-  const body = kernel === 'single-tile' ? singleTile(facts) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', facts.valueMode !== 'none');
+  const body = kernel === 'single-tile' ? singleTile(facts) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+          hasValues: facts.valueMode !== 'none',
+          workgroupSize: facts.workgroupSize,
+          rankItems: facts.tileItems,
+        });
   return {
     name,
     cacheKey: `sort/${kernel}|${JSON.stringify(facts)}`,
