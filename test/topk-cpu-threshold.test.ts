@@ -5,7 +5,8 @@ import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 /*
  * radix-select's sampled threshold for pass 0 (src/algorithms/batched-top-k/cpu/radix-select.ts):
  * long segments with small k, where the strided sample represents the keys, misleads high (fewer
- * than k keys reach it: the full pass 0 runs) or low (many reach it), or lands on ties; both
+ * than k keys reach it: the full pass 0 runs) or low (many reach it), or lands on ties (also of -0
+ * and +0), with NaNs that the f32 compare against T must keep ('max') or leave ('min'); both
  * directions, f32 and u32 keys, on one thread and with every launch split with a worker.
  */
 function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
@@ -26,7 +27,14 @@ function keysFor(style: string, rows: number, cols: number, seed: number): Float
     else if (style === 'sample-high') keys[i] = sampled.has(i) ? 100 + next() : next(); // T too high: few reach it
     else if (style === 'sample-low') keys[i] = sampled.has(i) ? -100 - next() : next(); // T too low: many reach it
     else if (style === 'ties') keys[i] = Math.floor(next() * 4); // T lands on a tie
-    else keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : next() - 0.5; // specials
+    else if (style === 'specials') keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : next() - 0.5;
+    // A few NaNs off the sample (so T is a number and the NaNs must still reach it for 'max').
+    else if (style === 'sparse-nan') keys[i] = i % 997 === 5 && !sampled.has(i) ? NaN : next() * 2 - 1;
+    // Mostly -0 and +0 (T lands on zero: both must reach it, ties by index), a few other numbers and NaNs.
+    else {
+      const u = next();
+      keys[i] = i % 997 === 5 && !sampled.has(i) ? NaN : u < 0.005 ? u + 1 : u < 0.01 ? -u - 1 : i % 2 === 0 ? -0 : 0;
+    }
   }
   return keys;
 }
@@ -40,7 +48,7 @@ describe('radix-select pass 0 with a sampled threshold', () => {
   for (const [name, make] of backends) {
     it(`agrees with referenceTopK bit for bit (${name})`, async () => {
       const backend = make();
-      for (const style of ['uniform', 'sample-high', 'sample-low', 'ties', 'specials']) {
+      for (const style of ['uniform', 'sample-high', 'sample-low', 'ties', 'specials', 'sparse-nan', 'signed-zeros']) {
         for (const [rows, cols, k] of [[3, 5000, 40], [1, 70000, 100], [2, 9000, 17]] as const) {
           for (const direction of ['max', 'min'] as const) {
             for (const ordering of ['sorted', 'unsorted'] as const) {

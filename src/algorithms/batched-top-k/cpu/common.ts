@@ -44,6 +44,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly policy: TopKPolicy;
   /** Key bits as int32. */
   readonly keys: Int32Array;
+  /** The same key memory as f32 (for float compares, where those are exact and cheaper). */
+  readonly keysF32: Float32Array;
   readonly keysOut: Int32Array;
   readonly valuesIn: Int32Array | undefined;
   readonly valuesOut: Int32Array | undefined;
@@ -107,6 +109,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.policy = run.policy;
     const { keysIn, keysOut, valuesIn, valuesOut } = run.arrays;
     this.keys = deviceMemory(keysIn).i32;
+    this.keysF32 = deviceMemory(keysIn).f32;
     this.keysOut = deviceMemory(keysOut).i32;
     this.valuesIn = valuesIn === undefined ? undefined : deviceMemory(valuesIn).i32;
     this.valuesOut = valuesOut === undefined ? undefined : deviceMemory(valuesOut).i32;

@@ -163,10 +163,14 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   return nthSmallest(sample, m, m - j);
 }
 
-/** Whether under 1/32 of the keys are expected to reach the sampled threshold (then a branch beats branch-free writes). */
+/**
+ * Whether under 1/8 of the keys are expected to reach the sampled threshold: then a branch per four
+ * keys beats branch-free writes (whose every load waits on the previous store's address; measured
+ * at 5% kept, bench/topk-cpu.ts 128x4096 k=64, 2026-11).
+ */
 function thresholdIsRare(ctx: TopKContext, size: number, take: number): boolean {
   const shape = radixSample(size, take, radixSampleCap(ctx.policy.workgroupSize));
-  return shape !== undefined && shape.j * 32 < shape.m;
+  return shape !== undefined && shape.j * 8 < shape.m;
 }
 
 /** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect; reorders the list so that list[0, nth] are the nth + 1 smallest. */
@@ -321,7 +325,11 @@ function collectPastThreshold(
   const out = direct ? ctx.candidatesSlot[0]! + start + temp[state + radixState.collected]! : 0;
   let n = 0;
   let p = from;
-  if (rare) {
+  const t = isF32 ? f32OfMaxSigned(threshold ^ mask) : NaN;
+  if (isF32 && rare && t === t) {
+    n = collectF32Reaching(ctx.keysF32, dst, out, p, end, start, t, mask !== 0);
+    p = end;
+  } else if (rare) {
     // Few keys reach T: a well-predicted branch per four keys.
     for (; p + 3 < end; p += 4) {
       const s0 = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
@@ -368,6 +376,62 @@ function collectPastThreshold(
     if (direct) temp[histogram + digit]!++;
     else Atomics.add(temp, histogram + digit, 1);
   }
+}
+
+const thresholdF32 = new Float32Array(1);
+const thresholdBits = new Int32Array(thresholdF32.buffer);
+
+/**
+ * The value of an f32 threshold given as a 'max' signed ordered key (f32Signed's inverse; -0 comes
+ * back as +0, the ordered key of a NaN as a NaN).
+ */
+function f32OfMaxSigned(maxSigned: number): number {
+  thresholdBits[0] = maxSigned < 0 ? maxSigned ^ 0x7fffffff : maxSigned;
+  return thresholdF32[0]!;
+}
+
+/**
+ * The segment-local indices of f32 keys[from, end) that reach a threshold of value `t` (not NaN),
+ * appended to dst[out...] in index order; returns how many. Compared as floats, which is exact
+ * here: for 'max' (`min` false) a key reaches T when it is not below it (a NaN ranks above every
+ * number and compares false; -0 and +0 are equal both ways), for 'min' when it is not above it (a
+ * NaN ranks below every number). A well-predicted branch per four keys (few keys reach T): the
+ * branch-free compaction makes every load wait on the previous store's address, measured 2-4x
+ * slower at 5% of keys kept (bench/topk-cpu.ts, 128x4096 k=64, 2026-11).
+ */
+function collectF32Reaching(keys: Float32Array, dst: Int32Array, out: number, from: number, end: number, start: number, t: number, min: boolean): number {
+  let n = 0;
+  let p = from;
+  if (!min) {
+    for (; p + 3 < end; p += 4) {
+      const a = keys[p]!;
+      const b = keys[p + 1]!;
+      const c = keys[p + 2]!;
+      const d = keys[p + 3]!;
+      if ((bit(!(a < t)) | bit(!(b < t)) | bit(!(c < t)) | bit(!(d < t))) !== 0) {
+        if (!(a < t)) dst[out + n++] = p - start;
+        if (!(b < t)) dst[out + n++] = p + 1 - start;
+        if (!(c < t)) dst[out + n++] = p + 2 - start;
+        if (!(d < t)) dst[out + n++] = p + 3 - start;
+      }
+    }
+    for (; p < end; p++) if (!(keys[p]! < t)) dst[out + n++] = p - start;
+  } else {
+    for (; p + 3 < end; p += 4) {
+      const a = keys[p]!;
+      const b = keys[p + 1]!;
+      const c = keys[p + 2]!;
+      const d = keys[p + 3]!;
+      if ((bit(a <= t) | bit(b <= t) | bit(c <= t) | bit(d <= t)) !== 0) {
+        if (a <= t) dst[out + n++] = p - start;
+        if (b <= t) dst[out + n++] = p + 1 - start;
+        if (c <= t) dst[out + n++] = p + 2 - start;
+        if (d <= t) dst[out + n++] = p + 3 - start;
+      }
+    }
+    for (; p < end; p++) if (keys[p]! <= t) dst[out + n++] = p - start;
+  }
+  return n;
 }
 
 /**
