@@ -143,7 +143,6 @@ const scanMain = `
 
 function scatterMain(options: RadixProgramOptions): string {
   const { hasValues } = options;
-  const items = radixRankItemsPerInvocation(options);
   const perThread = Math.ceil(256 / options.workgroupSize);
   return `
   let inGroup = workgroupIndex / u.sortTiles;
