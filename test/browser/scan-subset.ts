@@ -4,7 +4,7 @@
  * known places, i32 with device-only sizes and numSegments, and a device-only size past the values
  * under 'validate'. Outputs come back with the reference's (`referenceScan`, through the case builders).
  */
-import { type Env, type ScanPlan, type ScanVariant, type Backend, DeviceSegmentedScan, env, p, scanVariants, webgpuBackend } from '../../dist/index.js';
+import { type Backend, type Env, type ScanPlan, type ScanVariant, DeviceSegmentedScan, env, p, scanVariants, webgpuBackend } from '../../dist/index.js';
 import { type ScanCase, buildCase, makeCase, runCase, untouchedBits } from '../conformance/scan-cases.js';
 import { type SubsetCase, type SubsetOutcome, compared, onBackend, violationOf } from './subset.js';
 

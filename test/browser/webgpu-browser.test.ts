@@ -110,7 +110,11 @@ async function bundlePage(): Promise<string> {
     expect(outcome.cases.length, `${outcome.algorithm}: runs`).toBe(expected.cases);
     for (const c of outcome.cases) {
       if (c.forced !== undefined) expect(c.variant, `${c.name}: the forced variant ran`).toBe(c.forced);
-      for (const output of c.outputs) expectSameWords(output, `${outcome.algorithm} ${c.name} (${c.variant}): ${output.label}`);
+      expect(c.outputs.length, `${c.name}: outputs`).toBeGreaterThan(0);
+      for (const output of c.outputs) {
+        expect(output.expected.length, `${c.name}: ${output.label} compared`).toBeGreaterThan(0);
+        expectSameWords(output, `${outcome.algorithm} ${c.name} (${c.variant}): ${output.label}`);
+      }
     }
     const forced = outcome.cases.map((c) => c.forced).filter((v) => v !== undefined);
     expect([...new Set(forced)].sort(), `${outcome.algorithm}: every variant forced once`).toEqual([...outcome.variants].sort());
