@@ -1,12 +1,17 @@
 /**
- * The browser page of test/browser/webgpu-browser.test.ts: a subset of the top-k conformance suite
- * on WebGPU through `navigator.gpu`, against the built package (dist/, bundled by esbuild; the
- * suite's case builders are bundled against dist too). `runTopKSubset()` returns every case's outputs
- * next to the reference's, for the test to compare.
+ * The browser page of test/browser/webgpu-browser.test.ts: a subset of each algorithm's conformance
+ * suite on WebGPU through `navigator.gpu`, against the built package (dist/, bundled by esbuild; the
+ * suites' case builders are bundled against dist too). `runTopKSubset()` here and the other
+ * algorithms' subsets (reduce-subset.ts, scan-subset.ts, sort-subset.ts, copy-subset.ts) return every
+ * case's outputs next to the reference's, for the test to compare.
  */
 import { GuaranteeViolationError, webgpuBackend } from '../../dist/index.js';
-import { buildCase, makeCase, runCase } from '../conformance/topk-cases.js';
+import { type TopKCase, buildCase, makeCase, runCase } from '../conformance/topk-cases.js';
 import { rng } from '../rng.js';
+import { runCopySubset } from './copy-subset.js';
+import { runReduceSubset } from './reduce-subset.js';
+import { runScanSubset } from './scan-subset.js';
+import { runSortSubset } from './sort-subset.js';
 
 
 interface CaseResult {
@@ -86,5 +91,5 @@ async function runTopKSubset(): Promise<{ adapter: string; results: CaseResult[]
   }
 }
 
-(globalThis as { runTopKSubset?: typeof runTopKSubset }).runTopKSubset = runTopKSubset;
+Object.assign(globalThis, { runTopKSubset, runReduceSubset, runScanSubset, runSortSubset, runCopySubset });
 document.title = 'segkit webgpu ready';

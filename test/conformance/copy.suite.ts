@@ -16,42 +16,10 @@ import {
   batchedCopyVariants,
   env,
   p,
-  referenceBatchedCopy,
 } from '../../src/index.js';
 import { rng } from '../helpers.js';
 import { P } from './common.js';
-
-interface CopyCase {
-  readonly name: string;
-  readonly sizes: number[];
-  readonly sourceOffsets: number[];
-  readonly destinationOffsets: number[];
-  readonly sourceLength: number;
-  readonly destinationLength: number;
-}
-
-/** Buffers laid out apart in a shuffled order, with gaps; sources anywhere (they may overlap). */
-function layoutCase(name: string, sizes: number[], seed: number, align = 1): CopyCase {
-  const random = rng(seed);
-  const order = sizes.map((_, i) => i).sort(() => random() - 0.5);
-  const destinationOffsets = new Array<number>(sizes.length).fill(0);
-  let at = 0;
-  for (const i of order) {
-    at += align * Math.floor(random() * 3);
-    destinationOffsets[i] = at;
-    at += sizes[i]!;
-  }
-  const sourceLength = Math.max(1, ...sizes) * 2 + 7 * align;
-  const sourceOffsets = sizes.map((size) => align * Math.floor((random() * (sourceLength - size + 1)) / align));
-  return { name, sizes, sourceOffsets, destinationOffsets, sourceLength, destinationLength: at + 5 };
-}
-
-/** Source words with NaN payloads, -0, infinities and plain numbers as f32 bits. */
-function sourceWords(length: number, seed: number): Uint32Array {
-  const random = rng(seed);
-  const special = [0x7fc00001, 0xffc12345, 0x80000000, 0x7f800000, 0xff800000, 0x00000001];
-  return Uint32Array.from({ length }, (_, i) => (i % 11 === 3 ? special[i % special.length]! : Math.floor(random() * 2 ** 32)));
-}
+import { type CopyCase, destinationBefore, expectedDestination, layoutCase, sourceWords } from './copy-cases.js';
 
 const boundarySizes = [0, 1, 31, 32, 33, 0, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097];
 
@@ -78,7 +46,7 @@ export function defineCopyConformance(backendName: string, makeBackend: () => Pr
       const words = sourceWords(c.sourceLength, c.sizes.length + 1);
       const as = (w: Uint32Array) => (dtype === 'f32' ? new Float32Array(w.buffer) : dtype === 'i32' ? new Int32Array(w.buffer) : w);
       const source = backend.upload(as(words.slice()));
-      const before = Uint32Array.from({ length: c.destinationLength }, (_, i) => 0xdead0000 + i);
+      const before = destinationBefore(c);
       const destination = backend.upload(as(before.slice()));
       const owned: { destroy(): void }[] = [source, destination];
       const param = (values: number[], kind: Kind | undefined) => {
@@ -115,10 +83,7 @@ export function defineCopyConformance(backendName: string, makeBackend: () => Pr
       }
     }
 
-    function expected(c: CopyCase): Uint32Array {
-      const before = Uint32Array.from({ length: c.destinationLength }, (_, i) => 0xdead0000 + i);
-      return referenceBatchedCopy({ source: sourceWords(c.sourceLength, c.sizes.length + 1), destination: before, sourceOffsets: c.sourceOffsets, destinationOffsets: c.destinationOffsets, sizes: c.sizes });
-    }
+    const expected = expectedDestination;
 
     const expectWords = (got: Uint32Array, want: Uint32Array, what: string) => {
       expect(got.length, what).toBe(want.length);
