@@ -20,9 +20,24 @@ const kernels: Record<BatchedCopyKernelId, CpuKernelEntry<CopyContext>> = {
   chunked: { body: runChunked, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.chunkItems },
 };
 
+/**
+ * One context per plan (SegmentedRun.cache), made again only when a run binds other temporary
+ * storage: a run's host work is then its launches, and a worker thread is sent the context once per
+ * plan instead of once per run.
+ */
+const contexts = new WeakMap<object, CopyContext>();
+
+function contextOf(run: BatchedCopyRun): CopyContext {
+  const cached = run.cache === undefined ? undefined : contexts.get(run.cache);
+  if (cached !== undefined && cached.fits(run)) return cached;
+  const ctx = new CopyContext(run);
+  if (run.cache !== undefined) contexts.set(run.cache, ctx);
+  return ctx;
+}
+
 const copy = cpuExecutor<BatchedCopyRun, CopyContext>({
   kernels,
-  context: (run) => new CopyContext(run),
+  context: contextOf,
   revive: (copy) => CopyContext.fromWorkerCopy(copy),
   module: import.meta.url,
 });
