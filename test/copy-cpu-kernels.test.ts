@@ -102,3 +102,20 @@ describe('a copy plan run again on the CPU', () => {
     });
   }
 });
+
+describe('copy launches and worker threads', () => {
+  it('a copy bounded by a small destination stays on the calling thread, however large the size bound', async () => {
+    const backend = cpuBackend({ workers: 1 });
+    const source = backend.upload(words(4096, 3));
+    const destination = backend.alloc('u32', 4096);
+    // 64 buffers of up to 1024 words (device-only sizes) would be 64K words by the bound alone, past
+    // the threshold for worker threads; into 4096 words of destination they move at most 4096.
+    const sizes = backend.upload(new Uint32Array(64).fill(64));
+    const offsets = Array.from({ length: 64 }, (_, i) => i * 64);
+    await DeviceBatchedCopy.copy({ source, destination, sizes: p.perSegment(sizes, { max: 1024 }), sourceOffsets: p.perSegment(offsets), destinationOffsets: p.perSegment(offsets.slice().reverse()), numBuffers: p.constant(64) }, env({ backend }));
+    const got = await backend.download(destination);
+    expect(Array.from(got)).toEqual(Array.from(referenceBatchedCopy({ source: words(4096, 3), destination: new Uint32Array(4096), sourceOffsets: offsets, destinationOffsets: offsets.slice().reverse(), sizes: new Array(64).fill(64) })));
+    expect((backend as unknown as { workerStats(): { parallelLaunches: number } }).workerStats().parallelLaunches).toBe(0);
+    backend.destroy();
+  });
+});
