@@ -4,9 +4,10 @@ import { bitmapWords, buffersPerTeamWorkgroup, checkSlotWords, noBuffer } from '
 import type { CopyContext } from './context.js';
 
 /*
- * The copy kernels on the CPU emulator, twins of webgpu/programs.ts: each copies whole buffers (or
- * its chunk of them) word for word, so the bits are those of the WGSL's per-invocation loops. Every
- * kernel exits when the status says a check failed, so a violating run writes nothing.
+ * The copy kernels on the CPU emulator, twins of webgpu/programs.ts: each moves whole buffers (or
+ * its chunk's share of them) as runs of raw words, one `set` per run (context.ts, words.ts), so the
+ * bits are those the WGSL's per-invocation loops move. Every kernel exits when the status says a
+ * check failed, so a violating run writes nothing.
  */
 
 type Params = KernelParams<CopyContext>;
