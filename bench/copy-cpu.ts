@@ -3,9 +3,9 @@
  * `subarray`s (the best a host loop does), on the issue's shapes: 4096 buffers of 1..256 items, 256
  * buffers of 4K..64K, one buffer of 16M. segkit's figure is `plan.run` then `synchronize()` (no
  * download), with the plan made once (host arrays copied and checked at plan time); medians of
- * --runs runs after a warm-up. GB/s counts bytes read plus bytes written.
+ * --runs runs after a warm-up (--warmup ms, default 500). GB/s counts bytes read plus bytes written.
  *
- * Run: npm run build && node --import tsx bench/copy-cpu.ts [--runs=7] [--shapes=small,medium,large] [--workers=N]
+ * Run: npm run build && node --import tsx bench/copy-cpu.ts [--runs=7] [--warmup=500] [--shapes=small,medium,large] [--workers=N]
  */
 import { DeviceBatchedCopy, cpuBackend, env, p } from 'segkit';
 import { copyShapes, medianOf } from './lib/copy-shapes.js';
@@ -14,6 +14,14 @@ import { constantOf } from './lib/constant.js';
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const runs = Number(args.runs ?? 7);
 const backend = cpuBackend(args.workers === undefined ? {} : { workers: Number(args.workers) });
+/**
+ * Runs of both before the measured ones, for at least this long: a backend with worker threads starts
+ * them, and they load the kernels, during its first parallel launches (on a busy 2-core machine the
+ * first shape's runs were 3-5x slower without a warm-up).
+ */
+const warmUpMs = Number(args.warmup ?? 500);
+const { workers } = (backend as unknown as { workerStats(): { workers: number } }).workerStats();
+console.log(`cpu backend with ${workers} worker thread${workers === 1 ? '' : 's'}${workers > 0 ? ' (device memory in SharedArrayBuffers)' : ''}; medians of ${runs} runs after ${warmUpMs} ms of warm-up`);
 
 for (const s of copyShapes(args.shapes?.split(','))) {
   const source = new Uint32Array(s.length).map((_, i) => i);
@@ -27,14 +35,16 @@ for (const s of copyShapes(args.shapes?.split(','))) {
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
   const segkit: number[] = [];
   const loop: number[] = [];
-  for (let r = 0; r <= runs; r++) {
+  const warmUpUntil = performance.now() + warmUpMs;
+  for (let r = 0; segkit.length < runs; r++) {
+    const measured = r >= 2 && performance.now() >= warmUpUntil;
     let t = performance.now();
     await plan.run(temp);
     await backend.synchronize();
-    if (r > 0) segkit.push(performance.now() - t);
+    if (measured) segkit.push(performance.now() - t);
     t = performance.now();
     for (let i = 0; i < s.sizes.length; i++) destination.set(source.subarray(s.sourceOffsets[i]!, s.sourceOffsets[i]! + s.sizes[i]!), s.destinationOffsets[i]!);
-    if (r > 0) loop.push(performance.now() - t);
+    if (measured) loop.push(performance.now() - t);
   }
   const got = await backend.download(deviceDestination);
   const same = got.every((v, i) => v === destination[i]);

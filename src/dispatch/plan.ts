@@ -161,22 +161,28 @@ function hostValues(values: ArrayLike<number>, dtype: 'u32' | 'f32'): Uint32Arra
 
 /**
  * A parameter as a kernel reads it per segment. A host per-segment array goes to the device through
- * `upload` (the plan uploads each once and keeps it). Option parameters give option indices.
+ * `upload` (the plan uploads each once and keeps it; `data` makes the values, called for that one
+ * upload only). Option parameters give option indices.
  */
-export function segmentSource(facts: NumericFacts | OptionFacts, upload: (facts: NumericFacts | OptionFacts, data: Uint32Array | Float32Array) => DeviceArray, hostDtype: 'u32' | 'f32' = 'u32'): SegmentSource {
+export function segmentSource(facts: NumericFacts | OptionFacts, upload: (facts: NumericFacts | OptionFacts, data: () => Uint32Array | Float32Array) => DeviceArray, hostDtype: 'u32' | 'f32' = 'u32'): SegmentSource {
   if ('options' in facts) {
     if (facts.exact !== undefined && facts.kind !== 'perSegment') {
       return { kind: facts.kind === 'constant' ? 'constant' : 'uniform', value: facts.options.indexOf(facts.exact) };
     }
     if (facts.deviceValues !== undefined) return facts.kind === 'perSegment' ? { kind: 'perSegment', array: facts.deviceValues } : { kind: 'device', array: facts.deviceValues };
     const values = facts.hostValues!;
-    const indices = new Uint32Array(Math.max(1, values.length));
-    for (let i = 0; i < values.length; i++) indices[i] = facts.options.indexOf(values[i]!);
-    return { kind: 'perSegment', array: upload(facts, indices) };
+    return {
+      kind: 'perSegment',
+      array: upload(facts, () => {
+        const indices = new Uint32Array(Math.max(1, values.length));
+        for (let i = 0; i < values.length; i++) indices[i] = facts.options.indexOf(values[i]!);
+        return indices;
+      }),
+    };
   }
   if (facts.kind !== 'perSegment') return scalarSource(facts);
   if (facts.deviceValues !== undefined) return { kind: 'perSegment', array: facts.deviceValues };
-  return { kind: 'perSegment', array: upload(facts, hostValues(facts.hostValues!, hostDtype)) };
+  return { kind: 'perSegment', array: upload(facts, () => hostValues(facts.hostValues!, hostDtype)) };
 }
 
 /** What an algorithm gives {@link makePlan}. */
@@ -275,9 +281,10 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     }
   };
 
-  const upload = (facts: NumericFacts | OptionFacts, data: Uint32Array | Float32Array): DeviceArray => {
+  // The host values are converted only for the first upload: a run after it reuses the device copy.
+  const upload = (facts: NumericFacts | OptionFacts, data: () => Uint32Array | Float32Array): DeviceArray => {
     let array = uploaded.get(facts);
-    if (array === undefined) uploaded.set(facts, (array = backend.upload(data)));
+    if (array === undefined) uploaded.set(facts, (array = backend.upload(data())));
     return array;
   };
 

@@ -6,6 +6,13 @@ import { CopyContext } from './context.js';
 import { runCheckClear, runCheckMark, runCheckReport, runCheckScan, runChunked, runTeam, runWorkgroup } from './kernels.js';
 
 /**
+ * The words a copy launch moves at most: what its grid covers, and never more than the plan's bound
+ * on the total (many buffers of a small size bound copy little), so a small copy stays on the calling
+ * thread.
+ */
+const wordsMoved = (ctx: CopyContext, covered: number) => Math.min(covered, ctx.run.problem.maxTotalItems);
+
+/**
  * Each kernel's body, its workgroup memory (none) and the items a launch moves (for worker threads).
  * The check kernels stay on the calling thread: their bitmap updates are read-modify-writes.
  */
@@ -15,14 +22,29 @@ const kernels: Record<BatchedCopyKernelId, CpuKernelEntry<CopyContext>> = {
   'check-mark': { body: runCheckMark, bytes: () => 16 },
   'check-scan': { body: runCheckScan, bytes: () => 16 },
   'check-report': { body: runCheckReport, bytes: () => 16 },
-  team: { body: runTeam, bytes: () => 16, items: (grid, { ctx }) => grid * buffersPerTeamWorkgroup(ctx.policy) * Math.max(1, ctx.maxSegmentSize) },
-  workgroup: { body: runWorkgroup, bytes: () => 16, items: (grid, { ctx }) => grid * Math.max(1, ctx.maxSegmentSize) },
-  chunked: { body: runChunked, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.chunkItems },
+  team: { body: runTeam, bytes: () => 16, items: (grid, { ctx }) => wordsMoved(ctx, grid * buffersPerTeamWorkgroup(ctx.policy) * Math.max(1, ctx.maxSegmentSize)) },
+  workgroup: { body: runWorkgroup, bytes: () => 16, items: (grid, { ctx }) => wordsMoved(ctx, grid * Math.max(1, ctx.maxSegmentSize)) },
+  chunked: { body: runChunked, bytes: () => 16, items: (grid, { ctx }) => wordsMoved(ctx, grid * ctx.policy.chunkItems) },
 };
+
+/**
+ * One context per plan (SegmentedRun.cache), made again only when a run binds other temporary
+ * storage: a run's host work is then its launches, and a worker thread is sent the context once per
+ * plan instead of once per run.
+ */
+const contexts = new WeakMap<object, CopyContext>();
+
+function contextOf(run: BatchedCopyRun): CopyContext {
+  const cached = run.cache === undefined ? undefined : contexts.get(run.cache);
+  if (cached !== undefined && cached.fits(run)) return cached;
+  const ctx = new CopyContext(run);
+  if (run.cache !== undefined) contexts.set(run.cache, ctx);
+  return ctx;
+}
 
 const copy = cpuExecutor<BatchedCopyRun, CopyContext>({
   kernels,
-  context: (run) => new CopyContext(run),
+  context: contextOf,
   revive: (copy) => CopyContext.fromWorkerCopy(copy),
   module: import.meta.url,
 });

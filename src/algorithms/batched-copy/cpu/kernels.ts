@@ -1,45 +1,37 @@
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { StatusCode } from '../../../dispatch/problem.js';
 import { bitmapWords, buffersPerTeamWorkgroup, checkSlotWords, noBuffer } from '../problem.js';
-import { BufferCopy, type CopyContext } from './context.js';
+import type { CopyContext } from './context.js';
 
 /*
- * The copy kernels on the CPU emulator, twins of webgpu/programs.ts: each copies whole buffers (or
- * its chunk of them) word for word, so the bits are those of the WGSL's per-invocation loops. Every
- * kernel exits when the status says a check failed, so a violating run writes nothing.
+ * The copy kernels on the CPU emulator, twins of webgpu/programs.ts: each moves whole buffers (or
+ * its chunk's share of them) as runs of raw words, one `set` per run (context.ts, words.ts), so the
+ * bits are those the WGSL's per-invocation loops move. Every kernel exits when the status says a
+ * check failed, so a violating run writes nothing.
  */
 
 type Params = KernelParams<CopyContext>;
 
-function copyBuffer(ctx: CopyContext, i: number, copy: BufferCopy, from = 0, to = Infinity): void {
-  ctx.bufferCopy(i, copy);
-  const end = Math.min(copy.count, to);
-  if (from >= end) return;
-  ctx.destinationWords.set(ctx.sourceWords.subarray(copy.source + from, copy.source + end), copy.destination + from);
-}
-
-/** 'team': workgroupSize / teamSize buffers per workgroup. */
+/** 'team': workgroupSize / teamSize buffers per workgroup, each moved whole. */
 export function runTeam(workgroupId: number, _n: number, _shared: unknown, { ctx }: Params): void {
   if (ctx.failed()) return;
   const perWorkgroup = buffersPerTeamWorkgroup(ctx.policy);
-  const n = ctx.activeSegments();
-  const copy = new BufferCopy();
-  for (let k = 0; k < perWorkgroup; k++) {
-    const i = workgroupId * perWorkgroup + k;
-    if (i < n) copyBuffer(ctx, i, copy);
-  }
+  const first = workgroupId * perWorkgroup;
+  const end = Math.min(first + perWorkgroup, ctx.activeSegments());
+  ctx.copyBuffers(first, end);
 }
 
 /** 'workgroup': one buffer per workgroup. */
 export function runWorkgroup(workgroupId: number, _n: number, _shared: unknown, { ctx }: Params): void {
   if (ctx.failed() || workgroupId >= ctx.activeSegments()) return;
-  copyBuffer(ctx, workgroupId, new BufferCopy());
+  ctx.copyBuffer(workgroupId, 0, Infinity);
 }
 
 /**
  * 'chunked': items [c * chunkItems, (c + 1) * chunkItems) of the concatenated buffers. The first
  * buffer is the last whose start is at most the chunk's start (a binary search over the prefix
- * offsets, or a division for a uniform size); the chunk then walks the buffers that start before its end.
+ * offsets, or a division for a uniform size); the chunk then walks the buffers that start before its
+ * end, moving its share of each in one run.
  */
 export function runChunked(workgroupId: number, _n: number, _shared: unknown, { ctx }: Params): void {
   if (ctx.failed()) return;
@@ -47,11 +39,12 @@ export function runChunked(workgroupId: number, _n: number, _shared: unknown, { 
   if (n === 0) return;
   const chunk = ctx.policy.chunkItems;
   const chunkStart = workgroupId * chunk;
-  const total = ctx.startMode === 1 ? ctx.concatStart(n) : Math.min(n * ctx.sizeOf(0), 4294967295);
+  const packed = ctx.startMode === 1;
+  const total = packed ? ctx.concatStart(n) : Math.min(n * ctx.sizeOf(0), 4294967295);
   const chunkEnd = Math.min(chunkStart + chunk, total);
   if (chunkStart >= chunkEnd) return;
   let b: number;
-  if (ctx.startMode === 1) {
+  if (packed) {
     let lo = 0;
     let hi = n - 1;
     while (lo < hi) {
@@ -61,12 +54,10 @@ export function runChunked(workgroupId: number, _n: number, _shared: unknown, { 
     }
     b = lo;
   } else b = Math.floor(chunkStart / ctx.sizeOf(0));
-  const copy = new BufferCopy();
   for (; b < n; b++) {
     const start = ctx.concatStart(b);
     if (start >= chunkEnd) break;
-    const size = ctx.sizeOf(b);
-    copyBuffer(ctx, b, copy, Math.max(start, chunkStart) - start, Math.min(start + size, chunkEnd) - start);
+    ctx.copyBuffer(b, Math.max(start, chunkStart) - start, Math.min(start + ctx.sizeOf(b), chunkEnd) - start);
   }
 }
 
