@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { type Backend, DeviceBatchedTopK, SegkitUsageError, env, p } from '../src/index.js';
 import { testBackends } from '../src/testing.js';
 import { rng } from './helpers.js';
+import { runWithOwnTemp } from './conformance/common.js';
 
 process.env.LP_NUM_THREADS ??= '1';
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
@@ -40,7 +41,7 @@ async function twoStep(backend: Backend, k: number, largest: boolean, weights: '
     },
     env({ backend }),
   );
-  await plan.run(plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined);
+  await runWithOwnTemp(backend, plan);
   const out = {
     keys: await backend.download(keysOut),
     indices: await backend.download(valuesOut),

@@ -5,7 +5,7 @@
  * (`referenceBatchedCopy`, through the case builders).
  */
 import { type Backend, type BatchedCopyVariant, type DeviceArray, DeviceBatchedCopy, batchedCopyVariants, env, p, webgpuBackend } from '../../dist/index.js';
-import { bits } from '../conformance/common.js';
+import { bits, runWithOwnTemp } from '../conformance/common.js';
 import { type CopyCase, destinationBefore, expectedDestination, layoutCase, sourceWords } from '../conformance/copy-cases.js';
 import { type SubsetCase, type SubsetOutcome, compared, onBackend, violationOf } from './subset.js';
 
@@ -41,9 +41,7 @@ async function copyCase(backend: Backend, c: CopyCase, dtype: Dtype, device: boo
     try {
       const started = performance.now();
       const plan = DeviceBatchedCopy.plan(args, env({ backend, tuning: variant === undefined ? {} : { variant } }));
-      const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-      await plan.run(temp);
-      temp?.destroy();
+      await runWithOwnTemp(backend, plan);
       const words = bits(await backend.download(destination));
       plan.destroy();
       out.push({ name: c.name, variant: plan.variant, forced: variant, outputs: [compared('destination', words, expectedDestination(c))], ms: performance.now() - started });
@@ -73,9 +71,7 @@ export function runCopySubset(): Promise<SubsetOutcome> {
       backend,
       async () => {
         const plan = DeviceBatchedCopy.plan(args, env({ backend, requirements: { guaranteeChecks: 'validate' } }));
-        const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-        await plan.run(temp);
-        temp?.destroy();
+        await runWithOwnTemp(backend, plan);
         plan.destroy();
       },
       [{ array: destination, before: destinationBefore(bad) }],

@@ -7,6 +7,7 @@
 import { type Backend, type Env, type SegmentedReducePlan, type SegmentedReduceVariant, DeviceSegmentedReduce, env, p, segmentedReduceVariants, webgpuBackend } from '../../dist/index.js';
 import { type ReduceCase, buildCase, cycleOps, freshOutputs, makeCase, runCase, untouchedBits } from '../conformance/reduce-cases.js';
 import { type SubsetCase, type SubsetOutcome, compared, onBackend, violationOf } from './subset.js';
+import { runWithOwnTemp } from '../conformance/common.js';
 
 async function reduceCase(backend: Backend, c: ReduceCase, forced: SegmentedReduceVariant[] | [undefined]): Promise<SubsetCase[]> {
   const built = buildCase(backend, c);
@@ -58,9 +59,7 @@ export function runReduceSubset(): Promise<SubsetOutcome> {
       backend,
       async () => {
         const plan = (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => SegmentedReducePlan)(built.args, env({ backend, requirements: { guaranteeChecks: 'validate' } }));
-        const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-        await plan.run(temp);
-        temp?.destroy();
+        await runWithOwnTemp(backend, plan);
       },
       [
         { array: built.valuesOut, before: new Uint32Array(3).fill(untouchedBits) },

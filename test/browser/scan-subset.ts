@@ -7,6 +7,7 @@
 import { type Backend, type Env, type ScanPlan, type ScanVariant, DeviceSegmentedScan, env, p, scanVariants, webgpuBackend } from '../../dist/index.js';
 import { type ScanCase, buildCase, makeCase, runCase, untouchedBits } from '../conformance/scan-cases.js';
 import { type SubsetCase, type SubsetOutcome, compared, onBackend, violationOf } from './subset.js';
+import { runWithOwnTemp } from '../conformance/common.js';
 
 async function scanCase(backend: Backend, c: ScanCase, forced: ScanVariant[] | [undefined]): Promise<SubsetCase[]> {
   const out: SubsetCase[] = [];
@@ -52,9 +53,7 @@ export function runScanSubset(): Promise<SubsetOutcome> {
       backend,
       async () => {
         const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: Env) => ScanPlan)(built.args, env({ backend, requirements: { guaranteeChecks: 'validate' } }));
-        const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-        await plan.run(temp);
-        temp?.destroy();
+        await runWithOwnTemp(backend, plan);
       },
       [{ array: built.valuesOut, before: new Uint32Array(11).fill(untouchedBits) }],
     );

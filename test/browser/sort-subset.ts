@@ -5,7 +5,7 @@
  * the reference's (`referenceSegmentedSort`, through the case builders).
  */
 import { type Backend, type Env, type SegmentedSortPlan, type SegmentedSortVariant, DeviceSegmentedSort, env, segmentedSortVariants, webgpuBackend } from '../../dist/index.js';
-import { untouchedBits } from '../conformance/common.js';
+import { runWithOwnTemp, untouchedBits } from '../conformance/common.js';
 import { type SortCase, buildSortCase, makeSortCase, runSortCase } from '../conformance/sort-cases.js';
 import { type SubsetCase, type SubsetOutcome, compared, onBackend, violationOf } from './subset.js';
 
@@ -54,9 +54,7 @@ export function runSortSubset(): Promise<SubsetOutcome> {
       backend,
       async () => {
         const plan = (DeviceSegmentedSort.plan as unknown as (a: unknown, e: Env) => SegmentedSortPlan)(built.args, env({ backend, requirements: { guaranteeChecks: 'validate' } }));
-        const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-        await plan.run(temp);
-        temp?.destroy();
+        await runWithOwnTemp(backend, plan);
       },
       [
         { array: built.keysOut, before: new Uint32Array(14).fill(untouchedBits) },

@@ -3,7 +3,7 @@
  * prefill that shows what a call wrote, segment starts, and untyped access to `p` for building
  * parameters from runtime case data.
  */
-import { p } from '../../src/index.js';
+import { type Backend, p } from '../../src/index.js';
 
 /** A typed array's 32-bit words (as stored, so NaN payloads and -0 compare exactly). */
 export const bits = (a: Float32Array | Int32Array | Uint32Array | Uint8Array) => new Uint32Array(a.buffer, a.byteOffset, a.byteLength >>> 2);
@@ -42,3 +42,13 @@ export function starts(c: { readonly sizes: readonly number[]; readonly stride?:
 
 /** Untyped access to `p`, for building parameters from runtime case data. */
 export const P = p as unknown as Record<string, (...args: unknown[]) => never>;
+
+/** Runs `plan` once with temporary storage of its size, allocated for this run and freed after it. */
+export async function runWithOwnTemp(backend: Backend, plan: { readonly tempStorageBytes: number; run(temp?: ReturnType<Backend['alloc']>): Promise<void> }): Promise<void> {
+  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+  try {
+    await plan.run(temp);
+  } finally {
+    temp?.destroy();
+  }
+}

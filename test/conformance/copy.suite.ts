@@ -18,7 +18,7 @@ import {
   p,
 } from '../../src/index.js';
 import { rng } from '../helpers.js';
-import { P } from './common.js';
+import { P, runWithOwnTemp } from './common.js';
 import { type CopyCase, destinationBefore, expectedDestination, layoutCase, sourceWords } from './copy-cases.js';
 
 const boundarySizes = [0, 1, 31, 32, 33, 0, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097];
@@ -143,7 +143,7 @@ export function defineCopyConformance(backendName: string, makeBackend: () => Pr
       const destination = backend.upload(new Uint32Array(8));
       const sizes = backend.upload(new Uint32Array([4, 4]));
       const plan = DeviceBatchedCopy.plan({ source, destination, sizes: p.perSegment(sizes), sourceOffsets: p.constant(0), destinationOffsets: p.perSegment([0, 4]), numBuffers: p.uniform(backend.upload(new Uint32Array([0]))) }, env({ backend }));
-      await plan.run(plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined);
+      await runWithOwnTemp(backend, plan);
       expect(Array.from(await backend.download(destination))).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
       plan.destroy();
     });

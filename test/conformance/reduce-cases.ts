@@ -11,7 +11,7 @@ import {
   referenceSegmentedReduce,
 } from '../../src/index.js';
 import { rng } from '../rng.js';
-import { bits, bitsOf, f32Of, P, starts, typedFromBits, untouchedBits } from './common.js';
+import { bits, bitsOf, f32Of, P, runWithOwnTemp, starts, typedFromBits, untouchedBits } from './common.js';
 export { bits, bitsOf, f32Of, starts, untouchedBits } from './common.js';
 
 /** How a parameter is given in a case. */
@@ -228,12 +228,7 @@ export async function runCase(
 ): Promise<{ plan: SegmentedReducePlan; values: Uint32Array; indices: Uint32Array | undefined }> {
   const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
   const plan = (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => SegmentedReducePlan)(built.args, environment);
-  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-  try {
-    await plan.run(temp);
-  } finally {
-    temp?.destroy();
-  }
+  await runWithOwnTemp(backend, plan);
   const values = bits(await backend.download(built.valuesOut));
   const indices = built.indicesOut ? bits(await backend.download(built.indicesOut)) : undefined;
   return { plan, values, indices };

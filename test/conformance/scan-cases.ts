@@ -13,7 +13,7 @@ import {
   referenceScan,
 } from '../../src/index.js';
 import { rng } from '../rng.js';
-import { bits, bitsOf, P, starts, untouchedBits } from './common.js';
+import { bits, bitsOf, P, runWithOwnTemp, starts, untouchedBits } from './common.js';
 export { bits, bitsOf, starts, untouchedBits } from './common.js';
 
 /** How a numeric parameter is given in a case. */
@@ -187,12 +187,7 @@ export async function runCase(
 ): Promise<{ plan: ScanPlan; out: Uint32Array }> {
   const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
   const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: Env) => ScanPlan)(built.args, environment);
-  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-  try {
-    await plan.run(temp);
-  } finally {
-    temp?.destroy();
-  }
+  await runWithOwnTemp(backend, plan);
   return { plan, out: bits(await backend.download(built.valuesOut)) };
 }
 

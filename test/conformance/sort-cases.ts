@@ -1,6 +1,6 @@
 import { type Backend, type DeviceArray, type Env, type SegmentedSortPlan, type SegmentedSortVariant, type SortOrder, DeviceSegmentedSort, env, referenceSegmentedSort } from '../../src/index.js';
 import { rng } from '../rng.js';
-import { bits, P, starts, typedFromBits, untouchedBits } from './common.js';
+import { bits, P, runWithOwnTemp, starts, typedFromBits, untouchedBits } from './common.js';
 import { type NumericKind, type OptionKind, makeKeys } from './topk-cases.js';
 
 export { bits, untouchedBits };
@@ -142,12 +142,7 @@ export async function runSortCase(
 ): Promise<{ plan: SegmentedSortPlan; keys: Uint32Array; values: Uint32Array | undefined }> {
   const environment: Env = env({ backend, tuning: { ...(options.variant ? { variant: options.variant } : {}), ...(options.policy ? { policy: options.policy } : {}) } });
   const plan = (DeviceSegmentedSort.plan as unknown as (a: unknown, e: Env) => SegmentedSortPlan)(built.args, environment);
-  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-  try {
-    await plan.run(temp);
-  } finally {
-    temp?.destroy();
-  }
+  await runWithOwnTemp(backend, plan);
   const keys = bits(await backend.download(built.keysOut));
   const values = built.valuesOut ? bits(await backend.download(built.valuesOut)) : undefined;
   return { plan, keys, values };

@@ -1,7 +1,7 @@
 import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, env, referenceTopK } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rng } from '../rng.js';
-import { bits, bitsOf, P, starts, typedFromBits, untouchedBits } from './common.js';
+import { bits, bitsOf, P, runWithOwnTemp, starts, typedFromBits, untouchedBits } from './common.js';
 export { bits, bitsOf, starts, untouchedBits } from './common.js';
 
 /** How a parameter is given in a case. */
@@ -264,12 +264,7 @@ export async function runCase(
   const tuning = { ...(options.variant ? { variant: options.variant } : {}), ...(options.policy ? { policy: options.policy } : {}) };
   const environment: Env = env({ backend, tuning, requirements: options.requirements });
   const plan = (DeviceBatchedTopK.plan as unknown as (a: unknown, e: Env) => TopKPlan)(built.args, environment);
-  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-  try {
-    await plan.run(temp);
-  } finally {
-    temp?.destroy();
-  }
+  await runWithOwnTemp(backend, plan);
   const keys = bits(await backend.download(built.keysOut));
   const values = built.valuesOut ? bits(await backend.download(built.valuesOut)) : undefined;
   return { plan, keys, values };
