@@ -17,10 +17,10 @@ Run on the device: python3 bench/gpu/torch_copy.py [--runs=21]
 import json
 import os
 import random
-import statistics
 import sys
 
 import torch
+from cuda_timing import single_ms
 
 args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
 RUNS = int(args.get("runs", 21))
@@ -41,18 +41,6 @@ def shape(name, n, lo, hi, seed):
     return name, sizes, src, dst, at
 
 
-def timed(fn):
-    fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(RUNS):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        torch.cuda.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
 
 
 results = []
@@ -83,7 +71,7 @@ for name, sizes, src_off, dst_off, total in [
     y = torch.empty_like(src)
     row = {"shape": name, "buffers": len(sizes), "items": total}
     for key, fn in (("loopMs", loop), ("gatherMs", gather), ("catMs", cat), ("copySameBytesMs", lambda: y.copy_(src))):
-        ms = timed(fn)
+        ms = single_ms(fn, RUNS, warmup=1)
         row[key] = ms
         row[key.replace("Ms", "GBs")] = total * 8 / (ms * 1e6)
     loop()

@@ -16,10 +16,10 @@ Run on the device: python3 bench/gpu/torch_reduce_scan.py [--runs=101] [--long=1
 """
 import json
 import os
-import statistics
 import sys
 
 import torch
+from cuda_timing import single_ms
 
 args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
 RUNS = int(args.get("runs", 101))
@@ -28,19 +28,6 @@ dev = torch.device("cuda")
 gen = torch.Generator(device=dev).manual_seed(1234)
 
 
-def ms(fn, runs=RUNS):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(runs):
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
 
 
 def shapes():
@@ -66,17 +53,17 @@ for label, x, lengths in shapes():
     packed = x.reshape(-1) if mask is None else x[~mask]
     seg_lengths = lengths if lengths is not None else torch.full((rows,), cols, device=dev, dtype=torch.int64)
     y = torch.empty_like(x)
-    row = {"shape": label, "items": items, "copySameBytesMs": ms(lambda: y.copy_(x))}
+    row = {"shape": label, "items": items, "copySameBytesMs": single_ms(lambda: y.copy_(x), RUNS)}
     for op, fn in DENSE.items():
         dense = x if mask is None else x.masked_fill(mask, IDENTITY[op])
-        row[f"{op}DenseMs"] = ms(lambda: fn(dense))
+        row[f"{op}DenseMs"] = single_ms(lambda: fn(dense), RUNS)
     for op in ("sum", "min", "max"):
         try:
-            row[f"{op}SegmentReduceMs"] = ms(lambda: torch.segment_reduce(packed, "sum" if op == "sum" else op, lengths=seg_lengths, unsafe=True))
+            row[f"{op}SegmentReduceMs"] = single_ms(lambda: torch.segment_reduce(packed, "sum" if op == "sum" else op, lengths=seg_lengths, unsafe=True), RUNS)
         except RuntimeError as error:  # segment_reduce's CUDA kernels do not take every shape
             row[f"{op}SegmentReduceMs"] = f"error: {error}".splitlines()[0]
     dense0 = x if mask is None else x.masked_fill(mask, 0.0)
-    row["cumsumMs"] = ms(lambda: torch.cumsum(dense0, dim=1))
+    row["cumsumMs"] = single_ms(lambda: torch.cumsum(dense0, dim=1), RUNS)
     row["copyGBps"] = round(2 * x.numel() * 4 / (row["copySameBytesMs"] * 1e6), 1)
     results.append(row)
     print(json.dumps(row), file=sys.stderr)

@@ -9,10 +9,10 @@ Run on the device: python3 bench/gpu/torch_sort.py [--single-cols=16777216] [--r
 """
 import json
 import os
-import statistics
 import sys
 
 import torch
+from cuda_timing import batched_ms, single_ms
 
 args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
 RUNS = int(args.get("runs", 101))
@@ -26,49 +26,20 @@ def rand(rows, cols):
     return torch.rand((rows, cols), generator=gen, device=dev, dtype=torch.float32) * 2 - 1
 
 
-def single_ms(fn, runs=RUNS):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(runs):
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
-
-
-def batched_ms(fn, est_ms):
-    n = max(5, min(1000, int(BATCH_MS / max(est_ms, 0.002))))
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(7):
-        s.record()
-        for _ in range(n):
-            fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) / n)
-    return statistics.median(out), n
-
-
 results = []
 for rows, cols in [(4096, 256), (256, 4096), (64, 32768), (1, SINGLE_COLS)]:
     x = rand(rows, cols)
     for name, fn in [("torch.sort", lambda: torch.sort(x, dim=1, stable=True)), ("torch.argsort", lambda: torch.argsort(x, dim=1, stable=True))]:
-        single = single_ms(fn)
-        batched, n = batched_ms(fn, single)
+        single = single_ms(fn, RUNS)
+        batched, n = batched_ms(fn, single, BATCH_MS)
         results.append({"case": f"sort {rows}x{cols}", "op": name, "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
         print(json.dumps(results[-1]), file=sys.stderr)
     del x
 for rows, cols, k in [(64, 32768, 4096), (16, 65536, 10000)]:
     x = rand(rows, cols)
     fn = lambda: torch.topk(x, k, dim=1, largest=True, sorted=True)
-    single = single_ms(fn)
-    batched, n = batched_ms(fn, single)
+    single = single_ms(fn, RUNS)
+    batched, n = batched_ms(fn, single, BATCH_MS)
     results.append({"case": f"topk {rows}x{cols} k={k}", "op": "torch.topk", "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
     print(json.dumps(results[-1]), file=sys.stderr)
     del x

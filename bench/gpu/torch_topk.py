@@ -16,10 +16,10 @@ Run on the device: python3 bench/gpu/torch_topk.py [--single-cols=16777216] [--r
 """
 import json
 import os
-import statistics
 import sys
 
 import torch
+from cuda_timing import batched_ms, single_ms
 
 args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
 RUNS = int(args.get("runs", 101))
@@ -80,39 +80,10 @@ def cases():
     yield "ragged 128x(1..65536) k=512, device sizes", x, 512, valid
 
 
-def single_ms(fn, runs=RUNS):
-    for _ in range(10):
-        fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(runs):
-        s.record()
-        fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e))
-    return statistics.median(out)
-
-
-def batched_ms(fn, est_ms):
-    n = max(5, min(1000, int(BATCH_MS / max(est_ms, 0.002))))
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(7):
-        s.record()
-        for _ in range(n):
-            fn()
-        e.record()
-        e.synchronize()
-        out.append(s.elapsed_time(e) / n)
-    return statistics.median(out), n
-
-
 big = torch.empty((256 << 20) // 4, device=dev)
 big_out = torch.empty_like(big)
 copy_est = single_ms(lambda: big_out.copy_(big), 21)
-copy_big, _ = batched_ms(lambda: big_out.copy_(big), copy_est)
+copy_big, _ = batched_ms(lambda: big_out.copy_(big), copy_est, BATCH_MS)
 copy_gbps = 2 * big.numel() * 4 / (copy_big * 1e6)
 del big, big_out
 
@@ -120,15 +91,15 @@ results = []
 for label, x, k, valid in cases():
     y = torch.empty_like(x)
     c1 = single_ms(lambda: y.copy_(x), 21)
-    copy_same, _ = batched_ms(lambda: y.copy_(x), c1)
+    copy_same, _ = batched_ms(lambda: y.copy_(x), c1, BATCH_MS)
     fn = lambda: torch.topk(x, k, dim=1, largest=True, sorted=True)
-    single = single_ms(fn)
-    batched, n = batched_ms(fn, single)
+    single = single_ms(fn, RUNS)
+    batched, n = batched_ms(fn, single, BATCH_MS)
     extra = {}
     if k == 1:
         am = lambda: torch.argmax(x, dim=1)
-        am1 = single_ms(am)
-        extra["argmaxMs"] = round(batched_ms(am, am1)[0], 5)
+        am1 = single_ms(am, RUNS)
+        extra["argmaxMs"] = round(batched_ms(am, am1, BATCH_MS)[0], 5)
         extra["argmaxSingleMs"] = round(am1, 5)
     results.append({
         "case": label,
