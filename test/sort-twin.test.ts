@@ -8,19 +8,17 @@
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { segmentedSortKernels } from '../src/algorithms/segmented-sort/problem.js';
-import { type Plan, planInternals } from '../src/dispatch/plan.js';
+import type { Plan } from '../src/dispatch/plan.js';
 import { type Backend, type DeviceArray, DeviceSegmentedSort, type SegmentedSortVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
+import { compareLaunchByLaunch, identicalSlotsOf } from './twin-slots.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
 const describeTwins = await describeOnWebGpu("the sort's launch-by-launch twin test");
 
-function identicalSlots(kernel: string): readonly string[] {
-  if (kernel === 'segment-offsets') return ['offsets'];
-  return (segmentedSortKernels as Record<string, { identicalSlots?: readonly string[] }>)[kernel]?.identicalSlots ?? [];
-}
+const identicalSlots = identicalSlotsOf(segmentedSortKernels);
 
 interface TwinCase {
   readonly name: string;
@@ -74,32 +72,7 @@ describeTwins('sort: CPU and WGSL twins, launch by launch', () => {
       const onCpu = planOn(cpu);
       try {
         expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
-        let compared = 0;
-        for (let count = 1; count <= onGpu.plan.launches.length; count++) {
-          const launch = onGpu.plan.launches[count - 1]!;
-          const slots = identicalSlots(launch.kernel);
-          if (slots.length === 0) continue;
-          const after = async (side: { plan: Plan }, backend: Backend) => {
-            const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
-            try {
-              await planInternals(side.plan).runPrefix(temp, count);
-              return new Uint32Array((await backend.download(temp)).buffer);
-            } finally {
-              temp.destroy();
-            }
-          };
-          const [gpuWords, cpuWords] = [await after(onGpu, gpu), await after(onCpu, cpu)];
-          const { layout } = planInternals(onGpu.plan);
-          for (const slot of slots) {
-            if (!layout.has(slot)) continue;
-            const range = layout.slot(slot);
-            const a = gpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
-            const b = cpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
-            const first = a.findIndex((word, i) => word !== b[i]);
-            expect(first, `after launch ${count} (${launch.name}), slot ${slot}: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
-            compared++;
-          }
-        }
+        const compared = await compareLaunchByLaunch({ plan: onGpu.plan, backend: gpu }, { plan: onCpu.plan, backend: cpu }, identicalSlots);
         expect(compared).toBeGreaterThan(0);
       } finally {
         for (const side of [onGpu, onCpu]) {

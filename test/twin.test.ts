@@ -12,17 +12,14 @@ import { topKKernels } from '../src/algorithms/batched-top-k/problem.js';
 import { type Plan, planInternals } from '../src/dispatch/plan.js';
 import { type Backend, type DeviceArray, DeviceBatchedTopK, type TopKPolicy, type TopKVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
+import { compareLaunchByLaunch, identicalSlotsOf } from './twin-slots.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
 
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
 
 const describeTwins = await describeOnWebGpu("the launch-by-launch twin test");
 
-/** Slots each launch's kernel produces identically on every backend: the prologue's and the kernel table's. */
-function identicalSlots(kernel: string): readonly string[] {
-  if (kernel === 'segment-offsets') return ['offsets'];
-  return (topKKernels as Record<string, { identicalSlots?: readonly string[] }>)[kernel]?.identicalSlots ?? [];
-}
+const identicalSlots = identicalSlotsOf(topKKernels);
 
 interface TwinCase {
   readonly name: string;
@@ -127,32 +124,7 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
       try {
         expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
         for (const part of c.launches ?? []) expect(onGpu.plan.launches.some((l) => l.name.includes(part)), `a launch named *${part}*`).toBe(true);
-        let compared = 0;
-        for (let count = 1; count <= onGpu.plan.launches.length; count++) {
-          const launch = onGpu.plan.launches[count - 1]!;
-          const slots = identicalSlots(launch.kernel);
-          if (slots.length === 0) continue;
-          const after = async (side: { plan: Plan }, backend: Backend) => {
-            const temp = backend.alloc('u8', Math.max(4, side.plan.tempStorageBytes));
-            try {
-              await planInternals(side.plan).runPrefix(temp, count);
-              return new Uint32Array((await backend.download(temp)).buffer);
-            } finally {
-              temp.destroy();
-            }
-          };
-          const [gpuWords, cpuWords] = [await after(onGpu, gpu), await after(onCpu, cpu)];
-          const { layout } = planInternals(onGpu.plan);
-          for (const slot of slots) {
-            if (!layout.has(slot)) continue;
-            const range = layout.slot(slot);
-            const a = gpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
-            const b = cpuWords.subarray(range.offset / 4, (range.offset + range.bytes) / 4);
-            const first = a.findIndex((word, i) => word !== b[i]);
-            expect(first, `after launch ${count} (${launch.name}), slot ${slot}: first differing word ${first} (webgpu ${a[first]}, cpu ${b[first]})`).toBe(-1);
-            compared++;
-          }
-        }
+        let compared = await compareLaunchByLaunch({ plan: onGpu.plan, backend: gpu }, { plan: onCpu.plan, backend: cpu }, identicalSlots);
         if (c.weights !== undefined) {
           // The weights launch writes no temporary storage: compare its output after the last launch.
           expect(onGpu.plan.launches.at(-1)!.kernel).toBe('weights');
