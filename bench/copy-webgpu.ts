@@ -15,12 +15,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { DeviceBatchedCopy, env, p, webgpuBackend } from 'segkit';
 import { copyShapes, medianOf } from './lib/copy-shapes.js';
 import { constantOf } from './lib/constant.js';
+import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const runs = Number(args.runs ?? 5);
 const batch = Number(args.batch ?? 10);
-const backend = await webgpuBackend();
-const device = backend.device;
+const { device } = await benchDevice();
+const backend = await webgpuBackend({ device });
+const timer = passTimer(device);
 const results: Record<string, unknown>[] = [];
 
 for (const s of copyShapes(args.shapes?.split(','))) {
@@ -55,10 +57,11 @@ for (const s of copyShapes(args.shapes?.split(','))) {
   const got = (await backend.download(destination)) as Uint32Array;
   let mismatches = 0;
   for (let i = 0; i < s.total; i++) if (got[i] !== expected[i]) mismatches++;
+  const gpuT = await timer.gpuTimeMs(() => plan.run(temp), () => backend.synchronize(), runs);
   const gbs = (ms: number) => (s.total * 8) / (ms * 1e6);
   const [a, b] = [medianOf(segkit), medianOf(peer)];
   console.log(`${s.name.padEnd(16)} segkit ${plan.variant.padEnd(9)} ${a.toFixed(3)} ms (${gbs(a).toFixed(2)} GB/s)   copyBufferToBuffer loop ${b.toFixed(3)} ms (${gbs(b).toFixed(2)} GB/s)   mismatches ${mismatches}`);
-  results.push({ case: s.name, variant: plan.variant, segkitMs: a, segkitGBs: gbs(a), copyBufferToBufferMs: b, copyBufferToBufferGBs: gbs(b), buffers: s.sizes.length, items: s.total, mismatches });
+  results.push({ case: s.name, variant: plan.variant, segkitMs: a, segkitGBs: gbs(a), segkitGpuMs: gpuT?.ms, segkitGpuGBs: gpuT === undefined ? undefined : gbs(gpuT.ms), copyBufferToBufferMs: b, copyBufferToBufferGBs: gbs(b), buffers: s.sizes.length, items: s.total, mismatches });
   plan.destroy();
   temp?.destroy();
   source.destroy();
@@ -71,3 +74,4 @@ if (args.out) {
   writeFileSync(`${args.out}/copy-webgpu.json`, report);
 }
 backend.destroy();
+device.destroy();

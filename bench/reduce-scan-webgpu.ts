@@ -2,13 +2,14 @@
  * DeviceSegmentedReduce and DeviceSegmentedScan on WebGPU (Dawn), on the shapes of bench/reduce-cpu.ts
  * and bench/scan-cpu.ts (torch's side: bench/gpu/torch_reduce_scan.py, same shapes and seeds' sizes):
  * per case N back-to-back `plan.run(temp)` then one synchronize (ms per call), and the median of
- * single calls. Results are checked against the CPU backend (bit for bit under 'run-to-run').
+ * single calls, and the GPU time of one call (its compute pass, from timestamps). Results are checked against the CPU backend (bit for bit under 'run-to-run').
  *
  *   bash bench/gpu/build.sh   (bundles this file into dist/bench/reduce-scan-webgpu.mjs)
  *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--long=16777216]
  */
 import { writeFileSync } from 'node:fs';
 import { DeviceSegmentedReduce, DeviceSegmentedScan, type Backend, type DeviceArray, cpuBackend, env, p, webgpuBackend } from 'segkit';
+import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 5);
@@ -39,7 +40,9 @@ const shapes: Shape[] = [{ id: 'moe', label: 'MoE 65536x16', rows: 65536, stride
 }
 shapes.push({ id: 'long', label: `one segment of ${long}`, rows: 1, stride: long, lengths: undefined, data: fill(long, 3) });
 
-const gpu = await webgpuBackend();
+const { device } = await benchDevice();
+const gpu = await webgpuBackend({ device });
+const timer = passTimer(device);
 const cpu = cpuBackend({ workers: 0 });
 
 async function time(backend: Backend, call: () => Promise<unknown>): Promise<{ ms: number; singleMs: number }> {
@@ -91,7 +94,8 @@ for (const shape of shapes) {
     let mismatches = 0;
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) mismatches++;
     const t = await time(gpu, () => gp.run(gt));
-    const row = { case: shape.label, op, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
+    const gpuT = await timer.gpuTimeMs(() => gp.run(gt), () => gpu.synchronize(), runs);
+    const row = { case: shape.label, op, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
     console.log(JSON.stringify(row));
     results.push(row);
     gt?.destroy();
@@ -103,4 +107,5 @@ for (const shape of shapes) {
 }
 if (argv.out) writeFileSync(`${argv.out}/reduce-scan-webgpu.json`, JSON.stringify(results, null, 1));
 gpu.destroy();
+device.destroy();
 cpu.destroy();

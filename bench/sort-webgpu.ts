@@ -17,13 +17,16 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import * as segkit from 'segkit';
 import { median, parseArgs, printTable } from './lib/cases.js';
 import { constantOf } from './lib/constant.js';
+import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, referenceSegmentedSort, webgpuBackend } = segkit;
 const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
 const singleCols = Number(argv['single-cols'] ?? 16777216);
-const gpu = await webgpuBackend();
+const { device } = await benchDevice();
+const gpu = await webgpuBackend({ device });
+const timer = passTimer(device);
 const cpu = cpuBackend();
 
 interface Case {
@@ -101,12 +104,14 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     let bad = 0;
     for (let i = 0; i < got.length; i++) if (got[i] !== expected[i]) bad++;
     const t = await timed(() => plan.run(temp));
+    const gpuT = await timer.gpuTimeMs(() => plan.run(temp), () => gpu.synchronize(), 5);
     rows.push({
       case: c.id,
       variant: plan.variant,
       launches: plan.launches.length,
       batchedMs: t.batchedMs.toFixed(3),
       singleMs: t.singleMs.toFixed(3),
+      gpuMs: gpuT?.ms.toFixed(4),
       'Gkeys/s': (total / t.batchedMs / 1e6).toFixed(2),
       n: t.n,
       mismatches: bad,
@@ -124,4 +129,5 @@ const out = argv.out ?? 'bench/results';
 mkdirSync(out, { recursive: true });
 writeFileSync(`${out}/sort-webgpu.json`, JSON.stringify({ runs, rows, table }, null, 2));
 gpu.destroy();
+device.destroy();
 cpu.destroy();

@@ -36,12 +36,12 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { create, globals } from 'webgpu';
 import * as tf from '@tensorflow/tfjs-core';
 import { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import * as segkit from 'segkit';
 import { makeCases, median, mismatches, parseArgs, peerKeyMismatches, printTable, reference } from './lib/cases.js';
 import { segkitCase } from './lib/segkit-runner.js';
+import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 9);
@@ -54,34 +54,9 @@ const outDir = (argv.out ?? process.env.OUT ?? new URL('../../bench/results', im
 const log = (...a: unknown[]) => console.error(...a);
 
 // ---- one Dawn device, shared by segkit, tfjs and the copy kernel ------------------------------
-Object.assign(globalThis, globals);
-// Exact GPU timestamps (Dawn quantizes them by default); fall back to the defaults.
-let gpu: ReturnType<typeof create>;
-try {
-  gpu = create(['disable-dawn-features=timestamp_quantization']);
-} catch {
-  gpu = create([]);
-}
-// tfjs' WebGPUBackend needs navigator.gpu; this also keeps the create() result reachable (if it
-// is garbage-collected, dawn.node crashes).
+const { gpu, adapter, device, features: wantFeatures } = await benchDevice({ features: ['shader-f16'] });
+// tfjs' WebGPUBackend needs navigator.gpu.
 Object.defineProperty(globalThis, 'navigator', { value: { gpu, hardwareConcurrency: cpus().length }, configurable: true, writable: true });
-(globalThis as Record<string, unknown>).__segkitBenchGpu = gpu;
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no WebGPU adapter (VK_ICD_FILENAMES?)');
-const L = adapter.limits;
-const wantFeatures = (['subgroups', 'timestamp-query', 'shader-f16'] as GPUFeatureName[]).filter((f) => adapter.features.has(f));
-const device = await adapter.requestDevice({
-  requiredFeatures: wantFeatures,
-  requiredLimits: {
-    maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize,
-    maxComputeWorkgroupsPerDimension: L.maxComputeWorkgroupsPerDimension,
-    maxStorageBufferBindingSize: L.maxStorageBufferBindingSize,
-    maxBufferSize: L.maxBufferSize,
-    maxComputeWorkgroupSizeX: L.maxComputeWorkgroupSizeX,
-    maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
-    maxStorageBuffersPerShaderStage: L.maxStorageBuffersPerShaderStage,
-  },
-});
 let gpuError: string | undefined;
 device.addEventListener('uncapturederror', (e) => {
   const msg = (e as GPUUncapturedErrorEvent).error.message;
@@ -147,53 +122,9 @@ const bigCopy = await copyMs(bigCopyBytes);
 const copyGBps = (2 * bigCopyBytes) / (bigCopy * 1e6);
 log(`copy ${bigCopyBytes >> 20} MiB: ${bigCopy.toFixed(3)} ms = ${copyGBps.toFixed(1)} GB/s (read + write)`);
 
-// ---- GPU time of one call: timestamps around each compute pass, injected by wrapping the encoder
-// (segkit records one compute pass per call; nothing in segkit changes). Only while `capture.on`.
-const capture = { on: false, passes: 0, resolved: false };
-const tsQuerySet = wantFeatures.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 64 }) : undefined;
-const tsResolve = device.createBuffer({ size: 64 * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const tsRead = device.createBuffer({ size: 64 * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-if (tsQuerySet) {
-  const proto = Object.getPrototypeOf(device.createCommandEncoder()) as GPUCommandEncoder;
-  const begin = proto.beginComputePass;
-  const finish = proto.finish;
-  proto.beginComputePass = function (this: GPUCommandEncoder, desc?: GPUComputePassDescriptor) {
-    if (capture.on && capture.passes < 32 && !capture.resolved && desc?.timestampWrites === undefined) {
-      const i = capture.passes++;
-      desc = { ...(desc ?? {}), timestampWrites: { querySet: tsQuerySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } };
-    }
-    return begin.call(this, desc);
-  };
-  proto.finish = function (this: GPUCommandEncoder, desc?: GPUCommandBufferDescriptor) {
-    if (capture.on && capture.passes > 0 && !capture.resolved) {
-      this.resolveQuerySet(tsQuerySet, 0, 2 * capture.passes, tsResolve, 0);
-      this.copyBufferToBuffer(tsResolve, 0, tsRead, 0, 16 * capture.passes);
-      capture.resolved = true;
-    }
-    return finish.call(this, desc);
-  };
-}
-/** Median GPU ms (sum of the compute passes' timestamp spans) of `call`, or undefined without timestamps. */
-async function gpuTimeMs(call: () => Promise<unknown>, sync: () => Promise<unknown>): Promise<{ ms: number; passes: number } | undefined> {
-  if (!tsQuerySet) return undefined;
-  const samples: number[] = [];
-  let passes = 0;
-  for (let r = 0; r < runs; r++) {
-    Object.assign(capture, { on: true, passes: 0, resolved: false });
-    await call();
-    capture.on = false;
-    await sync();
-    if (!capture.resolved) return undefined;
-    passes = capture.passes;
-    await tsRead.mapAsync(GPUMapMode.READ);
-    const t = new BigUint64Array(tsRead.getMappedRange().slice(0, 16 * passes));
-    tsRead.unmap();
-    let ns = 0;
-    for (let i = 0; i < passes; i++) ns += Number(t[2 * i + 1]! - t[2 * i]!);
-    samples.push(ns / 1e6);
-  }
-  return { ms: median(samples), passes };
-}
+// ---- GPU time of one call: timestamps around each compute pass (bench/lib/gpu-device.ts).
+const timer = passTimer(device);
+const gpuTimeMs = (call: () => Promise<unknown>, sync: () => Promise<unknown>) => timer.gpuTimeMs(call, sync, runs);
 
 // ---- per-submit overhead: an empty submit round trip --------------------------------------------
 const emptyRt: number[] = [];

@@ -52,7 +52,7 @@ if rs is not None:
         copy = num(t.get("copyGBps"))
         gbps = num(r.get("readGBps"))
         rows.append({"algorithm": "scan" if r["op"] == "cumsum" else "reduce", "case": f"{r['case']} {r['op']}", "variant": f"{r.get('variant')} ({r.get('launches')})",
-                     "segkitMs": num(r.get("segkitMs")), "peer": peer, "peerMs": num(t.get(key)) if key else None,
+                     "segkitMs": num(r.get("segkitMs")), "gpuMs": num(r.get("segkitGpuMs")), "peer": peer, "peerMs": num(t.get(key)) if key else None,
                      "note": (f"segment_reduce {f(seg)} ms; " if seg is not None else "") + (f"{gbps:.0f} GB/s read" if gbps else "") + (f" ({100 * gbps / copy:.0f}% of copy)" if gbps and copy and r["op"] != "cumsum" else ""),
                      "mismatches": r.get("mismatchesVsCpu")})
         if r["case"].startswith("one segment") and r["op"] == "sum" and gbps and copy:
@@ -72,7 +72,7 @@ if so is not None:
         t = torch_by.get(r["case"], {})
         ms = num(r.get("batchedMs"))
         rows.append({"algorithm": "top-k" if r["case"].startswith("topk") else "sort", "case": r["case"], "variant": f"{r.get('variant')} ({r.get('launches')})",
-                     "segkitMs": ms, "peer": t.get("op", ""), "peerMs": num(t.get("batchedMs")), "note": f"{r.get('Gkeys/s')} G keys/s", "mismatches": r.get("mismatches")})
+                     "segkitMs": ms, "gpuMs": num(r.get("gpuMs")), "peer": t.get("op", ""), "peerMs": num(t.get("batchedMs")), "note": f"{r.get('Gkeys/s')} G keys/s", "mismatches": r.get("mismatches")})
         if r["case"].startswith("sort 1x") and num(r.get("Gkeys/s")) is not None:
             targets.append((f"{r['case']}: >= 2 G keys/s", num(r["Gkeys/s"]) >= 2, f"{r['Gkeys/s']} G keys/s"))
 
@@ -92,17 +92,18 @@ if co is not None:
         if gbps and floor:
             note += f", {100 * gbps / floor:.0f}% of torch's copy ({floor:.0f} GB/s)"
             targets.append((f"copy {name}: >= 50% of copy bandwidth", gbps >= 0.5 * floor, f"{100 * gbps / floor:.0f}%"))
-        rows.append({"algorithm": "copy", "case": name, "variant": r.get("variant"), "segkitMs": num(r.get("segkitMs")),
+        rows.append({"algorithm": "copy", "case": name, "variant": r.get("variant"), "segkitMs": num(r.get("segkitMs")), "gpuMs": num(r.get("segkitGpuMs")),
                      "peer": best[0] or "", "peerMs": best[1], "note": note, "mismatches": r.get("mismatches")})
 
 for r in rows:
     r["over"] = None if r["segkitMs"] is None or r["peerMs"] in (None, 0) else r["segkitMs"] / r["peerMs"]
+    r["gpuOver"] = None if r.get("gpuMs") is None or r["peerMs"] in (None, 0) else r["gpuMs"] / r["peerMs"]
     if r["over"] is not None and r["algorithm"] != "copy":
         targets.append((f"{r['case']}: no slower than {r['peer']}", r["over"] <= 1, f"{r['over']:.2f}x"))
 
-lines = ["| algorithm | case | variant (launches) | segkit ms | peer | peer ms | segkit / peer | notes | mismatches |", "|---|---|---|---|---|---|---|---|---|"]
+lines = ["| algorithm | case | variant (launches) | segkit ms | segkit GPU ms | peer | peer ms | segkit / peer | GPU / peer | notes | mismatches |", "|---|---|---|---|---|---|---|---|---|---|---|"]
 for r in rows:
-    lines.append(f"| {r['algorithm']} | {r['case']} | {r['variant']} | {f(r['segkitMs'])} | {r['peer']} | {f(r['peerMs'])} | {f(r['over'], 2)} | {r['note']} | {r.get('mismatches', '')} |")
+    lines.append(f"| {r['algorithm']} | {r['case']} | {r['variant']} | {f(r['segkitMs'])} | {f(r.get('gpuMs'), 4)} | {r['peer']} | {f(r['peerMs'])} | {f(r['over'], 2)} | {f(r.get('gpuOver'), 2)} | {r['note']} | {r.get('mismatches', '')} |")
 if targets:
     lines += ["", "| target | met | numbers |", "|---|---|---|"]
     lines += [f"| {name} | {'met' if ok else 'MISSED'} | {detail} |" for name, ok, detail in targets]

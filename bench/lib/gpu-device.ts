@@ -1,0 +1,108 @@
+/**
+ * The Dawn device the WebGPU benches time on, and GPU time from timestamp queries.
+ *
+ * `benchDevice()` creates a Dawn instance (exact timestamps: Dawn quantizes them by default), asks
+ * for the high-performance adapter and a device with the adapter's largest buffers and workgroups,
+ * `subgroups` and `timestamp-query` where there are. Pass the device to `webgpuBackend({ device })`.
+ *
+ * `passTimer(device)` wraps the command encoder so that, while a capture is on, each compute pass a
+ * call records gets timestamps; `gpuTimeMs(call, sync)` is the median over `runs` calls of the sum of
+ * their compute passes' spans (nothing in segkit changes).
+ */
+/// <reference types="@webgpu/types" />
+import { create, globals } from 'webgpu';
+
+export interface BenchDevice {
+  readonly gpu: ReturnType<typeof create>;
+  readonly adapter: GPUAdapter;
+  readonly device: GPUDevice;
+  readonly features: readonly GPUFeatureName[];
+}
+
+/** `toggles`: more Dawn instance flags (e.g. 'enable-dawn-features=skip_validation'). */
+export async function benchDevice(options: { toggles?: readonly string[]; features?: readonly GPUFeatureName[] } = {}): Promise<BenchDevice> {
+  Object.assign(globalThis, globals);
+  let gpu: ReturnType<typeof create>;
+  try {
+    gpu = create(['disable-dawn-features=timestamp_quantization', ...(options.toggles ?? [])]);
+  } catch {
+    gpu = create([...(options.toggles ?? [])]);
+  }
+  // If the create() result is garbage-collected, dawn.node crashes: keep it reachable.
+  const kept = ((globalThis as Record<string, unknown>).__segkitBenchGpus ??= []) as unknown[];
+  kept.push(gpu);
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) throw new Error('no WebGPU adapter (VK_ICD_FILENAMES?)');
+  const L = adapter.limits;
+  const features = (['subgroups', 'timestamp-query', ...(options.features ?? [])] as GPUFeatureName[]).filter((f) => adapter.features.has(f));
+  const device = await adapter.requestDevice({
+    requiredFeatures: features,
+    requiredLimits: {
+      maxComputeWorkgroupStorageSize: L.maxComputeWorkgroupStorageSize,
+      maxComputeWorkgroupsPerDimension: L.maxComputeWorkgroupsPerDimension,
+      maxStorageBufferBindingSize: L.maxStorageBufferBindingSize,
+      maxBufferSize: L.maxBufferSize,
+      maxComputeWorkgroupSizeX: L.maxComputeWorkgroupSizeX,
+      maxComputeInvocationsPerWorkgroup: L.maxComputeInvocationsPerWorkgroup,
+      maxStorageBuffersPerShaderStage: L.maxStorageBuffersPerShaderStage,
+    },
+  });
+  return { gpu, adapter, device, features };
+}
+
+const median = (a: readonly number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
+
+export interface PassTimer {
+  /** Median GPU ms (sum of the compute passes' timestamp spans) of `call`, or undefined without timestamps. */
+  gpuTimeMs(call: () => Promise<unknown>, sync: () => Promise<unknown>, runs: number): Promise<{ ms: number; passes: number } | undefined>;
+}
+
+/** At most this many compute passes per timed call. */
+const maxPasses = 32;
+
+export function passTimer(device: GPUDevice): PassTimer {
+  if (!device.features.has('timestamp-query')) return { gpuTimeMs: async () => undefined };
+  const capture = { on: false, passes: 0, resolved: false };
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * maxPasses });
+  const resolve = device.createBuffer({ size: 2 * maxPasses * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 2 * maxPasses * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const proto = Object.getPrototypeOf(device.createCommandEncoder()) as GPUCommandEncoder;
+  const begin = proto.beginComputePass;
+  const finish = proto.finish;
+  proto.beginComputePass = function (this: GPUCommandEncoder, desc?: GPUComputePassDescriptor) {
+    if (capture.on && capture.passes < maxPasses && !capture.resolved && desc?.timestampWrites === undefined) {
+      const i = capture.passes++;
+      desc = { ...(desc ?? {}), timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } };
+    }
+    return begin.call(this, desc);
+  };
+  proto.finish = function (this: GPUCommandEncoder, desc?: GPUCommandBufferDescriptor) {
+    if (capture.on && capture.passes > 0 && !capture.resolved) {
+      this.resolveQuerySet(querySet, 0, 2 * capture.passes, resolve, 0);
+      this.copyBufferToBuffer(resolve, 0, read, 0, 16 * capture.passes);
+      capture.resolved = true;
+    }
+    return finish.call(this, desc);
+  };
+  return {
+    async gpuTimeMs(call, sync, runs) {
+      const samples: number[] = [];
+      let passes = 0;
+      for (let r = 0; r < runs; r++) {
+        Object.assign(capture, { on: true, passes: 0, resolved: false });
+        await call();
+        capture.on = false;
+        await sync();
+        if (!capture.resolved) return undefined;
+        passes = capture.passes;
+        await read.mapAsync(GPUMapMode.READ);
+        const t = new BigUint64Array(read.getMappedRange().slice(0, 16 * passes));
+        read.unmap();
+        let ns = 0;
+        for (let i = 0; i < passes; i++) ns += Number(t[2 * i + 1]! - t[2 * i]!);
+        samples.push(ns / 1e6);
+      }
+      return { ms: median(samples), passes };
+    },
+  };
+}
