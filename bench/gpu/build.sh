@@ -53,6 +53,7 @@ bundle ./dist dist/bench/sort-webgpu.mjs bench/sort-webgpu.ts
 bundle ./dist dist/bench/copy-webgpu.mjs bench/copy-webgpu.ts
 # Where a small call's time goes on Dawn: raw submit ladder beside segkit's plan.run per algorithm.
 bundle ./dist dist/bench/webgpu-call-floor.mjs bench/webgpu-call-floor.ts
+bundle ./dist dist/bench/webgpu-call-profile.mjs bench/webgpu-call-profile.ts
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

@@ -13,7 +13,7 @@
 # The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
 # single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
-# SUITES: which algorithms to run, of "floor topk reduce-scan sort copy" (default "topk"; one device call
+# SUITES: which algorithms to run, of "floor profile topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # When more than 8 files would come back, the JSONs travel as results.tgz.
@@ -71,13 +71,18 @@ floor)
   echo "== call floor: raw Dawn ladder and segkit plan.run on small shapes (${build:-?})" | tee -a "$LOG"
   timeout 120 node dist/bench/webgpu-call-floor.mjs --out="$OUT" 2>&1 | tee -a "$LOG"
   ;;
+profile)
+  echo "== CPU profile of small plan.run calls (${build:-?})" | tee -a "$LOG"
+  timeout 60 node --cpu-prof --cpu-prof-dir="$OUT/profile" dist/bench/webgpu-call-profile.mjs 2>&1 | tee -a "$LOG"
+  (cd "$OUT/profile" && for f in *.cpuprofile; do [ -f "$f" ] && gzip -9 "$f"; done; tar cf ../profile.tar ./*.gz) && rm -rf "$OUT/profile"
+  ;;
 copy)
   echo "== segkit WebGPU batched copy (${build:-?})" | tee -a "$LOG"
   timeout 150 node dist/bench/copy-webgpu.mjs --runs=5 --out="$OUT" 2>&1 | tee -a "$LOG"
   echo "== torch copy" | tee -a "$LOG"
   PYTHONUNBUFFERED=1 timeout 100 python3 "$HERE/torch_copy.py" --out="$OUT" > /dev/null 2>> "$LOG"
   ;;
-*) echo "run-all.sh: unknown suite '$suite' (floor, topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
+*) echo "run-all.sh: unknown suite '$suite' (floor, profile, topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
 esac
 done
 if [ -f "$OUT/reduce-scan-webgpu.json" ] || [ -f "$OUT/sort-webgpu.json" ] || [ -f "$OUT/copy-webgpu.json" ]; then
