@@ -24,8 +24,9 @@ import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from './webgp
  *   of those sets again (alternating temporary storage or outputs; a new set costs one
  *   createBindGroup per launch);
  * - uniforms: each launch's values (host numbers: slot offsets, the pass, the algorithm's own, ...)
- *   in a 256-byte-aligned region of the backend's uniform buffer, written once per run — kernel
- *   arguments, not uploads;
+ *   in a 256-byte-aligned region of the backend's uniform buffer, written when a run's words differ
+ *   from what the buffer holds (another plan ran in between, or other values) — kernel arguments,
+ *   not uploads;
  * - the device block: word 0 is the status word 'validate' writes; after it, every device-only input
  *   the run reads (numSegments, sizes, the algorithm's parameters, bounds, checked arrays) is copied
  *   in on the device before the pass, so a kernel binds few storage buffers whatever the parameters
@@ -188,6 +189,10 @@ interface PreparedRun {
   readonly usesBlock: boolean;
   readonly launches: readonly PreparedLaunch[];
   readonly uniformTotal: number;
+  /** The launches' uniform words, refilled every run. */
+  readonly uniformData: Uint32Array;
+  /** The compute pass's label. */
+  readonly label: string;
   /**
    * Bind groups by the buffers (and block size) they were made for, most recently used first: a
    * caller who alternates buffers (double-buffered outputs, a few temporary storages) reuses them.
@@ -246,7 +251,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
       return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
     });
-    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, bindSets: [] };
+    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, uniformData: new Uint32Array(Math.max(uniformTotal, 4) / 4), label: `segkit ${run.algorithm}`, bindSets: [] };
   };
 
   return {
@@ -263,9 +268,10 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       const { launches } = prepared;
       const block = prepared.usesBlock ? gatherBlock(run) : undefined;
 
-      // Uniform values are written every run (the scratch buffer is shared by every plan).
+      // Uniform values go into the backend's scratch buffer (shared by every plan), which writes them
+      // only when they are not what it holds already.
       const shared = runUniforms(run, block ?? new DeviceBlock(), algorithm as WebGpuAlgorithm<Run, SegmentKernelFacts>);
-      const uniformData = new Uint32Array(Math.max(prepared.uniformTotal, 4) / 4);
+      const uniformData = prepared.uniformData;
       for (const { launch, program, temp, fields, region } of launches) {
         const base = region / 4;
         const slots = temp?.slots;
@@ -276,7 +282,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
           uniformData[base + j] = value;
         }
       }
-      const uniformBuffer = runtime.scratch('uniforms', uniformData.byteLength);
+      const uniformBuffer = runtime.uniforms(uniformData, prepared);
       const blockBytes = block === undefined ? 0 : block.words * 4;
       const blockBuffer = block === undefined ? undefined : runtime.scratch('block', blockBytes);
       const tempBuffer = run.temp === undefined ? undefined : runtime.bufferOf(run.temp);
@@ -317,14 +323,13 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
         if (bindSets.length > bindSetsPerPlan) bindSets.pop();
       }
 
-      device.queue.writeBuffer(uniformBuffer, 0, uniformData.buffer, 0, uniformData.byteLength);
-      const encoder = device.createCommandEncoder({ label: `segkit ${run.algorithm}` });
+      const encoder = device.createCommandEncoder();
       if (block !== undefined) {
         for (const [array, entry] of block.copies()) {
           if (entry.words > 0) encoder.copyBufferToBuffer(runtime.bufferOf(array), 0, blockBuffer!, entry.at * 4, entry.words * 4);
         }
       }
-      const pass = encoder.beginComputePass({ label: `segkit ${run.algorithm}` });
+      const pass = encoder.beginComputePass({ label: prepared.label });
       for (const launch of run.launches) runtime.countLaunch(launch.name);
       for (let i = 0; i < launches.length; i++) {
         const { compiled, x, y } = launches[i]!;

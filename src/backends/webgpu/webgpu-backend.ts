@@ -132,6 +132,11 @@ export interface WebGpuRuntime {
   countLaunch(kernelName: string): void;
   /** A persistent scratch buffer of at least `bytes`, grown as needed. Queue order makes reuse across calls safe. */
   scratch(kind: 'uniforms' | 'block', bytes: number): GPUBuffer;
+  /**
+   * The uniform scratch buffer holding `data`: written only when the last write was another
+   * `owner`'s or other words (a plan run again with the same values writes nothing).
+   */
+  uniforms(data: Uint32Array, owner: object): GPUBuffer;
   /** Submits and keeps `keepAlive` referenced until the queue reports the work done. */
   submit(commands: GPUCommandBuffer, keepAlive: readonly unknown[]): void;
 }
@@ -160,8 +165,17 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   private readonly pipelines = new Map<string, CompiledProgram>();
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
   private readonly scratchBuffers: Record<'uniforms' | 'block', GPUBuffer | undefined> = { uniforms: undefined, block: undefined };
-  /** Objects of submitted work, until the queue reports it done. */
+  /** Objects of submitted work, by batch, until the queue reports the batch done. */
   private readonly inFlight = new Set<readonly unknown[]>();
+  /** Objects of work submitted since the watch under way began; the next watch covers them. */
+  private unwatched: unknown[] = [];
+  private watching = false;
+  /** The device's queue (a getter call into Dawn each time it is read from the device). */
+  private readonly queue: GPUQueue;
+  private readonly scratchSizes: Record<'uniforms' | 'block', number> = { uniforms: 0, block: 0 };
+  /** What the uniform scratch buffer holds: whose words, and the words. */
+  private uniformOwner: object | undefined;
+  private uniformWords = new Uint32Array(0);
   /** Buffers waiting for earlier work to finish before they are destroyed. */
   private readonly pendingReleases = new Set<Promise<void>>();
   private live = 0;
@@ -185,6 +199,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     private readonly ownsDevice: boolean,
   ) {
     const limits = device.limits;
+    this.queue = device.queue;
     this.maxStorageBufferBindingSize = limits.maxStorageBufferBindingSize;
     this.maxWorkgroupsPerDimension = limits.maxComputeWorkgroupsPerDimension;
     this.minUniformBufferOffsetAlignment = limits.minUniformBufferOffsetAlignment;
@@ -209,6 +224,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       this.lostError ??= new WebGpuDeviceLostError(message, this.destroyedByUser ? 'destroyed' : String(info.reason));
       this.rejectLost(this.lostError);
       this.inFlight.clear();
+      this.unwatched = [];
     });
     const onError = (this.onUncapturedError = (event: Event) => {
       const error = (event as GPUUncapturedErrorEvent).error;
@@ -265,18 +281,18 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   private flushWrites(): void {
     if (!this.unsubmittedWrites || this.lost) return;
     this.unsubmittedWrites = false;
-    this.device.queue.submit([]);
+    this.queue.submit([]);
   }
 
   /** Destroys `buffer` once the work submitted so far is done. */
   release(buffer: GPUBuffer): void {
     this.flushWrites();
-    if (this.inFlight.size === 0 || this.lost) {
+    if ((this.inFlight.size === 0 && this.unwatched.length === 0) || this.lost) {
       buffer.destroy();
       this.live--;
       return;
     }
-    const done = this.device.queue
+    const done = this.queue
       .onSubmittedWorkDone()
       .catch(() => undefined)
       .then(() => {
@@ -300,7 +316,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     this.checkUsable();
     const array = this.allocate(uploadDType(data) as DTypeOf<T>, data.length, 'upload(data)');
     if (data.byteLength > 0) {
-      this.device.queue.writeBuffer(array.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      this.queue.writeBuffer(array.buffer, 0, data.buffer, data.byteOffset, data.byteLength);
       this.unsubmittedWrites = true;
     }
     this.counter.upload(data.byteLength);
@@ -362,7 +378,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   async synchronize(): Promise<void> {
     this.checkUsable();
     this.flushWrites();
-    await this.guard(this.device.queue.onSubmittedWorkDone());
+    await this.guard(this.queue.onSubmittedWorkDone());
     await this.guard(Promise.all([...this.pendingReleases]));
     this.throwDeferred();
     await this.hooks.settle();
@@ -375,12 +391,15 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     for (const kind of ['uniforms', 'block'] as const) {
       this.scratchBuffers[kind]?.destroy();
       this.scratchBuffers[kind] = undefined;
+      this.scratchSizes[kind] = 0;
     }
+    this.uniformOwner = undefined;
     this.pipelines.clear();
     this.layouts.clear();
     this.lostError ??= new WebGpuDeviceLostError('the webgpu backend was destroyed; pending work was abandoned', 'destroyed');
     this.rejectLost(this.lostError);
     this.inFlight.clear();
+    this.unwatched = [];
     if (this.ownsDevice) this.device.destroy();
     else if (this.onUncapturedError !== undefined && typeof this.device.removeEventListener === 'function') {
       this.device.removeEventListener('uncapturederror', this.onUncapturedError);
@@ -447,23 +466,51 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
 
   scratch(kind: 'uniforms' | 'block', bytes: number): GPUBuffer {
     const current = this.scratchBuffers[kind];
-    if (current !== undefined && current.size >= bytes) return current;
+    if (current !== undefined && this.scratchSizes[kind] >= bytes) return current;
     if (current !== undefined) this.release(current);
     const size = Math.max(256, 2 ** Math.ceil(Math.log2(Math.max(bytes, 1))));
     const buffer = this.createBuffer(size, (kind === 'uniforms' ? usage.uniform : usage.storage) | usage.copyDst, `segkit ${kind}`);
     this.scratchBuffers[kind] = buffer;
+    this.scratchSizes[kind] = size;
+    if (kind === 'uniforms') this.uniformOwner = undefined;
+    return buffer;
+  }
+
+  uniforms(data: Uint32Array, owner: object): GPUBuffer {
+    const buffer = this.scratch('uniforms', data.byteLength);
+    const held = this.uniformWords;
+    let same = this.uniformOwner === owner && held.length === data.length;
+    for (let i = 0; same && i < data.length; i++) same = held[i] === data[i];
+    if (!same) {
+      this.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      this.uniformOwner = owner;
+      this.uniformWords = data.slice();
+    }
     return buffer;
   }
 
   submit(commands: GPUCommandBuffer, keepAlive: readonly unknown[]): void {
-    const record = [commands, ...keepAlive];
-    this.device.queue.submit([commands]);
+    this.queue.submit([commands]);
     this.unsubmittedWrites = false;
-    this.inFlight.add(record);
-    void this.device.queue.onSubmittedWorkDone().then(
-      () => this.inFlight.delete(record),
-      () => this.inFlight.delete(record),
-    );
+    this.unwatched.push(commands, keepAlive);
+    if (!this.watching) this.watch();
+  }
+
+  /**
+   * One onSubmittedWorkDone at a time (each is a promise and a native callback): it covers the work
+   * submitted before it was asked for; work submitted meanwhile waits for the next one.
+   */
+  private watch(): void {
+    const batch = this.unwatched;
+    this.unwatched = [];
+    this.inFlight.add(batch);
+    this.watching = true;
+    const done = () => {
+      this.inFlight.delete(batch);
+      this.watching = false;
+      if (this.unwatched.length > 0 && !this.lost) this.watch();
+    };
+    void this.queue.onSubmittedWorkDone().then(done, done);
   }
 }
 
