@@ -38,6 +38,9 @@ const device = backend.device as unknown as Record<string, unknown>;
 const pass = { setPipeline() {}, setBindGroup() {}, dispatchWorkgroups() {}, end() {} };
 const encoder = { beginComputePass: () => pass, copyBufferToBuffer() {}, finish: () => ({}) };
 device.createCommandEncoder = () => encoder;
-Object.defineProperty(device, 'queue', { value: { submit() {}, writeBuffer() {}, onSubmittedWorkDone: () => Promise.resolve() } });
+const queue = { submit() {}, writeBuffer() {}, onSubmittedWorkDone: () => Promise.resolve() };
+Object.defineProperty(device, 'queue', { value: queue });
+// The backend keeps the queue it read from the device when it was made.
+(backend as unknown as Record<string, unknown>).queue = queue;
 for (const [name, plan] of Object.entries(plans)) await loop(`${name}: plan.run, Dawn stubbed`, () => plan.run(), async () => {}, 1000);
 process.exit(0);
