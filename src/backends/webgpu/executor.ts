@@ -191,8 +191,6 @@ interface PreparedRun {
   readonly uniformTotal: number;
   /** The launches' uniform words, refilled every run. */
   readonly uniformData: Uint32Array;
-  /** The compute pass's label. */
-  readonly label: string;
   /**
    * Bind groups by the buffers (and block size) they were made for, most recently used first: a
    * caller who alternates buffers (double-buffered outputs, a few temporary storages) reuses them.
@@ -251,7 +249,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
       return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
     });
-    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, uniformData: new Uint32Array(Math.max(uniformTotal, 4) / 4), label: `segkit ${run.algorithm}`, bindSets: [] };
+    return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, uniformData: new Uint32Array(Math.max(uniformTotal, 4) / 4), bindSets: [] };
   };
 
   return {
@@ -329,7 +327,9 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
           if (entry.words > 0) encoder.copyBufferToBuffer(runtime.bufferOf(array), 0, blockBuffer!, entry.at * 4, entry.words * 4);
         }
       }
-      const pass = encoder.beginComputePass({ label: prepared.label });
+      // No labels on the encoder and pass (a descriptor costs each call ~1-2 us in Dawn's Node binding);
+      // the pipelines carry the kernels' names into Dawn's messages.
+      const pass = encoder.beginComputePass();
       for (const launch of run.launches) runtime.countLaunch(launch.name);
       for (let i = 0; i < launches.length; i++) {
         const { compiled, x, y } = launches[i]!;
