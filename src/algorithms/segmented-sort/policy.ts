@@ -16,6 +16,12 @@ export interface SegmentedSortPolicy {
   /** Most items a single-tile workgroup sorts in workgroup memory (a sort key and an index each, 8 bytes). */
   readonly tileItems: number;
   /**
+   * Items each single-tile invocation holds in registers (a power of two, 2 to 32): it sorts them
+   * there and merges through workgroup memory log2 of this many bitonic stages at a time, so a tile
+   * of n items takes about log2(n)^2 / (2 log2 of this) workgroup barriers instead of log2(n)^2 / 2.
+   */
+  readonly tileItemsPerInvocation: number;
+  /**
    * Items one radix histogram/scatter workgroup (a tile of a segment) covers, at most (more when
    * `radixMaxTiles` caps the tiles). The scatter ranks its tile in workgroup memory `tileItems` keys
    * at a time (at most 16 per invocation), so a tile longer than that takes several rounds.
@@ -47,7 +53,7 @@ export const segmentedSortPolicyLimits = {
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): SegmentedSortPolicy {
   const workgroupSize = Math.min(256, capabilities.maxWorkgroupSize);
-  return { workgroupSize, tileItems: tileItemsFor(capabilities.workgroupStorageBytes), radixTileItems: workgroupSize * 16, radixMaxTiles: 16384 };
+  return { workgroupSize, tileItems: tileItemsFor(capabilities.workgroupStorageBytes), tileItemsPerInvocation: 16, radixTileItems: workgroupSize * 16, radixMaxTiles: 16384 };
 }
 
 /** The facts the selector reads: the effective segment-size bounds, after every static and host runtime bound. */
@@ -105,5 +111,9 @@ function checkPolicy(policy: SegmentedSortPolicy, capabilities: BackendCapabilit
     throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`);
   }
   if ((policy.tileItems & (policy.tileItems - 1)) !== 0) throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} is not a power of two (the tile's bitonic sort needs one)`);
+  const perInvocation = policy.tileItemsPerInvocation;
+  if (perInvocation < 2 || perInvocation > 32 || (perInvocation & (perInvocation - 1)) !== 0) {
+    throw new SegkitUsageError(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
+  }
   if (policy.tileItems % policy.workgroupSize !== 0) throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} is not a multiple of workgroupSize ${policy.workgroupSize}`);
 }
