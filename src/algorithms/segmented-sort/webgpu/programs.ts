@@ -96,7 +96,8 @@ fn radixOrderedKey(bits: u32) -> u32 { return orderedBits(bits); }`);
 
 /** WGSL that compare-exchanges register entries m < n (keys `k`, indices `x`) so that m ranks first when `up`. */
 function exchange(m: number, n: number, up: string): string {
-  const later = `(k${n} < k${m} || (k${n} == k${m} && x${n} < x${m}))`;
+  // Non-short-circuit | and &: no branch per exchange.
+  const later = `((k${n} < k${m}) | ((k${n} == k${m}) & (x${n} < x${m})))`;
   const swap = up === 'true' ? later : up === 'false' ? `!${later}` : `${later} == ${up}`;
   return `    { let sw = ${swap}; let tk = k${m}; let tx = x${m}; k${m} = select(k${m}, k${n}, sw); x${m} = select(x${m}, x${n}, sw); k${n} = select(k${n}, tk, sw); x${n} = select(x${n}, tx, sw); }`;
 }
@@ -123,9 +124,9 @@ function singleTile(facts: SortKernelFacts): { declarations: string; main: strin
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const load = (count: number, address: (m: number) => string) =>
     range(count)
-      .map((m) => `    let a${m} = entryAt(${address(m)});\n    var k${m} = sortKeys[a${m}];\n    var x${m} = indices[a${m}];`)
+      .map((m) => `    let a${m} = entryAt(${address(m)});\n    let e${m} = entries[a${m}];\n    var k${m} = e${m}.x;\n    var x${m} = e${m}.y;`)
       .join('\n');
-  const store = (count: number) => range(count).map((m) => `    sortKeys[a${m}] = k${m};\n    indices[a${m}] = x${m};`).join('\n');
+  const store = (count: number) => range(count).map((m) => `    entries[a${m}] = vec2<u32>(k${m}, x${m});`).join('\n');
   // A step of L levels: strides 2^(lo+L-1) down to 2^lo of merge size `size`; group g of a segment
   // holds the entries whose local indices differ only in bits [lo, lo + L).
   const step = (levels: number) => {
@@ -160,8 +161,7 @@ ${store(count)}
     .join(' else ');
   return {
     declarations: `
-var<workgroup> sortKeys: array<u32, ${words}>;
-var<workgroup> indices: array<u32, ${words}>;
+var<workgroup> entries: array<vec2<u32>, ${words}>;
 var<workgroup> segmentStart: array<u32, ${segments}>;
 var<workgroup> segmentSize: array<u32, ${segments}>;
 var<workgroup> segmentMask: array<u32, ${segments}>;
@@ -200,14 +200,10 @@ ${steps.join('\n')}`,
     let q = j >> logPw;
     let jl = j & (pw - 1u);
     let a = entryAt(q * ${tile}u + jl);
-    if (jl < segmentSize[q]) {
-      sortKeys[a] = orderedBits(keysIn[segmentStart[q] + jl]) ^ segmentMask[q];
-      indices[a] = jl;
-    } else {
-      // Padding: after every item (the largest sort key, an index no item has).
-      sortKeys[a] = 0xffffffffu;
-      indices[a] = 0xffffffffu;
-    }
+    // Padding: after every item (the largest sort key, an index no item has).
+    var entry = vec2<u32>(0xffffffffu, 0xffffffffu);
+    if (jl < segmentSize[q]) { entry = vec2<u32>(orderedBits(keysIn[segmentStart[q] + jl]) ^ segmentMask[q], jl); }
+    entries[a] = entry;
   }
   workgroupBarrier();
   tileFirstStep(logPw - ${logE}u, total >> ${logE}u, lid);
@@ -227,7 +223,7 @@ ${steps.join('\n')}`,
   for (var j = lid; j < total; j += WG) {
     let q = j >> logPw;
     let jl = j & (pw - 1u);
-    if (jl < segmentSize[q]) { writeItem(segmentStart[q], jl, indices[entryAt(q * ${tile}u + jl)]); }
+    if (jl < segmentSize[q]) { writeItem(segmentStart[q], jl, entries[entryAt(q * ${tile}u + jl)].y); }
   }`,
   };
 }
