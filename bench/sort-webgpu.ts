@@ -10,6 +10,8 @@
  *
  * Bundle with bench/gpu/build.sh (it bundles this file to dist/bench/sort-webgpu.mjs too), then
  *   node dist/bench/sort-webgpu.mjs [--runs=9] [--batch-ms=60] [--single-cols=16777216] [--out=dir] [--cases=4096x256,k=4096]
+ *     [--shapes=16384x64,1024x1024] (more sort cases, rows x cols) [--policy='{"tileItemsPerInvocation":8}'] (env.tuning.policy of every sort)
+ *     [--tag=name] (written into the JSON file's name: sort-webgpu-<tag>.json, to compare builds or policies)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
  * with --single-cols small enough for its 128 MiB binding limit).
  */
@@ -36,6 +38,8 @@ interface Case {
   /** Top-k with this k (sorted) instead of a sort. */
   k?: number;
 }
+const tuningPolicy = argv.policy === undefined ? undefined : (JSON.parse(String(argv.policy)) as Record<string, number>);
+const extraShapes = argv.shapes === undefined ? [] : String(argv.shapes).split(',').map((shape) => shape.split('x').map(Number) as [number, number]);
 const cases: Case[] = [
   { id: 'sort 4096x256', rows: 4096, cols: 256 },
   { id: 'sort 256x4096', rows: 256, cols: 4096 },
@@ -43,6 +47,7 @@ const cases: Case[] = [
   { id: `sort 1x${singleCols}`, rows: 1, cols: singleCols },
   { id: 'topk 64x32768 k=4096', rows: 64, cols: 32768, k: 4096 },
   { id: 'topk 16x65536 k=10000', rows: 16, cols: 65536, k: 10000 },
+  ...extraShapes.map(([rows, cols]) => ({ id: `sort ${rows}x${cols}`, rows, cols })),
 ];
 
 let seed = 1234;
@@ -84,7 +89,7 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     const valuesOut = gpu.alloc('u32', c.rows * width);
     const plan =
       c.k === undefined
-        ? DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }))
+        ? DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) }, env({ backend: gpu, ...(tuningPolicy ? { tuning: { policy: tuningPolicy } } : {}) }))
         : DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), selectDirection: p.constantOption('max'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }));
     const temp = plan.tempStorageBytes > 0 ? gpu.alloc('u8', plan.tempStorageBytes) : undefined;
     await plan.run(temp);
@@ -127,7 +132,7 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
 const table = printTable(rows);
 const out = argv.out ?? 'bench/results';
 mkdirSync(out, { recursive: true });
-writeFileSync(`${out}/sort-webgpu.json`, JSON.stringify({ runs, rows, table }, null, 2));
+writeFileSync(`${out}/sort-webgpu${argv.tag === undefined ? '' : `-${String(argv.tag)}`}.json`, JSON.stringify({ runs, rows, table }, null, 2));
 gpu.destroy();
 device.destroy();
 cpu.destroy();

@@ -108,6 +108,18 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
         await expectReference(grouped, 'radix', { radixMaxTiles: 2 });
       });
+      it('single-tile layouts: segments sharing a workgroup, items per invocation, groups per invocation', async () => {
+        // Sizes on both sides of every power of two up to 1024, so a workgroup's segments pad to its largest.
+        const sizes = [0, 1, 2, 3, 5, 8, 9, 16, 17, 31, 33, 64, 100, 255, 256, 257, 600, 1023, 1024, 7, 0, 12];
+        const c = makeSortCase({ name: 'layouts', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values: 'indices-u32', seed: 61 });
+        const policies: Record<string, number>[] = thorough
+          ? [{}, { tileItemsPerInvocation: 2 }, { tileItemsPerInvocation: 4 }, { tileItemsPerInvocation: 16 }, { tileItemsPerInvocation: 32 }, { workgroupSize: 64 }, { workgroupSize: 64, tileItemsPerInvocation: 2 }]
+          : [{ workgroupSize: 64, tileItemsPerInvocation: 2 }, { workgroupSize: 64, tileItemsPerInvocation: 32 }];
+        for (const policy of policies) expect(await expectReference(c, 'single-tile', policy)).toBe('single-tile');
+        // Short rows only: many segments to a workgroup, the last workgroup partly past numSegments.
+        const rows = randomSizes(1000, 40, 67);
+        await expectReference(makeSortCase({ name: 'short rows', keyType: 'i32', flavour: 'ties', sizes: rows, orders: alternating(rows.length), values: 'payload', seed: 71 }), 'single-tile');
+      });
       it('100k+ segments of up to 12 keys, every variant', async () => {
         const sizes = randomSizes(120_000, 12, 23);
         await expectAllVariants(makeSortCase({ name: 'many', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), seed: 29 }), ['single-tile', 'radix']);
@@ -161,6 +173,9 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         expect(() => plan({ ...built.args, order: p.constantOption('up') })).toThrow(/order: option 'up' is not one of the options \['ascending', 'descending'\]/);
         expect(() => plan({ ...built.args, ordre: built.args.order })).toThrow("args: unknown field 'ordre'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'order', 'numSegments', 'totalNumItems'");
         expect(() => plan({ ...built.args, segmentSizes: p.perSegment([4, 4], { max: 8 }) }, { variant: 'nope' })).toThrow("tuning.variant: 'nope' is not a segmented sort variant; expected 'single-tile', 'radix'");
+        for (const perInvocation of [1, 3, 64]) {
+          expect(() => plan(built.args, { policy: { tileItemsPerInvocation: perInvocation } })).toThrow(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
+        }
         const long = { keysIn: backend.alloc('f32', 5004), keysOut: backend.alloc('f32', 5004) };
         expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'single-tile' })).toThrow(
           `tuning.variant: 'single-tile' cannot run for these parameters: max segment size 5000 > tile ${segmentedSortPolicyFor(backend.capabilities).tileItems}; it sorts the segments that fit, radix the rest`,

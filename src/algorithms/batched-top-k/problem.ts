@@ -132,7 +132,7 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
 
 /** The segmented sort's radix policy for sorting top-k's selection: top-k's workgroup and radix tile. */
 export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
-  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, radixTileItems: policy.radixTileItems, radixMaxTiles: 16384 };
+  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, tileItemsPerInvocation: 8, radixTileItems: policy.radixTileItems, radixMaxTiles: 16384 };
 }
 
 /** Tiles and segments per group of the selection sort, for `selected` items per segment at most. */

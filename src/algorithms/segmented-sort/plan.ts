@@ -17,7 +17,7 @@ import {
   segmentedSortVariants,
   selectSegmentedSortVariant,
 } from './policy.js';
-import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, tilesPerSegment } from './problem.js';
+import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
 
 const orderParameter: OptionParameterSpec = { type: 'option', name: 'order', options: sortOrders, required: true };
 
@@ -112,7 +112,11 @@ function variantLaunches(
   const launches: SegmentedSortLaunch[] = [];
   if (selection.variant === 'single-tile' || withSingleTile) {
     const which = selection.variant === 'single-tile' ? '' : ` (segments of at most ${policy.tileItems} keys; radix takes the rest)`;
-    launches.push(launch('single-tile', 'single-tile', 'single-tile', `one workgroup per segment: load the tile, bitonic sort by (sort key, index), write${which}`));
+    const shape = singleTileShape(maxSegmentSize, policy);
+    const per = shape.segmentsPerWorkgroup === 1 ? 'one workgroup per segment' : `${shape.segmentsPerWorkgroup} segments per workgroup`;
+    launches.push(
+      launch('single-tile', 'single-tile', 'single-tile', `${per} (tiles of ${shape.tile} keys, ${shape.itemsPerInvocation} per invocation in registers): load, bitonic sort by (sort key, index), write${which}`),
+    );
   }
   if (selection.variant === 'radix') {
     const tiles = tilesPerSegment(geometry, policy);

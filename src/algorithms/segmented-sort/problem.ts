@@ -93,7 +93,43 @@ export function radixCountsWords(segments: number, tiles: number): number {
   return segments * (tiles + 1) * 256;
 }
 
-const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
+/** How 'single-tile' lays its segments out: see {@link singleTileShape}. */
+export interface SingleTileShape {
+  /** Items of workgroup memory per segment: the size bound rounded up to a power of two (2 to `tileItems`). */
+  readonly tile: number;
+  /** Items each invocation sorts in registers: the policy's, at most `tile`. */
+  readonly itemsPerInvocation: number;
+  /** Segments one workgroup sorts side by side (a power of two). */
+  readonly segmentsPerWorkgroup: number;
+}
+
+/** Workgroup memory bytes of a single-tile WGSL workgroup: keys and indices (a padding word every 16), and three words per segment. */
+export function singleTileWorkgroupBytes(shape: SingleTileShape): number {
+  const items = shape.tile * shape.segmentsPerWorkgroup;
+  return 8 * (items + (items >> 4)) + 12 * shape.segmentsPerWorkgroup + 16;
+}
+
+/**
+ * The single-tile layout for segments of at most `maxSegmentSize` items, the same on every backend
+ * (it sets the grid): a short segment gets a short tile, and segments whose tiles are short share a
+ * workgroup (as many as keep every invocation busy, within the memory of one `tileItems` tile), so a
+ * batch of 256-item rows runs 16 rows to a workgroup instead of one 4096-item tile each.
+ */
+export function singleTileShape(maxSegmentSize: number, policy: SegmentedSortPolicy): SingleTileShape {
+  let tile = 2;
+  while (tile < maxSegmentSize && tile < policy.tileItems) tile *= 2;
+  const itemsPerInvocation = Math.min(policy.tileItemsPerInvocation, tile);
+  // tileItems * 8 + 4096 bytes lie within the backend's workgroup memory (policy.ts checks it).
+  const budget = policy.tileItems * 8 + 4096;
+  let segmentsPerWorkgroup = 1;
+  for (;;) {
+    const next = { tile, itemsPerInvocation, segmentsPerWorkgroup: segmentsPerWorkgroup * 2 };
+    if ((next.segmentsPerWorkgroup * tile) / itemsPerInvocation > policy.workgroupSize || next.segmentsPerWorkgroup * tile > policy.tileItems || singleTileWorkgroupBytes(next) > budget) break;
+    segmentsPerWorkgroup = next.segmentsPerWorkgroup;
+  }
+  return { tile, itemsPerInvocation, segmentsPerWorkgroup };
+}
+
 /** The grids of one radix group (the largest; a last, partial group launches fewer). */
 const groupOf = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => Math.min(problem.maxSegments, groupSegments(problem, policy));
 const perTile = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => groupOf(problem, policy) * tilesPerSegment(problem, policy);
@@ -114,7 +150,7 @@ const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKe
  *   (payloads or index values) in the order of digits 0..p; pass 3 writes the outputs.
  */
 export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'validate' | 'segment-offsets'>, SegmentedSortProblem, SegmentedSortPolicy> = {
-  'single-tile': { slots: ['offsets'], grid: perSegment },
+  'single-tile': { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / singleTileShape(problem.maxSegmentSize, policy).segmentsPerWorkgroup) },
   'radix-histogram': { slots: radixSlots, grid: perTile, identicalSlots: ['sortCounts'] },
   'radix-scan': { slots: radixSlots, grid: (problem, policy) => groupOf(problem, policy) * radixScanShape(tilesPerSegment(problem, policy), policy.workgroupSize).workgroups, identicalSlots: ['sortCounts'] },
   'radix-scatter': { slots: radixSlots, grid: perTile, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },

@@ -1,7 +1,7 @@
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { SegmentedSortPolicy } from '../policy.js';
-import { type SegmentedSortRun, radixScanShape } from '../problem.js';
+import { type SegmentedSortRun, type SingleTileShape, radixScanShape, singleTileShape } from '../problem.js';
 import { indexValue, orderedBits } from './kernels.js';
 import type { RadixSegment, RadixSortSource } from './radix.js';
 
@@ -27,6 +27,8 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   /** Option index -> 0 ascending, 1 descending. */
   readonly orderOfOption: readonly number[];
   readonly tileItems: number;
+  /** The single-tile layout (segments per workgroup, tile per segment). */
+  readonly singleTile: SingleTileShape;
   readonly tiles: number;
   readonly groupSegments: number;
   readonly scanDigits: number;
@@ -55,6 +57,7 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.order = this.source('order');
     this.orderOfOption = problem.orderOfOption.length > 0 ? problem.orderOfOption : [0];
     this.tileItems = run.policy.tileItems;
+    this.singleTile = singleTileShape(problem.maxSegmentSize, run.policy);
     this.tiles = problem.tilesPerSegment;
     this.groupSegments = problem.groupSegments;
     this.scanDigits = radixScanShape(problem.tilesPerSegment, run.policy.workgroupSize).digitsPerWorkgroup;

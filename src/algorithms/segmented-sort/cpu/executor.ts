@@ -2,7 +2,7 @@ import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import type { SegmentedSortExecutor, SegmentedSortKernelId, SegmentedSortRun } from '../problem.js';
 import { SortContext } from './context.js';
-import { runSingleTile, singleTileWorkgroupBytes } from './kernels.js';
+import { runSingleTile, singleTileCpuWorkgroupBytes } from './kernels.js';
 import { radixHistogram, radixScan, radixScatter, radixWorkgroupBytes } from './radix.js';
 
 /** Items a radix tile launch covers: every segment's share of the host size bound. */
@@ -13,9 +13,9 @@ const kernels: Record<SegmentedSortKernelId, CpuKernelEntry<SortContext>> = {
   ...prologueCpuKernels,
   'single-tile': {
     body: runSingleTile,
-    bytes: (ctx) => singleTileWorkgroupBytes(ctx.tileItems),
+    bytes: (ctx) => singleTileCpuWorkgroupBytes(ctx.tileItems),
     // A sort of n items costs about n log n compares.
-    items: (grid, { ctx }) => grid * 12 * Math.min(ctx.maxSegmentSize, ctx.tileItems),
+    items: (grid, { ctx }) => grid * ctx.singleTile.segmentsPerWorkgroup * 12 * ctx.singleTile.tile,
   },
   'radix-histogram': { body: (w, _n, shared, { ctx, pass }) => radixHistogram(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: radixItems },
   'radix-scan': { body: (w, _n, shared, { ctx, pass }) => radixScan(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * ctx.tiles * ctx.scanDigits * 2 },

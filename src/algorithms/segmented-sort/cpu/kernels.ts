@@ -38,17 +38,25 @@ function writeItem(ctx: SortContext, start: number, at: number, index: number): 
 
 const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
 
-/** Workgroup memory bytes of 'single-tile': a sort key and an index per item (as one float64 here). */
-export const singleTileWorkgroupBytes = (tileItems: number) => tileItems * 8;
+/** Workgroup memory bytes of 'single-tile' on the CPU: a sort key and an index per item (as one float64), one segment at a time. */
+export const singleTileCpuWorkgroupBytes = (tileItems: number) => tileItems * 8;
 
 /**
- * 'single-tile' (grid maxSegments): segment `workgroupId` sorted in workgroup memory. The WGSL twin
- * bitonic-sorts (sort key, index) pairs; here each pair is the exact float64 `key * tile + index`
- * (key < 2^32, index < tile <= 2^21), so a numeric sort orders them the same way.
+ * 'single-tile' (grid: maxSegments / segmentsPerWorkgroup): segments [w * s, (w + 1) * s) of
+ * workgroup w, each sorted in workgroup memory (at most `tile` items: problem.ts `singleTileShape`).
+ * The WGSL twin bitonic-sorts (sort key, index) pairs; here each pair is the exact float64
+ * `key * tileItems + index` (key < 2^32, index < tileItems <= 2^21), so a numeric sort orders them
+ * the same way.
  */
 export function runSingleTile(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
-  if (!ctx.enter(workgroupId, 'single-tile', segment)) return;
-  const { start, size } = segment;
+  const { tile, segmentsPerWorkgroup } = ctx.singleTile;
+  for (let q = 0; q < segmentsPerWorkgroup; q++) sortSegment(ctx, workgroupId * segmentsPerWorkgroup + q, tile, shared);
+}
+
+function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: WorkgroupMemory): void {
+  if (!ctx.enter(i, 'single-tile', segment)) return;
+  const start = segment.start;
+  const size = Math.min(segment.size, tileCapacity);
   if (size === 0) return;
   let scratch = f64Views.get(shared.u32.buffer);
   if (scratch === undefined) {
@@ -56,11 +64,10 @@ export function runSingleTile(workgroupId: number, _n: number, shared: Workgroup
     f64Views.set(shared.u32.buffer, scratch);
   }
   const tile = ctx.tileItems;
-  const mask = ctx.orderMaskOf(workgroupId);
+  const mask = ctx.orderMaskOf(i);
   const keys = ctx.keysIn;
   const kind = ctx.keyKind;
   for (let j = 0; j < size; j++) scratch[j] = ((orderedBits(keys[start + j]!, kind) ^ mask) >>> 0) * tile + j;
   const sorted = scratch.subarray(0, size).sort();
   for (let j = 0; j < size; j++) writeItem(ctx, start, j, sorted[j]! % tile);
 }
-

@@ -1,6 +1,6 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
-import type { SegmentedSortRun } from '../problem.js';
+import { type SegmentedSortRun, type SingleTileShape, singleTileShape } from '../problem.js';
 
 /*
  * The static facts of a sort run that the WGSL is specialized on, and nothing else: two runs with
@@ -19,6 +19,8 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
   readonly tileItems: number;
+  /** The single-tile layout (problem.ts `singleTileShape`): its tile is static, so each size bound's power of two has its own pipeline. */
+  readonly singleTile: SingleTileShape;
 }
 
 /** The facts of a run. */
@@ -35,5 +37,6 @@ export function sortKernelFacts(run: SegmentedSortRun, _runtime: Pick<WebGpuRunt
     hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
     hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram'),
     tileItems: policy.tileItems,
+    singleTile: singleTileShape(problem.maxSegmentSize, policy),
   };
 }

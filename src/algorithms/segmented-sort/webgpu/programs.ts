@@ -1,4 +1,3 @@
-import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
 import type { ProgramBinding, WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { indexValueWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
 import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
@@ -64,18 +63,13 @@ function branchExpr(facts: SortKernelFacts, shape: Shape): string {
 
 function preamble(facts: SortKernelFacts, shape: Shape): string {
   const parts = [segmentPreamble(facts, shape), orderedBitsWgsl(facts.keyType), orderMaskFn(facts)];
-  if (shape.variant === 'single-tile') parts.push(`var<workgroup> enteredSegment: vec4<u32>;
-// (start, size, order mask, go) of segment i for this kernel, the same in every invocation.
-fn enterSegment(i: u32, lid: u32) -> vec4<u32> {
-  if (lid == 0u) {
-    var s = vec4<u32>(0u, 0u, 0u, 0u);
-    if (!failed() && i < activeSegments()) {
-      let extent = segmentExtent(i, u.capacity);
-      if (${branchExpr(facts, shape)}) { s = vec4<u32>(extent.x, extent.y, orderMaskOf(i), 1u); }
-    }
-    enteredSegment = s;
+  if (shape.variant === 'single-tile') parts.push(`// (start, size, order mask) of segment i for this kernel; size 0 when it has nothing to do for it.
+fn enterSegment(i: u32) -> vec3<u32> {
+  if (!failed() && i < activeSegments()) {
+    let extent = segmentExtent(i, u.capacity);
+    if (${branchExpr(facts, shape)}) { return vec3<u32>(extent.x, min(extent.y, ${facts.singleTile.tile}u), orderMaskOf(i)); }
   }
-  return workgroupUniformLoad(&enteredSegment);
+  return vec3<u32>(0u, 0u, 0u);
 }`);
   if (shape.outputs) {
     parts.push(indexValueWgsl(facts.valueType));
@@ -100,38 +94,143 @@ fn radixOrderedKey(bits: u32) -> u32 { return orderedBits(bits); }`);
   return parts.join('\n');
 }
 
+/** WGSL that compare-exchanges register entries m < n (keys `k`, indices `x`) so that m ranks first when `up`. */
+function exchange(m: number, n: number, up: string): string {
+  // Non-short-circuit | and &: no branch per exchange.
+  const later = `((k${n} < k${m}) | ((k${n} == k${m}) & (x${n} < x${m})))`;
+  const swap = up === 'true' ? later : up === 'false' ? `!${later}` : `${later} == ${up}`;
+  return `    { let sw = ${swap}; let tk = k${m}; let tx = x${m}; k${m} = select(k${m}, k${n}, sw); x${m} = select(x${m}, x${n}, sw); k${n} = select(k${n}, tk, sw); x${n} = select(x${n}, tx, sw); }`;
+}
+
+/**
+ * 'single-tile': a bitonic sort of (sort key, index) pairs, each workgroup `segmentsPerWorkgroup`
+ * segments side by side in workgroup memory, `tile` items apart (problem.ts `singleTileShape`), and
+ * each segment padded to p, the workgroup's largest size rounded up to a power of two (at least the
+ * items per invocation), with pairs that rank after every item.
+ *
+ * Each invocation works on E = itemsPerInvocation entries in registers at a time: the entries whose
+ * local indices differ only in L consecutive bits [lo, lo + L) are the ones the bitonic stages of
+ * strides 2^lo .. 2^(lo+L-1) exchange among themselves, so one load, L stages in registers and one
+ * store replace L barriers. The first step sorts each run of E entries (every merge size up to E);
+ * each later merge size 2^k runs its strides in chunks of log2(E) bits from the bottom up, the top
+ * chunk taking what is left (so it runs first). Entry a is stored at a + (a >> max(log2 E, 4)), so
+ * the invocations of a subgroup hit distinct banks in most steps. Loads and writes are coalesced.
+ */
 function singleTile(facts: SortKernelFacts): { declarations: string; main: string } {
-  const tile = facts.tileItems;
+  const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = facts.singleTile;
+  const logE = Math.log2(e);
+  const padShift = Math.max(logE, 4);
+  const words = segments * tile + ((segments * tile) >> padShift);
+  const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+  const load = (count: number, address: (m: number) => string) =>
+    range(count)
+      .map((m) => `    let a${m} = entryAt(${address(m)});\n    let e${m} = entries[a${m}];\n    var k${m} = e${m}.x;\n    var x${m} = e${m}.y;`)
+      .join('\n');
+  const store = (count: number) => range(count).map((m) => `    entries[a${m}] = vec2<u32>(k${m}, x${m});`).join('\n');
+  // A step of L levels: strides 2^(lo+L-1) down to 2^lo of merge size `size`; group g of a segment
+  // holds the entries whose local indices differ only in bits [lo, lo + L).
+  const step = (levels: number) => {
+    const count = 1 << levels;
+    const body: string[] = [];
+    for (let level = levels - 1; level >= 0; level--) {
+      for (const m of range(count)) if ((m & (1 << level)) === 0) body.push(exchange(m, m | (1 << level), 'up'));
+    }
+    return `fn tileStep${levels}(size: u32, lo: u32, logGroups: u32, groups: u32, lid: u32) {
+  for (var g = lid; g < groups; g += WG) {
+    let gl = g & ((1u << logGroups) - 1u);
+    let local = ((gl >> lo) << (lo + ${levels}u)) | (gl & ((1u << lo) - 1u));
+    let up = (local & size) == 0u;
+    let base = (g >> logGroups) * ${tile}u + local;
+${load(count, (m) => (m === 0 ? 'base' : `base + (${m}u << lo)`))}
+${body.join('\n')}
+${store(count)}
+  }
+}`;
+  };
+  // The first step: every merge size 2..E within each run of E entries (directions by index bits;
+  // merge size E alternates by run, so a segment of E entries ends ascending).
+  const first: string[] = [];
+  for (let size = 2; size <= e; size *= 2) {
+    for (let stride = size / 2; stride >= 1; stride /= 2) {
+      for (const m of range(e)) if ((m & stride) === 0) first.push(exchange(m, m + stride, size === e ? 'up' : (m & size) === 0 ? 'true' : 'false'));
+    }
+  }
+  const steps = range(logE).map((i) => step(i + 1));
+  const dispatch = range(logE)
+    .map((i) => `if (top == ${i + 1}u) { tileStep${i + 1}(size, lo, logPw - ${i + 1}u, total >> ${i + 1}u, lid); }`)
+    .join(' else ');
   return {
     declarations: `
-var<workgroup> sortKeys: array<u32, ${tile}>;
-var<workgroup> indices: array<u32, ${tile}>;
-fn entryBefore(a: u32, b: u32) -> bool { return sortKeys[a] < sortKeys[b] || (sortKeys[a] == sortKeys[b] && indices[a] < indices[b]); }
-fn swapEntries(a: u32, b: u32) {
-  let k = sortKeys[a]; sortKeys[a] = sortKeys[b]; sortKeys[b] = k;
-  let i = indices[a]; indices[a] = indices[b]; indices[b] = i;
+var<workgroup> entries: array<vec2<u32>, ${words}>;
+var<workgroup> segmentStart: array<u32, ${segments}>;
+var<workgroup> segmentSize: array<u32, ${segments}>;
+var<workgroup> segmentMask: array<u32, ${segments}>;
+var<workgroup> largestSize: atomic<u32>;
+var<workgroup> largest: u32;
+fn entryAt(a: u32) -> u32 { return a + (a >> ${padShift}u); }
+fn tileFirstStep(logGroups: u32, groups: u32, lid: u32) {
+  for (var g = lid; g < groups; g += WG) {
+    let gl = g & ((1u << logGroups) - 1u);
+    let up = (gl & 1u) == 0u;
+    let base = (g >> logGroups) * ${tile}u + gl * ${e}u;
+${load(e, (m) => (m === 0 ? 'base' : `base + ${m}u`))}
+${first.join('\n')}
+${store(e)}
+  }
 }
-${bitonicSortWgsl}`,
+${steps.join('\n')}`,
     main: `
-  let s = enterSegment(workgroupIndex, lid);
-  if (s.w == 0u || s.y == 0u) { return; }
-  let start = s.x;
-  let size = s.y;
-  // Padding ranks after every item: the largest sort key with an index no item has.
-  let padded = nextPowerOfTwo(size);
-  for (var j = lid; j < padded; j += WG) {
-    if (j < size) { sortKeys[j] = orderedBits(keysIn[start + j]) ^ s.z; indices[j] = j; } else { sortKeys[j] = 0xffffffffu; indices[j] = 0xffffffffu; }
+  let first = workgroupIndex * ${segments}u;
+  if (lid < ${segments}u) {
+    let s = enterSegment(first + lid);
+    segmentStart[lid] = s.x;
+    segmentSize[lid] = s.y;
+    segmentMask[lid] = s.z;
+    atomicMax(&largestSize, s.y);
   }
   workgroupBarrier();
-  bitonicSort(size, lid);
-  for (var j = lid; j < size; j += WG) { writeItem(start, j, indices[j]); }`,
+  if (lid == 0u) { largest = atomicLoad(&largestSize); }
+  let largestCount = workgroupUniformLoad(&largest);
+  if (largestCount == 0u) { return; }
+  var pw = ${e}u;
+  while (pw < largestCount) { pw = pw << 1u; }
+  let logPw = countTrailingZeros(pw);
+  let total = ${segments}u << logPw;
+  for (var j = lid; j < total; j += WG) {
+    let q = j >> logPw;
+    let jl = j & (pw - 1u);
+    let a = entryAt(q * ${tile}u + jl);
+    // Padding: after every item (the largest sort key, an index no item has).
+    var entry = vec2<u32>(0xffffffffu, 0xffffffffu);
+    if (jl < segmentSize[q]) { entry = vec2<u32>(orderedBits(keysIn[segmentStart[q] + jl]) ^ segmentMask[q], jl); }
+    entries[a] = entry;
+  }
+  workgroupBarrier();
+  tileFirstStep(logPw - ${logE}u, total >> ${logE}u, lid);
+  workgroupBarrier();
+  for (var k = ${logE + 1}u; k <= logPw; k++) {
+    let size = 1u << k;
+    var lo = ((k - 1u) / ${logE}u) * ${logE}u;
+    let top = k - lo;
+    ${dispatch}
+    workgroupBarrier();
+    while (lo > 0u) {
+      lo -= ${logE}u;
+      tileStep${logE}(size, lo, logPw - ${logE}u, total >> ${logE}u, lid);
+      workgroupBarrier();
+    }
+  }
+  for (var j = lid; j < total; j += WG) {
+    let q = j >> logPw;
+    let jl = j & (pw - 1u);
+    if (jl < segmentSize[q]) { writeItem(segmentStart[q], jl, entries[entryAt(q * ${tile}u + jl)].y); }
+  }`,
   };
 }
 
 /** The program of one of the sort's kernels for these facts. */
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
-  if (kernel === 'single-tile' && facts.tileItems % facts.workgroupSize !== 0) throw new Error(`internal: tileItems ${facts.tileItems} is not a multiple of the workgroup size ${facts.workgroupSize}`);
   const body = kernel === 'single-tile' ? singleTile(facts) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
