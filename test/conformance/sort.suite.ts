@@ -120,10 +120,12 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const rows = randomSizes(1000, 40, 67);
         await expectReference(makeSortCase({ name: 'short rows', keyType: 'i32', flavour: 'ties', sizes: rows, orders: alternating(rows.length), values: 'payload', seed: 71 }), 'single-tile');
       });
+      // The forced radix run over 120k tiny segments is slow on a software rasterizer (97 launches;
+      // 835 s on lavapipe with one thread on a loaded 2-core machine, well under 600 s when idle).
       it('100k+ segments of up to 12 keys, every variant', async () => {
         const sizes = randomSizes(120_000, 12, 23);
         await expectAllVariants(makeSortCase({ name: 'many', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), seed: 29 }), ['single-tile', 'radix']);
-      }, 600_000);
+      }, 1_500_000);
     });
 
     describe('parameter kinds and layouts', () => {
