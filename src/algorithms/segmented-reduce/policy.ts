@@ -21,6 +21,17 @@ export interface SegmentedReducePolicy {
   readonly subgroupMaxItems: number;
   /** Segments longer than this are split across workgroups ('multi-workgroup'). */
   readonly multiWorkgroupMinItems: number;
+  /**
+   * 'multi-workgroup': invocations per chunk (a power of two, at most workgroupSize); a workgroup
+   * reduces workgroupSize / chunkTeamSize consecutive chunks, one per team.
+   */
+  readonly chunkTeamSize: number;
+  /**
+   * Words one invocation loads at a time (1 or 4): with 4, an invocation of a team of at most 64
+   * owns groups of 4 adjacent lanes and reads them as one vec4 where the segment starts at a multiple
+   * of 4 items; the summation order is the same.
+   */
+  readonly loadWords: number;
 }
 
 /**
@@ -50,6 +61,8 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     subgroupSize: Math.min(workgroupSize, largestPowerOfTwoAtMost(capabilities.subgroupSize ?? 32)),
     subgroupMaxItems: segmentedReducePolicyLimits.subgroupMaxItems,
     multiWorkgroupMinItems: segmentedReducePolicyLimits.multiWorkgroupMinItems,
+    chunkTeamSize: Math.min(workgroupSize, largestPowerOfTwoAtMost(capabilities.subgroupSize ?? 32)),
+    loadWords: 4,
   };
 }
 
@@ -77,6 +90,8 @@ function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabil
   power('workgroupSize', Math.min(sumOrder.lanes, capabilities.maxWorkgroupSize), `the summation order's ${sumOrder.lanes} lanes and the backend's maxWorkgroupSize`);
   power('subgroupSize', policy.workgroupSize, 'the workgroup size');
   power('threadMaxItems', sumOrder.lanes, 'one item per lane of the summation order');
+  power('chunkTeamSize', policy.workgroupSize, 'the workgroup size');
+  if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
 }
 
 /**
