@@ -213,35 +213,56 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   const vec = words === 4;
   const offsets = vec ? 'vec4<u32>(0u, 1u, 2u, 3u)' : '0u';
   const loadsAligned = vec
-    ? `x[r * GROUPS + g] = valuesIn4[min((at >> 2u) + row * (LANES / 4u) + t + TEAM * g, last >> 2u)];`
-    : `x[r * GROUPS + g] = valuesIn[min(at + row * LANES + t + TEAM * g, last)];`;
-  const loadsWords = `let p = at + row * LANES + 4u * t + 4u * TEAM * g;
+    ? `x[r * GROUPS + g] = valuesIn4[min((at >> 2u) + rowAt * (LANES / 4u) + t + TEAM * g, last >> 2u)];`
+    : `x[r * GROUPS + g] = valuesIn[min(at + rowAt * LANES + t + TEAM * g, last)];`;
+  const loadsWords = `let p = at + rowAt * LANES + 4u * t + 4u * TEAM * g;
           x[r * GROUPS + g] = vec4<u32>(valuesIn[min(p, last)], valuesIn[min(p + 1u, last)], valuesIn[min(p + 2u, last)], valuesIn[min(p + 3u, last)]);`;
-  const sumStep = `acc[g].bits = addLanes(acc[g].bits, ${f32 ? 'flushLanes(select(LT(0x80000000u), xv, valid))' : 'select(LT(0u), xv, valid)'});`;
-  const extremeStep = `let k = keyOfLanes(xv, code);
-          let take = valid & ((acc[g].index == LT(NONE)) | (k > key[g]));
-          acc[g].bits = select(acc[g].bits, xv, take);
-          acc[g].index = select(acc[g].index, base + q, take);
-          key[g] = select(key[g], k, take);`;
-  const step =
-    constant === OpCode.Sum ? sumStep : constant !== undefined ? extremeStep : `if (code == ${OpCode.Sum}u) { ${sumStep} } else { ${extremeStep} }`;
-  const loop = (loads: string) => `for (var r0 = 0u; r0 < rows; r0 += BATCH) {
-      var x: array<LT, BATCH * GROUPS>;
-      for (var r = 0u; r < BATCH; r++) {
-        let row = r0 + r;
+  // An extreme tracks, per lane, the best key, its bits and the row it came from (NONE before any):
+  // the first row enters as it is (a lane without a first item has no items at all), later rows only
+  // when strictly better (a lane's items come in index order); the index is made from the row at the end.
+  const step = (masked: boolean, first: boolean, row: string) => {
+    const guard = (inner: string) => (masked ? `valid & (${inner})` : inner);
+    const sum = `acc[g] = addLanes(acc[g], ${f32 ? 'flushLanes(ITEM)' : 'ITEM'});`.replace('ITEM', masked ? `select(LT(${f32 ? '0x80000000u' : '0u'}), xv, valid)` : 'xv');
+    const extreme = `let k = keyOfLanes(xv, code);
+            let take = ${guard(first ? 'LB(true)' : 'k > key[g]')};
+            acc[g] = select(acc[g], xv, take);
+            key[g] = select(key[g], k, take);
+            row[g] = select(row[g], LT(${row}), take);`;
+    const body = constant === OpCode.Sum ? sum : constant !== undefined ? extreme : `if (code == ${OpCode.Sum}u) { ${sum} } else { ${extreme} }`;
+    return `${masked ? `let valid = off[g] < LT(select(0u, n - (${row}) * LANES, (${row}) * LANES < n));\n            ` : ''}${body}`;
+  };
+  const batchOf = (loads: string, masked: boolean, first: boolean) => {
+    const peel = first && constant !== OpCode.Sum;
+    return `{
+        var x: array<LT, BATCH * GROUPS>;
+        for (var r = 0u; r < BATCH; r++) {
+          let rowAt = r0 + r;
+          for (var g = 0u; g < GROUPS; g++) {
+            ${loads}
+          }
+        }${
+          peel
+            ? `
         for (var g = 0u; g < GROUPS; g++) {
-          ${loads}
+          let xv = x[g];
+          ${step(masked, true, '0u')}
+        }`
+            : ''
         }
-      }
-      for (var r = 0u; r < BATCH; r++) {
-        for (var g = 0u; g < GROUPS; g++) {
-          let xv = x[r * GROUPS + g];
-          let q = (r0 + r) * LANES + ${words}u * (t + TEAM * g) + ${offsets};
-          let valid = (q < LT(n)) | LB(full);
-          ${step}
+        for (var r = ${peel ? '1u' : '0u'}; r < BATCH; r++) {
+          for (var g = 0u; g < GROUPS; g++) {
+            let xv = x[r * GROUPS + g];
+            ${step(masked, false, 'r0 + r')}
+          }
         }
-      }
-    }`;
+      }`;
+  };
+  const batches = (loads: string, masked: boolean) => `var r0 = 0u;
+      ${batchOf(loads, masked, true)}
+      for (r0 = BATCH; r0 < rows; r0 += BATCH) ${batchOf(loads, masked, false)}`;
+  // One masked loop for full and short chunks alike: a mask costs two operations an item, a second
+  // copy of the loop doubles the shader (and a software driver's compile time).
+  const loop = (loads: string) => batches(loads, true);
   const needIndex = constant !== OpCode.Sum;
   const memory = team > shuffle;
   const shuffleLevels: string[] = [];
@@ -262,24 +283,31 @@ const BATCH: u32 = ${batch}u;
 ${laneCombineFns(facts, vec ? 'vec4<u32>' : 'u32')}
 fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
   ${op}
-  var acc: array<Lanes, GROUPS>;
+  let identity = identityLanes(code);
+  var acc: array<LT, GROUPS>;
   var key: array<LT, GROUPS>;
-  for (var g = 0u; g < GROUPS; g++) { acc[g] = identityLanes(code); key[g] = LT(0u); }
+  var row: array<LT, GROUPS>;
+  var off: array<LT, GROUPS>;
+  for (var g = 0u; g < GROUPS; g++) {
+    acc[g] = identity.bits;
+    key[g] = LT(0u);
+    row[g] = LT(NONE);
+    off[g] = ${words}u * (t + TEAM * g) + ${offsets};
+  }
   if (n > 0u) {
     let at = start + base;
     let last = at + n - 1u;
     let rows = (n + LANES - 1u) / LANES;
-    let full = n == CHUNK;
-    ${vec ? `if ((at & 3u) == 0u) {
-    ${loop(loadsAligned)}
-    } else {
-    ${loop(loadsWords)}
-    }` : loop(loadsAligned)}
+    ${vec ? `if ((at & 3u) == 0u) {\n    ${loop(loadsAligned)}\n    } else {\n    ${loop(loadsWords)}\n    }` : loop(loadsAligned)}
+  }
+  var lanes: array<Lanes, GROUPS>;
+  for (var g = 0u; g < GROUPS; g++) {
+    lanes[g] = Lanes(acc[g], select(base + row[g] * LANES + off[g], LT(NONE), row[g] == LT(NONE)));
   }
   for (var h = GROUPS / 2u; h >= 1u; h = h / 2u) {
-    for (var g = 0u; g < h; g++) { acc[g] = combineLanes(code, acc[g], acc[g + h]); }
+    for (var g = 0u; g < h; g++) { lanes[g] = combineLanes(code, lanes[g], lanes[g + h]); }
   }
-  return acc[0];
+  return lanes[0];
 }
 ${memory ? 'var<workgroup> treeBits: array<LT, WG>;\nvar<workgroup> treeIndex: array<LT, WG>;' : ''}
 fn teamTree(opCode: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
