@@ -38,15 +38,18 @@ export interface SegmentedReducePolicy {
  * The thresholds every built-in policy uses, as literal numbers: `SegmentedReduceVariantsFor` reads
  * the same numbers as types, so compile-time pruning never rules out what a policy picks.
  *
- * Provenance (CPU emulator and Mesa lavapipe, bench/reduce-cpu.ts --variants, 2026-11; the GPU
- * numbers come later): a segment of up to 16 items costs one invocation less than a subgroup's
- * shared-memory tree; a team of one subgroup beats a 256-wide workgroup up to 2048 items (its 8
- * lanes per invocation are then at most one item each... up to 8); past 4 chunks (32768 items) one
- * workgroup per segment leaves the device idle while a merge launch costs one more dispatch.
+ * Provenance: threadMaxItems and multiWorkgroupMinItems from the CPU emulator and Mesa lavapipe
+ * (bench/reduce-cpu.ts --variants, 2026-11): a segment of up to 16 items costs one invocation less
+ * than a team's tree; past 4 chunks (32768 items) one workgroup per segment leaves the device idle
+ * while a merge launch costs one more dispatch. subgroupMaxItems from an NVIDIA H200 (Dawn/Vulkan,
+ * GPU time from timestamps, bench/reduce-scan-webgpu.ts --configs, 2026-11-23): on 2048 ragged
+ * segments of 1..4096 f32 items a team of 32 (one subgroup, shuffles only, 8 segments per
+ * workgroup) took 0.014 ms for a sum and 0.021-0.028 ms for max, a 256-wide workgroup per segment
+ * 0.033 / 0.042 ms; one chunk (8192 items) is the most a team reduces in one round.
  */
 export const segmentedReducePolicyLimits = {
   threadMaxItems: 16,
-  subgroupMaxItems: 2048,
+  subgroupMaxItems: sumOrder.chunkItems,
   multiWorkgroupMinItems: 4 * sumOrder.chunkItems,
 } as const;
 
@@ -61,7 +64,9 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     subgroupSize: Math.min(workgroupSize, largestPowerOfTwoAtMost(capabilities.subgroupSize ?? 32)),
     subgroupMaxItems: segmentedReducePolicyLimits.subgroupMaxItems,
     multiWorkgroupMinItems: segmentedReducePolicyLimits.multiWorkgroupMinItems,
-    chunkTeamSize: Math.min(workgroupSize, largestPowerOfTwoAtMost(capabilities.subgroupSize ?? 32)),
+    // H200, one segment of 16M f32 items (GPU ms, teams of 32 / 64 / 128 / 256): sum 0.039 / 0.036 /
+    // 0.034 / 0.036, max 0.050 / 0.044 / 0.058 / 0.050, argMax 0.051 / 0.045 / 0.066 / 0.063.
+    chunkTeamSize: Math.min(workgroupSize, 64),
     loadWords: 4,
   };
 }
