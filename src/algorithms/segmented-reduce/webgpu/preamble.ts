@@ -220,18 +220,20 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   // An extreme tracks, per lane, the best key, its bits and the row it came from (NONE before any):
   // the first row enters as it is (a lane without a first item has no items at all), later rows only
   // when strictly better (a lane's items come in index order); the index is made from the row at the end.
-  const step = (masked: boolean, first: boolean, row: string) => {
-    const guard = (inner: string) => (masked ? `valid & (${inner})` : inner);
-    const sum = `acc[g] = addLanes(acc[g], ${f32 ? 'flushLanes(ITEM)' : 'ITEM'});`.replace('ITEM', masked ? `select(LT(${f32 ? '0x80000000u' : '0u'}), xv, valid)` : 'xv');
+  // Items past the chunk's end (short chunks, and a batch's rows past the last) are masked: one loop
+  // for full and short chunks alike, since a mask costs two operations an item while a second copy
+  // of the loop doubles the shader (and a software driver's compile time).
+  const step = (first: boolean, row: string) => {
+    const sum = `acc[g] = addLanes(acc[g], ${f32 ? 'flushLanes(select(LT(0x80000000u), xv, valid))' : 'select(LT(0u), xv, valid)'});`;
     const extreme = `let k = keyOfLanes(xv, code);
-            let take = ${guard(first ? 'LB(true)' : 'k > key[g]')};
+            let take = valid & (${first ? 'LB(true)' : 'k > key[g]'});
             acc[g] = select(acc[g], xv, take);
             key[g] = select(key[g], k, take);
             row[g] = select(row[g], LT(${row}), take);`;
     const body = constant === OpCode.Sum ? sum : constant !== undefined ? extreme : `if (code == ${OpCode.Sum}u) { ${sum} } else { ${extreme} }`;
-    return `${masked ? `let valid = off[g] < LT(select(0u, n - (${row}) * LANES, (${row}) * LANES < n));\n            ` : ''}${body}`;
+    return `let valid = off[g] < LT(select(0u, n - (${row}) * LANES, (${row}) * LANES < n));\n            ${body}`;
   };
-  const batchOf = (loads: string, masked: boolean, first: boolean) => {
+  const batchOf = (loads: string, first: boolean) => {
     const peel = first && constant !== OpCode.Sum;
     return `{
         var x: array<LT, BATCH * GROUPS>;
@@ -245,24 +247,21 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
             ? `
         for (var g = 0u; g < GROUPS; g++) {
           let xv = x[g];
-          ${step(masked, true, '0u')}
+          ${step(true, '0u')}
         }`
             : ''
         }
         for (var r = ${peel ? '1u' : '0u'}; r < BATCH; r++) {
           for (var g = 0u; g < GROUPS; g++) {
             let xv = x[r * GROUPS + g];
-            ${step(masked, false, 'r0 + r')}
+            ${step(false, 'r0 + r')}
           }
         }
       }`;
   };
-  const batches = (loads: string, masked: boolean) => `var r0 = 0u;
-      ${batchOf(loads, masked, true)}
-      for (r0 = BATCH; r0 < rows; r0 += BATCH) ${batchOf(loads, masked, false)}`;
-  // One masked loop for full and short chunks alike: a mask costs two operations an item, a second
-  // copy of the loop doubles the shader (and a software driver's compile time).
-  const loop = (loads: string) => batches(loads, true);
+  const loop = (loads: string) => `var r0 = 0u;
+      ${batchOf(loads, true)}
+      for (r0 = BATCH; r0 < rows; r0 += BATCH) ${batchOf(loads, false)}`;
   const needIndex = constant !== OpCode.Sum;
   const memory = team > shuffle;
   const shuffleLevels: string[] = [];
