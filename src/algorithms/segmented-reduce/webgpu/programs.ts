@@ -6,7 +6,9 @@ import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reduce
 /*
  * The reduce programs, twins of cpu/kernels.ts. Every f32 sum follows the canonical order of ops.ts:
  * lanes of a chunk summed left to right, the lane tree (within an invocation's own lanes, then across
- * a team's invocations in workgroup memory), the chunk tree in one invocation.
+ * a team's invocations through workgroup memory and subgroup shuffles, then within the first
+ * invocation's vec4 of lanes: preamble.ts teamReduceWgsl), the chunk tree in one invocation. A
+ * constant op specializes every combine.
  *
  * - 'thread' (grid ceil(maxSegments / WG)): one invocation per segment of at most threadMaxItems
  *   items: the lanes are the items, their tree unrolled over threadMaxItems slots (the rest -0).
@@ -18,7 +20,8 @@ import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reduce
  *   device-side direct branch (device size bounds within one chunk) the first team of the segment's
  *   first workgroup reduces the whole segment and writes it.
  * - 'merge' (grid maxSegments): the segment's partials, each invocation the neighbours' tree of 8,
- *   a tree over the workgroup's invocations (neighbours first), then the chunk tree over these
+ *   a tree over the workgroup's invocations (neighbours first; shuffles below the subgroup width),
+ *   then the chunk tree over these
  *   blocks of WG * 8 partials.
  */
 
