@@ -5,7 +5,10 @@
  * single calls, and the GPU time of one call (its compute pass, from timestamps). Results are checked against the CPU backend (bit for bit under 'run-to-run').
  *
  *   bash bench/gpu/build.sh   (bundles this file into dist/bench/reduce-scan-webgpu.mjs)
- *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--long=16777216]
+ *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--long=16777216] [--cases=moe,ragged,long]
+ *     [--ops=sum,max,argMax,cumsum] [--configs='[{"label":"team64","policy":{"chunkTeamSize":64}}]']
+ * --configs: reduce tunings to time side by side (each case and reduce op once per config; a config's
+ * variant is skipped where it does not apply); the default is the plan's own choice.
  */
 import { writeFileSync } from 'node:fs';
 import { DeviceSegmentedReduce, DeviceSegmentedScan, type Backend, type DeviceArray, cpuBackend, env, p, webgpuBackend } from 'segkit';
@@ -14,6 +17,10 @@ import { benchDevice, passTimer } from './lib/gpu-device.js';
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 5);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
+const caseFilter = argv.cases?.split(',');
+const opFilter = argv.ops?.split(',');
+interface Config { label: string; variant?: string; policy?: Record<string, number> }
+const configs: Config[] = argv.configs ? (JSON.parse(argv.configs) as Config[]) : [{ label: 'default' }];
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 
 function fill(n: number, seed: number): Float32Array {
@@ -67,7 +74,7 @@ async function time(backend: Backend, call: () => Promise<unknown>): Promise<{ m
 }
 
 const results: Record<string, unknown>[] = [];
-for (const shape of shapes) {
+for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.includes(x.id))) {
   const items = shape.lengths === undefined ? shape.rows * shape.stride : shape.lengths.reduce((a, b) => a + b, 0);
   const on = (backend: Backend) => ({ valuesIn: backend.upload(shape.data), valuesOut: backend.alloc('f32', shape.rows), indicesOut: backend.alloc('i32', shape.rows), scanOut: backend.alloc('f32', shape.data.length) });
   const g = on(gpu);
@@ -78,12 +85,19 @@ for (const shape of shapes) {
     numSegments: p.uniform(shape.rows),
     valuesIn: a.valuesIn,
   });
-  for (const op of ['sum', 'max', 'argMax', 'cumsum'] as const) {
-    const planOn = (backend: Backend, a: ReturnType<typeof on>) =>
+  for (const op of (['sum', 'max', 'argMax', 'cumsum'] as const).filter((o) => opFilter === undefined || opFilter.includes(o))) for (const config of op === 'cumsum' ? [configs[0]!] : configs) {
+    const tuning = op === 'cumsum' ? {} : { ...(config.variant === undefined ? {} : { variant: config.variant }), ...(config.policy === undefined ? {} : { policy: config.policy }) };
+    const planOn = (backend: Backend, a: ReturnType<typeof on>, t: object = {}) =>
       op === 'cumsum'
         ? DeviceSegmentedScan.plan({ ...segments(a), valuesOut: a.scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend }))
-        : DeviceSegmentedReduce.plan({ ...segments(a), valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend }));
-    const gp = planOn(gpu, g);
+        : DeviceSegmentedReduce.plan({ ...segments(a), valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend, tuning: t as never }));
+    let gp: ReturnType<typeof planOn>;
+    try {
+      gp = planOn(gpu, g, tuning);
+    } catch (e) {
+      console.log(JSON.stringify({ case: shape.label, op, config: config.label, skipped: String(e) }));
+      continue;
+    }
     const cp = planOn(cpu, c);
     const gt = gp.tempStorageBytes > 0 ? gpu.alloc('u8', gp.tempStorageBytes) : undefined;
     const ct = cp.tempStorageBytes > 0 ? cpu.alloc('u8', cp.tempStorageBytes) : undefined;
@@ -95,7 +109,7 @@ for (const shape of shapes) {
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) mismatches++;
     const t = await time(gpu, () => gp.run(gt));
     const gpuT = await timer.gpuTimeMs(() => gp.run(gt), () => gpu.synchronize(), runs);
-    const row = { case: shape.label, op, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
+    const row = { case: shape.label, op, config: config.label, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
     console.log(JSON.stringify(row));
     results.push(row);
     gt?.destroy();

@@ -59,8 +59,10 @@ describe('SegmentedReduceVariantsFor over a grid of static bounds', () => {
   it('prunes at compile time what no policy can pick, as the runtime does', () => {
     expect([...runtimeReachable([0, 16])]).toEqual(['thread']);
     expect([...runtimeReachable([17, 2048])]).toEqual(['subgroup']);
+    expect([...runtimeReachable([17, 8192])]).toEqual(['subgroup']);
+    expect([...runtimeReachable([8193, 32768])]).toEqual(['workgroup']);
     expect([...runtimeReachable([40000, 1000000])]).toEqual(['multi-workgroup']);
     // The type's literal thresholds are the policy's.
-    expect(segmentedReducePolicyLimits).toEqual({ threadMaxItems: 16, subgroupMaxItems: 2048, multiWorkgroupMinItems: 32768 });
+    expect(segmentedReducePolicyLimits).toEqual({ threadMaxItems: 16, subgroupMaxItems: 8192, multiWorkgroupMinItems: 32768 });
   });
 });

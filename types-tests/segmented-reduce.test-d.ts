@@ -63,12 +63,14 @@ expectType<'(Error) segmentSizes: bounds [256, 512] do not intersect the guarant
 // One message source: the runtime twin spells the same text.
 expectType<"required when op may be 'argMin' or 'argMax'">(requiredWhen('op', "'argMin' or 'argMax'"));
 
-// SegmentedReduceVariantsFor: what the static size bounds leave (thresholds 16, 2048, 32768).
+// SegmentedReduceVariantsFor: what the static size bounds leave (thresholds 16, 8192, 32768).
 expectType<'thread'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: ConstantParam<8> }>);
 expectType<'thread'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: UniformParam<0, 16> }>);
 expectType<'subgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: ConstantParam<17> }>);
 expectType<'thread' | 'subgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<0, 2048> }>);
-expectType<'workgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<4096, 32768> }>);
+expectType<'subgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<4096, 8192> }>);
+expectType<'subgroup' | 'workgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<4096, 32768> }>);
+expectType<'workgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<8193, 32768> }>);
 expectType<'workgroup' | 'multi-workgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<20000, 100000> }>);
 expectType<'multi-workgroup'>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<40000, 100000> }>);
 expectType<SegmentedReduceVariant>(null! as SegmentedReduceVariantsFor<{ segmentSizes: PerSegmentParam<number, number> }>);

@@ -5,6 +5,7 @@ import {
   type Requirements as EnvRequirements,
   type ReduceOp,
   type SegmentedReducePlan,
+  type SegmentedReducePolicy,
   type SegmentedReduceVariant,
   DeviceSegmentedReduce,
   env,
@@ -224,9 +225,10 @@ export type Requirements = Partial<EnvRequirements>;
 export async function runCase(
   backend: Backend,
   built: BuiltCase,
-  options: { variant?: SegmentedReduceVariant; requirements?: Requirements; guaranteeChecks?: 'validate' | 'trust' } = {},
+  options: { variant?: SegmentedReduceVariant; policy?: Partial<SegmentedReducePolicy>; requirements?: Requirements; guaranteeChecks?: 'validate' | 'trust' } = {},
 ): Promise<{ plan: SegmentedReducePlan; values: Uint32Array; indices: Uint32Array | undefined }> {
-  const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
+  const tuning = { ...(options.variant ? { variant: options.variant } : {}), ...(options.policy ? { policy: options.policy } : {}) };
+  const environment: Env = env({ backend, tuning, requirements: options.requirements });
   const plan = (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => SegmentedReducePlan)(built.args, environment);
   await runWithOwnTemp(backend, plan);
   const values = bits(await backend.download(built.valuesOut));

@@ -141,6 +141,32 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
       it('one long segment: the canonical bits on every variant, close to the float64 sum', async () => {
         await expectAllVariants(makeCase({ name: 'long', sizes: [200_003], ops: 'sum', initial: 0.25, seed: 79 }), ['subgroup', 'workgroup', 'multi-workgroup']);
       }, 600_000);
+      it('every chunk team size and words per load give the same bits (multi-workgroup and subgroup teams)', async () => {
+        // Segments starting at multiples of 4 items and not (vec4 and word loads), full and short
+        // chunks, a per-segment op (the generic combine) and a constant one (the specialized one).
+        const sizes = [40_000, 3, 17_001, 0, 8192, 8193, 250];
+        const teams = [
+          ['multi-workgroup', { chunkTeamSize: 4, loadWords: 4 }],
+          ['multi-workgroup', { chunkTeamSize: 32, loadWords: 4 }],
+          ['multi-workgroup', { chunkTeamSize: 256, loadWords: 1 }],
+          ['subgroup', { subgroupSize: 16, loadWords: 1 }],
+          ['subgroup', { subgroupSize: 64, loadWords: 4 }],
+        ] as const;
+        for (const c of [
+          makeCase({ name: 'teams, per-segment op', sizes, ops: ['sum', 'argMin', 'max', 'argMax', 'min', 'sum', 'argMax'], seed: 91 }),
+          makeCase({ name: 'teams, argMax', sizes, ops: 'argMax', flavour: 'ties', seed: 93 }),
+        ]) {
+          const built = buildCase(backend, c);
+          for (const [variant, policy] of teams) {
+            const { plan, values, indices } = await runCase(backend, built, { variant, policy });
+            expect(plan.variant).toBe(variant);
+            const label = `${c.name} (${variant}, ${JSON.stringify(policy)})`;
+            expectSameWords(values.subarray(0, sizes.length), built.expected.values, `${label}: values`);
+            expectSameWords(indices!.subarray(0, sizes.length), built.expected.indices, `${label}: indices`);
+          }
+          for (const a of built.owned) a.destroy();
+        }
+      }, 600_000);
       it('the same bits run after run; NaN written canonically', async () => {
         const c = makeCase({ name: 'repeat', sizes: [100_000, 5, 33], ops: 'sum', seed: 83 });
         c.values[100_003] = 0xffc00001; // a negative NaN with a payload
@@ -377,6 +403,9 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         expect(plan({ ...built.args, segmentSizes: p.perSegment([5, 6, 7]) }, env({ backend, tuning: { variant: 'thread' } }))).not.toThrow();
         const long = buildCase(backend, makeCase({ name: 'long', sizes: [100], ops: 'sum', seed: 1 }));
         expect(plan(long.args, env({ backend, tuning: { variant: 'thread' } }))).toThrow("tuning.variant: 'thread' cannot run for these parameters: max segment size 100 > threadMaxItems 16");
+        const tuned = (policy: object) => plan(built.args, env({ backend, tuning: { policy } }));
+        expect(tuned({ loadWords: 2 })).toThrow(new SegkitUsageError('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)'));
+        expect(tuned({ chunkTeamSize: 48 })).toThrow('tuning.policy.chunkTeamSize: 48 is not a power of two at most');
         await expectUntouched(built);
         for (const a of [...built.owned, ...long.owned]) a.destroy();
       });

@@ -106,7 +106,7 @@ export type ValidateSegmentedReduceArgs<Args, G = {}> = {
 /** The literal numbers `SegmentedReduceVariantsFor` reasons with; the same as `segmentedReducePolicyLimits` (policy.ts). */
 interface StaticLimits {
   threadMaxItems: 16;
-  subgroupMaxItems: 2048;
+  subgroupMaxItems: 8192;
   multiWorkgroupMinItems: 32768;
 }
 

@@ -18,7 +18,7 @@ import {
   segmentedReduceVariants,
   selectSegmentedReduceVariant,
 } from './policy.js';
-import { type SegmentedReduceLaunch, type SegmentedReduceProblem, chunksPerSegment, partialWords, segmentedReduceKernels } from './problem.js';
+import { type SegmentedReduceLaunch, type SegmentedReduceProblem, chunkGroupsPerSegment, chunksPerSegment, partialWords, segmentedReduceKernels } from './problem.js';
 
 /** The fields of the reduce arguments; any other is a mistake (a typo must never change a result). */
 export const segmentedReduceFields = [
@@ -138,8 +138,13 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
     case 'multi-workgroup': {
       const chunks = chunksPerSegment(maxSegmentSize);
       layout.add('partials', facts.maxSegments * chunks * partialWords * 4);
+      const groups = chunkGroupsPerSegment(maxSegmentSize, policy);
       return [
-        launch('chunk', 'multi-workgroup/chunk', `${chunks} workgroups per segment, one chunk of ${sumOrder.chunkItems} items each, into partials`),
+        launch(
+          'chunk',
+          'multi-workgroup/chunk',
+          `${chunks} chunks of ${sumOrder.chunkItems} items per segment, ${groups} workgroups per segment (a team of ${policy.chunkTeamSize} invocations per chunk), into partials`,
+        ),
         launch('merge', 'multi-workgroup/merge', "combine each segment's chunk partials in order and write"),
       ];
     }

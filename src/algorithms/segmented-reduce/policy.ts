@@ -21,21 +21,35 @@ export interface SegmentedReducePolicy {
   readonly subgroupMaxItems: number;
   /** Segments longer than this are split across workgroups ('multi-workgroup'). */
   readonly multiWorkgroupMinItems: number;
+  /**
+   * 'multi-workgroup': invocations per chunk (a power of two, at most workgroupSize); a workgroup
+   * reduces workgroupSize / chunkTeamSize consecutive chunks, one per team.
+   */
+  readonly chunkTeamSize: number;
+  /**
+   * Words one invocation loads at a time (1 or 4): with 4, an invocation of a team of at most 64
+   * owns groups of 4 adjacent lanes and reads them as one vec4 where the segment starts at a multiple
+   * of 4 items; the summation order is the same.
+   */
+  readonly loadWords: number;
 }
 
 /**
  * The thresholds every built-in policy uses, as literal numbers: `SegmentedReduceVariantsFor` reads
  * the same numbers as types, so compile-time pruning never rules out what a policy picks.
  *
- * Provenance (CPU emulator and Mesa lavapipe, bench/reduce-cpu.ts --variants, 2026-11; the GPU
- * numbers come later): a segment of up to 16 items costs one invocation less than a subgroup's
- * shared-memory tree; a team of one subgroup beats a 256-wide workgroup up to 2048 items (its 8
- * lanes per invocation are then at most one item each... up to 8); past 4 chunks (32768 items) one
- * workgroup per segment leaves the device idle while a merge launch costs one more dispatch.
+ * Provenance: threadMaxItems and multiWorkgroupMinItems from the CPU emulator and Mesa lavapipe
+ * (bench/reduce-cpu.ts --variants, 2026-11): a segment of up to 16 items costs one invocation less
+ * than a team's tree; past 4 chunks (32768 items) one workgroup per segment leaves the device idle
+ * while a merge launch costs one more dispatch. subgroupMaxItems from an NVIDIA H200 (Dawn/Vulkan,
+ * GPU time from timestamps, bench/reduce-scan-webgpu.ts --configs, 2026-11-23): on 2048 ragged
+ * segments of 1..4096 f32 items a team of 32 (one subgroup, shuffles only, 8 segments per
+ * workgroup) took 0.014 ms for a sum and 0.021-0.028 ms for max, a 256-wide workgroup per segment
+ * 0.033 / 0.042 ms; one chunk (8192 items) is the most a team reduces in one round.
  */
 export const segmentedReducePolicyLimits = {
   threadMaxItems: 16,
-  subgroupMaxItems: 2048,
+  subgroupMaxItems: sumOrder.chunkItems,
   multiWorkgroupMinItems: 4 * sumOrder.chunkItems,
 } as const;
 
@@ -50,6 +64,10 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     subgroupSize: Math.min(workgroupSize, largestPowerOfTwoAtMost(capabilities.subgroupSize ?? 32)),
     subgroupMaxItems: segmentedReducePolicyLimits.subgroupMaxItems,
     multiWorkgroupMinItems: segmentedReducePolicyLimits.multiWorkgroupMinItems,
+    // H200, one segment of 16M f32 items (GPU ms, teams of 32 / 64 / 128 / 256): sum 0.039 / 0.036 /
+    // 0.034 / 0.036, max 0.050 / 0.044 / 0.058 / 0.050, argMax 0.051 / 0.045 / 0.066 / 0.063.
+    chunkTeamSize: Math.min(workgroupSize, 64),
+    loadWords: 4,
   };
 }
 
@@ -77,6 +95,8 @@ function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabil
   power('workgroupSize', Math.min(sumOrder.lanes, capabilities.maxWorkgroupSize), `the summation order's ${sumOrder.lanes} lanes and the backend's maxWorkgroupSize`);
   power('subgroupSize', policy.workgroupSize, 'the workgroup size');
   power('threadMaxItems', sumOrder.lanes, 'one item per lane of the summation order');
+  power('chunkTeamSize', policy.workgroupSize, 'the workgroup size');
+  if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
 }
 
 /**

@@ -54,16 +54,27 @@ export function segmentsPerTeamWorkgroup(policy: SegmentedReducePolicy): number 
   return policy.workgroupSize / policy.subgroupSize;
 }
 
+/** Chunks one 'multi-workgroup' chunk workgroup reduces (one per team of chunkTeamSize invocations). */
+export function chunksPerWorkgroup(policy: SegmentedReducePolicy): number {
+  return policy.workgroupSize / policy.chunkTeamSize;
+}
+
+/** 'multi-workgroup' chunk workgroups per segment: its chunks, chunksPerWorkgroup at a time. */
+export function chunkGroupsPerSegment(maxSegmentSize: number, policy: SegmentedReducePolicy): number {
+  return Math.ceil(chunksPerSegment(maxSegmentSize) / chunksPerWorkgroup(policy));
+}
+
 /**
  * The reduce kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
  * and by both executors. 'chunk' writes one partial per chunk of each segment to slot `partials`
- * (identical on every backend); 'merge' combines them.
+ * (identical on every backend; a chunk workgroup reduces chunksPerWorkgroup consecutive chunks of one
+ * segment); 'merge' combines them.
  */
 export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId, 'validate' | 'segment-offsets'>, SegmentedReduceProblem, SegmentedReducePolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
   subgroup: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / segmentsPerTeamWorkgroup(policy)) },
   workgroup: { slots: ['offsets'], grid: (problem) => problem.maxSegments },
-  chunk: { slots: ['offsets', 'partials'], grid: (problem) => problem.maxSegments * chunksPerSegment(problem.maxSegmentSize), identicalSlots: ['partials'] },
+  chunk: { slots: ['offsets', 'partials'], grid: (problem, policy) => problem.maxSegments * chunkGroupsPerSegment(problem.maxSegmentSize, policy), identicalSlots: ['partials'] },
   merge: { slots: ['offsets', 'partials'], grid: (problem) => problem.maxSegments },
 };
 

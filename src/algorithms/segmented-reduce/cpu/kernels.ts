@@ -2,7 +2,7 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { canonicalNaNBits, f32Signed, minNormalF32 } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent } from '../../../backends/cpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
-import { partialWords } from '../problem.js';
+import { chunksPerWorkgroup, partialWords } from '../problem.js';
 import { type ReduceContext, ValueKind } from './context.js';
 
 /*
@@ -381,39 +381,44 @@ export function runWorkgroup(workgroupId: number, _numWorkgroups: number, _share
 }
 
 /**
- * 'multi-workgroup' chunk: workgroup w reduces chunk w % chunks of segment floor(w / chunks) into its
- * partial; on the device-side direct branch, chunk 0 reduces the whole segment and writes it.
+ * 'multi-workgroup' chunk: workgroup w reduces chunksPerWorkgroup consecutive chunks of segment
+ * floor(w / groups) into their partials; on the device-side direct branch, the first workgroup of a
+ * segment reduces the whole segment and writes it.
  */
 export function runChunk(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
   if (ctx.failed()) return;
   const chunks = ctx.chunks;
-  const i = Math.floor(workgroupId / chunks);
-  const c = workgroupId - i * chunks;
+  const per = chunksPerWorkgroup(ctx.policy);
+  const groups = Math.ceil(chunks / per);
+  const i = Math.floor(workgroupId / groups);
+  const group = workgroupId - i * groups;
   if (i >= ctx.activeSegments()) return;
   if (ctx.directBranch()) {
-    if (c === 0) reduceSegment(ctx, i, chunkItems, ctx.opOf(i));
+    if (group === 0) reduceSegment(ctx, i, chunkItems, ctx.opOf(i));
     return;
   }
   ctx.extent(i, chunks * chunkItems, extent);
-  const first = c * chunkItems;
-  if (first >= extent.size) return;
-  const start = extent.start + first;
-  const n = Math.min(chunkItems, extent.size - first);
   const code = ctx.opOf(i);
-  const at = ctx.partialsSlot + (i * chunks + c) * partialWords;
   const temp = ctx.temp;
-  if (code === OpCode.Sum) {
-    if (ctx.valueKind === ValueKind.F32) {
-      f32Scratch[0] = ctx.canonical ? chunkTotalF32(ctx.valueF32, start, n) : sumF32(ctx, start, n);
-      temp[at] = bitsScratch[0]!;
+  for (let c = group * per; c < Math.min(chunks, (group + 1) * per); c++) {
+    const first = c * chunkItems;
+    if (first >= extent.size) return;
+    const start = extent.start + first;
+    const n = Math.min(chunkItems, extent.size - first);
+    const at = ctx.partialsSlot + (i * chunks + c) * partialWords;
+    if (code === OpCode.Sum) {
+      if (ctx.valueKind === ValueKind.F32) {
+        f32Scratch[0] = ctx.canonical ? chunkTotalF32(ctx.valueF32, start, n) : sumF32(ctx, start, n);
+        temp[at] = bitsScratch[0]!;
+      } else {
+        temp[at] = sumInt(ctx.valueBits, start, n);
+      }
+      temp[at + 1] = 0;
     } else {
-      temp[at] = sumInt(ctx.valueBits, start, n);
+      extreme(ctx, start, n, takesMin(code) ? -1 : 0, first);
+      temp[at] = extremeBits;
+      temp[at + 1] = extremeIndex;
     }
-    temp[at + 1] = 0;
-  } else {
-    extreme(ctx, start, n, takesMin(code) ? -1 : 0, first);
-    temp[at] = extremeBits;
-    temp[at + 1] = extremeIndex;
   }
 }
 

@@ -1,4 +1,5 @@
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import type { ReduceValueType } from '../ops.js';
 import type { SegmentedReduceRun } from '../problem.js';
 
@@ -18,10 +19,17 @@ export interface ReduceKernelFacts extends SegmentKernelFacts {
   readonly indices: boolean;
   readonly threadMaxItems: number;
   readonly subgroupSize: number;
+  readonly chunkTeamSize: number;
+  readonly loadWords: number;
+  /**
+   * The device's smallest subgroup width when shaders may use subgroup operations, else 1: tree
+   * levels between invocations closer than this go through subgroup shuffles, not workgroup memory.
+   */
+  readonly shuffleWidth: number;
 }
 
 /** The facts of a run. */
-export function kernelFacts(run: SegmentedReduceRun): ReduceKernelFacts {
+export function kernelFacts(run: SegmentedReduceRun, runtime: WebGpuRuntime): ReduceKernelFacts {
   const { problem, policy } = run;
   const segments = segmentKernelFacts(run, policy.workgroupSize);
   return {
@@ -32,5 +40,8 @@ export function kernelFacts(run: SegmentedReduceRun): ReduceKernelFacts {
     indices: problem.indices && run.arrays.indicesOut !== undefined,
     threadMaxItems: policy.threadMaxItems,
     subgroupSize: policy.subgroupSize,
+    chunkTeamSize: policy.chunkTeamSize,
+    loadWords: policy.loadWords,
+    shuffleWidth: runtime.subgroups ? 2 ** Math.floor(Math.log2(Math.max(1, run.backend.capabilities.subgroupSize ?? 1))) : 1,
   };
 }

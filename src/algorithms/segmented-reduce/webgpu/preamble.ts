@@ -18,6 +18,8 @@ import type { ReduceKernelFacts } from './facts.js';
 /** What a kernel binds. */
 export interface ReduceShape extends SegmentShape {
   readonly temp: TempAccess;
+  /** `valuesIn4`: the values bound a second time, as vec4<u32>. */
+  readonly vector?: boolean;
 }
 
 const hex = (value: number) => `0x${(value >>> 0).toString(16)}u`;
@@ -26,6 +28,7 @@ const hex = (value: number) => `0x${(value >>> 0).toString(16)}u`;
 export function reduceBindings(facts: ReduceKernelFacts, shape: ReduceShape): ProgramBinding[] {
   const arrays: ProgramBinding[] = [
     { name: 'valuesIn', access: 'read', element: 'u32' },
+    ...(shape.vector ? [{ name: 'valuesIn4', array: 'valuesIn', access: 'read', element: 'vec4<u32>' } as const] : []),
     { name: 'valuesOut', access: 'read_write', element: 'u32' },
   ];
   if (facts.indices) arrays.push({ name: 'indicesOut', access: 'read_write', element: 'u32' });
@@ -37,6 +40,14 @@ export function reduceUniforms(facts: ReduceKernelFacts, shape: ReduceShape): st
   return segmentUniforms(facts, shape);
 }
 
+/** The op code every segment of the run has, when the op is a constant (kernels are specialized on it). */
+export function constantOpCode(facts: ReduceKernelFacts): number | undefined {
+  const fact = facts.sources.op;
+  if (fact.kind !== 'constant') return undefined;
+  const options = facts.opOfOption.length > 0 ? facts.opOfOption : [0];
+  return options[Math.min(fact.value, options.length - 1)];
+}
+
 function opFn(facts: ReduceKernelFacts): string {
   const fact = facts.sources.op;
   const options = facts.opOfOption.length > 0 ? facts.opOfOption : [0];
@@ -45,22 +56,31 @@ function opFn(facts: ReduceKernelFacts): string {
 fn segmentOpOf(i: u32) -> u32 { return opOfOption[min(${readCount('op', fact, 'i')}, ${options.length - 1}u)]; }`;
 }
 
-/** How an item enters a partial result, and how two partial results combine (sum, or the better extreme). */
+/**
+ * How an item enters a partial result, and how two partial results combine (sum, or the better
+ * extreme); `Lanes` versions do the same on `LT` (u32 or vec4<u32>: one lane or four). With a
+ * constant op every function reads that op, not its argument, so the compiler drops the others.
+ */
 function combineFns(facts: ReduceKernelFacts): string {
   const f32 = facts.valueType === 'f32';
+  const constant = constantOpCode(facts);
+  const op = (name: string) => `let code = ${constant === undefined ? name : `${constant}u`};`;
   return `
-fn takesMin(code: u32) -> bool { return code == ${OpCode.Min}u || code == ${OpCode.ArgMin}u; }
+fn takesMin(opCode: u32) -> bool { ${op('opCode')} return code == ${OpCode.Min}u || code == ${OpCode.ArgMin}u; }
 fn keyOf(bits: u32, code: u32) -> u32 { return orderedBits(bits) ^ select(0u, 0xffffffffu, takesMin(code)); }
-fn identityPair(code: u32) -> Pair {
+fn identityPair(opCode: u32) -> Pair {
+  ${op('opCode')}
   if (code == ${OpCode.Sum}u) { return Pair(${f32 ? hex(0x80000000) : '0u'}, 0u); }
   return Pair(0u, NONE);
 }
-fn itemPair(bits: u32, index: u32, code: u32) -> Pair {
+fn itemPair(bits: u32, index: u32, opCode: u32) -> Pair {
+  ${op('opCode')}
   if (code == ${OpCode.Sum}u) { return Pair(${f32 ? 'flushF32(bits)' : 'bits'}, 0u); }
   return Pair(bits, index);
 }
 // a holds smaller indices than b where it matters (lanes, chunks in order); ties go to the smaller index.
-fn combine(code: u32, a: Pair, b: Pair) -> Pair {
+fn combine(opCode: u32, a: Pair, b: Pair) -> Pair {
+  ${op('opCode')}
   if (code == ${OpCode.Sum}u) { return Pair(${f32 ? 'addF32(a.bits, b.bits)' : 'a.bits + b.bits'}, 0u); }
   if (b.index == NONE) { return a; }
   if (a.index == NONE) { return b; }
@@ -68,6 +88,46 @@ fn combine(code: u32, a: Pair, b: Pair) -> Pair {
   let kb = keyOf(b.bits, code);
   if (kb > ka || (kb == ka && b.index < a.index)) { return b; }
   return a;
+}`;
+}
+
+/** `combineFns` on LT: one lane per component (LT is u32 or vec4<u32>). */
+function laneCombineFns(facts: ReduceKernelFacts, lt: string): string {
+  const f32 = facts.valueType === 'f32';
+  const constant = constantOpCode(facts);
+  const op = `let code = ${constant === undefined ? 'opCode' : `${constant}u`};`;
+  const ordered =
+    facts.valueType === 'f32'
+      ? `let flipped = bits ^ (bitcast<LT>(bitcast<LI>(bits) >> LT(31u)) | LT(0x80000000u));
+  let zeroed = select(flipped, LT(0x80000000u), bits == LT(0x80000000u));
+  return select(zeroed, LT(0xffffffffu), (bits & LT(0x7fffffffu)) > LT(0x7f800000u));`
+      : facts.valueType === 'i32'
+        ? 'return bits ^ LT(0x80000000u);'
+        : 'return bits;';
+  return `
+alias LT = ${lt};
+alias LI = ${lt === 'u32' ? 'i32' : 'vec4<i32>'};
+alias LB = ${lt === 'u32' ? 'bool' : 'vec4<bool>'};
+struct Lanes { bits: LT, index: LT }
+fn orderedBitsLanes(bits: LT) -> LT {
+  ${ordered}
+}
+fn flushLanes(bits: LT) -> LT { return select(bits, bits & LT(0x80000000u), (bits & LT(0x7f800000u)) == LT(0u)); }
+fn addLanes(a: LT, b: LT) -> LT { return ${f32 ? 'flushLanes(bitcast<LT>(bitcast<LF>(a) + bitcast<LF>(b)))' : 'a + b'}; }
+alias LF = ${lt === 'u32' ? 'f32' : 'vec4<f32>'};
+fn keyOfLanes(bits: LT, opCode: u32) -> LT { return orderedBitsLanes(bits) ^ LT(select(0u, 0xffffffffu, takesMin(opCode))); }
+fn identityLanes(opCode: u32) -> Lanes {
+  ${op}
+  if (code == ${OpCode.Sum}u) { return Lanes(LT(${f32 ? hex(0x80000000) : '0u'}), LT(0u)); }
+  return Lanes(LT(0u), LT(NONE));
+}
+fn combineLanes(opCode: u32, a: Lanes, b: Lanes) -> Lanes {
+  ${op}
+  if (code == ${OpCode.Sum}u) { return Lanes(addLanes(a.bits, b.bits), LT(0u)); }
+  let ka = keyOfLanes(a.bits, code);
+  let kb = keyOfLanes(b.bits, code);
+  let takeB = (b.index != LT(NONE)) & ((a.index == LT(NONE)) | (kb > ka) | ((kb == ka) & (b.index < a.index)));
+  return Lanes(select(a.bits, b.bits, takeB), select(a.index, b.index, takeB));
 }`;
 }
 
@@ -119,66 +179,158 @@ export function reducePreamble(facts: ReduceKernelFacts, shape: ReduceShape): st
   ].join('\n');
 }
 
-/**
- * Per-invocation lanes of a team of `team` invocations (lanes t, t + team, ... of the chunk at
- * `base`, each summed left to right over its items j, j + LANES, ...), then the tree over the
- * invocation's own lanes (the halves of the lane tree from LANES / 2 down to `team`).
- */
-export function invocationLanesWgsl(team: number): string {
-  const per = sumOrder.lanes / team;
-  return `
-const TEAM: u32 = ${team}u;
-const PER_INVOCATION: u32 = ${per}u;
-const LANE_ITEMS: u32 = ${sumOrder.chunkItems / sumOrder.lanes}u;
-fn invocationLanes(code: u32, start: u32, size: u32, base: u32, t: u32) -> Pair {
-  var lane: array<Pair, ${per}>;
-  let end = min(base + CHUNK, size);
-  for (var m = 0u; m < PER_INVOCATION; m++) {
-    var r = identityPair(code);
-    if (end - base == CHUNK) {
-      // A full chunk: the lane's items are all loaded before the first is combined, so the loads
-      // overlap (one at a time left a long segment at a third of the memory bandwidth); the combines
-      // keep their order.
-      var items: array<u32, LANE_ITEMS>;
-      let first = start + base + t + m * TEAM;
-      for (var k = 0u; k < LANE_ITEMS; k++) { items[k] = valuesIn[first + k * LANES]; }
-      for (var k = 0u; k < LANE_ITEMS; k++) { r = combine(code, r, itemPair(items[k], base + t + m * TEAM + k * LANES, code)); }
-    } else {
-      for (var q = base + t + m * TEAM; q < end; q += LANES) { r = combine(code, r, itemPair(valuesIn[start + q], q, code)); }
-    }
-    lane[m] = r;
-  }
-  for (var h = PER_INVOCATION / 2u; h >= 1u; h = h / 2u) {
-    for (var m = 0u; m < h; m++) { lane[m] = combine(code, lane[m], lane[m + h]); }
-  }
-  return lane[0];
-}`;
+/** Words an invocation of a team of `team` loads at a time: 4 when asked for and it owns at least 4 lanes. */
+export function teamLoadWords(facts: ReduceKernelFacts, team: number): 1 | 4 {
+  return facts.loadWords === 4 && sumOrder.lanes / team >= 4 ? 4 : 1;
 }
 
 /**
- * The tree over a team's invocations in workgroup memory (`teamBits`/`teamIndex`, WG words each):
- * halves first, as the lane tree's last levels. Every invocation of the workgroup must call it (it
- * has barriers); invocation t of the team at `first` gives `mine`; the team's result is at `first`.
+ * A team of `team` invocations reduces one chunk (ops.ts steps 3-4), for the 'subgroup', 'workgroup'
+ * and chunk kernels. Invocation t of the team owns the lanes W t + j + W team g (j < W, the words
+ * of one load; g < GROUPS), so the halves-first lane tree is: levels over g within the invocation,
+ * then levels over t at distances team / 2, ..., 1 on each of the W slots (the same slot of two
+ * invocations), then levels over j within invocation 0. Loads come BATCH rows at a time (all
+ * issued before the first is added, so they overlap; each lane still adds its items left to right),
+ * clamped to the chunk's last item and masked past it, so a short chunk costs as many loads as it
+ * has rows. With W = 4 a load is one vec4<u32> (binding `valuesIn4`, a second view of `valuesIn`)
+ * where the chunk starts at a multiple of 4 items, else four words.
+ *
+ * `teamLanes(code, start, n, base, t)`: invocation t's lanes of the n (0 <= n <= CHUNK) items at
+ * segment-local `base` (absolute `start + base`), after the levels over g. `teamTree(code, mine,
+ * lid, t)`: the levels over t — through workgroup memory (barriers: every invocation of the
+ * workgroup calls it) at distances of at least the subgroup width, through subgroup shuffles below
+ * it (subgroups are runs of consecutive invocation indices, as every driver forms them for a 1-D
+ * workgroup) — then over j; the team's total at t = 0.
  */
-export const teamTreeWgsl = `
-var<workgroup> teamBits: array<u32, WG>;
-var<workgroup> teamIndex: array<u32, WG>;
-fn teamTree(code: u32, mine: Pair, lid: u32, t: u32) -> Pair {
-  teamBits[lid] = mine.bits;
-  teamIndex[lid] = mine.index;
+export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
+  const words = teamLoadWords(facts, team);
+  const groups = sumOrder.lanes / (team * words);
+  const batch = Math.max(1, Math.min(sumOrder.chunkItems / sumOrder.lanes, 64 / (groups * words)));
+  const shuffle = Math.min(team, facts.shuffleWidth);
+  const constant = constantOpCode(facts);
+  const op = `let code = ${constant === undefined ? 'opCode' : `${constant}u`};`;
+  const f32 = facts.valueType === 'f32';
+  const vec = words === 4;
+  const offsets = vec ? 'vec4<u32>(0u, 1u, 2u, 3u)' : '0u';
+  const loadsAligned = vec
+    ? `x[r * GROUPS + g] = valuesIn4[min((at >> 2u) + rowAt * (LANES / 4u) + t + TEAM * g, last >> 2u)];`
+    : `x[r * GROUPS + g] = valuesIn[min(at + rowAt * LANES + t + TEAM * g, last)];`;
+  const loadsWords = `let p = at + rowAt * LANES + 4u * t + 4u * TEAM * g;
+          x[r * GROUPS + g] = vec4<u32>(valuesIn[min(p, last)], valuesIn[min(p + 1u, last)], valuesIn[min(p + 2u, last)], valuesIn[min(p + 3u, last)]);`;
+  // An extreme tracks, per lane, the best key, its bits and the row it came from (NONE before any):
+  // the first row enters as it is (a lane without a first item has no items at all), later rows only
+  // when strictly better (a lane's items come in index order); the index is made from the row at the end.
+  // Items past the chunk's end (short chunks, and a batch's rows past the last) are masked: one loop
+  // for full and short chunks alike, since a mask costs two operations an item while a second copy
+  // of the loop doubles the shader (and a software driver's compile time).
+  const step = (first: boolean, row: string) => {
+    const sum = `acc[g] = addLanes(acc[g], ${f32 ? 'flushLanes(select(LT(0x80000000u), xv, valid))' : 'select(LT(0u), xv, valid)'});`;
+    const extreme = `let k = keyOfLanes(xv, code);
+            let take = valid & (${first ? 'LB(true)' : 'k > key[g]'});
+            acc[g] = select(acc[g], xv, take);
+            key[g] = select(key[g], k, take);
+            row[g] = select(row[g], LT(${row}), take);`;
+    const body = constant === OpCode.Sum ? sum : constant !== undefined ? extreme : `if (code == ${OpCode.Sum}u) { ${sum} } else { ${extreme} }`;
+    return `let valid = off[g] < LT(select(0u, n - (${row}) * LANES, (${row}) * LANES < n));\n            ${body}`;
+  };
+  const batchOf = (loads: string, first: boolean) => {
+    const peel = first && constant !== OpCode.Sum;
+    return `{
+        var x: array<LT, BATCH * GROUPS>;
+        for (var r = 0u; r < BATCH; r++) {
+          let rowAt = r0 + r;
+          for (var g = 0u; g < GROUPS; g++) {
+            ${loads}
+          }
+        }${
+          peel
+            ? `
+        for (var g = 0u; g < GROUPS; g++) {
+          let xv = x[g];
+          ${step(true, '0u')}
+        }`
+            : ''
+        }
+        for (var r = ${peel ? '1u' : '0u'}; r < BATCH; r++) {
+          for (var g = 0u; g < GROUPS; g++) {
+            let xv = x[r * GROUPS + g];
+            ${step(false, 'r0 + r')}
+          }
+        }
+      }`;
+  };
+  const loop = (loads: string) => `var r0 = 0u;
+      ${batchOf(loads, true)}
+      for (r0 = BATCH; r0 < rows; r0 += BATCH) ${batchOf(loads, false)}`;
+  const needIndex = constant !== OpCode.Sum;
+  const memory = team > shuffle;
+  const shuffleLevels: string[] = [];
+  for (let d = shuffle / 2; d >= 1; d /= 2) {
+    shuffleLevels.push(
+      `{ let o = Lanes(subgroupShuffleDown(v.bits, ${d}u), ${needIndex ? `subgroupShuffleDown(v.index, ${d}u)` : 'v.index'}); let c = combineLanes(code, v, o); if (t < ${d}u) { v = c; } }`,
+    );
+  }
+  const slots = vec
+    ? `let s0 = combine(code, Pair(v.bits.x, v.index.x), Pair(v.bits.z, v.index.z));
+  let s1 = combine(code, Pair(v.bits.y, v.index.y), Pair(v.bits.w, v.index.w));
+  return combine(code, s0, s1);`
+    : 'return Pair(v.bits, v.index);';
+  return `
+const TEAM: u32 = ${team}u;
+const GROUPS: u32 = ${groups}u;
+const BATCH: u32 = ${batch}u;
+${laneCombineFns(facts, vec ? 'vec4<u32>' : 'u32')}
+fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
+  ${op}
+  let identity = identityLanes(code);
+  var acc: array<LT, GROUPS>;
+  var key: array<LT, GROUPS>;
+  var row: array<LT, GROUPS>;
+  var off: array<LT, GROUPS>;
+  for (var g = 0u; g < GROUPS; g++) {
+    acc[g] = identity.bits;
+    key[g] = LT(0u);
+    row[g] = LT(NONE);
+    off[g] = ${words}u * (t + TEAM * g) + ${offsets};
+  }
+  if (n > 0u) {
+    let at = start + base;
+    let last = at + n - 1u;
+    let rows = (n + LANES - 1u) / LANES;
+    ${vec ? `if ((at & 3u) == 0u) {\n    ${loop(loadsAligned)}\n    } else {\n    ${loop(loadsWords)}\n    }` : loop(loadsAligned)}
+  }
+  var lanes: array<Lanes, GROUPS>;
+  for (var g = 0u; g < GROUPS; g++) {
+    lanes[g] = Lanes(acc[g], select(base + row[g] * LANES + off[g], LT(NONE), row[g] == LT(NONE)));
+  }
+  for (var h = GROUPS / 2u; h >= 1u; h = h / 2u) {
+    for (var g = 0u; g < h; g++) { lanes[g] = combineLanes(code, lanes[g], lanes[g + h]); }
+  }
+  return lanes[0];
+}
+${memory ? 'var<workgroup> treeBits: array<LT, WG>;\nvar<workgroup> treeIndex: array<LT, WG>;' : ''}
+fn teamTree(opCode: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
+  ${op}
+  var v = mine;
+  ${
+    memory
+      ? `treeBits[lid] = v.bits;
+  treeIndex[lid] = v.index;
   workgroupBarrier();
-  for (var half = TEAM / 2u; half >= 1u; half = half / 2u) {
-    if (t < half) {
-      let r = combine(code, Pair(teamBits[lid], teamIndex[lid]), Pair(teamBits[lid + half], teamIndex[lid + half]));
-      teamBits[lid] = r.bits;
-      teamIndex[lid] = r.index;
+  for (var d = TEAM / 2u; d >= ${shuffle}u; d = d / 2u) {
+    if (t < d) {
+      v = combineLanes(code, v, Lanes(treeBits[lid + d], treeIndex[lid + d]));
+      treeBits[lid] = v.bits;
+      treeIndex[lid] = v.index;
     }
     workgroupBarrier();
+  }`
+      : ''
   }
-  let result = Pair(teamBits[lid - t], teamIndex[lid - t]);
-  workgroupBarrier();
-  return result;
+  ${shuffleLevels.join('\n  ')}
+  ${slots}
 }`;
+}
 
 /**
  * The tree over chunk totals in order (ops.ts step 5) as they come, in one invocation: a binary

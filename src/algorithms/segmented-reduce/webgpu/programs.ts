@@ -1,28 +1,32 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { OpCode } from '../ops.js';
 import type { ReduceKernelFacts } from './facts.js';
-import { type ReduceShape, chunkTreeWgsl, invocationLanesWgsl, reduceBindings, reducePreamble, reduceUniforms, teamTreeWgsl } from './preamble.js';
+import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reducePreamble, reduceUniforms, teamLoadWords, teamReduceWgsl } from './preamble.js';
 
 /*
  * The reduce programs, twins of cpu/kernels.ts. Every f32 sum follows the canonical order of ops.ts:
  * lanes of a chunk summed left to right, the lane tree (within an invocation's own lanes, then across
- * a team's invocations in workgroup memory), the chunk tree in one invocation.
+ * a team's invocations through workgroup memory and subgroup shuffles, then within the first
+ * invocation's vec4 of lanes: preamble.ts teamReduceWgsl), the chunk tree in one invocation. A
+ * constant op specializes every combine.
  *
  * - 'thread' (grid ceil(maxSegments / WG)): one invocation per segment of at most threadMaxItems
  *   items: the lanes are the items, their tree unrolled over threadMaxItems slots (the rest -0).
  * - 'subgroup' (grid ceil(maxSegments / (WG / team))) and 'workgroup' (grid maxSegments, team = WG):
  *   a team of invocations per segment, chunk by chunk. The chunk loop runs as many rounds as the
  *   workgroup's longest segment needs (a workgroup-uniform count), so every barrier is uniform.
- * - 'chunk' (grid maxSegments * chunks): the workgroup reduces one chunk of one segment into its
- *   partial; on the device-side direct branch (device size bounds within one chunk) chunk 0 reduces
- *   the whole segment and writes it.
+ * - 'chunk' (grid maxSegments * ceil(chunks / (WG / chunkTeamSize))): the workgroup reduces
+ *   WG / chunkTeamSize consecutive chunks of one segment, a team each, into their partials; on the
+ *   device-side direct branch (device size bounds within one chunk) the first team of the segment's
+ *   first workgroup reduces the whole segment and writes it.
  * - 'merge' (grid maxSegments): the segment's partials, each invocation the neighbours' tree of 8,
- *   a tree over the workgroup's invocations (neighbours first), then the chunk tree over these
+ *   a tree over the workgroup's invocations (neighbours first; shuffles below the subgroup width),
+ *   then the chunk tree over these
  *   blocks of WG * 8 partials.
  */
 
-function temp(facts: ReduceKernelFacts, partials: boolean): ReduceShape {
-  return { temp: partials || facts.startMode === 1 ? 'u32' : 'none' };
+function temp(facts: ReduceKernelFacts, partials: boolean, team?: number): ReduceShape {
+  return { temp: partials || facts.startMode === 1 ? 'u32' : 'none', vector: team !== undefined && teamLoadWords(facts, team) === 4 };
 }
 
 function program(facts: ReduceKernelFacts, name: string, kernel: string, shape: ReduceShape, declarations: string, main: string, uniforms: string[] = []): WebGpuProgram {
@@ -35,6 +39,7 @@ function program(facts: ReduceKernelFacts, name: string, kernel: string, shape: 
     preamble: reducePreamble(facts, shape),
     declarations,
     main,
+    usesSubgroups: facts.shuffleWidth > 1 && declarations.includes('subgroupShuffleDown'),
   };
 }
 
@@ -73,8 +78,7 @@ export function threadProgram(facts: ReduceKernelFacts, name: string): WebGpuPro
 export function teamProgram(facts: ReduceKernelFacts, name: string, team: number): WebGpuProgram {
   const segmentsPerWorkgroup = facts.workgroupSize / team;
   const declarations = `
-${invocationLanesWgsl(team)}
-${teamTreeWgsl}
+${teamReduceWgsl(facts, team)}
 ${chunkTreeWgsl}
 const SEGMENTS: u32 = ${segmentsPerWorkgroup}u;
 var<workgroup> teamChunks: array<u32, SEGMENTS>;
@@ -105,11 +109,13 @@ fn chunksOf(size: u32) -> u32 { return size / CHUNK + select(0u, 1u, size % CHUN
   let count = workgroupUniformLoad(&rounds);
   startChunks(code);
   for (var c = 0u; c < count; c++) {
-    let total = teamTree(code, invocationLanes(code, start, size, c * CHUNK, t), lid, t);
+    let base = c * CHUNK;
+    let n = select(0u, min(CHUNK, size - base), base < size);
+    let total = teamTree(code, teamLanes(code, start, n, base, t), lid, t);
     if (t == 0u && c < chunks) { pushChunk(code, total); }
   }
   if (t == 0u && live) { finish(i, code, size, chunksTotal(code)); }`;
-  return program(facts, name, `team,${team}`, temp(facts, false), declarations, main);
+  return program(facts, name, `team,${team}`, temp(facts, false, team), declarations, main);
 }
 
 const segmentState = `
@@ -122,44 +128,78 @@ function directExpr(facts: ReduceKernelFacts): string {
   return `(count${facts.sizeBounds.toUpperCase()}(blockWord(u.sizeBoundsAt, u.sizeBoundsLen, 1u)) <= CHUNK)`;
 }
 
-/** 'chunk': one chunk of one segment into its partial (or, on the direct branch, the whole segment). */
+/**
+ * 'chunk': a workgroup reduces PER_WORKGROUP consecutive chunks of one segment, a team of
+ * chunkTeamSize invocations each, into their partials (or, on the direct branch, its first team the
+ * whole segment).
+ */
 export function chunkProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const team = facts.chunkTeamSize;
   const declarations = `
-${invocationLanesWgsl(facts.workgroupSize)}
-${teamTreeWgsl}
+${teamReduceWgsl(facts, team)}
+const PER_WORKGROUP: u32 = WG / TEAM;
 ${segmentState}`;
   const main = `
-  let i = workgroupIndex / u.chunks;
-  let c = workgroupIndex % u.chunks;
+  let groups = (u.chunks + PER_WORKGROUP - 1u) / PER_WORKGROUP;
+  let i = workgroupIndex / groups;
+  let group = workgroupIndex % groups;
+  let t = lid % TEAM;
+  let c = group * PER_WORKGROUP + lid / TEAM;
   if (lid == 0u) {
     var s = Entered(0u, 0u, 0u, 0u, 0u);
     if (!failed() && i < activeSegments()) {
       let direct = ${directExpr(facts)};
       let e = segmentExtent(i, select(u.chunks * CHUNK, CHUNK, direct));
-      s = Entered(e.x, e.y, segmentOpOf(i), select(0u, 1u, c * CHUNK < e.y || (direct && c == 0u)), select(0u, 1u, direct));
+      s = Entered(e.x, e.y, segmentOpOf(i), select(0u, 1u, group * PER_WORKGROUP * CHUNK < e.y || (direct && group == 0u)), select(0u, 1u, direct));
     }
     entered = s;
   }
   let s = workgroupUniformLoad(&entered);
-  if (s.go == 0u || (s.direct == 1u && c != 0u)) { return; }
-  let total = teamTree(s.code, invocationLanes(s.code, s.start, s.size, c * CHUNK, lid), lid, lid);
-  if (lid != 0u) { return; }
+  if (s.go == 0u || (s.direct == 1u && group != 0u)) { return; }
+  let base = c * CHUNK;
+  let n = select(0u, min(CHUNK, s.size - base), base < s.size);
+  let total = teamTree(s.code, teamLanes(s.code, s.start, n, base, t), lid, t);
+  if (t != 0u) { return; }
   if (s.direct == 1u) {
-    finish(i, s.code, s.size, total);
+    if (c == 0u) { finish(i, s.code, s.size, total); }
     return;
   }
+  if (n == 0u) { return; }
   let at = u.partialsAt + (i * u.chunks + c) * 2u;
   temp[at] = total.bits;
   temp[at + 1u] = total.index;`;
-  return program(facts, name, 'chunk', temp(facts, true), declarations, main, ['chunks', 'partialsAt']);
+  return program(facts, name, `chunk,${team}`, temp(facts, true, team), declarations, main, ['chunks', 'partialsAt']);
 }
 
 /** 'merge': a segment's partials combined in order (the chunk tree), then its result. */
 export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const shuffle = Math.min(facts.workgroupSize, facts.shuffleWidth);
+  const sum = constantOpCode(facts) === OpCode.Sum;
+  const levels: string[] = [];
+  for (let w = 1; w < shuffle; w *= 2) {
+    levels.push(
+      `{ let o = Pair(subgroupShuffleDown(v.bits, ${w}u), ${sum ? '0u' : `subgroupShuffleDown(v.index, ${w}u)`}); let c = combine(code, v, o); if (lid % ${2 * w}u == 0u) { v = c; } }`,
+    );
+  }
+  const shuffles = levels.join('\n  ');
+  const memory =
+    facts.workgroupSize > shuffle
+      ? `pairBits[lid] = v.bits;
+  pairIndex[lid] = v.index;
+  workgroupBarrier();
+  for (var w = ${shuffle}u; w < WG; w = w * 2u) {
+    if (lid % (2u * w) == 0u) {
+      let r = combine(code, Pair(pairBits[lid], pairIndex[lid]), Pair(pairBits[lid + w], pairIndex[lid + w]));
+      pairBits[lid] = r.bits;
+      pairIndex[lid] = r.index;
+    }
+    workgroupBarrier();
+  }
+  v = Pair(pairBits[0], pairIndex[0]);
+  workgroupBarrier();`
+      : '';
   const declarations = `
-const TEAM: u32 = WG;
 const BLOCK: u32 = 8u;
-${teamTreeWgsl}
 ${chunkTreeWgsl}
 ${segmentState}
 var<workgroup> pairBits: array<u32, WG>;
@@ -177,22 +217,14 @@ fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
   }
   return p[0];
 }
-// Neighbours first over the workgroup's blocks, as the chunk tree's next levels.
+// Neighbours first over the workgroup's blocks, as the chunk tree's next levels: through subgroup
+// shuffles while the pair is closer than the subgroup width, then through workgroup memory. The
+// total at lid 0.
 fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
-  pairBits[lid] = mine.bits;
-  pairIndex[lid] = mine.index;
-  workgroupBarrier();
-  for (var w = 1u; w < WG; w = w * 2u) {
-    if (lid % (2u * w) == 0u) {
-      let r = combine(code, Pair(pairBits[lid], pairIndex[lid]), Pair(pairBits[lid + w], pairIndex[lid + w]));
-      pairBits[lid] = r.bits;
-      pairIndex[lid] = r.index;
-    }
-    workgroupBarrier();
-  }
-  let result = Pair(pairBits[0], pairIndex[0]);
-  workgroupBarrier();
-  return result;
+  var v = mine;
+  ${shuffles}
+  ${memory}
+  return v;
 }`;
   const main = `
   let i = workgroupIndex;
