@@ -1,8 +1,29 @@
-"""How the torch side of the GPU benches times a call, with CUDA events (one definition for
-torch_topk.py, torch_sort.py, torch_reduce_scan.py and torch_copy.py)."""
+"""What the torch side of the GPU benches shares (torch_topk.py, torch_sort.py, torch_reduce_scan.py
+and torch_copy.py): their command-line options, how a call is timed with CUDA events, and the report
+they print and write."""
+import json
+import os
 import statistics
+import sys
 
 import torch
+
+
+def cli_args():
+    """--name=value options (a bare --name is "1")."""
+    return dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
+
+
+def write_report(name, results, args, runs, **meta):
+    """Prints {"meta", "results"} as JSON and writes it to DIR/<name>.json for --out=DIR or $OUT."""
+    head = {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0), "runs": runs, **meta}
+    doc = json.dumps({"meta": head, "results": results}, indent=1)
+    print(doc)
+    out = args.get("out", os.environ.get("OUT"))
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, f"{name}.json"), "w") as f:
+            f.write(doc)
 
 
 def single_ms(fn, runs, warmup=10):

@@ -15,14 +15,13 @@ seeded generator, so sizes match in distribution, not value for value. Medians o
 Run on the device: python3 bench/gpu/torch_copy.py [--runs=21]
 """
 import json
-import os
 import random
 import sys
 
 import torch
-from cuda_timing import single_ms
+from cuda_timing import cli_args, single_ms, write_report
 
-args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
+args = cli_args()
 RUNS = int(args.get("runs", 21))
 dev = torch.device("cuda")
 
@@ -82,11 +81,4 @@ for name, sizes, src_off, dst_off, total in [
     results.append(row)
     print(json.dumps(row), file=sys.stderr)
 
-meta = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "runs": RUNS}
-text = json.dumps({"meta": meta, "results": results}, indent=2)
-print(text)
-out = args.get("out", os.environ.get("OUT"))
-if out:
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "torch-copy.json"), "w") as f:
-        f.write(text)
+write_report("torch-copy", results, args, RUNS)

@@ -15,13 +15,12 @@ single calls, events recorded around each call, after warm-up.
 Run on the device: python3 bench/gpu/torch_reduce_scan.py [--runs=101] [--long=16777216]
 """
 import json
-import os
 import sys
 
 import torch
-from cuda_timing import single_ms
+from cuda_timing import cli_args, single_ms, write_report
 
-args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
+args = cli_args()
 RUNS = int(args.get("runs", 101))
 LONG = int(args.get("long", 16777216))
 dev = torch.device("cuda")
@@ -68,10 +67,4 @@ for label, x, lengths in shapes():
     results.append(row)
     print(json.dumps(row), file=sys.stderr)
 
-meta = {"torch": torch.__version__, "device": torch.cuda.get_device_name(0), "runs": RUNS}
-text = json.dumps({"meta": meta, "results": results}, indent=2)
-print(text)
-out = args.get("out", os.environ.get("OUT"))
-if out:
-    with open(os.path.join(out, "torch-reduce-scan.json"), "w") as f:
-        f.write(text)
+write_report("torch-reduce-scan", results, args, RUNS)

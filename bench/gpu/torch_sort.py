@@ -8,13 +8,12 @@ N back-to-back calls, / N.
 Run on the device: python3 bench/gpu/torch_sort.py [--single-cols=16777216] [--runs=101]
 """
 import json
-import os
 import sys
 
 import torch
-from cuda_timing import batched_ms, single_ms
+from cuda_timing import batched_ms, cli_args, single_ms, write_report
 
-args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
+args = cli_args()
 RUNS = int(args.get("runs", 101))
 BATCH_MS = float(args.get("batch-ms", 60))
 SINGLE_COLS = int(args.get("single-cols", 16777216))
@@ -44,9 +43,4 @@ for rows, cols, k in [(64, 32768, 4096), (16, 65536, 10000)]:
     print(json.dumps(results[-1]), file=sys.stderr)
     del x
 
-doc = json.dumps({"meta": {"torch": torch.__version__, "cuda": torch.version.cuda, "gpu": torch.cuda.get_device_name(0), "runs": RUNS}, "results": results}, indent=1)
-print(doc)
-out = args.get("out", os.environ.get("OUT"))
-if out:
-    with open(os.path.join(out, "torch-sort.json"), "w") as f:
-        f.write(doc)
+write_report("torch-sort", results, args, RUNS)

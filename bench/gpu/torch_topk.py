@@ -15,13 +15,12 @@ routers with per-token k on 4096x128 with k=8 (the max k). Labels match bench/li
 Run on the device: python3 bench/gpu/torch_topk.py [--single-cols=16777216] [--runs=101]
 """
 import json
-import os
 import sys
 
 import torch
-from cuda_timing import batched_ms, single_ms
+from cuda_timing import batched_ms, cli_args, single_ms, write_report
 
-args = dict(a.lstrip("-").split("=", 1) if "=" in a else (a.lstrip("-"), "1") for a in sys.argv[1:])
+args = cli_args()
 RUNS = int(args.get("runs", 101))
 BATCH_MS = float(args.get("batch-ms", 60))
 SINGLE_COLS = int(args.get("single-cols", 16777216))
@@ -114,16 +113,4 @@ for label, x, k, valid in cases():
     print(json.dumps(results[-1]), file=sys.stderr)
     del x, y
 
-meta = {
-    "torch": torch.__version__,
-    "cuda": torch.version.cuda,
-    "gpu": torch.cuda.get_device_name(0),
-    "copy256MiB": {"ms": round(copy_big, 5), "GBpsReadPlusWrite": round(copy_gbps, 1)},
-    "runs": RUNS,
-}
-doc = json.dumps({"meta": meta, "results": results}, indent=1)
-print(doc)
-out = args.get("out", os.environ.get("OUT"))
-if out:
-    with open(os.path.join(out, "torch-topk.json"), "w") as f:
-        f.write(doc)
+write_report("torch-topk", results, args, RUNS, copy256MiB={"ms": round(copy_big, 5), "GBpsReadPlusWrite": round(copy_gbps, 1)})
