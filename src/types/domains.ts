@@ -52,6 +52,24 @@ export type ValidateNumeric<Param, Name extends string, D extends NumericDomain,
         : ValidateGuarantees<Param, Name, D, MaxOf<Min, D['min']>, MinOf<Max, D['max']>, G>
     : Param;
 
+/**
+ * One field of an args object, as the planners' validators check it: `any` and `unknown` pass (also
+ * the constraint's own fields when an editor asks for completions); a value of the wrong kind reads
+ * `<key>: expected <kinds>`; a value of the right kind gets `Checked`, the field's own rule.
+ */
+export type CheckFieldKind<Value, Key extends string, Expected, Kinds extends string, Checked> = unknown extends Value
+  ? Value
+  : [Value] extends [Expected]
+    ? Checked
+    : ErrorMessage<`${Key}: expected ${Kinds}`>;
+
+/** A field's numeric domain check where `Domains` has one for `Key`; else the value as it is. */
+export type CheckDomain<Value, Key extends string, Domains, G> = Key extends keyof Domains
+  ? Domains[Key] extends NumericDomain
+    ? ValidateNumeric<Value, Key, Domains[Key], G>
+    : Value
+  : Value;
+
 /** A constant outside the domain reads as a value outside the domain's bounds; other kinds as bounds that miss it. */
 type OutsideDomain<Param, Name extends string, D extends NumericDomain, Value extends number, Min extends number, Max extends number> = ErrorMessage<`${Name}: ${Param extends ConstantParam
   ? OutsideStaticBounds<Value, D['min'], D['max']>

@@ -1,8 +1,7 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import type { GuaranteeParam } from '../../params/param.js';
-import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
+import type { CheckDomain, CheckFieldKind, ReachableAbove, ReachableUpTo, ScalarParam, SegmentParam, StaticMax, StaticMin } from '../../types/domains.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
-import type { ErrorMessage } from '../../types/validate.js';
 import type { BatchedCopyVariant } from './policy.js';
 
 /**
@@ -60,13 +59,7 @@ type Domains = BatchedCopyDomains;
 
 type ExpectedType<Key extends keyof BatchedCopyArgs> = Key extends (typeof batchedCopyRequired)[number] ? Exclude<BatchedCopyArgs[Key], undefined> : BatchedCopyArgs[Key];
 
-type CheckCopyField<Value, Key extends keyof BatchedCopyArgs, G> = unknown extends Value
-  ? Value
-  : [Value] extends [ExpectedType<Key>]
-    ? Key extends keyof Domains
-      ? ValidateNumeric<Value, Key, Domains[Key], G>
-      : Value
-    : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
+type CheckCopyField<Value, Key extends keyof BatchedCopyArgs, G> = CheckFieldKind<Value, Key, ExpectedType<Key>, ExpectedKinds[Key], CheckDomain<Value, Key, Domains, G>>;
 
 /**
  * `Args` itself when it is a valid copy call under the environment's guarantees `G`; otherwise a type

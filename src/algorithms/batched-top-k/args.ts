@@ -1,7 +1,7 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import type { Guarantees } from '../../env/env.js';
 import type { GuaranteeParam, InferOptions, OptionParam } from '../../params/param.js';
-import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
+import type { CheckDomain, CheckFieldKind, ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin } from '../../types/domains.js';
 import type { OptionNotInSet, RequiredWith } from '../../types/messages.js';
 import type { KnownGreater, KnownLess } from '../../types/numeric.js';
 import type { ErrorMessage } from '../../types/validate.js';
@@ -176,16 +176,13 @@ type ExpectedType<Key extends keyof TopKArgs, Entry extends TopKEntryPoint> = Ke
   : TopKArgs[Key];
 
 /** One known field: its own type when it is right, else the message in words. */
-type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntryPoint> =
-  unknown extends Value
-    ? Value // `any` and `unknown` (also the constraint's own fields, when the editor asks for completions)
-    : [Value] extends [ExpectedType<Key, Entry>]
-      ? Key extends 'selectDirection'
-        ? ValidateDirection<Value>
-        : Key extends keyof TopKDomains
-          ? ValidateNumeric<Value, Key, TopKDomains[Key], G>
-          : Value
-      : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
+type CheckTopKField<Value, Key extends keyof TopKArgs, G, Entry extends TopKEntryPoint> = CheckFieldKind<
+  Value,
+  Key,
+  ExpectedType<Key, Entry>,
+  ExpectedKinds[Key],
+  Key extends 'selectDirection' ? ValidateDirection<Value> : CheckDomain<Value, Key, TopKDomains, G>
+>;
 
 /** The fields of {@link RoutingWeights}, in message order. */
 type WeightsFields = readonly ['kind', 'scale'];

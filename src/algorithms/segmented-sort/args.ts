@@ -2,7 +2,7 @@ import type { DeviceArray } from '../../backends/backend.js';
 import type { GuaranteeParam, InferOptions, OptionParam } from '../../params/param.js';
 import type { FieldsShape, ValidateFields } from '../../types/fields.js';
 import type { OptionNotInSet } from '../../types/messages.js';
-import type { ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin, ValidateNumeric } from '../../types/domains.js';
+import type { CheckDomain, CheckFieldKind, ReachableAbove, ReachableUpTo, ScalarParam, SegmentDomains, SegmentParam, StaticMax, StaticMin } from '../../types/domains.js';
 import type { ErrorMessage } from '../../types/validate.js';
 import type { SortOrder } from './keys.js';
 import type { SegmentedSortVariant } from './policy.js';
@@ -68,15 +68,13 @@ type ValidateOrder<Param> = string extends InferOptions<Param>
 
 type ExpectedType<Key extends keyof SegmentedSortArgs> = Key extends (typeof segmentedSortRequired)[number] ? Exclude<SegmentedSortArgs[Key], undefined> : SegmentedSortArgs[Key];
 
-type CheckSortField<Value, Key extends keyof SegmentedSortArgs, G> = unknown extends Value
-  ? Value
-  : [Value] extends [ExpectedType<Key>]
-    ? Key extends 'order'
-      ? ValidateOrder<Value>
-      : Key extends keyof SegmentedSortDomains
-        ? ValidateNumeric<Value, Key, SegmentedSortDomains[Key], G>
-        : Value
-    : ErrorMessage<`${Key}: expected ${ExpectedKinds[Key]}`>;
+type CheckSortField<Value, Key extends keyof SegmentedSortArgs, G> = CheckFieldKind<
+  Value,
+  Key,
+  ExpectedType<Key>,
+  ExpectedKinds[Key],
+  Key extends 'order' ? ValidateOrder<Value> : CheckDomain<Value, Key, SegmentedSortDomains, G>
+>;
 
 /**
  * `Args` itself when it is a valid sort call under the environment's guarantees `G`; otherwise a type
