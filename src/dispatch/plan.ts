@@ -193,9 +193,8 @@ export interface PlanParts<Variant extends string, Facts, Problem extends Segmen
   /** Where the call runs (`backendForCall`). */
   readonly backend: Backend;
   readonly facts: Facts;
-  readonly segments: SegmentFacts;
-  /** Most segments one run handles (`maxSegmentsOf`). */
-  readonly maxSegments: number;
+  /** The segment parameters' facts, and the most segments one run handles (`maxSegmentsOf`). */
+  readonly segments: SegmentFacts & { readonly maxSegments: number };
   /** The segmented input, for messages. */
   readonly input: SegmentedInput;
   /** The algorithm's own parameters (after the segment parameters), for explain() and the checks. */
@@ -243,7 +242,7 @@ export function makePlan<Variant extends string, Facts, Problem extends Segmente
     slotsOf: (kernel) => slotsOfKernel(parts.kernels, kernel),
     layout,
     parameters: [segments.segmentSizes, segments.numSegments, segments.segmentStride, ...parts.parameters],
-    maxSegments: parts.maxSegments,
+    maxSegments: segments.maxSegments,
   });
   let status: DeviceArray<'u32'> | undefined;
   let destroyed = false;

@@ -220,7 +220,6 @@ export function planBatchedCopy(args: BatchedCopyArgs, environment: Env = makeEn
     backend,
     facts,
     segments: facts,
-    maxSegments: facts.maxSegments,
     input,
     parameters: [facts.sourceOffsets, facts.destinationOffsets],
     validation,

@@ -370,7 +370,6 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     backend,
     facts,
     segments: facts,
-    maxSegments: facts.maxSegments,
     input,
     parameters,
     validation,

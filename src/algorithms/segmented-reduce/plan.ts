@@ -209,7 +209,6 @@ export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env 
     backend,
     facts,
     segments: facts,
-    maxSegments: facts.maxSegments,
     input,
     parameters,
     validation,

@@ -204,7 +204,6 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
     backend,
     facts,
     segments: facts,
-    maxSegments: facts.maxSegments,
     input,
     parameters,
     validation,

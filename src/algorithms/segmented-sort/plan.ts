@@ -198,7 +198,6 @@ export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = ma
     backend,
     facts,
     segments: facts,
-    maxSegments: facts.maxSegments,
     input,
     parameters,
     validation,
