@@ -28,11 +28,12 @@ import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPre
 const validateShape: SegmentShape = { temp: 'none', blockWritable: true, status: true };
 const validatePerInvocation = 4;
 /**
- * The validate workgroup's size whatever the algorithm's (every WebGPU device runs 256): its chunks
- * run one after another, each a few dependent loads and a scan, so a router's 32-wide workgroup took
- * 32 chunks for 4096 segments (43 us of GPU time on the H200, against 4 chunks at 256).
+ * The validate and segment-offsets workgroups' size: at least 256 whatever the algorithm's (every
+ * WebGPU device runs 256). Their chunks run one after another, each a few dependent loads and a
+ * scan, so a router's 32-wide workgroup took 32 chunks for 4096 segments (43 us of GPU time on the
+ * H200, against 4 chunks at 256).
  */
-const validateWorkgroupSize = 256;
+const prologueWorkgroupSize = (facts: SegmentKernelFacts) => Math.max(facts.workgroupSize, 256);
 
 /** The static part of one check: what the WGSL is specialized on. */
 export interface CheckFact {
@@ -81,7 +82,7 @@ function lessEqual(a: string, aType: string, b: string, bType: string): string {
 
 /** The validate program. */
 export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFacts, name: string): WebGpuProgram {
-  const workgroupSize = Math.max(facts.workgroupSize, validateWorkgroupSize);
+  const workgroupSize = prologueWorkgroupSize(facts);
   const uniforms = segmentUniforms(facts, validateShape);
   validate.checks.forEach((check, i) => {
     uniforms.push(`check${i}At`, `check${i}Len`, `check${i}Min`, `check${i}Max`);
@@ -278,7 +279,7 @@ const offsetsPerInvocation = 8;
 
 /** The segment-offsets program for these facts. */
 export function segmentOffsetsProgram(facts: SegmentKernelFacts, name: string): WebGpuProgram {
-  const workgroupSize = Math.max(facts.workgroupSize, validateWorkgroupSize);
+  const workgroupSize = prologueWorkgroupSize(facts);
   const declarations = `
 const PER: u32 = ${offsetsPerInvocation}u;
 var<workgroup> scan: array<u32, ${workgroupSize}>;
