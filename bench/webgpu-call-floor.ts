@@ -56,7 +56,8 @@ async function ladder(on: string, backend: WebGpuBackend): Promise<void> {
   @compute @workgroup_size(64) fn main(@builtin(global_invocation_id) g: vec3u) { if (g.x < u.n) { a[g.x] = a[g.x] + 1u; } }`,
   });
   const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-  const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: uniforms, size: 256 } }, { binding: 1, resource: { buffer: storage } }] });
+  const makeGroup = () => device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: uniforms, size: 256 } }, { binding: 1, resource: { buffer: storage } }] });
+  const group = makeGroup();
   // Five bindings, as a segkit kernel has (uniforms, input, output, status, temporary storage).
   const wide = device.createBuffer({ size: 4 * 4096, usage: GPUBufferUsage.STORAGE });
   const wideInput = device.createBuffer({ size: 4096, usage: GPUBufferUsage.STORAGE });
@@ -86,7 +87,7 @@ async function ladder(on: string, backend: WebGpuBackend): Promise<void> {
       if (!r.empty) {
         const pass = r.labels ? encoder.beginComputePass({ label: 'segkit probe' }) : encoder.beginComputePass();
         pass.setPipeline(r.wide ? widePipeline : pipeline);
-        const g = r.wide ? wideGroup : r.bindGroupPerCall ? device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: uniforms, size: 256 } }, { binding: 1, resource: { buffer: storage } }] }) : group;
+        const g = r.wide ? wideGroup : r.bindGroupPerCall ? makeGroup() : group;
         for (let d = 0; d < (r.dispatches ?? 1); d++) {
           pass.setBindGroup(0, g);
           pass.dispatchWorkgroups(1);
