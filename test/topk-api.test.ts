@@ -108,6 +108,22 @@ describe('the environment API reuses plans only where nothing can have changed',
     expect([...(await cpu.download(out))]).toEqual([5, 4, 9, 8]);
   });
 
+  it('a typed array or a per-segment option array changed in place is read again', async () => {
+    const ks = new Uint32Array([1, 2]);
+    const directions: ('max' | 'min')[] = ['max', 'max'];
+    const args = { keysIn: keys, keysOut: out, segmentSizes: p.constant(4), k: p.perSegment(ks, { min: 1, max: 2 }), selectDirection: p.perSegmentOption(directions, ['max', 'min']), numSegments: p.constant(2) };
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([5, -Infinity, 9, 8]);
+    ks[0] = 2;
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([5, 4, 9, 8]);
+    directions[1] = 'min';
+    await select(args, e);
+    expect([...(await cpu.download(out))]).toEqual([5, 4, 3, 7]);
+    ks[1] = 3;
+    await expect(select(args, e)).rejects.toThrow('k[1]: 3 is outside the static bounds [1, 2]');
+  });
+
   it('a field replaced on the same args object is planned again', async () => {
     const args: Record<string, unknown> = { keysIn: keys, keysOut: out, segmentSizes: p.constant(4), k: p.constant(2), selectDirection: p.constantOption('max'), numSegments: p.constant(2) };
     await select(args, e);

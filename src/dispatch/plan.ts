@@ -372,12 +372,19 @@ export function hostArraysUnchanged(plan: Plan, args: object): boolean {
     const param = (args as Record<string, { values?: unknown; runtimeBounds?: unknown } | undefined>)[copy.field];
     const now = param?.values as ArrayLike<unknown> | null | undefined;
     if (typeof now !== 'object' || now === null || now.length !== copy.values.length) return false;
-    for (let i = 0; i < now.length; i++) if (now[i] !== copy.values[i]) return false;
+    if (!(copy.numbers === undefined ? sameElements(now, copy.values) : sameElements(now, copy.numbers))) return false;
     const bounds = param!.runtimeBounds as { min?: unknown; max?: unknown } | undefined;
     if (copy.runtimeBounds === undefined) {
       if (bounds !== undefined && !isDeviceArray(bounds)) return false;
     } else if (bounds === undefined || bounds.min !== copy.runtimeBounds.min || bounds.max !== copy.runtimeBounds.max) return false;
   }
+  return true;
+}
+
+/** Element by element with `===` (NaN is never the same, so a NaN is planned and rejected again). */
+function sameElements(now: ArrayLike<unknown>, copy: ArrayLike<unknown>): boolean {
+  const n = copy.length;
+  for (let i = 0; i < n; i++) if (now[i] !== copy[i]) return false;
   return true;
 }
 
