@@ -26,7 +26,12 @@ import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPre
  */
 
 const validateShape: SegmentShape = { temp: 'none', blockWritable: true, status: true };
-const validatePerInvocation = 4;
+/**
+ * Segments one validate invocation checks per chunk: 16 takes 4096 segments in one chunk of a
+ * 256-wide workgroup (each chunk costs a scan and a few dependent loads; 4 chunks took ~10 us of
+ * the H200's GPU time for 4096 per-token ks).
+ */
+const validatePerInvocation = 16;
 /**
  * The validate and segment-offsets workgroups' size: at least 256 whatever the algorithm's (every
  * WebGPU device runs 256). Their chunks run one after another, each a few dependent loads and a
@@ -228,12 +233,15 @@ ${segmentChecks.join('\n')}
     if (lid > 0u) { start = addSat(carry, scan[lid - 1u]); }
     var failure = Failure(0u, 0u, 0u, 0u, 0u);
     var failedSegment = NONE;
+    // Every segment of the run is checked (no break at the first failure, the first one kept), so
+    // the loads of the PER checks do not wait on one another's outcome and go out together.
     for (var j = 0u; j < PER; j++) {
       let i = first + j;
-      if (i >= n) { break; }
-      failure = checkSegment(i, start, g.y);
-      if (failure.code != 0u) { failedSegment = i; break; }
-      start = addSat(start, segmentSizeOf(i));
+      if (i < n) {
+        let checked = checkSegment(i, start, g.y);
+        if (checked.code != 0u && failedSegment == NONE) { failure = checked; failedSegment = i; }
+        start = addSat(start, segmentSizeOf(i));
+      }
     }
     if (failedSegment != NONE) { atomicMin(&lowestFailure, failedSegment); }
     workgroupBarrier();
