@@ -588,6 +588,22 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         await expectUntouched(built);
         for (const a of built.owned) a.destroy();
       });
+      it('the lowest failing segment among thousands of device-only values (several failures, past the first chunks)', async () => {
+        // 9000 packed segments of device-only sizes with device-only ks: the WebGPU validate walks them
+        // in chunks, each invocation checking a run of consecutive segments; failures at segments 7001
+        // and 7005 (one run), and 8999 (a later chunk) must report 7001, as the CPU does.
+        const n = 9000;
+        const sizes = Array.from({ length: n }, (_, i) => 1 + (i % 5));
+        const ks = sizes.map((size) => Math.min(size, 2));
+        for (const bad of [7005, 7001, 8999]) ks[bad] = 5;
+        const c = makeCase({ name: 'bad-device-many', sizes, k: ks, kBound: 4, kKind: 'perSegment-device', sizeKind: 'perSegment-device', seed: 131 });
+        const built = buildCase(backend, c);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).message).toBe('k[7001]: 5 is outside the static bounds [1, 4] (found on the device)');
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
       it('a device-only segment size outside its device runtime bounds', async () => {
         const c = makeCase({ name: 'bad-device-bounds', sizes: [5, 6, 7], k: 2, sizeKind: 'perSegment-device-bounds', seed: 103 });
         const built = buildCase(backend, c);
