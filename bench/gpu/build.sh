@@ -54,6 +54,8 @@ bundle ./dist dist/bench/copy-webgpu.mjs bench/copy-webgpu.ts
 # Where a small call's time goes on Dawn: raw submit ladder beside segkit's plan.run per algorithm.
 bundle ./dist dist/bench/webgpu-call-floor.mjs bench/webgpu-call-floor.ts
 bundle ./dist dist/bench/webgpu-call-profile.mjs bench/webgpu-call-profile.ts
+# GPU time per launch of the multi-launch variants (imports segkit's sources: plan prefixes are internal).
+bundle ./dist dist/bench/webgpu-launch-profile.mjs bench/webgpu-launch-profile.ts
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

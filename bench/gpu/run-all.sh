@@ -13,7 +13,7 @@
 # The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
 # single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
-# SUITES: which algorithms to run, of "floor profile topk reduce-scan sort copy" (default "topk"; one device call
+# SUITES: which algorithms to run, of "floor profile launches topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # When more than 8 files would come back, the JSONs travel as results.tgz.
@@ -70,6 +70,10 @@ sort)
 floor)
   echo "== call floor: raw Dawn ladder and segkit plan.run on small shapes (${build:-?})" | tee -a "$LOG"
   timeout 120 node dist/bench/webgpu-call-floor.mjs --out="$OUT" 2>&1 | tee -a "$LOG"
+  ;;
+launches)
+  echo "== GPU time per launch of multi-launch plans (${build:-?})" | tee -a "$LOG"
+  timeout 150 node dist/bench/webgpu-launch-profile.mjs --runs=9 --out="$OUT" 2>&1 | tee -a "$LOG"
   ;;
 profile)
   echo "== CPU profile of small plan.run calls (${build:-?})" | tee -a "$LOG"

@@ -1,0 +1,136 @@
+/**
+ * GPU time of each launch of a plan: the plan's first 1, 2, ... L launches run alone (the tests' twin
+ * harness runs prefixes the same way), each prefix timed by timestamp queries; a launch's time is its
+ * prefix's median minus the previous prefix's. Shows which of a multi-launch variant's kernels (radix
+ * select's passes, the scan's reduce-then-scan steps, the sort's digit passes) hold the time.
+ *
+ *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--out=DIR] [--shrink=N]
+ * (--shrink divides every row length by N: a smoke run on a software adapter)
+ * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it). It imports segkit's sources
+ * (not the package) because prefixes are an internal of plans.
+ */
+/// <reference types="@webgpu/types" />
+import { writeFileSync } from 'node:fs';
+import { planInternals } from '../src/dispatch/plan.js';
+import { DeviceBatchedTopK, DeviceSegmentedReduce, DeviceSegmentedScan, DeviceSegmentedSort, type DeviceArray, env, p, webgpuBackend } from '../src/index.js';
+import { benchDevice, passTimer } from './lib/gpu-device.js';
+
+const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
+const runs = Number(argv.runs ?? 7);
+const caseFilter = argv.cases?.split(',');
+const shrink = Number(argv.shrink ?? 1);
+const M16 = Math.floor((16 * 1024 * 1024) / shrink);
+
+function fill(n: number, seed: number): Float32Array {
+  let s = seed >>> 0;
+  const out = new Float32Array(n);
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    out[i] = (s / 4294967296) * 2 - 1;
+  }
+  return out;
+}
+
+const { device } = await benchDevice();
+const backend = await webgpuBackend({ device });
+const timer = passTimer(device);
+
+interface ProfileCase {
+  readonly id: string;
+  readonly label: string;
+  readonly rows: number;
+  readonly cols: number;
+  /** Plans the call over `keys` (rows x cols, packed). */
+  plan(keys: DeviceArray<'f32'>): { plan: unknown; owned: DeviceArray[] };
+}
+
+const outputs = (n: number) => [backend.alloc('f32', n), backend.alloc('i32', n)] as const;
+const topk = (id: string, rows: number, cols: number, k: number): ProfileCase => ({
+  id,
+  label: `top-k ${rows}x${cols} k=${k}`,
+  rows,
+  cols,
+  plan(keysIn) {
+    const [keysOut, valuesOut] = outputs(rows * k);
+    const plan = DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) }, env({ backend }));
+    return { plan, owned: [keysOut, valuesOut] };
+  },
+});
+const cases: ProfileCase[] = [
+  topk('topk-16m', 1, M16, 100),
+  topk('topk-indexer', 64, Math.floor(65536 / shrink), 2048),
+  topk('topk-vocab', 64, Math.floor(151936 / shrink), 50),
+  topk('topk-greedy', 64, Math.floor(151936 / shrink), 1),
+  topk('topk-sorted-4096', 64, Math.floor(32768 / shrink), 4096),
+  {
+    id: 'reduce-16m',
+    label: `reduce sum, one segment of ${M16}`,
+    rows: 1,
+    cols: M16,
+    plan(valuesIn) {
+      const [valuesOut] = outputs(1);
+      const plan = DeviceSegmentedReduce.plan({ valuesIn, valuesOut, segmentSizes: p.uniform(M16), numSegments: p.uniform(1), op: p.constantOption('sum') } as never, env({ backend }));
+      return { plan, owned: [valuesOut] };
+    },
+  },
+  {
+    id: 'scan-16m',
+    label: `inclusive scan, one segment of ${M16}`,
+    rows: 1,
+    cols: M16,
+    plan(valuesIn) {
+      const [valuesOut] = outputs(M16);
+      const plan = DeviceSegmentedScan.plan({ valuesIn, valuesOut, segmentSizes: p.uniform(M16), numSegments: p.uniform(1), op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend }));
+      return { plan, owned: [valuesOut] };
+    },
+  },
+  ...[
+    [64, Math.floor(32768 / shrink)],
+    [1, M16],
+  ].map(([rows, cols]): ProfileCase => ({
+    id: `sort-${rows}x${cols}`,
+    label: `sort ${rows}x${cols}`,
+    rows: rows!,
+    cols: cols!,
+    plan(keysIn) {
+      const [keysOut, valuesOut] = outputs(rows! * cols!);
+      const plan = DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols!), order: p.constantOption('ascending'), numSegments: p.uniform(rows!) } as never, env({ backend }));
+      return { plan, owned: [keysOut, valuesOut] };
+    },
+  })),
+];
+
+interface LaunchTime {
+  readonly name: string;
+  readonly grid: number;
+  readonly ms: number;
+}
+const results: { id: string; label: string; variant: string; totalMs: number; launches: LaunchTime[] }[] = [];
+for (const c of cases) {
+  if (caseFilter && !caseFilter.includes(c.id)) continue;
+  const keys = backend.upload(fill(c.rows * c.cols, 11));
+  const { plan: made, owned } = c.plan(keys);
+  const plan = made as { variant: string; tempStorageBytes: number; launches: readonly { name: string; grid: number }[]; run(t?: DeviceArray<'u8'>): Promise<void>; destroy(): void };
+  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+  const prefix = planInternals(plan as never);
+  for (let i = 0; i < 3; i++) await plan.run(temp);
+  await backend.synchronize();
+  const prefixMs: number[] = [0];
+  for (let count = 1; count <= plan.launches.length; count++) {
+    const t = await timer.gpuTimeMs(() => prefix.runPrefix(temp, count), () => backend.synchronize(), runs);
+    prefixMs.push(t?.ms ?? Number.NaN);
+  }
+  const launches = plan.launches.map((launch, i) => ({ name: launch.name, grid: launch.grid, ms: Number((prefixMs[i + 1]! - prefixMs[i]!).toFixed(4)) }));
+  const totalMs = Number(prefixMs[prefixMs.length - 1]!.toFixed(4));
+  results.push({ id: c.id, label: c.label, variant: plan.variant, totalMs, launches });
+  console.log(`\n${c.label}: ${plan.variant}, ${totalMs} ms of GPU time in ${launches.length} launches`);
+  for (const l of launches) console.log(`  ${l.ms.toFixed(4).padStart(8)} ms  ${l.name} (${l.grid} workgroups)`);
+  plan.destroy();
+  temp?.destroy();
+  keys.destroy();
+  for (const a of owned) a.destroy();
+}
+if (argv.out) writeFileSync(`${argv.out}/launch-profile.json`, `${JSON.stringify({ date: new Date().toISOString(), runs, results }, null, 1)}\n`);
+backend.destroy();
+device.destroy();
+process.exit(0);
