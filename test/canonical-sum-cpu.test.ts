@@ -135,6 +135,54 @@ describe.each(backends)('canonical f32 sums at the flush boundary (%s)', (_name,
     }
   });
 
+  it('reduce: rows of one size (2 to 16 items, packed and strided) give the reference bits, with and without values below 2^-103', async () => {
+    // Rows of one size up to 16 take a short path (cpu/kernels.ts sumShortSegments): without flush
+    // tests where every value is zero or at least 2^-103, the flushing tree elsewhere. These rows mix
+    // both, in runs long enough that a whole workgroup's rows pass the test, and rows with one tiny value.
+    const random = rng(29);
+    const quietValues = [0.75, -0.5, 1e30, -3e-20, 2 ** -103, -(2 ** -103), 0, -0, Infinity, -Infinity, 1 / 3];
+    const pick = (from: readonly number[]) => from[Math.floor(random() * from.length)]!;
+    for (const size of [2, 3, 5, 8, 13, 16]) {
+      for (const stride of [undefined, size + 3]) {
+        const rows = 700;
+        const step = stride ?? size;
+        const data = new Float32Array(rows * step).fill(NaN);
+        for (let r = 0; r < rows; r++) {
+          // Rows 0..299: quiet values only (NaN in row 7); 300..: a tiny value in every third row.
+          for (let j = 0; j < size; j++) data[r * step + j] = r >= 300 && r % 3 === 0 && j === r % size ? pick(tiny) : random() < 0.2 ? pick(quietValues) : random() * 2 - 1;
+        }
+        data[7 * step + size - 1] = NaN;
+        const dataBits = new Uint32Array(data.buffer);
+        const expected = referenceSegmentedReduce({
+          valueType: 'f32',
+          values: dataBits,
+          segmentStarts: Array.from({ length: rows }, (_, r) => r * step),
+          segmentSizes: Array.from({ length: rows }, () => size),
+          ops: Array.from({ length: rows }, () => 'sum'),
+        }).values;
+        const valuesIn = backend.upload(data);
+        const valuesOut = backend.alloc('f32', rows);
+        for (const variant of segmentedReduceVariants) {
+          const args = {
+            valuesIn,
+            valuesOut,
+            segmentSizes: p.uniform(size),
+            ...(stride === undefined ? {} : { segmentStride: p.uniform(stride) }),
+            op: p.constantOption('sum'),
+            numSegments: p.uniform(rows),
+          };
+          await DeviceSegmentedReduce.reduce(args, env({ backend, tuning: { variant } }));
+          const got = new Uint32Array((await backend.download(valuesOut)).buffer);
+          let mismatch = -1;
+          for (let r = 0; r < rows && mismatch < 0; r++) if (got[r] !== expected[r]) mismatch = r;
+          expect(mismatch, `size ${size}, stride ${stride ?? 'packed'}, ${variant}: first mismatch at row ${mismatch}`).toBe(-1);
+        }
+        valuesIn.destroy();
+        valuesOut.destroy();
+      }
+    }
+  });
+
   it('scan: every variant gives the reference bits, inclusive and exclusive', async () => {
     const valuesIn = backend.upload(values);
     const valuesOut = backend.alloc('f32', values.length);
