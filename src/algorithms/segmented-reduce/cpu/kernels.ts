@@ -48,6 +48,7 @@ function add(a: number, b: number): number {
  */
 export function chunkTotalF32(values: Float32Array, bits: Int32Array, base: number, n: number): number {
   if (n <= lanes) return shortTotalF32(values, bits, base, n);
+  if (quiet(values, bits, base, n)) return quietChunkTotalF32(values, base, n);
   const lane = laneSums;
   const rows = n >>> 8;
   const m = minNormalF32;
@@ -109,6 +110,49 @@ export function chunkTotalF32(values: Float32Array, bits: Int32Array, base: numb
   for (let j = 0, rest = n - rows * lanes; j < rest; j++) lane[j] = add(lane[j]!, flush(values[tail + j]!));
   for (let half = lanes >> 1; half >= 1; half >>= 1) {
     for (let j = 0; j < half; j++) lane[j] = add(lane[j]!, lane[j + half]!);
+  }
+  return lane[0]!;
+}
+
+/** {@link chunkTotalF32} of values that passed the {@link quiet} test: the same additions, no flush tests. */
+function quietChunkTotalF32(values: Float32Array, base: number, n: number): number {
+  const lane = laneSums;
+  const rows = n >>> 8;
+  const f = Math.fround;
+  for (let j = 0; j < lanes; j += 8) {
+    let p = base + j;
+    let a0 = values[p]!;
+    let a1 = values[p + 1]!;
+    let a2 = values[p + 2]!;
+    let a3 = values[p + 3]!;
+    let a4 = values[p + 4]!;
+    let a5 = values[p + 5]!;
+    let a6 = values[p + 6]!;
+    let a7 = values[p + 7]!;
+    for (let r = 1; r < rows; r++) {
+      p += lanes;
+      a0 = f(a0 + values[p]!);
+      a1 = f(a1 + values[p + 1]!);
+      a2 = f(a2 + values[p + 2]!);
+      a3 = f(a3 + values[p + 3]!);
+      a4 = f(a4 + values[p + 4]!);
+      a5 = f(a5 + values[p + 5]!);
+      a6 = f(a6 + values[p + 6]!);
+      a7 = f(a7 + values[p + 7]!);
+    }
+    lane[j] = a0;
+    lane[j + 1] = a1;
+    lane[j + 2] = a2;
+    lane[j + 3] = a3;
+    lane[j + 4] = a4;
+    lane[j + 5] = a5;
+    lane[j + 6] = a6;
+    lane[j + 7] = a7;
+  }
+  const tail = base + rows * lanes;
+  for (let j = 0, rest = n - rows * lanes; j < rest; j++) lane[j] = f(lane[j]! + values[tail + j]!);
+  for (let half = lanes >> 1; half >= 1; half >>= 1) {
+    for (let j = 0; j < half; j++) lane[j] = f(lane[j]! + lane[j + half]!);
   }
   return lane[0]!;
 }
