@@ -183,17 +183,17 @@ describe.each(backends)('canonical f32 sums at the flush boundary (%s)', (_name,
     }
   });
 
-  it('reduce: chunks whose values are all zero or at least 2^-103 give the reference bits, and so do chunks with a subnormal', async () => {
-    // Such chunks add without flush tests (cpu/kernels.ts quietChunkTotalF32); a subnormal sends its chunk to the flushing loops.
+  it('reduce: segments over 16 items whose values are all zero or at least 2^-103 give the reference bits, and so do those with a subnormal', async () => {
+    // Such chunks add without flush tests (cpu/kernels.ts quietChunkTotalF32, shortTotalF32); a subnormal sends its chunk to the flushing loops.
     const random = rng(31);
     const quietValues = [0, -0, 2 ** -103, -(2 ** -103), 1e-30, -7e-25, 1e30];
-    const sizes = [300, 700, 2048, 2100, 8192 + 300, 3 * 8192 + 5];
+    const sizes = [100, 255, 300, 700, 2048, 2100, 8192 + 300, 3 * 8192 + 5];
     const starts = startsOf(sizes);
     const data = new Float32Array(sizes.reduce((a, b) => a + b, 0));
     for (let j = 0; j < data.length; j++) data[j] = random() < 0.3 ? quietValues[Math.floor(random() * quietValues.length)]! : (random() * 2 - 1) * 1e-20;
     for (const variant of segmentedReduceVariants) {
       if (variant === 'thread') continue; // segments of at most 16 items
-      for (const tinyAt of [-1, 1, 2047 + 300, data.length - 1]) {
+      for (const tinyAt of [-1, 1, 100 + 254, 355 + 1, 355 + 2047 + 300, data.length - 1]) {
         // The segment holding `tinyAt` becomes zeros and one subnormal: its canonical total is +0 (the subnormal is flushed).
         const values = data.slice();
         const segment = tinyAt < 0 ? -1 : starts.filter((start) => start <= tinyAt).length - 1;

@@ -168,6 +168,16 @@ function shortTotalF32(values: Float32Array, bits: Int32Array, base: number, n: 
   while (half * 2 < n) half <<= 1;
   const lane = laneSums;
   const paired = n - half;
+  if (quiet(values, bits, base, n)) {
+    // No flush changes anything (quietExponent): the same tree with Math.fround alone.
+    const f = Math.fround;
+    for (let j = 0; j < paired; j++) lane[j] = f(values[base + j]! + values[base + j + half]!);
+    for (let j = paired; j < half; j++) lane[j] = values[base + j]!;
+    for (half >>= 1; half >= 1; half >>= 1) {
+      for (let j = 0; j < half; j++) lane[j] = f(lane[j]! + lane[j + half]!);
+    }
+    return lane[0]!;
+  }
   for (let j = 0; j < paired; j++) lane[j] = add(flush(values[base + j]!), flush(values[base + j + half]!));
   for (let j = paired; j < half; j++) lane[j] = flush(values[base + j]!);
   for (half >>= 1; half >= 1; half >>= 1) {
