@@ -482,6 +482,16 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
   temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
 }
 
+/** Whether keys [0, n) and their indices [indexBase, indexBase + n) of `memory` are in rank order (larger key, then smaller index). */
+function inRankOrder(memory: Int32Array, indexBase: number, n: number): boolean {
+  for (let j = 1; j < n; j++) {
+    const previous = memory[j - 1]!;
+    const key = memory[j]!;
+    if (previous < key || (previous === key && memory[indexBase + j - 1]! > memory[indexBase + j]!)) return false;
+  }
+  return true;
+}
+
 /**
  * 'radix-filter' for digit p = the launch's pass: the threshold bucket b from the digit-p histogram
  * and the items left to take; items above b (or in it, when the whole bucket is taken) selected,
@@ -650,7 +660,8 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
   } else if (count > 1) {
     if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
     else for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
-    sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
+    // Filter pass 0's own selection (selectAmongCandidates) comes in rank order already.
+    if (!inRankOrder(memory, kMax, count)) sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
   }
   writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
 }
