@@ -1,6 +1,7 @@
 /*
  * The CPU's canonical f32 sums (reduce and scan) at the edges of the subnormal flush, bit for bit
- * with the references: the kernels test only `|x| >= 2^-126` per input and per result and keep lanes
+ * with the references: the kernels test only `|x| >= 2^-126` per input and per result (reduce skips
+ * even that where every value is zero or at least 2^-103, when no flush can change anything) and keep lanes
  * in locals and tiles in three loops, so these cases put sums exactly on 2^-126, one ulp below it,
  * -0 + -0, +Inf + -Inf and subnormal inputs in every place those loops treat apart: a chunk's full
  * rows (8 lanes at a time), its partial last row, the tree of a short segment, a scan's full tile
