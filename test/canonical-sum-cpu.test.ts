@@ -1,6 +1,7 @@
 /*
  * The CPU's canonical f32 sums (reduce and scan) at the edges of the subnormal flush, bit for bit
- * with the references: the kernels test only `|x| >= 2^-126` per input and per result and keep lanes
+ * with the references: the kernels test only `|x| >= 2^-126` per input and per result (reduce skips
+ * even that where every value is zero or at least 2^-103, when no flush can change anything) and keep lanes
  * in locals and tiles in three loops, so these cases put sums exactly on 2^-126, one ulp below it,
  * -0 + -0, +Inf + -Inf and subnormal inputs in every place those loops treat apart: a chunk's full
  * rows (8 lanes at a time), its partial last row, the tree of a short segment, a scan's full tile
@@ -132,6 +133,85 @@ describe.each(backends)('canonical f32 sums at the flush boundary (%s)', (_name,
       expect([...new Uint32Array((await backend.download(valuesOut)).buffer)], `${variant}, ${c.name}`).toEqual([...c.expected]);
       valuesIn.destroy();
       valuesOut.destroy();
+    }
+  });
+
+  it('reduce: rows of one size (2 to 16 items, packed and strided) give the reference bits, with and without values below 2^-103', async () => {
+    // Rows of one size up to 16 take a short path (cpu/kernels.ts sumShortSegments): without flush
+    // tests where every value is zero or at least 2^-103, the flushing tree elsewhere. These rows mix
+    // both, in runs long enough that a whole workgroup's rows pass the test, and rows with one tiny value.
+    const random = rng(29);
+    const quietValues = [0.75, -0.5, 1e30, -3e-20, 2 ** -103, -(2 ** -103), 0, -0, Infinity, -Infinity, 1 / 3];
+    const pick = (from: readonly number[]) => from[Math.floor(random() * from.length)]!;
+    for (const size of [2, 3, 5, 8, 13, 16]) {
+      for (const stride of [undefined, size + 3]) {
+        const rows = 700;
+        const step = stride ?? size;
+        const data = new Float32Array(rows * step).fill(NaN);
+        for (let r = 0; r < rows; r++) {
+          // Rows 0..299: quiet values only (NaN in row 7); 300..: a tiny value in every third row.
+          for (let j = 0; j < size; j++) data[r * step + j] = r >= 300 && r % 3 === 0 && j === r % size ? pick(tiny) : random() < 0.2 ? pick(quietValues) : random() * 2 - 1;
+        }
+        data[7 * step + size - 1] = NaN;
+        const dataBits = new Uint32Array(data.buffer);
+        const expected = referenceSegmentedReduce({
+          valueType: 'f32',
+          values: dataBits,
+          segmentStarts: Array.from({ length: rows }, (_, r) => r * step),
+          segmentSizes: Array.from({ length: rows }, () => size),
+          ops: Array.from({ length: rows }, () => 'sum'),
+        }).values;
+        const valuesIn = backend.upload(data);
+        const valuesOut = backend.alloc('f32', rows);
+        for (const variant of segmentedReduceVariants) {
+          const args = {
+            valuesIn,
+            valuesOut,
+            segmentSizes: p.uniform(size),
+            ...(stride === undefined ? {} : { segmentStride: p.uniform(stride) }),
+            op: p.constantOption('sum'),
+            numSegments: p.uniform(rows),
+          };
+          await DeviceSegmentedReduce.reduce(args, env({ backend, tuning: { variant } }));
+          const got = new Uint32Array((await backend.download(valuesOut)).buffer);
+          let mismatch = -1;
+          for (let r = 0; r < rows && mismatch < 0; r++) if (got[r] !== expected[r]) mismatch = r;
+          expect(mismatch, `size ${size}, stride ${stride ?? 'packed'}, ${variant}: first mismatch at row ${mismatch}`).toBe(-1);
+        }
+        valuesIn.destroy();
+        valuesOut.destroy();
+      }
+    }
+  });
+
+  it('reduce: segments over 16 items whose values are all zero or at least 2^-103 give the reference bits, and so do those with a subnormal', async () => {
+    // Such chunks add without flush tests (cpu/kernels.ts quietChunkTotalF32, shortTotalF32); a subnormal sends its chunk to the flushing loops.
+    const random = rng(31);
+    const quietValues = [0, -0, 2 ** -103, -(2 ** -103), 1e-30, -7e-25, 1e30];
+    const sizes = [100, 255, 300, 700, 2048, 2100, 8192 + 300, 3 * 8192 + 5];
+    const starts = startsOf(sizes);
+    const data = new Float32Array(sizes.reduce((a, b) => a + b, 0));
+    for (let j = 0; j < data.length; j++) data[j] = random() < 0.3 ? quietValues[Math.floor(random() * quietValues.length)]! : (random() * 2 - 1) * 1e-20;
+    for (const variant of segmentedReduceVariants) {
+      if (variant === 'thread') continue; // segments of at most 16 items
+      for (const tinyAt of [-1, 1, 100 + 254, 355 + 1, 355 + 2047 + 300, data.length - 1]) {
+        // The segment holding `tinyAt` becomes zeros and one subnormal: its canonical total is +0 (the subnormal is flushed).
+        const values = data.slice();
+        const segment = tinyAt < 0 ? -1 : starts.filter((start) => start <= tinyAt).length - 1;
+        if (segment >= 0) {
+          values.fill(0, starts[segment]!, starts[segment]! + sizes[segment]!);
+          values[tinyAt] = 3 * smallestSubnormal;
+        }
+        const expected = referenceSegmentedReduce({ valueType: 'f32', values: new Uint32Array(values.buffer), segmentStarts: starts, segmentSizes: sizes, ops: sizes.map(() => 'sum') }).values;
+        const valuesIn = backend.upload(values);
+        const valuesOut = backend.alloc('f32', sizes.length);
+        const args = { valuesIn, valuesOut, segmentSizes: p.perSegment(Uint32Array.from(sizes)), op: p.constantOption('sum'), numSegments: p.uniform(sizes.length) };
+        await DeviceSegmentedReduce.reduce(args, env({ backend, tuning: { variant } }));
+        if (segment >= 0) expect(expected[segment]).toBe(0);
+        expect([...new Uint32Array((await backend.download(valuesOut)).buffer)], `${variant}, tiny value at ${tinyAt}`).toEqual([...expected]);
+        valuesIn.destroy();
+        valuesOut.destroy();
+      }
     }
   });
 

@@ -435,6 +435,64 @@ function collectF32Reaching(keys: Float32Array, dst: Int32Array, out: number, fr
 }
 
 /**
+ * Candidates (keys that reached the sampled threshold) up to which filter pass 0 selects the results
+ * itself on the CPU. The digit passes exist for the GPU, where a workgroup cannot sort a segment's
+ * candidates in one piece; on one CPU thread, sorting the ~1.5 take + 8 step candidates (radixSample)
+ * costs less than three more passes that re-read their keys (128x4096 k=64: 224 candidates a row).
+ */
+const directSelectionCandidates = 4096;
+
+let directKeys = new Int32Array(1024);
+let directIndices = new Int32Array(1024);
+
+/**
+ * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
+ * then smaller index), written as pass 0's selection. Later passes then find the selection full and
+ * return, and finalize writes it; the outputs are those of the digit passes (the same top `take` by
+ * rank), only with ties taken by index (so not under `tiesAsFound`, where the digit passes take the
+ * first tied candidates appended).
+ */
+function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number): void {
+  if (directKeys.length < count) {
+    directKeys = new Int32Array(count);
+    directIndices = new Int32Array(count);
+  }
+  const keys = ctx.keys;
+  const temp = ctx.temp;
+  const { start, mask } = seg;
+  const source = ctx.candidatesSlot[0]! + start;
+  if (ctx.isF32) {
+    for (let c = 0; c < count; c++) {
+      const index = temp[source + c]!;
+      directKeys[c] = f32Signed(keys[start + index]!) ^ mask;
+      directIndices[c] = index;
+    }
+  } else {
+    const xor = ctx.integerKeyXor ^ mask;
+    for (let c = 0; c < count; c++) {
+      const index = temp[source + c]!;
+      directKeys[c] = keys[start + index]! ^ xor;
+      directIndices[c] = index;
+    }
+  }
+  sortByRank(directKeys, directIndices, 0, 0, count);
+  const take = seg.take;
+  const selected = ctx.selectedSlot + segment * ctx.kMax;
+  for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
+  temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
+}
+
+/** Whether keys [0, n) and their indices [indexBase, indexBase + n) of `memory` are in rank order (larger key, then smaller index). */
+function inRankOrder(memory: Int32Array, indexBase: number, n: number): boolean {
+  for (let j = 1; j < n; j++) {
+    const previous = memory[j - 1]!;
+    const key = memory[j]!;
+    if (previous < key || (previous === key && memory[indexBase + j - 1]! > memory[indexBase + j]!)) return false;
+  }
+  return true;
+}
+
+/**
  * 'radix-filter' for digit p = the launch's pass: the threshold bucket b from the digit-p histogram
  * and the items left to take; items above b (or in it, when the whole bucket is taken) selected,
  * b's members kept in buffer (p + 1) & 1 with their digit-(p + 1) histogram. Input: digit 0 reads
@@ -456,6 +514,10 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
+  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= directSelectionCandidates) {
+    if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
+    return;
+  }
   const fromKeys = pass === 0 && !sampled;
   const remaining = seg.take - before;
   chooseDigit(temp, histogramAt(ctx, segment, pass), ctx.radixDigits, remaining);
@@ -598,7 +660,8 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
   } else if (count > 1) {
     if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
     else for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
-    sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
+    // Filter pass 0's own selection (selectAmongCandidates) comes in rank order already.
+    if (!inRankOrder(memory, kMax, count)) sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
   }
   writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
 }
