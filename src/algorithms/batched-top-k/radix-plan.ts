@@ -15,7 +15,9 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *                                                 digit-0 histogram of the keys below it
  *   radix-filter p   (grid maxSegments * filterTiles), p = 0 .. P-2: choose digit p's threshold
  *                                                 bucket, select the items above it, keep its members
- *                                                 as candidates with their digit-(p+1) histogram
+ *                                                 as candidates with their digit-(p+1) histogram; at
+ *                                                 p = 0, where pass 0's candidates fit a tile, sort
+ *                                                 them and select the best take instead
  *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
  *                                                 (smallest indices, or as found), order, write
  *
@@ -74,7 +76,8 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
     launch('radix-fallback', 'fallback', 0, 'only where fewer than k keys reached the sampled threshold: the histogram of the keys below it'),
   ];
   for (let pass = 0; pass + 1 < passes; pass++) {
-    launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}`));
+    const shortcut = pass === 0 && !relaxed.tiesAsFound ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: their sort in one workgroup, the best selected)` : '';
+    launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}${shortcut}`));
   }
   const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';
   const order = relaxed.orderAsFound ? 'keep the selection as found' : input.sortAfter === true ? 'keep the selection in index order (sorted after)' : 'sort the selection';

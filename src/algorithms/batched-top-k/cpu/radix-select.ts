@@ -434,14 +434,6 @@ function collectF32Reaching(keys: Float32Array, dst: Int32Array, out: number, fr
   return n;
 }
 
-/**
- * Candidates (keys that reached the sampled threshold) up to which filter pass 0 selects the results
- * itself on the CPU. The digit passes exist for the GPU, where a workgroup cannot sort a segment's
- * candidates in one piece; on one CPU thread, sorting the ~1.5 take + 8 step candidates (radixSample)
- * costs less than three more passes that re-read their keys (128x4096 k=64: 224 candidates a row).
- */
-const directSelectionCandidates = 4096;
-
 let directKeys = new Int32Array(1024);
 let directIndices = new Int32Array(1024);
 
@@ -514,7 +506,10 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
-  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= directSelectionCandidates) {
+  // Few keys reached the sampled threshold (at most a tile): sorting them costs less than the digit
+  // passes that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's
+  // first workgroup sorts them in workgroup memory (webgpu/radix-filter.ts).
+  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems) {
     if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
     return;
   }

@@ -28,7 +28,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-init': radixInitProgram,
   'radix-histogram': (facts, name) => radixHistogramProgram(facts, name),
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
-  'radix-filter': radixFilterProgram,
+  'radix-filter': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound),
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
   'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
   'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name),
@@ -36,7 +36,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   weights: (facts, name, run) => weightsProgram(facts, name, run.problem.weights?.kind ?? 0),
 };
 
-/** Only finalize reads the requirements' relaxations; keying the other kernels on them would compile the same WGSL twice. */
+/** Only finalize (and the filters, for ties) read the requirements' relaxations; keying the other kernels on them would compile the same WGSL twice. */
 const relaxationsOf = (run: TopKRun) => ({ tiesAsFound: run.problem.tiesAsFound, orderAsFound: run.problem.orderAsFound });
 
 /** Runs top-k plans on the WebGPU backend: one encoder, one compute pass, one submit. */
@@ -53,6 +53,8 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       ? String(multiChunk(run))
       : launch.kernel === 'radix-finalize'
         ? JSON.stringify(relaxationsOf(run))
+        : launch.kernel === 'radix-filter'
+          ? String(run.problem.tiesAsFound)
         : launch.kernel === 'weights'
           ? String(run.problem.weights?.kind ?? 0)
           : '',

@@ -1,5 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
+import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -13,15 +14,29 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * digit-(p + 1) histogram. When b's bucket holds exactly the rest, nothing is kept and the later
  * launches find nothing left to take. Each workgroup counts a tile's items in workgroup atomics, then
  * reserves its ranges with one global atomic per list.
+ *
+ * Digit 0 after a sampled pass 0 whose candidates fit a tile (tileItems; not when ties may be taken
+ * as found): the segment's first workgroup sorts the candidates instead and writes the best take as
+ * digit 0's selection (the CPU twin's selectAmongCandidates); the later digits and finalize's choice
+ * find nothing left to take.
  */
 
-/** The radix-filter program. */
-export function radixFilterProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
+/**
+ * The radix-filter program. `tiesAsFound` (the requirements let tied items be taken as found) turns
+ * off digit 0's shortcut, which takes ties by index.
+ */
+export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean): WebGpuProgram {
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
   const declarations = `
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
+const TIES_AS_FOUND: bool = ${tiesAsFound};
+var<workgroup> sortKeys: array<u32, ${facts.tileItems}>;
+var<workgroup> order: array<u32, ${facts.tileItems}>;
+fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(sortKeys[i], order[i]); }
+fn sortStore(i: u32, entry: vec2<u32>) { sortKeys[i] = entry.x; order[i] = entry.y; }
+${bitonicSortWgsl}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -42,6 +57,31 @@ var<workgroup> bases: vec2<u32>;`;
   let before = info.y;
   if (before >= s.take || w * RADIX_TILE >= count) { return; }
   let fromKeys = info.z == 1u;
+  if (p == 0u && !fromKeys && !TIES_AS_FOUND && count <= TILE) {
+    // Few keys reached the sampled threshold: the first workgroup sorts them in workgroup memory
+    // (best first: key, then index) and takes the first take as digit 0's selection; the later
+    // digits find the selection full.
+    if (w == 0u) {
+      let candidates = bufferAt(0u) + s.start;
+      let padded = nextPowerOfTwo(count);
+      for (var j = lid; j < padded; j += WG) {
+        if (j < count) {
+          let index = atomicLoad(&temp[candidates + j]);
+          order[j] = index;
+          sortKeys[j] = orderedKey(keysIn[s.start + index], s.direction);
+        } else {
+          order[j] = SENTINEL;
+          sortKeys[j] = 0u;
+        }
+      }
+      workgroupBarrier();
+      bitonicSort(count, lid);
+      let selected = u.selectedAt + segment * u.kMax;
+      for (var j = lid; j < min(s.take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[j]); }
+      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
+    }
+    return;
+  }
   loadHistogram(histogramOf(segment, p), lid);
   let chosen = chooseDigit(BINS, s.take - before, lid);
   let threshold = chosen.x;

@@ -37,19 +37,9 @@ var<workgroup> stateInfo: vec2<u32>;
 var<workgroup> chosen: vec3<u32>;
 var<workgroup> appended: atomic<u32>;
 var<workgroup> tied: atomic<u32>;
-fn entryBefore(a: u32, b: u32) -> bool {
-${
-  facts.sorted
-    ? `  let ka = sortKeys[a];
-  let kb = sortKeys[b];
-  return ka > kb || (ka == kb && order[a] < order[b]);`
-    : '  return order[a] < order[b];'
-}
-}
-fn swapEntries(a: u32, b: u32) {
-  let k = sortKeys[a]; sortKeys[a] = sortKeys[b]; sortKeys[b] = k;
-  let i = order[a]; order[a] = order[b]; order[b] = i;
-}
+// Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
+fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(${facts.sorted ? 'sortKeys[i]' : '0u'}, order[i]); }
+fn sortStore(i: u32, entry: vec2<u32>) { ${facts.sorted ? 'sortKeys[i] = entry.x; ' : ''}order[i] = entry.y; }
 ${bitonicSortWgsl}`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}

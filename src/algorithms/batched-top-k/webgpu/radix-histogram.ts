@@ -25,7 +25,16 @@ const FALLBACK: bool = ${fallback};
 const QUADS_PER: u32 = ${quadsPer}u;
 var<workgroup> tileInfo: vec3<u32>;
 var<workgroup> collectedInTile: atomic<u32>;
-var<workgroup> collected: vec2<u32>;`;
+var<workgroup> collected: vec2<u32>;
+// The aligned quads of keysIn covering keys [a, b).
+fn loadQuads(quads: ptr<function, array<vec4<u32>, QUADS_PER>>, a: u32, b: u32, lid: u32) {
+  let firstQuad = a >> 2u;
+  let lastQuad = (b - 1u) >> 2u;
+  for (var r = 0u; r < QUADS_PER; r++) {
+    let q = firstQuad + r * WG + lid;
+    if (q <= lastQuad) { (*quads)[r] = keysIn4[q]; }
+  }
+}`;
   // The fallback runs on the filter passes' grid (maxSegments * filterTiles; workgroup w takes tiles
   // w, w + filterTiles, ...): it rarely has work, and most of its workgroups only read the state.
   const enter = fallback
@@ -37,6 +46,10 @@ var<workgroup> collected: vec2<u32>;`;
   let stride = u.tiles;
   let first = tile;`;
   const main = `${enter}
+  // The first tile's keys are requested before the state is read (pass 0 of the histogram kernel
+  // reads every key once: the loads' latency then overlaps the state's and the barriers').
+  var quads: array<vec4<u32>, QUADS_PER>;
+  if (!FALLBACK && s.take != 0u && first * RADIX_TILE < s.size) { loadQuads(&quads, s.start + first * RADIX_TILE, s.start + min(first * RADIX_TILE + RADIX_TILE, s.size), lid); }
   if (lid == 0u) {
     tileInfo = vec3<u32>(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_THRESHOLD]), atomicLoad(&temp[state + STATE_COLLECTED]));
   }
@@ -49,17 +62,15 @@ var<workgroup> collected: vec2<u32>;`;
   for (var t = first; t * RADIX_TILE < s.size; t += stride) {
     let begin = t * RADIX_TILE;
     let to = min(begin + RADIX_TILE, s.size);
-    clearHistogram(BINS, lid);
+    // Collecting, the histogram is clear: zero when the workgroup starts (WGSL), and each tile's
+    // flush below clears the bins it used.
+    if (!collect) { clearHistogram(BINS, lid); }
     // Aligned quads covering keys [a, b) of keysIn; elements outside [a, b) are skipped.
     let a = s.start + begin;
     let b = s.start + to;
     let firstQuad = a >> 2u;
     let lastQuad = (b - 1u) >> 2u;
-    var quads: array<vec4<u32>, QUADS_PER>;
-    for (var r = 0u; r < QUADS_PER; r++) {
-      let q = firstQuad + r * WG + lid;
-      if (q <= lastQuad) { quads[r] = keysIn4[q]; }
-    }
+    if (FALLBACK || t != first) { loadQuads(&quads, a, b, lid); }
     var mine: array<u32, ${quadsPer * 4}>;
     var mineKeys: array<u32, ${quadsPer * 4}>;
     var n = 0u;

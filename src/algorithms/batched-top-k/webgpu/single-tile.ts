@@ -39,14 +39,8 @@ var<workgroup> scan: array<u32, ${wg}>;
 var<workgroup> chosen: vec3<u32>;
 ${inclusiveScanWgsl()}
 fn rankOf(index: u32) -> u32 { if (index == SENTINEL) { return 0u; } return tileKeys[index]; }
-fn entryBefore(a: u32, b: u32) -> bool {
-  let ia = order[a];
-  let ib = order[b];
-  let ka = rankOf(ia);
-  let kb = rankOf(ib);
-  return ka > kb || (ka == kb && ia < ib);
-}
-fn swapEntries(a: u32, b: u32) { let t = order[a]; order[a] = order[b]; order[b] = t; }
+fn sortLoad(i: u32) -> vec2<u32> { let index = order[i]; return vec2<u32>(rankOf(index), index); }
+fn sortStore(i: u32, entry: vec2<u32>) { order[i] = entry.y; }
 ${bitonicSortWgsl}
 `;
   const main = `
