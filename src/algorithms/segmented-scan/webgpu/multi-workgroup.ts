@@ -1,4 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { laneItems, tileLanes } from '../order.js';
 import type { ScanKernelFacts } from './facts.js';
 import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
@@ -104,18 +105,145 @@ const bodies: Record<MultiWorkgroupKernel, { values: boolean; main: string }> = 
   },
 };
 
+const unrolled = (line: (k: number) => string) => Array.from({ length: laneItems }, (_, k) => line(k)).join('\n');
+
+/*
+ * The tile kernels when one invocation holds one lane (workgroupSize 256, every built-in policy):
+ * the same order as `tileTotals` / `tileScan`, with the memory traffic kept in flight. A full tile is
+ * read with eight independent coalesced loads per invocation (a loop with a runtime bound issues one
+ * at a time, and the kernels are bound by how many loads the device has in flight), staged in the
+ * padded workgroup tile, and each lane is then read from there into registers. An invocation works
+ * out the lanes before it in its group (q_m) and the groups before its group (R_g) itself, reading
+ * the shared lane and group totals left to right: the same chain of additions as one invocation per
+ * group or per tile, so the same bits, with two barriers fewer and no lone invocation.
+ */
+const laneWgsl = `fn loadTileLanes(first: u32, n: u32, op: u32, lid: u32) {
+  if (n == TILE_ITEMS) {
+${unrolled((k) => `    let v${k} = valuesIn[first + lid + ${k * tileLanes}u];`)}
+${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v${k});`)}
+  } else {
+    for (var j = lid; j < n; j += WG) { tile[at(j)] = loadValue(op, valuesIn[first + j]); }
+  }
+  workgroupBarrier();
+}
+// Lane lid's items in the tile: how many (0 past the tile's end).
+fn laneCount(n: u32, lid: u32) -> u32 { return select(0u, min(n - lid * LANE_ITEMS, LANE_ITEMS), lid * LANE_ITEMS < n); }
+// Lane lid's total into laneTotal (the lane's own items, left to right), then a barrier.
+fn laneTotals(n: u32, op: u32, lid: u32) {
+  let count = laneCount(n, lid);
+  if (count > 0u) {
+    let base = lid * LANE_ITEMS;
+    var total = tile[at(base)];
+${unrolled((k) => (k === 0 ? '' : `    total = select(total, combine(op, total, tile[at(base + ${k}u)]), ${k}u < count);`)).trimStart()}
+    laneTotal[lid] = total;
+  }
+  workgroupBarrier();
+}
+// The tile's total: 16 invocations add their group's lanes, one adds the groups (the order of \`tileTotals\`).
+fn laneTileTotal(n: u32, op: u32, lid: u32) -> u32 {
+  let lanes = (n + LANE_ITEMS - 1u) / LANE_ITEMS;
+  if (lid < TILE_GROUPS) {
+    let first = lid * GROUP_LANES;
+    if (first < lanes) {
+      var q = laneTotal[first];
+      let stop = min(first + GROUP_LANES, lanes);
+      for (var l = first + 1u; l < stop; l++) { q = combine(op, q, laneTotal[l]); }
+      groupTotal[lid] = q;
+    }
+  }
+  workgroupBarrier();
+  var r = groupTotal[0];
+  let groups = (lanes + GROUP_LANES - 1u) / GROUP_LANES;
+  for (var g = 1u; g < groups; g++) { r = combine(op, r, groupTotal[g]); }
+  return r;
+}
+// Each lane's items replaced by their inclusive outputs from the carry, after laneTotals (the order of \`tileScan\`).
+fn laneScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  let count = laneCount(n, lid);
+  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  // q_m: the lanes before this one in its group; a full group's last lane also writes its total (a partial group is the last one, whose total no lane reads).
+  var q = laneTotal[first];
+  for (var l = first + 1u; l < lid; l++) { q = combine(op, q, laneTotal[l]); }
+  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, laneTotal[lid]); }
+  workgroupBarrier();
+  if (count > 0u) {
+    // R_g: the groups before this lane's group.
+    var inner = groupTotal[0];
+    for (var h = 1u; h < g; h++) { inner = combine(op, inner, groupTotal[h]); }
+    if (g == 0u) { inner = q; } else if (m > 0u) { inner = combine(op, inner, q); }
+    let hasInner = g > 0u || m > 0u;
+    var e = inner;
+    if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
+    let hasE = hasCarry || hasInner;
+    let base = lid * LANE_ITEMS;
+    var p = tile[at(base)];
+    tile[at(base)] = select(p, combine(op, e, p), hasE);
+    for (var k = 1u; k < count; k++) {
+      p = combine(op, p, tile[at(base + k)]);
+      tile[at(base + k)] = select(p, combine(op, e, p), hasE);
+    }
+  }
+  workgroupBarrier();
+}
+fn storeTileLanes(to: u32, count: u32, op: u32, lid: u32) {
+  if (count == TILE_ITEMS) {
+${unrolled((k) => `    valuesOut[to + lid + ${k * tileLanes}u] = finishValue(op, tile[at(lid + ${k * tileLanes}u)]);`)}
+  } else {
+    for (var j = lid; j < count; j += WG) { valuesOut[to + j] = finishValue(op, tile[at(j)]); }
+  }
+}`;
+
+/** The tile kernels' bodies when one invocation holds one lane (see {@link laneWgsl}). */
+const laneBodies: Record<'tile-reduce' | 'tile-scan', string> = {
+  'tile-reduce': `
+  let segment = workgroupIndex / u.tiles;
+  let t = workgroupIndex % u.tiles;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let offset = t * TILE_ITEMS;
+  if (offset >= s.size) { return; }
+  let n = min(s.size - offset, TILE_ITEMS);
+  loadTileLanes(s.start + offset, n, s.op, lid);
+  laneTotals(n, s.op, lid);
+  let total = laneTileTotal(n, s.op, lid);
+  if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, total); }`,
+  // The tiles in reverse order of 'tile-reduce', which has just read them: the last tiles it read
+  // may still be in the device's cache when this launch starts.
+  'tile-scan': `
+  let w = u.grid - 1u - workgroupIndex;
+  let segment = w / u.tiles;
+  let t = w % u.tiles;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let offset = t * TILE_ITEMS;
+  if (offset >= s.size) { return; }
+  let n = min(s.size - offset, TILE_ITEMS);
+  if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+  var carry = initialCarry(s);
+  if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+  loadTileLanes(s.start + offset, n, s.op, lid);
+  laneTotals(n, s.op, lid);
+  laneScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
+  // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+  storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`,
+};
+
 /**
  * The program of one multi-workgroup kernel for these facts; `spine`: the plan has `spineTotals`
  * (segments of more than 2048 tiles).
  */
 export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanKernelFacts, name: string, spine: boolean): WebGpuProgram {
   const body = bodies[kernel];
-  const main = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
+  const lanes = facts.workgroupSize === tileLanes && (kernel === 'tile-reduce' || kernel === 'tile-scan');
+  const main = (lanes ? laneBodies[kernel] : body.main).replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
   const shape: ScanShape = { values: body.values, temp: 'u32' };
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
-${tileWgsl(true, body.values)}`;
+${tileWgsl(true, body.values)}
+${lanes ? laneWgsl : ''}`;
   return {
     name,
     cacheKey: `scan/${kernel}|${spine}|${JSON.stringify(facts)}`,
