@@ -17,6 +17,13 @@ export interface ScanPolicy {
   readonly threadMaxItems: number;
   /** Segments at most this long are scanned by one workgroup, however few they are. */
   readonly workgroupMaxItems: number;
+  /**
+   * 'multi-workgroup': segments of at most this many tiles (2048 items each) have their tile totals
+   * scanned by one workgroup walking them (one launch); past it, by three launches (the totals of
+   * 2048 tile totals each, their scan, the tile totals' scan). Segments of at most 2048 tiles take
+   * one launch either way.
+   */
+  readonly spineWorkgroupMaxTiles: number;
 }
 
 /**
@@ -28,6 +35,8 @@ export const scanPolicyLimits = {
   threadMaxItems: 16,
   /** Every built-in policy's `workgroupMaxItems`. */
   workgroupMaxItems: 4096,
+  /** Every built-in policy's `spineWorkgroupMaxTiles`. */
+  spineWorkgroupMaxTiles: 16384,
 } as const;
 
 /** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words. */
@@ -41,14 +50,16 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   loads than a lane does, and a workgroup per segment would idle most of its 256 invocations.
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
- * Neither threshold is measured on a GPU yet (the lead's bench/gpu runs hold the figures); both
- * are tuning values (`tuning.policy`).
+ * - `spineWorkgroupMaxTiles` 16384 (32M items, 8 walks of 2048 tile totals): one workgroup walking the tile totals costs less than two more launches up to there (provisional)
+ * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
+ * three are tuning values (`tuning.policy`).
  */
 export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
   return {
     workgroupSize: Math.min(256, capabilities.maxWorkgroupSize),
     threadMaxItems: scanPolicyLimits.threadMaxItems,
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
+    spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
   };
 }
 

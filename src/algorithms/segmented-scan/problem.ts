@@ -29,7 +29,7 @@ export interface ScanProblem extends SegmentedProblem {
 }
 
 /** The kernels of the scan. */
-export type ScanKernelId = 'validate' | 'segment-offsets' | 'thread' | 'workgroup' | 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'tile-scan';
+export type ScanKernelId = 'validate' | 'segment-offsets' | 'thread' | 'workgroup' | 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
 
 /** One kernel launch of a scan plan, in order. */
 export type ScanLaunch = Launch<ScanKernelId, ScanVariant>;
@@ -66,7 +66,9 @@ const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
  * - 'multi-workgroup': 'tile-reduce' (a workgroup per tile: its total), 'spine-reduce' (a workgroup
  *   per tile of tile totals, when a segment has more than 2048 tiles: their totals), 'spine-top' (a
  *   workgroup per segment: the inclusive scan of those, in place), 'spine-scan' (a workgroup per tile
- *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), 'tile-scan' (a
+ *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), or instead of those
+ *   three 'spine-walk' (a workgroup per segment: its tile totals' scan in place, 2048 at a time, for
+ *   segments of at most `spineWorkgroupMaxTiles` tiles), 'tile-scan' (a
  *   workgroup per tile: the items' scan, carried in from the tile totals' scan).
  */
 export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
@@ -76,6 +78,7 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
   'spine-reduce': { slots: spineSlots, grid: perSpineTile },
   'spine-top': { slots: spineSlots, grid: perSegment },
   'spine-scan': { slots: spineSlots, grid: perSpineTile },
+  'spine-walk': { slots: spineSlots, grid: perSegment },
   'tile-scan': { slots: spineSlots, grid: perTile },
 };
 
@@ -87,6 +90,6 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
  *   s * tilesPerSegment + t: the tile's total ('tile-reduce'), then the inclusive scan of the
  *   totals ('spine-scan'), whose word t - 1 is tile t's carry; `spineTotals` (when tilesPerSegment >
  *   2048): maxSegments * spineTilesPerSegment words, the totals of 2048 tile totals each
- *   ('spine-reduce'), then their inclusive scan ('spine-top'). Sums are canonical f32 values (a NaN
+ *   ('spine-reduce'), then their inclusive scan ('spine-top'); 'spine-walk' needs no `spineTotals`. Sums are canonical f32 values (a NaN
  *   as 0x7fc00000), so both backends hold the same words.
  */

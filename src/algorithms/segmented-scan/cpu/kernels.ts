@@ -537,6 +537,41 @@ export function runSpineScan(workgroupId: number, _n: number, _shared: unknown, 
   storeWords(ctx, seg.op, at, n);
 }
 
+/** 'spine-walk': the scanned totals of each 2048 tile totals (at most 1024 of them within 2^32 items). */
+const walkTotals = new Uint32Array(tileItems);
+
+/**
+ * 'spine-walk': segment s's tile totals scanned in place, 2048 at a time, by one workgroup: the steps
+ * of 'spine-reduce', 'spine-top' and 'spine-scan' one after the other (the WGSL twin advances the
+ * scan of the totals one total at a time, `ingest2`, which is the same order).
+ */
+export function runSpineWalk(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, 1, seg);
+  if (segment < 0) return;
+  const tiles = tilesOf(seg.size);
+  const chunks = tilesOf(tiles);
+  const at = ctx.tileTotalsSlot + segment * ctx.tilesPerSegment;
+  for (let u = 0; u < chunks; u++) {
+    const n = Math.min(tiles - u * tileItems, tileItems);
+    loadWords(ctx, at + u * tileItems, n);
+    walkTotals[u] = tileScan(ctx, seg.op, n, false, 0, false);
+  }
+  tileBits.set(walkTotals.subarray(0, chunks));
+  tileScan(ctx, seg.op, chunks, seg.hasInitial, initialCarry(ctx, seg), true);
+  const canonicalSum = seg.op === OpCode.sum && ctx.isF32;
+  for (let u = 0; u < chunks; u++) {
+    const bits = tileBits[u]! >>> 0;
+    walkTotals[u] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
+  }
+  for (let u = 0; u < chunks; u++) {
+    const n = Math.min(tiles - u * tileItems, tileItems);
+    loadWords(ctx, at + u * tileItems, n);
+    tileScan(ctx, seg.op, n, u > 0 || seg.hasInitial, u > 0 ? walkTotals[u - 1]! : initialCarry(ctx, seg), true);
+    storeWords(ctx, seg.op, at + u * tileItems, n);
+  }
+}
+
 /** 'tile-scan': tile t of segment s, scanned from its carry and written (one place on for an exclusive scan). */
 export function runTileScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
