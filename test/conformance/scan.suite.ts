@@ -101,6 +101,11 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(ownKernels(three)).toEqual(['tile-reduce', 'spine-reduce', 'spine-top', 'spine-scan', 'tile-scan']);
         await expectReference(c, 'workgroup');
       }, 600_000);
+      it('tile spans: a workgroup of the tile launches takes one tile, a few, or a whole segment (tileWorkgroups)', async () => {
+        const c = makeCase({ name: 'spans', sizes: [7 * 2048 + 1, 2 * 2048, 2048, 5, 3 * 2048 - 1, 0], ops: ['sum', 'max', 'sum', 'min', 'sum', 'sum'], modes: [...bothModes, 'exclusive', 'inclusive'], initial: true, seed: 29 });
+        // 8 tiles a segment over 6 segments: spans of 1 (48 workgroups or more), 5, 8 (one workgroup a segment).
+        for (const tileWorkgroups of [100_000, 10, 1]) await expectReference(c, 'multi-workgroup', { tileWorkgroups });
+      });
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });
         const walked = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2049 });

@@ -24,6 +24,12 @@ export interface ScanPolicy {
    * one launch either way.
    */
   readonly spineWorkgroupMaxTiles: number;
+  /**
+   * 'multi-workgroup': workgroups the two tile launches aim at. Each takes ceil(tiles /
+   * tileWorkgroups) consecutive tiles of a segment (at least one) and loads its next tile while it
+   * works on this one; the default is the backend's `parallelism`, one round of workgroups.
+   */
+  readonly tileWorkgroups: number;
 }
 
 /**
@@ -51,8 +57,9 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
  * - `spineWorkgroupMaxTiles` 16384 (32M items, 8 walks of 2048 tile totals): one workgroup walking the tile totals costs less than two more launches up to there (provisional)
+ * - `tileWorkgroups`: the backend's parallelism (workgroups it runs at once). TILE_NOTE
  * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
- * three are tuning values (`tuning.policy`).
+ * four are tuning values (`tuning.policy`).
  */
 export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
   return {
@@ -60,6 +67,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     threadMaxItems: scanPolicyLimits.threadMaxItems,
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
+    tileWorkgroups: capabilities.parallelism,
   };
 }
 

@@ -5,8 +5,8 @@ import type { ScanExecutor, ScanKernelId, ScanRun } from '../problem.js';
 import { ScanContext } from './context.js';
 import { runSpineReduce, runSpineScan, runSpineTop, runSpineWalk, runThread, runTileReduce, runTileScan, runWorkgroup } from './kernels.js';
 
-/** Items a launch over the items reads (an estimate, for running it on worker threads). */
-const itemsOf = (grid: number, ctx: ScanContext) => grid * Math.min(ctx.maxSegmentSize, ctx.tilesPerSegment === 1 ? ctx.maxSegmentSize : tileItems);
+/** Items a tile launch reads (an estimate, for running it on worker threads): a span of tiles a workgroup. */
+const itemsOf = (grid: number, ctx: ScanContext) => grid * Math.min(ctx.maxSegmentSize, ctx.tileSpan * tileItems);
 
 /** Each kernel's body, its workgroup memory and the items a launch works on. */
 const kernels: Record<ScanKernelId, CpuKernelEntry<ScanContext>> = {

@@ -458,6 +458,9 @@ function storeWords(ctx: ScanContext, op: number, to: number, n: number): void {
   }
 }
 
+/** Tiles of a segment of `size` items. */
+const tilesOf = (size: number) => Math.ceil(size / tileItems);
+
 /** Segment and tile of a tile launch's workgroup, or false when it has nothing to do. */
 function enterTile(ctx: ScanContext, workgroupId: number, perSegment: number, seg: ScanSegment): number {
   if (ctx.failed()) return -1;
@@ -467,26 +470,25 @@ function enterTile(ctx: ScanContext, workgroupId: number, perSegment: number, se
   return segment;
 }
 
-/** 'tile-reduce': tile t of segment s writes its total to `tileTotals[s * tiles + t]`. */
+/** 'tile-reduce': workgroup w's span of tiles of segment s, each writing its total to `tileTotals[s * tiles + t]`. */
 export function runTileReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.tilesPerSegment, seg);
+  const segment = enterTile(ctx, workgroupId, ctx.spans, seg);
   if (segment < 0) return;
-  const tile = workgroupId % ctx.tilesPerSegment;
-  const from = tile * tileItems;
-  const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
-  if (n === 0) return;
-  let total: number;
-  if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(canonicalTileF32(ctx.inF32, seg.start + from, n, -0));
-  else {
-    loadItems(ctx, seg.op, seg.start + from, n);
-    total = tileScan(ctx, seg.op, n, false, 0, false);
+  const first = (workgroupId % ctx.spans) * ctx.tileSpan;
+  const last = Math.min(first + ctx.tileSpan, tilesOf(seg.size));
+  for (let tile = first; tile < last; tile++) {
+    const from = tile * tileItems;
+    const n = Math.min(seg.size - from, tileItems);
+    let total: number;
+    if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(canonicalTileF32(ctx.inF32, seg.start + from, n, -0));
+    else {
+      loadItems(ctx, seg.op, seg.start + from, n);
+      total = tileScan(ctx, seg.op, n, false, 0, false);
+    }
+    ctx.temp[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile] = total;
   }
-  ctx.temp[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile] = total;
 }
-
-/** Tiles of a segment of `size` items. */
-const tilesOf = (size: number) => Math.ceil(size / tileItems);
 
 /** 'spine-reduce': tile u of segment s's tile totals writes their total to `spineTotals[s * spineTiles + u]`. */
 export function runSpineReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
@@ -572,15 +574,20 @@ export function runSpineWalk(workgroupId: number, _n: number, _shared: unknown, 
   }
 }
 
-/** 'tile-scan': tile t of segment s, scanned from its carry and written (one place on for an exclusive scan). */
+/** 'tile-scan': workgroup w's span of tiles of segment s, each scanned from its carry and written (one place on for an exclusive scan). */
 export function runTileScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.tilesPerSegment, seg);
+  const segment = enterTile(ctx, workgroupId, ctx.spans, seg);
   if (segment < 0) return;
-  const tile = workgroupId % ctx.tilesPerSegment;
+  const first = (workgroupId % ctx.spans) * ctx.tileSpan;
+  const last = Math.min(first + ctx.tileSpan, tilesOf(seg.size));
+  for (let tile = first; tile < last; tile++) scanTile(ctx, seg, segment, tile);
+}
+
+/** Tile `tile` of a resolved segment, scanned from its carry and written. */
+function scanTile(ctx: ScanContext, seg: ScanSegment, segment: number, tile: number): void {
   const from = tile * tileItems;
-  const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
-  if (n === 0) return;
+  const n = Math.min(seg.size - from, tileItems);
   const shift = seg.exclusive;
   if (tile === 0 && shift === 1) writeExclusiveFirst(ctx, seg);
   const hasCarry = tile > 0 || seg.hasInitial;
@@ -602,4 +609,3 @@ export function runTileScan(workgroupId: number, _n: number, _shared: unknown, {
     out[to + j] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
   }
 }
-

@@ -26,20 +26,30 @@ import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanB
 
 export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
 
+/** A tile launch's workgroup: its segment and its span of tiles [first, last). */
+const head = `  let segment = workgroupIndex / u.spans;
+  let span = workgroupIndex % u.spans;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  let first = span * u.tileSpan;
+  if (first >= tiles) { return; }
+  let last = min(first + u.tileSpan, tiles);`;
+/** The same, the workgroups taken from the last: 'tile-scan' starts where 'tile-reduce' ended. */
+const reverseHead = head.replace('workgroupIndex / u.spans', 'w / u.spans').replace('workgroupIndex % u.spans', 'w % u.spans').replace('  let segment', '  let w = u.grid - 1u - workgroupIndex;\n  let segment');
+
 const bodies: Record<MultiWorkgroupKernel, { values: boolean; main: string }> = {
   'tile-reduce': {
     values: true,
     main: `
-  let segment = workgroupIndex / u.tiles;
-  let t = workgroupIndex % u.tiles;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let offset = t * TILE_ITEMS;
-  if (offset >= s.size) { return; }
-  let n = min(s.size - offset, TILE_ITEMS);
-  loadTileItems(s.start + offset, n, s.op, lid);
-  tileTotals(n, s.op, lid);
-  if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }`,
+${head}
+  for (var t = first; t < last; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    loadTileItems(s.start + offset, n, s.op, lid);
+    tileTotals(n, s.op, lid);
+    if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
+  }`,
   },
   'spine-reduce': {
     values: false,
@@ -115,22 +125,19 @@ const bodies: Record<MultiWorkgroupKernel, { values: boolean; main: string }> = 
   'tile-scan': {
     values: true,
     main: `
-  let w = u.grid - 1u - workgroupIndex;
-  let segment = w / u.tiles;
-  let t = w % u.tiles;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let offset = t * TILE_ITEMS;
-  if (offset >= s.size) { return; }
-  let n = min(s.size - offset, TILE_ITEMS);
-  if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
-  var carry = initialCarry(s);
-  if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
-  loadTileItems(s.start + offset, n, s.op, lid);
-  tileTotals(n, s.op, lid);
-  tileScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
-  // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
-  storeTileItems(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`,
+${reverseHead}
+  for (var t = first; t < last; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+    var carry = initialCarry(s);
+    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    loadTileItems(s.start + offset, n, s.op, lid);
+    tileTotals(n, s.op, lid);
+    tileScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
+    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    storeTileItems(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+  }`,
   },
 };
 
@@ -246,6 +253,61 @@ fn laneScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
 }`;
 }
 
+/** WGSL: a full tile's items for invocation lid, eight loads issued at once (none for a short tile). */
+const fetchWgsl = `fn fetchTile(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
+  if (n == TILE_ITEMS) {
+    return array<u32, ${laneItems}>(${Array.from({ length: laneItems }, (_, k) => `valuesIn[first + lid + ${k * tileLanes}u]`).join(', ')});
+  }
+  return array<u32, ${laneItems}>();
+}
+// The tile into workgroup memory: a full one from what fetchTile loaded, a short one from memory.
+fn stageTile(v: array<u32, ${laneItems}>, first: u32, n: u32, op: u32, lid: u32) {
+  if (n == TILE_ITEMS) {
+${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]);`)}
+  } else {
+    for (var j = lid; j < n; j += WG) { tile[at(j)] = loadValue(op, valuesIn[first + j]); }
+  }
+  workgroupBarrier();
+}`;
+
+/**
+ * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
+ * loads are issued as soon as this one is in workgroup memory, so they are in flight while the
+ * workgroup adds this one up. 'tile-scan' walks its span from the end: the tiles 'tile-reduce' read
+ * last (the ends of the spans) may still be in the device's cache.
+ */
+const laneTileBodies: Record<'tile-reduce' | 'tile-scan', string> = {
+  'tile-reduce': `
+${head}
+  var v = fetchTile(s.start + first * TILE_ITEMS, min(s.size - first * TILE_ITEMS, TILE_ITEMS), lid);
+  for (var t = first; t < last; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    stageTile(v, s.start + offset, n, s.op, lid);
+    if (t + 1u < last) { v = fetchTile(s.start + offset + TILE_ITEMS, min(s.size - offset - TILE_ITEMS, TILE_ITEMS), lid); }
+    laneTotals(n, s.op, lid);
+    laneTileTotal(n, s.op, lid);
+    if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
+  }`,
+  'tile-scan': `
+${reverseHead}
+  var v = fetchTile(s.start + (last - 1u) * TILE_ITEMS, min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS), lid);
+  for (var t = last; t > first;) {
+    t--;
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+    var carry = initialCarry(s);
+    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    stageTile(v, s.start + offset, n, s.op, lid);
+    if (t > first) { v = fetchTile(s.start + offset - TILE_ITEMS, TILE_ITEMS, lid); }
+    laneTotals(n, s.op, lid);
+    laneScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
+    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+  }`,
+};
+
 /** A kernel's body on the lane functions: the same steps, the same order. */
 function laneBody(main: string): string {
   const scans = main.includes('tileScan(');
@@ -266,19 +328,20 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   const body = bodies[kernel];
   const lanes = facts.workgroupSize === tileLanes;
   const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
-  const main = lanes ? laneBody(generic) : generic;
+  const main = !lanes ? generic : kernel === 'tile-reduce' || kernel === 'tile-scan' ? laneTileBodies[kernel] : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32' };
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
 ${tileWgsl(true, body.values)}
 ${lanes ? laneWgsl(body.values) : ''}
+${lanes && body.values ? fetchWgsl : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
     name,
     cacheKey: `scan/${kernel}|${spine}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
-    uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
+    uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileSpan', 'spans', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
     bindings: scanBindings(facts, shape),
     preamble: scanPreamble(facts, shape),
     declarations,
