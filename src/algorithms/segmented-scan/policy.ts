@@ -42,7 +42,7 @@ export const scanPolicyLimits = {
   /** Every built-in policy's `workgroupMaxItems`. */
   workgroupMaxItems: 4096,
   /** Every built-in policy's `spineWorkgroupMaxTiles`. */
-  spineWorkgroupMaxTiles: 16384,
+  spineWorkgroupMaxTiles: 10240,
 } as const;
 
 /** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words. */
@@ -56,7 +56,7 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   loads than a lane does, and a workgroup per segment would idle most of its 256 invocations.
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
- * - `spineWorkgroupMaxTiles` 16384 (32M items, 8 walks of 2048 tile totals): one workgroup walking the tile totals costs less than two more launches up to there (provisional)
+ * - `spineWorkgroupMaxTiles` 10240 (20M items, 5 walks of 2048 tile totals): SPINE_NOTE
  * - `tileWorkgroups`: the backend's parallelism (workgroups it runs at once). TILE_NOTE
  * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
  * four are tuning values (`tuning.policy`).

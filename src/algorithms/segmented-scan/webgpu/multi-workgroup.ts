@@ -174,7 +174,7 @@ ${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op,
  * totals left to right: the same chain of additions as one invocation per group or per tile, so the
  * same bits, with two barriers fewer and no lone invocation.
  */
-function laneWgsl(values: boolean): string {
+export function laneWgsl(values: boolean): string {
   const loads = values
     ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), laneStore('storeTileLanes', 'valuesOut')]
     : [laneLoad('loadWordLanes', 'temp', (bits) => bits, ''), laneStore('storeWordLanes', 'temp')];
@@ -254,7 +254,7 @@ fn laneScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
 }
 
 /** WGSL: a full tile's items for invocation lid, eight loads issued at once (none for a short tile). */
-const fetchWgsl = `fn fetchTile(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
+export const fetchWgsl = `fn fetchTile(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
   if (n == TILE_ITEMS) {
     return array<u32, ${laneItems}>(${Array.from({ length: laneItems }, (_, k) => `valuesIn[first + lid + ${k * tileLanes}u]`).join(', ')});
   }
