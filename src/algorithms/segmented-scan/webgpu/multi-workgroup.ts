@@ -164,6 +164,21 @@ ${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op,
   workgroupBarrier();
 }`;
 
+/**
+ * WGSL: `name` = array[base] ⊕ array[base + 1] ⊕ ... ⊕ array[base + limit - 1], left to right (array[base]
+ * alone for limit <= 1), over at most 16 elements: the 16 reads issued first, then the chain, each
+ * step kept where it is within the limit. A loop to a runtime bound waits out each read's latency
+ * before its addition; here only the additions wait on each other.
+ */
+function chainWgsl(name: string, array: string, base: string, limit: string, indent: string): string {
+  const steps = Array.from({ length: 15 }, (_, i) => i + 1);
+  return [
+    `var ${name} = ${array}[${base}];`,
+    ...steps.map((k) => `let ${name}${k} = ${array}[${base} + ${k}u];`),
+    ...steps.map((k) => `${name} = select(${name}, combine(op, ${name}, ${name}${k}), ${k}u < ${limit});`),
+  ].join(`\n${indent}`);
+}
+
 /*
  * The tile functions when one invocation holds one lane (workgroupSize 256, every built-in policy):
  * the order of `tileTotals` / `tileScan`, with the memory traffic kept in flight. A full tile is read
@@ -199,17 +214,14 @@ fn laneTileTotal(n: u32, op: u32, lid: u32) {
   if (lid < TILE_GROUPS) {
     let first = lid * GROUP_LANES;
     if (first < lanes) {
-      var q = laneTotal[first];
-      let stop = min(first + GROUP_LANES, lanes);
-      for (var l = first + 1u; l < stop; l++) { q = combine(op, q, laneTotal[l]); }
+      ${chainWgsl('q', 'laneTotal', 'first', 'min(GROUP_LANES, lanes - first)', '      ')}
       groupTotal[lid] = q;
     }
   }
   workgroupBarrier();
   if (lid == 0u) {
-    var r = groupTotal[0];
     let groups = (lanes + GROUP_LANES - 1u) / GROUP_LANES;
-    for (var g = 1u; g < groups; g++) { r = combine(op, r, groupTotal[g]); }
+    ${chainWgsl('r', 'groupTotal', '0u', 'groups', '    ')}
     tileTotal = r;
   }
 }
@@ -222,14 +234,12 @@ fn laneScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
   let first = g * GROUP_LANES;
   // q_m (for m > 0): the lanes before this one in its group; a full group's last lane also writes
   // the group's total (only a tile's last group can be partial, and no lane reads its total).
-  var q = laneTotal[first];
-  for (var l = first + 1u; l < lid; l++) { q = combine(op, q, laneTotal[l]); }
+  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
   if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, laneTotal[lid]); }
   workgroupBarrier();
   if (count > 0u) {
     // R_g (for g > 0): the groups before this lane's group.
-    var r = groupTotal[0];
-    for (var h = 1u; h < g; h++) { r = combine(op, r, groupTotal[h]); }
+    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
     var inner = q;
     if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
     let hasInner = g > 0u || m > 0u;
