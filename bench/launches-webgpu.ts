@@ -9,8 +9,9 @@
  * as between two dispatches of one pass that share a buffer). Nothing in segkit changes.
  *
  *   node dist/bench/launches-webgpu.mjs [--out=DIR] [--runs=9] [--long=16777216] [--cases=moe,ragged,long]
- *     [--ops=cumsum,sum,max,argMax]
- * Prints one JSON line per case and op: the launches' names, each one's median GPU ms, their sum.
+ *     [--ops=cumsum,sum,max,argMax] [--scanConfigs='[{"label":"three","policy":{"spineWorkgroupMaxTiles":2048}}]']
+ * Prints one JSON line per case, op and config: the launches' names, each one's median GPU ms, their
+ * sum. --scanConfigs: scan tunings timed after the default one (a tuning the build rejects is skipped).
  */
 /// <reference types="@webgpu/types" />
 import { writeFileSync } from 'node:fs';
@@ -22,6 +23,7 @@ const runs = Number(argv.runs ?? 9);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');
 const ops = (argv.ops ?? 'cumsum,sum,max,argMax').split(',');
+const scanConfigs = [{ label: 'default', policy: {} }, ...(argv.scanConfigs ? (JSON.parse(argv.scanConfigs) as { label: string; policy: Record<string, number> }[]) : [])];
 const median = (a: readonly number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 
 function fill(n: number, seed: number): Float32Array {
@@ -127,15 +129,21 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     numSegments: p.uniform(shape.rows),
     valuesIn,
   };
-  for (const op of ops) {
-    const plan =
-      op === 'cumsum'
-        ? DeviceSegmentedScan.plan({ ...segments, valuesOut: scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend: gpu }))
-        : DeviceSegmentedReduce.plan({ ...segments, valuesOut, ...(op === 'argMax' ? { indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend: gpu }));
+  for (const op of ops) for (const config of op === 'cumsum' ? scanConfigs : [scanConfigs[0]!]) {
+    let plan: ReturnType<typeof DeviceSegmentedScan.plan> | ReturnType<typeof DeviceSegmentedReduce.plan>;
+    try {
+      plan =
+        op === 'cumsum'
+          ? DeviceSegmentedScan.plan({ ...segments, valuesOut: scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend: gpu, tuning: { policy: config.policy } as never }))
+          : DeviceSegmentedReduce.plan({ ...segments, valuesOut, ...(op === 'argMax' ? { indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend: gpu }));
+    } catch (e) {
+      console.log(JSON.stringify({ case: shape.label, op, config: config.label, skipped: String(e) }));
+      continue;
+    }
     const temp = plan.tempStorageBytes > 0 ? gpu.alloc('u8', plan.tempStorageBytes) : undefined;
     const ms = await launchTimes(() => plan.run(temp));
     const launches = plan.launches.map((l) => l.name);
-    const row = { case: shape.label, op, variant: plan.variant, launches, launchGpuMs: ms.map((x) => +x.toFixed(4)), sumGpuMs: +ms.reduce((a, b) => a + b, 0).toFixed(4) };
+    const row = { case: shape.label, op, config: config.label, variant: plan.variant, launches, launchGpuMs: ms.map((x) => +x.toFixed(4)), sumGpuMs: +ms.reduce((a, b) => a + b, 0).toFixed(4) };
     console.log(JSON.stringify(row));
     results.push(row);
     temp?.destroy();
