@@ -167,6 +167,12 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           for (const a of built.owned) a.destroy();
         }
       }, 600_000);
+      it('merge blocks of 8 partials: 8, 9, 16 and 17 chunks in a segment, every op', async () => {
+        const chunk = 8192;
+        const sizes = [8 * chunk, 8 * chunk + 1, 16 * chunk, 16 * chunk + 5];
+        expect(await expectReference(makeCase({ name: 'merge blocks', sizes, ops: ['sum', 'argMax', 'min', 'argMin'], flavour: 'ties', seed: 97 }), 'multi-workgroup')).toBe('multi-workgroup');
+        expect(await expectReference(makeCase({ name: 'merge blocks, sum', sizes, ops: 'sum', seed: 98 }), 'multi-workgroup')).toBe('multi-workgroup');
+      }, 600_000);
       it('the same bits run after run; NaN written canonically', async () => {
         const c = makeCase({ name: 'repeat', sizes: [100_000, 5, 33], ops: 'sum', seed: 83 });
         c.values[100_003] = 0xffc00001; // a negative NaN with a payload

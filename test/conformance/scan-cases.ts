@@ -6,6 +6,7 @@ import {
   type ScanMode,
   type ScanOp,
   type ScanPlan,
+  type ScanPolicy,
   type ScanValueType,
   type ScanVariant,
   DeviceSegmentedScan,
@@ -183,9 +184,10 @@ export function buildCase(backend: Backend, c: ScanCase): BuiltCase {
 export async function runCase(
   backend: Backend,
   built: BuiltCase,
-  options: { variant?: ScanVariant; requirements?: Partial<Requirements> } = {},
+  options: { variant?: ScanVariant; policy?: Partial<ScanPolicy>; requirements?: Partial<Requirements> } = {},
 ): Promise<{ plan: ScanPlan; out: Uint32Array }> {
-  const environment: Env = env({ backend, tuning: options.variant ? { variant: options.variant } : {}, requirements: options.requirements });
+  const tuning = { ...(options.variant ? { variant: options.variant } : {}), ...(options.policy ? { policy: options.policy } : {}) };
+  const environment: Env = env({ backend, tuning, requirements: options.requirements });
   const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: Env) => ScanPlan)(built.args, environment);
   await runWithOwnTemp(backend, plan);
   return { plan, out: bits(await backend.download(built.valuesOut)) };

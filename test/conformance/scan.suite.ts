@@ -11,6 +11,7 @@ import {
   type Backend,
   type DeviceArray,
   type ScanPlan,
+  type ScanPolicy,
   type ScanVariant,
   DeviceSegmentedScan,
   GuaranteeViolationError,
@@ -54,10 +55,10 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       expect(got.length).toBe(expected.length);
     }
 
-    async function expectReference(c: ScanCase, variant?: ScanVariant): Promise<ScanPlan> {
+    async function expectReference(c: ScanCase, variant?: ScanVariant, policy?: Partial<ScanPolicy>): Promise<ScanPlan> {
       const built = buildCase(backend, c);
       try {
-        const { plan, out } = await runCase(backend, built, { variant });
+        const { plan, out } = await runCase(backend, built, { variant, policy });
         expectBits(out, built.expected, `${c.name} (${plan.variant})`);
         return plan;
       } finally {
@@ -86,14 +87,31 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
     });
 
     describe('long segments', () => {
+      /** A plan's kernels after the prologue's. */
+      const ownKernels = (plan: ScanPlan) => plan.launches.map((l) => l.kernel).filter((k) => k !== 'validate' && k !== 'segment-offsets');
       it('100k+ items: many tiles in one segment, every variant', async () => {
         await expectAllVariants(makeCase({ name: 'long', sizes: [150_001, 3, 123_457], ops: ['sum', 'max', 'sum'], modes: ['inclusive', 'inclusive', 'exclusive'], initial: true, seed: 17 }));
       });
       it('more than 2048 tiles in a segment: the scan of the tile totals has tiles of its own', async () => {
         const c = makeCase({ name: 'spine', sizes: [2049 * 2048 + 5], ops: 'sum', modes: 'exclusive', initial: 0.5, seed: 19 });
-        const plan = await expectReference(c, 'multi-workgroup');
-        expect(plan.launches.map((l) => l.kernel)).toContain('spine-reduce');
+        // 2050 tiles: one workgroup walks the tile totals by default, three launches past the policy's limit.
+        const walked = await expectReference(c, 'multi-workgroup');
+        expect(ownKernels(walked)).toEqual(['tile-reduce', 'spine-walk', 'tile-scan']);
+        const three = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2049 });
+        expect(ownKernels(three)).toEqual(['tile-reduce', 'spine-reduce', 'spine-top', 'spine-scan', 'tile-scan']);
         await expectReference(c, 'workgroup');
+      }, 600_000);
+      it('tile spans: a workgroup of the tile launches takes one tile, a few, or a whole segment (tileWorkgroups)', async () => {
+        const c = makeCase({ name: 'spans', sizes: [7 * 2048 + 1, 2 * 2048, 2048, 5, 3 * 2048 - 1, 0], ops: ['sum', 'max', 'sum', 'min', 'sum', 'sum'], modes: [...bothModes, 'exclusive', 'inclusive'], initial: true, seed: 29 });
+        // 8 tiles a segment over 6 segments: spans of 1 (48 workgroups or more), 5, 8 (one workgroup a segment).
+        for (const tileWorkgroups of [100_000, 10, 1]) await expectReference(c, 'multi-workgroup', { tileWorkgroups });
+      });
+      it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
+        const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });
+        const walked = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2049 });
+        expect(walked.launches.map((l) => l.kernel)).toContain('spine-walk');
+        const three = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2048 });
+        expect(three.launches.map((l) => l.kernel)).toContain('spine-reduce');
       }, 600_000);
     });
 

@@ -34,9 +34,12 @@
  *   `inclusive = (C_t ⊕ (R_g ⊕ q_m)) ⊕ p_k`.
  *
  * So a lane adds its own items first and the carry into it once per item, which keeps the carry's
- * rounding from accumulating along the lane; a GPU workgroup holds a tile (one lane per invocation,
- * 16 invocations for the groups, one for the tile), and a CPU thread runs the same order in one pass
- * (`'thread'`, `'workgroup'`) with the carries of the upper levels advanced once per tile.
+ * rounding from accumulating along the lane; a GPU workgroup holds a tile (one lane per invocation;
+ * each invocation adds the lanes before it in its group, and the groups before its group, left to
+ * right itself: the prefixes of the same chains), and a CPU thread runs the same order in one pass
+ * (`'thread'`, `'workgroup'`) with the carries of the upper levels advanced once per tile. How many
+ * tiles a workgroup takes, and whether the tile totals are scanned by one workgroup or by three
+ * launches, changes no addition.
  */
 
 /** Items a lane adds up on its own before the carry is added (one invocation's items on a GPU). */

@@ -132,17 +132,19 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   const workgroups = (n: number) => `${n} workgroup${n === 1 ? '' : 's'} per segment`;
   layout.add('tileTotals', facts.maxSegments * tiles * 4);
   const launches = [launch('tile-reduce', 'multi-workgroup/tile-reduce', `${workgroups(tiles)}: each tile's total`)];
-  if (tiles > 1 && spineTiles > 1) {
-    layout.add('spineTotals', facts.maxSegments * spineTiles * 4);
-    launches.push(
-      launch('spine-reduce', 'multi-workgroup/spine-reduce', `${workgroups(spineTiles)}: the totals of 2048 tile totals each`),
-      launch('spine-top', 'multi-workgroup/spine-top', 'one workgroup per segment: scan those totals in place'),
-    );
+  if (spineTiles > 1 && tiles <= policy.spineWorkgroupMaxTiles) {
+    launches.push(launch('spine-walk', 'multi-workgroup/spine-walk', `one workgroup per segment: scan the tile totals in place, 2048 at a time (each tile's carry)`));
+  } else {
+    if (spineTiles > 1) {
+      layout.add('spineTotals', facts.maxSegments * spineTiles * 4);
+      launches.push(
+        launch('spine-reduce', 'multi-workgroup/spine-reduce', `${workgroups(spineTiles)}: the totals of 2048 tile totals each`),
+        launch('spine-top', 'multi-workgroup/spine-top', 'one workgroup per segment: scan those totals in place'),
+      );
+    }
+    launches.push(launch('spine-scan', 'multi-workgroup/spine-scan', `${workgroups(spineTiles)}: scan the tile totals in place (each tile's carry)`));
   }
-  launches.push(
-    launch('spine-scan', 'multi-workgroup/spine-scan', `${workgroups(spineTiles)}: scan the tile totals in place (each tile's carry)`),
-    launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}: scan each tile from its carry`),
-  );
+  launches.push(launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}: scan each tile from its carry`));
   return launches;
 }
 

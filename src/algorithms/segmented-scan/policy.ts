@@ -17,6 +17,19 @@ export interface ScanPolicy {
   readonly threadMaxItems: number;
   /** Segments at most this long are scanned by one workgroup, however few they are. */
   readonly workgroupMaxItems: number;
+  /**
+   * 'multi-workgroup': segments of at most this many tiles (2048 items each) have their tile totals
+   * scanned by one workgroup walking them (one launch); past it, by three launches (the totals of
+   * 2048 tile totals each, their scan, the tile totals' scan). Segments of at most 2048 tiles take
+   * one launch either way.
+   */
+  readonly spineWorkgroupMaxTiles: number;
+  /**
+   * 'multi-workgroup': workgroups the two tile launches aim at. Each takes ceil(tiles /
+   * tileWorkgroups) consecutive tiles of a segment (at least one) and loads its next tile while it
+   * works on this one (default: four times the backend's `parallelism`).
+   */
+  readonly tileWorkgroups: number;
 }
 
 /**
@@ -28,6 +41,8 @@ export const scanPolicyLimits = {
   threadMaxItems: 16,
   /** Every built-in policy's `workgroupMaxItems`. */
   workgroupMaxItems: 4096,
+  /** Every built-in policy's `spineWorkgroupMaxTiles`. */
+  spineWorkgroupMaxTiles: 14336,
 } as const;
 
 /** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words. */
@@ -41,14 +56,24 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   loads than a lane does, and a workgroup per segment would idle most of its 256 invocations.
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
- * Neither threshold is measured on a GPU yet (the lead's bench/gpu runs hold the figures); both
- * are tuning values (`tuning.policy`).
+ * - `spineWorkgroupMaxTiles` 14336 (7 walks of 2048 tile totals, 28M items). NVIDIA H200 (Dawn/Vulkan,
+ *   GPU time per launch from timestamps, bench/launches-webgpu.ts, 2026-11-23): the walk took 0.023 ms
+ *   on one segment of 16M f32 items (4 walks) and 0.064 ms on 64M (16 walks), about 9 us plus 3.4 us
+ *   a walk; the three spine launches took 0.034 ms on both. They cost the same at about 7 walks.
+ * - `tileWorkgroups` four times the backend's parallelism (4096 on a GPU: two tiles a workgroup on
+ *   16M items). Same H200 runs, tile-reduce + tile-scan on 16M items at 512 / 1024 / 2048 / 4096
+ *   workgroups and at one tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms; within the runs'
+ *   noise, the fewest tiles a workgroup short of one were the fastest.
+ * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
+ * four are tuning values (`tuning.policy`).
  */
 export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
   return {
     workgroupSize: Math.min(256, capabilities.maxWorkgroupSize),
     threadMaxItems: scanPolicyLimits.threadMaxItems,
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
+    spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
+    tileWorkgroups: 4 * capabilities.parallelism,
   };
 }
 

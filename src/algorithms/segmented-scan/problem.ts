@@ -29,7 +29,7 @@ export interface ScanProblem extends SegmentedProblem {
 }
 
 /** The kernels of the scan. */
-export type ScanKernelId = 'validate' | 'segment-offsets' | 'thread' | 'workgroup' | 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'tile-scan';
+export type ScanKernelId = 'validate' | 'segment-offsets' | 'thread' | 'workgroup' | 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
 
 /** One kernel launch of a scan plan, in order. */
 export type ScanLaunch = Launch<ScanKernelId, ScanVariant>;
@@ -52,8 +52,22 @@ export function spineTilesPerSegment(maxSegmentSize: number): number {
   return Math.max(1, Math.ceil(tilesPerSegment(maxSegmentSize) / tileItems));
 }
 
+/**
+ * Tiles one workgroup of the tile launches ('tile-reduce', 'tile-scan') takes, consecutive tiles of
+ * one segment: as few as keep about `policy.tileWorkgroups` workgroups busy (at least one).
+ */
+export function tileSpan(problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy): number {
+  const tiles = tilesPerSegment(problem.maxSegmentSize);
+  return Math.min(tiles, Math.max(1, Math.ceil((problem.maxSegments * tiles) / policy.tileWorkgroups)));
+}
+
+/** Workgroups per segment of the tile launches. */
+export function spansPerSegment(problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy): number {
+  return Math.ceil(tilesPerSegment(problem.maxSegmentSize) / tileSpan(problem, policy));
+}
+
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
-const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
+const perSpan = (problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy) => problem.maxSegments * spansPerSegment(problem, policy);
 const perSpineTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * spineTilesPerSegment(problem.maxSegmentSize);
 const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
 
@@ -63,20 +77,23 @@ const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
  *
  * - 'thread': one invocation per segment (workgroupSize segments a workgroup);
  * - 'workgroup': one workgroup per segment, walking its tiles;
- * - 'multi-workgroup': 'tile-reduce' (a workgroup per tile: its total), 'spine-reduce' (a workgroup
+ * - 'multi-workgroup': 'tile-reduce' (a workgroup per span of tiles, {@link tileSpan}: their totals), 'spine-reduce' (a workgroup
  *   per tile of tile totals, when a segment has more than 2048 tiles: their totals), 'spine-top' (a
  *   workgroup per segment: the inclusive scan of those, in place), 'spine-scan' (a workgroup per tile
- *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), 'tile-scan' (a
- *   workgroup per tile: the items' scan, carried in from the tile totals' scan).
+ *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), or instead of those
+ *   three 'spine-walk' (a workgroup per segment: its tile totals' scan in place, 2048 at a time, for
+ *   segments of at most `spineWorkgroupMaxTiles` tiles), 'tile-scan' (a workgroup per span of
+ *   tiles: the items' scan, carried in from the tile totals' scan).
  */
 export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
   workgroup: { slots: ['offsets'], grid: perSegment },
-  'tile-reduce': { slots: spineSlots, grid: perTile },
+  'tile-reduce': { slots: spineSlots, grid: perSpan },
   'spine-reduce': { slots: spineSlots, grid: perSpineTile },
   'spine-top': { slots: spineSlots, grid: perSegment },
   'spine-scan': { slots: spineSlots, grid: perSpineTile },
-  'tile-scan': { slots: spineSlots, grid: perTile },
+  'spine-walk': { slots: spineSlots, grid: perSegment },
+  'tile-scan': { slots: spineSlots, grid: perSpan },
 };
 
 /*
@@ -87,6 +104,6 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
  *   s * tilesPerSegment + t: the tile's total ('tile-reduce'), then the inclusive scan of the
  *   totals ('spine-scan'), whose word t - 1 is tile t's carry; `spineTotals` (when tilesPerSegment >
  *   2048): maxSegments * spineTilesPerSegment words, the totals of 2048 tile totals each
- *   ('spine-reduce'), then their inclusive scan ('spine-top'). Sums are canonical f32 values (a NaN
+ *   ('spine-reduce'), then their inclusive scan ('spine-top'); 'spine-walk' needs no `spineTotals`. Sums are canonical f32 values (a NaN
  *   as 0x7fc00000), so both backends hold the same words.
  */

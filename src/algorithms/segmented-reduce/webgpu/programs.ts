@@ -198,20 +198,25 @@ export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProg
   v = Pair(pairBits[0], pairIndex[0]);
   workgroupBarrier();`
       : '';
+  const block = Array.from({ length: 8 }, (_, k) => k);
+  const loads = block
+    .map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`)
+    .join('\n');
+  const pairs = block.map((k) => `Pair(select(identity.bits, b${k}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, i${k}, first + ${k}u < used)`})`).join(', ');
   const declarations = `
 const BLOCK: u32 = 8u;
 ${chunkTreeWgsl}
 ${segmentState}
 var<workgroup> pairBits: array<u32, WG>;
 var<workgroup> pairIndex: array<u32, WG>;
-fn partialAt(base: u32, c: u32, used: u32, code: u32) -> Pair {
-  if (c >= used) { return identityPair(code); }
-  return Pair(temp[base + c * 2u], temp[base + c * 2u + 1u]);
-}
 // Neighbours first over 8 partials (the padding -0, or none), as the chunk tree's lowest levels.
+// The 8 partials' loads are all issued before the first is used (one at a time, a lone workgroup
+// waits out each load's latency in turn); a partial past the last is read at the last and dropped.
 fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
-  var p: array<Pair, 8>;
-  for (var k = 0u; k < BLOCK; k++) { p[k] = partialAt(base, first + k, used, code); }
+  let identity = identityPair(code);
+  let last = max(used, 1u) - 1u;
+${loads}
+  var p = array<Pair, 8>(${pairs});
   for (var w = 1u; w < BLOCK; w = w * 2u) {
     for (var k = 0u; k < BLOCK; k += 2u * w) { p[k] = combine(code, p[k], p[k + w]); }
   }

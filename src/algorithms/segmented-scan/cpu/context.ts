@@ -2,7 +2,7 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { ScanValueType } from '../order.js';
 import type { ScanPolicy } from '../policy.js';
-import { type ScanProblem, type ScanRun, spineTilesPerSegment, tilesPerSegment } from '../problem.js';
+import { type ScanProblem, type ScanRun, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 
 /*
  * What every CPU scan kernel reads beyond the segments (SegmentedContext), resolved once per run:
@@ -52,6 +52,9 @@ export class ScanContext extends SegmentedContext<ScanRun> {
   readonly spineTotalsSlot: number;
   readonly tilesPerSegment: number;
   readonly spineTilesPerSegment: number;
+  /** Tiles per workgroup of the tile launches, and workgroups per segment (problem.ts `tileSpan`). */
+  readonly tileSpan: number;
+  readonly spans: number;
 
   constructor(run: ScanRun) {
     super(run);
@@ -84,6 +87,8 @@ export class ScanContext extends SegmentedContext<ScanRun> {
     this.spineTotalsSlot = this.slotWords('spineTotals');
     this.tilesPerSegment = tilesPerSegment(problem.maxSegmentSize);
     this.spineTilesPerSegment = spineTilesPerSegment(problem.maxSegmentSize);
+    this.tileSpan = tileSpan(problem, run.policy);
+    this.spans = spansPerSegment(problem, run.policy);
   }
 }
 

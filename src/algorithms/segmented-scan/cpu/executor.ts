@@ -3,10 +3,10 @@ import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import { tileItems } from '../order.js';
 import type { ScanExecutor, ScanKernelId, ScanRun } from '../problem.js';
 import { ScanContext } from './context.js';
-import { runSpineReduce, runSpineScan, runSpineTop, runThread, runTileReduce, runTileScan, runWorkgroup } from './kernels.js';
+import { runSpineReduce, runSpineScan, runSpineTop, runSpineWalk, runThread, runTileReduce, runTileScan, runWorkgroup } from './kernels.js';
 
-/** Items a launch over the items reads (an estimate, for running it on worker threads). */
-const itemsOf = (grid: number, ctx: ScanContext) => grid * Math.min(ctx.maxSegmentSize, ctx.tilesPerSegment === 1 ? ctx.maxSegmentSize : tileItems);
+/** Items a tile launch reads (an estimate, for running it on worker threads): a span of tiles a workgroup. */
+const itemsOf = (grid: number, ctx: ScanContext) => grid * Math.min(ctx.maxSegmentSize, ctx.tileSpan * tileItems);
 
 /** Each kernel's body, its workgroup memory and the items a launch works on. */
 const kernels: Record<ScanKernelId, CpuKernelEntry<ScanContext>> = {
@@ -17,6 +17,7 @@ const kernels: Record<ScanKernelId, CpuKernelEntry<ScanContext>> = {
   'spine-reduce': { body: runSpineReduce, bytes: () => 16, items: (grid) => grid * tileItems },
   'spine-top': { body: runSpineTop, bytes: () => 16 },
   'spine-scan': { body: runSpineScan, bytes: () => 16, items: (grid, { ctx }) => grid * Math.min(ctx.tilesPerSegment, tileItems) },
+  'spine-walk': { body: runSpineWalk, bytes: () => 16, items: (_grid, { ctx }) => 2 * ctx.tilesPerSegment },
   'tile-scan': { body: runTileScan, bytes: () => 16, items: (grid, { ctx }) => 2 * itemsOf(grid, ctx) },
 };
 

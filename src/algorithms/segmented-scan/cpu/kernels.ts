@@ -458,6 +458,9 @@ function storeWords(ctx: ScanContext, op: number, to: number, n: number): void {
   }
 }
 
+/** Tiles of a segment of `size` items. */
+const tilesOf = (size: number) => Math.ceil(size / tileItems);
+
 /** Segment and tile of a tile launch's workgroup, or false when it has nothing to do. */
 function enterTile(ctx: ScanContext, workgroupId: number, perSegment: number, seg: ScanSegment): number {
   if (ctx.failed()) return -1;
@@ -467,26 +470,25 @@ function enterTile(ctx: ScanContext, workgroupId: number, perSegment: number, se
   return segment;
 }
 
-/** 'tile-reduce': tile t of segment s writes its total to `tileTotals[s * tiles + t]`. */
+/** 'tile-reduce': workgroup w's span of tiles of segment s, each writing its total to `tileTotals[s * tiles + t]`. */
 export function runTileReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.tilesPerSegment, seg);
+  const segment = enterTile(ctx, workgroupId, ctx.spans, seg);
   if (segment < 0) return;
-  const tile = workgroupId % ctx.tilesPerSegment;
-  const from = tile * tileItems;
-  const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
-  if (n === 0) return;
-  let total: number;
-  if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(canonicalTileF32(ctx.inF32, seg.start + from, n, -0));
-  else {
-    loadItems(ctx, seg.op, seg.start + from, n);
-    total = tileScan(ctx, seg.op, n, false, 0, false);
+  const first = (workgroupId % ctx.spans) * ctx.tileSpan;
+  const last = Math.min(first + ctx.tileSpan, tilesOf(seg.size));
+  for (let tile = first; tile < last; tile++) {
+    const from = tile * tileItems;
+    const n = Math.min(seg.size - from, tileItems);
+    let total: number;
+    if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(canonicalTileF32(ctx.inF32, seg.start + from, n, -0));
+    else {
+      loadItems(ctx, seg.op, seg.start + from, n);
+      total = tileScan(ctx, seg.op, n, false, 0, false);
+    }
+    ctx.temp[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile] = total;
   }
-  ctx.temp[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile] = total;
 }
-
-/** Tiles of a segment of `size` items. */
-const tilesOf = (size: number) => Math.ceil(size / tileItems);
 
 /** 'spine-reduce': tile u of segment s's tile totals writes their total to `spineTotals[s * spineTiles + u]`. */
 export function runSpineReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
@@ -537,15 +539,55 @@ export function runSpineScan(workgroupId: number, _n: number, _shared: unknown, 
   storeWords(ctx, seg.op, at, n);
 }
 
-/** 'tile-scan': tile t of segment s, scanned from its carry and written (one place on for an exclusive scan). */
+/** 'spine-walk': the scanned totals of each 2048 tile totals (at most 1024 of them within 2^32 items). */
+const walkTotals = new Uint32Array(tileItems);
+
+/**
+ * 'spine-walk': segment s's tile totals scanned in place, 2048 at a time, by one workgroup: the steps
+ * of 'spine-reduce', 'spine-top' and 'spine-scan' one after the other (the WGSL twin advances the
+ * scan of the totals one total at a time, `ingest2`, which is the same order).
+ */
+export function runSpineWalk(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, 1, seg);
+  if (segment < 0) return;
+  const tiles = tilesOf(seg.size);
+  const chunks = tilesOf(tiles);
+  const at = ctx.tileTotalsSlot + segment * ctx.tilesPerSegment;
+  for (let u = 0; u < chunks; u++) {
+    const n = Math.min(tiles - u * tileItems, tileItems);
+    loadWords(ctx, at + u * tileItems, n);
+    walkTotals[u] = tileScan(ctx, seg.op, n, false, 0, false);
+  }
+  tileBits.set(walkTotals.subarray(0, chunks));
+  tileScan(ctx, seg.op, chunks, seg.hasInitial, initialCarry(ctx, seg), true);
+  const canonicalSum = seg.op === OpCode.sum && ctx.isF32;
+  for (let u = 0; u < chunks; u++) {
+    const bits = tileBits[u]! >>> 0;
+    walkTotals[u] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
+  }
+  for (let u = 0; u < chunks; u++) {
+    const n = Math.min(tiles - u * tileItems, tileItems);
+    loadWords(ctx, at + u * tileItems, n);
+    tileScan(ctx, seg.op, n, u > 0 || seg.hasInitial, u > 0 ? walkTotals[u - 1]! : initialCarry(ctx, seg), true);
+    storeWords(ctx, seg.op, at + u * tileItems, n);
+  }
+}
+
+/** 'tile-scan': workgroup w's span of tiles of segment s, each scanned from its carry and written (one place on for an exclusive scan). */
 export function runTileScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.tilesPerSegment, seg);
+  const segment = enterTile(ctx, workgroupId, ctx.spans, seg);
   if (segment < 0) return;
-  const tile = workgroupId % ctx.tilesPerSegment;
+  const first = (workgroupId % ctx.spans) * ctx.tileSpan;
+  const last = Math.min(first + ctx.tileSpan, tilesOf(seg.size));
+  for (let tile = first; tile < last; tile++) scanTile(ctx, seg, segment, tile);
+}
+
+/** Tile `tile` of a resolved segment, scanned from its carry and written. */
+function scanTile(ctx: ScanContext, seg: ScanSegment, segment: number, tile: number): void {
   const from = tile * tileItems;
-  const n = Math.min(seg.size - Math.min(seg.size, from), tileItems);
-  if (n === 0) return;
+  const n = Math.min(seg.size - from, tileItems);
   const shift = seg.exclusive;
   if (tile === 0 && shift === 1) writeExclusiveFirst(ctx, seg);
   const hasCarry = tile > 0 || seg.hasInitial;
@@ -567,4 +609,3 @@ export function runTileScan(workgroupId: number, _n: number, _shared: unknown, {
     out[to + j] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
   }
 }
-

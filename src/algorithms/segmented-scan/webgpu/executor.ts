@@ -1,7 +1,7 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import { countOf } from '../../../backends/webgpu/segments.js';
 import { valueBits } from '../order.js';
-import { type ScanExecutor, type ScanRun, scanKernels, spineTilesPerSegment, tilesPerSegment } from '../problem.js';
+import { type ScanExecutor, type ScanRun, scanKernels, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 import { type ScanKernelFacts, scanKernelFacts } from './facts.js';
 import { type MultiWorkgroupKernel, multiWorkgroupProgram } from './multi-workgroup.js';
 import { threadProgram } from './thread.js';
@@ -26,7 +26,8 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
   },
   programKey: (_launch, run) => String(hasSpine(run)),
   uniforms(run) {
-    return { tiles: tilesPerSegment(run.problem.maxSegmentSize), spineTiles: spineTilesPerSegment(run.problem.maxSegmentSize) };
+    const { problem, policy } = run;
+    return { tiles: tilesPerSegment(problem.maxSegmentSize), spineTiles: spineTilesPerSegment(problem.maxSegmentSize), tileSpan: tileSpan(problem, policy), spans: spansPerSegment(problem, policy) };
   },
   // A uniform initial value is a value of the scan's type: its bits, not a count.
   uniformWord: (name, value, run) => (name === 'initialValue' ? valueBits(value, run.problem.valueType) : countOf(value)),

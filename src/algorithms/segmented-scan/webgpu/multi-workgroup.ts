@@ -1,6 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { laneItems, tileLanes } from '../order.js';
 import type { ScanKernelFacts } from './facts.js';
-import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
+import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
 /*
  * 'multi-workgroup': reduce, then scan (safe on every WebGPU device: no workgroup waits for another,
@@ -12,27 +13,43 @@ import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, sca
  * - 'spine-top': `spineTotals` scanned in place from the initial value;
  * - 'spine-scan': each 2048 tile totals scanned in place from their carry (the initial value, or the
  *   scanned spine total before them): word t - 1 is then tile t's carry;
- * - 'tile-scan': each tile scanned from its carry and written (one place on for an exclusive scan).
+ * - 'spine-walk' (instead of the three spine launches, for segments of up to the policy's
+ *   `spineWorkgroupMaxTiles` tiles): one workgroup per segment scans its tile totals 2048 at a time
+ *   in place, invocation 0 advancing the scan of their totals (`ingest2`) for the next carry, as the
+ *   'workgroup' variant does with the items;
+ * - 'tile-scan': each tile scanned from its carry and written (one place on for an exclusive scan),
+ *   the tiles in reverse order of 'tile-reduce', which has just read them: the last tiles it read may
+ *   still be in the device's cache when this launch starts.
  *
  * Uniforms `tiles` and `spineTiles`: workgroups per segment of the tile and spine launches.
  */
 
-export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'tile-scan';
+export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
+
+/** A tile launch's workgroup: its segment and its span of tiles [first, last). */
+const head = `  let segment = workgroupIndex / u.spans;
+  let span = workgroupIndex % u.spans;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  let first = span * u.tileSpan;
+  if (first >= tiles) { return; }
+  let last = min(first + u.tileSpan, tiles);`;
+/** The same, the workgroups taken from the last: 'tile-scan' starts where 'tile-reduce' ended. */
+const reverseHead = head.replace('workgroupIndex / u.spans', 'w / u.spans').replace('workgroupIndex % u.spans', 'w % u.spans').replace('  let segment', '  let w = u.grid - 1u - workgroupIndex;\n  let segment');
 
 const bodies: Record<MultiWorkgroupKernel, { values: boolean; main: string }> = {
   'tile-reduce': {
     values: true,
     main: `
-  let segment = workgroupIndex / u.tiles;
-  let t = workgroupIndex % u.tiles;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let offset = t * TILE_ITEMS;
-  if (offset >= s.size) { return; }
-  let n = min(s.size - offset, TILE_ITEMS);
-  loadTileItems(s.start + offset, n, s.op, lid);
-  tileTotals(n, s.op, lid);
-  if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }`,
+${head}
+  for (var t = first; t < last; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    loadTileItems(s.start + offset, n, s.op, lid);
+    tileTotals(n, s.op, lid);
+    if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
+  }`,
   },
   'spine-reduce': {
     values: false,
@@ -83,44 +100,258 @@ const bodies: Record<MultiWorkgroupKernel, { values: boolean; main: string }> = 
   tileScan(n, s.op, v > 0u || s.hasInitial != 0u, carry, lid);
   storeTileWords(at0, n, s.op, lid);`,
   },
+  'spine-walk': {
+    values: false,
+    main: `
+  let segment = workgroupIndex;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  if (lid == 0u) {
+    startLevel(2u, s.hasInitial != 0u, initialCarry(s));
+    walkCarry = vec2<u32>(s.hasInitial, initialCarry(s));
+  }
+  for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
+    let n = min(tiles - offset, TILE_ITEMS);
+    let at0 = u.tileTotalsAt + segment * u.tiles + offset;
+    loadTileWords(at0, n, lid);
+    tileTotals(n, s.op, lid);
+    let carry = workgroupUniformLoad(&walkCarry);
+    tileScan(n, s.op, carry.x != 0u, carry.y, lid);
+    storeTileWords(at0, n, s.op, lid);
+    if (lid == 0u) { walkCarry = vec2<u32>(1u, ingest2(s.op, tileTotal)); }
+  }`,
+  },
   'tile-scan': {
     values: true,
     main: `
-  let segment = workgroupIndex / u.tiles;
-  let t = workgroupIndex % u.tiles;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let offset = t * TILE_ITEMS;
-  if (offset >= s.size) { return; }
-  let n = min(s.size - offset, TILE_ITEMS);
-  if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
-  var carry = initialCarry(s);
-  if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
-  loadTileItems(s.start + offset, n, s.op, lid);
-  tileTotals(n, s.op, lid);
-  tileScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
-  // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
-  storeTileItems(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`,
+${reverseHead}
+  for (var t = first; t < last; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+    var carry = initialCarry(s);
+    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    loadTileItems(s.start + offset, n, s.op, lid);
+    tileTotals(n, s.op, lid);
+    tileScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
+    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    storeTileItems(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+  }`,
   },
 };
 
+const unrolled = (line: (k: number) => string) => Array.from({ length: laneItems }, (_, k) => line(k)).join('\n');
+
+/** WGSL that loads a tile of `source` words (`load(bits)`: the stored value) with eight loads in flight per invocation. */
+const laneLoad = (fn: string, source: string, load: (bits: string) => string, params: string) => `fn ${fn}(first: u32, n: u32${params}, lid: u32) {
+  if (n == TILE_ITEMS) {
+${unrolled((k) => `    let v${k} = ${source}[first + lid + ${k * tileLanes}u];`)}
+${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = ${load(`v${k}`)};`)}
+  } else {
+    for (var j = lid; j < n; j += WG) { tile[at(j)] = ${load(`${source}[first + j]`)}; }
+  }
+  workgroupBarrier();
+}`;
+
+/** WGSL that stores the tile's first `count` words to `target`, eight stores per invocation, then a barrier. */
+const laneStore = (fn: string, target: string) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
+  if (count == TILE_ITEMS) {
+${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op, tile[at(lid + ${k * tileLanes}u)]);`)}
+  } else {
+    for (var j = lid; j < count; j += WG) { ${target}[to + j] = finishValue(op, tile[at(j)]); }
+  }
+  workgroupBarrier();
+}`;
+
+/**
+ * WGSL: `name` = array[base] ⊕ array[base + 1] ⊕ ... ⊕ array[base + limit - 1], left to right (array[base]
+ * alone for limit <= 1), over at most 16 elements: the 16 reads issued first, then the chain, each
+ * step kept where it is within the limit. A loop to a runtime bound waits out each read's latency
+ * before its addition; here only the additions wait on each other.
+ */
+function chainWgsl(name: string, array: string, base: string, limit: string, indent: string): string {
+  const steps = Array.from({ length: 15 }, (_, i) => i + 1);
+  return [
+    `var ${name} = ${array}[${base}];`,
+    ...steps.map((k) => `let ${name}${k} = ${array}[${base} + ${k}u];`),
+    ...steps.map((k) => `${name} = select(${name}, combine(op, ${name}, ${name}${k}), ${k}u < ${limit});`),
+  ].join(`\n${indent}`);
+}
+
+/*
+ * The tile functions when one invocation holds one lane (workgroupSize 256, every built-in policy):
+ * the order of `tileTotals` / `tileScan`, with the memory traffic kept in flight. A full tile is read
+ * with eight independent coalesced loads per invocation (a loop with a runtime bound issues one at a
+ * time, and the launches are bound by the loads the device has in flight), staged in the padded
+ * workgroup tile, and each lane is read from there. An invocation works out the lanes before it in
+ * its group (q_m) and the groups before its group (R_g) itself, reading the shared lane and group
+ * totals left to right: the same chain of additions as one invocation per group or per tile, so the
+ * same bits, with two barriers fewer and no lone invocation.
+ */
+export function laneWgsl(values: boolean): string {
+  const loads = values
+    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), laneStore('storeTileLanes', 'valuesOut')]
+    : [laneLoad('loadWordLanes', 'temp', (bits) => bits, ''), laneStore('storeWordLanes', 'temp')];
+  return `${loads.join('\n')}
+// Lane lid's items in the tile: how many (0 past the tile's end).
+fn laneCount(n: u32, lid: u32) -> u32 { return select(0u, min(n - lid * LANE_ITEMS, LANE_ITEMS), lid * LANE_ITEMS < n); }
+// Lane lid's total into laneTotal (the lane's own items, left to right), then a barrier.
+fn laneTotals(n: u32, op: u32, lid: u32) {
+  let count = laneCount(n, lid);
+  if (count > 0u) {
+    let base = lid * LANE_ITEMS;
+    var total = tile[at(base)];
+${unrolled((k) => (k === 0 ? '' : `    total = select(total, combine(op, total, tile[at(base + ${k}u)]), ${k}u < count);`)).trimStart()}
+    laneTotal[lid] = total;
+  }
+  workgroupBarrier();
+}
+// After laneTotals, the tile's total into tileTotal for invocation 0: 16 invocations add their
+// group's lanes, one adds the groups.
+fn laneTileTotal(n: u32, op: u32, lid: u32) {
+  let lanes = (n + LANE_ITEMS - 1u) / LANE_ITEMS;
+  if (lid < TILE_GROUPS) {
+    let first = lid * GROUP_LANES;
+    if (first < lanes) {
+      ${chainWgsl('q', 'laneTotal', 'first', 'min(GROUP_LANES, lanes - first)', '      ')}
+      groupTotal[lid] = q;
+    }
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let groups = (lanes + GROUP_LANES - 1u) / GROUP_LANES;
+    ${chainWgsl('r', 'groupTotal', '0u', 'groups', '    ')}
+    tileTotal = r;
+  }
+}
+// After laneTotals, each lane's items replaced by their inclusive outputs from the carry, and the
+// tile's total in tileTotal; ends on a barrier.
+fn laneScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  let count = laneCount(n, lid);
+  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  // q_m (for m > 0): the lanes before this one in its group; a full group's last lane also writes
+  // the group's total (only a tile's last group can be partial, and no lane reads its total).
+  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
+  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, laneTotal[lid]); }
+  workgroupBarrier();
+  if (count > 0u) {
+    // R_g (for g > 0): the groups before this lane's group.
+    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
+    var inner = q;
+    if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
+    let hasInner = g > 0u || m > 0u;
+    if (lid * LANE_ITEMS + count == n) {
+      // The tile's last lane: its group's total, then the tile's.
+      let own = select(laneTotal[lid], combine(op, q, laneTotal[lid]), m > 0u);
+      tileTotal = select(own, combine(op, r, own), g > 0u);
+    }
+    var e = inner;
+    if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
+    let hasE = hasCarry || hasInner;
+    let base = lid * LANE_ITEMS;
+    var p = tile[at(base)];
+    tile[at(base)] = select(p, combine(op, e, p), hasE);
+    for (var k = 1u; k < count; k++) {
+      p = combine(op, p, tile[at(base + k)]);
+      tile[at(base + k)] = select(p, combine(op, e, p), hasE);
+    }
+  }
+  workgroupBarrier();
+}`;
+}
+
+/** WGSL: a full tile's items for invocation lid, eight loads issued at once (none for a short tile). */
+export const fetchWgsl = `fn fetchTile(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
+  if (n == TILE_ITEMS) {
+    return array<u32, ${laneItems}>(${Array.from({ length: laneItems }, (_, k) => `valuesIn[first + lid + ${k * tileLanes}u]`).join(', ')});
+  }
+  return array<u32, ${laneItems}>();
+}
+// The tile into workgroup memory: a full one from what fetchTile loaded, a short one from memory.
+fn stageTile(v: array<u32, ${laneItems}>, first: u32, n: u32, op: u32, lid: u32) {
+  if (n == TILE_ITEMS) {
+${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]);`)}
+  } else {
+    for (var j = lid; j < n; j += WG) { tile[at(j)] = loadValue(op, valuesIn[first + j]); }
+  }
+  workgroupBarrier();
+}`;
+
+/**
+ * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
+ * loads are issued as soon as this one is in workgroup memory, so they are in flight while the
+ * workgroup adds this one up. 'tile-scan' walks its span from the end: the tiles 'tile-reduce' read
+ * last (the ends of the spans) may still be in the device's cache.
+ */
+const laneTileBodies: Record<'tile-reduce' | 'tile-scan', string> = {
+  'tile-reduce': `
+${head}
+  var v = fetchTile(s.start + first * TILE_ITEMS, min(s.size - first * TILE_ITEMS, TILE_ITEMS), lid);
+  for (var t = first; t < last; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    stageTile(v, s.start + offset, n, s.op, lid);
+    if (t + 1u < last) { v = fetchTile(s.start + offset + TILE_ITEMS, min(s.size - offset - TILE_ITEMS, TILE_ITEMS), lid); }
+    laneTotals(n, s.op, lid);
+    laneTileTotal(n, s.op, lid);
+    if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
+  }`,
+  'tile-scan': `
+${reverseHead}
+  var v = fetchTile(s.start + (last - 1u) * TILE_ITEMS, min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS), lid);
+  for (var t = last; t > first;) {
+    t--;
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+    var carry = initialCarry(s);
+    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    stageTile(v, s.start + offset, n, s.op, lid);
+    if (t > first) { v = fetchTile(s.start + offset - TILE_ITEMS, TILE_ITEMS, lid); }
+    laneTotals(n, s.op, lid);
+    laneScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
+    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+  }`,
+};
+
+/** A kernel's body on the lane functions: the same steps, the same order. */
+function laneBody(main: string): string {
+  const scans = main.includes('tileScan(');
+  return main
+    .replace('loadTileItems(', 'loadTileLanes(')
+    .replace('storeTileItems(', 'storeTileLanes(')
+    .replace('loadTileWords(', 'loadWordLanes(')
+    .replace('storeTileWords(', 'storeWordLanes(')
+    .replace('tileTotals(n, s.op, lid);', scans ? 'laneTotals(n, s.op, lid);' : 'laneTotals(n, s.op, lid);\n  laneTileTotal(n, s.op, lid);')
+    .replace('tileScan(', 'laneScan(');
+}
+
 /**
  * The program of one multi-workgroup kernel for these facts; `spine`: the plan has `spineTotals`
- * (segments of more than 2048 tiles).
+ * (segments of more than 2048 tiles scanned in three spine launches).
  */
 export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanKernelFacts, name: string, spine: boolean): WebGpuProgram {
   const body = bodies[kernel];
-  const main = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
+  const lanes = facts.workgroupSize === tileLanes;
+  const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
+  const main = !lanes ? generic : kernel === 'tile-reduce' || kernel === 'tile-scan' ? laneTileBodies[kernel] : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32' };
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
-${tileWgsl(true, body.values)}`;
+${tileWgsl(true, body.values)}
+${lanes ? laneWgsl(body.values) : ''}
+${lanes && body.values ? fetchWgsl : ''}
+${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
     name,
     cacheKey: `scan/${kernel}|${spine}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
-    uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
+    uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileSpan', 'spans', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
     bindings: scanBindings(facts, shape),
     preamble: scanPreamble(facts, shape),
     declarations,
