@@ -1,19 +1,16 @@
 /**
- * GPU time of each launch of a plan: the plan's first 1, 2, ... L launches run alone (the tests' twin
- * harness runs prefixes the same way), each prefix timed by timestamp queries; a launch's time is its
- * prefix's median minus the previous prefix's. Shows which of a multi-launch variant's kernels (radix
- * select's passes, the scan's reduce-then-scan steps, the sort's digit passes) hold the time.
+ * GPU time of each launch of a plan (bench/lib/gpu-device.ts `launchTimer`: each dispatch of a call
+ * in a timed pass of its own): which of a multi-launch variant's kernels (radix select's passes, the
+ * scan's reduce-then-scan steps, the sort's digit passes) hold the time.
  *
  *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--out=DIR] [--shrink=N]
  * (--shrink divides every row length by N: a smoke run on a software adapter)
- * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it). It imports segkit's sources
- * (not the package) because prefixes are an internal of plans.
+ * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it).
  */
 /// <reference types="@webgpu/types" />
 import { writeFileSync } from 'node:fs';
-import { planInternals } from '../src/dispatch/plan.js';
-import { DeviceBatchedTopK, DeviceSegmentedReduce, DeviceSegmentedScan, DeviceSegmentedSort, type DeviceArray, env, p, webgpuBackend } from '../src/index.js';
-import { benchDevice, passTimer } from './lib/gpu-device.js';
+import { DeviceBatchedTopK, DeviceSegmentedReduce, DeviceSegmentedScan, DeviceSegmentedSort, type DeviceArray, env, p, webgpuBackend } from 'segkit';
+import { benchDevice, launchTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 7);
@@ -33,7 +30,7 @@ function fill(n: number, seed: number): Float32Array {
 
 const { device } = await benchDevice();
 const backend = await webgpuBackend({ device });
-const timer = passTimer(device);
+const timer = launchTimer(device);
 
 interface ProfileCase {
   readonly id: string;
@@ -112,16 +109,11 @@ for (const c of cases) {
   const { plan: made, owned } = c.plan(keys);
   const plan = made as { variant: string; tempStorageBytes: number; launches: readonly { name: string; grid: number }[]; run(t?: DeviceArray<'u8'>): Promise<void>; destroy(): void };
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
-  const prefix = planInternals(plan as never);
   for (let i = 0; i < 3; i++) await plan.run(temp);
   await backend.synchronize();
-  const prefixMs: number[] = [0];
-  for (let count = 1; count <= plan.launches.length; count++) {
-    const t = await timer.gpuTimeMs(() => prefix.runPrefix(temp, count), () => backend.synchronize(), runs);
-    prefixMs.push(t?.ms ?? Number.NaN);
-  }
-  const launches = plan.launches.map((launch, i) => ({ name: launch.name, grid: launch.grid, ms: Number((prefixMs[i + 1]! - prefixMs[i]!).toFixed(4)) }));
-  const totalMs = Number(prefixMs[prefixMs.length - 1]!.toFixed(4));
+  const ms = await timer.launchTimesMs(() => plan.run(temp), () => backend.synchronize(), runs);
+  const launches = plan.launches.map((launch, i) => ({ name: launch.name, grid: launch.grid, ms: Number((ms[i] ?? Number.NaN).toFixed(4)) }));
+  const totalMs = Number(ms.reduce((a, b) => a + b, 0).toFixed(4));
   results.push({ id: c.id, label: c.label, variant: plan.variant, totalMs, launches });
   console.log(`\n${c.label}: ${plan.variant}, ${totalMs} ms of GPU time in ${launches.length} launches`);
   for (const l of launches) console.log(`  ${l.ms.toFixed(4).padStart(8)} ms  ${l.name} (${l.grid} workgroups)`);

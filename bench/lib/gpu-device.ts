@@ -106,3 +106,82 @@ export function passTimer(device: GPUDevice): PassTimer {
     },
   };
 }
+
+export interface LaunchTimer {
+  /** Median GPU ms of each dispatch of `call` (in the order the call records them), over `runs` calls. */
+  launchTimesMs(call: () => Promise<unknown>, sync: () => Promise<unknown>, runs: number): Promise<number[]>;
+}
+
+/** At most this many dispatches per call timed by a launch timer. */
+const maxDispatches = 64;
+
+/**
+ * GPU time per launch: WebGPU timestamps only passes and segkit records a call's launches in one
+ * pass, so while a capture is on, the encoder hands out a stand-in pass that records each dispatch
+ * in a timed pass of its own (same pipeline, bind groups and grid). Dawn puts the same barrier
+ * between two passes as between two dispatches of one pass that share a buffer, so each launch runs
+ * as it does in the plan. Use one timer per device, not beside `passTimer` (both wrap the encoder).
+ */
+export function launchTimer(device: GPUDevice): LaunchTimer {
+  if (!device.features.has('timestamp-query')) throw new Error('launchTimer: the device has no timestamp-query');
+  const querySet = device.createQuerySet({ type: 'timestamp', count: 2 * maxDispatches });
+  const resolve = device.createBuffer({ size: 2 * maxDispatches * 8, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: 2 * maxDispatches * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const capture = { on: false, dispatches: 0 };
+  const proto = Object.getPrototypeOf(device.createCommandEncoder()) as GPUCommandEncoder;
+  const begin = proto.beginComputePass;
+  const finish = proto.finish;
+  proto.beginComputePass = function (this: GPUCommandEncoder, desc?: GPUComputePassDescriptor) {
+    if (!capture.on) return begin.call(this, desc);
+    const encoder = this;
+    let pipeline: GPUComputePipeline | undefined;
+    const groups = new Map<number, GPUBindGroup | null>();
+    const split = {
+      label: '',
+      setPipeline(x: GPUComputePipeline) {
+        pipeline = x;
+      },
+      setBindGroup(index: number, group: GPUBindGroup | null) {
+        groups.set(index, group);
+      },
+      dispatchWorkgroups(x: number, y = 1, z = 1) {
+        const i = capture.dispatches++;
+        if (i >= maxDispatches) throw new Error(`launchTimer: more than ${maxDispatches} dispatches in one call`);
+        const pass = begin.call(encoder, { timestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 } });
+        pass.setPipeline(pipeline!);
+        for (const [index, group] of groups) pass.setBindGroup(index, group);
+        pass.dispatchWorkgroups(x, y, z);
+        pass.end();
+      },
+      end() {},
+      pushDebugGroup() {},
+      popDebugGroup() {},
+      insertDebugMarker() {},
+    };
+    return split as unknown as GPUComputePassEncoder;
+  };
+  proto.finish = function (this: GPUCommandEncoder, desc?: GPUCommandBufferDescriptor) {
+    if (capture.on && capture.dispatches > 0) {
+      this.resolveQuerySet(querySet, 0, 2 * capture.dispatches, resolve, 0);
+      this.copyBufferToBuffer(resolve, 0, read, 0, 16 * capture.dispatches);
+    }
+    return finish.call(this, desc);
+  };
+  return {
+    async launchTimesMs(call, sync, runs) {
+      const samples: number[][] = [];
+      for (let r = 0; r < runs; r++) {
+        Object.assign(capture, { on: true, dispatches: 0 });
+        await call();
+        capture.on = false;
+        await sync();
+        const n = capture.dispatches;
+        await read.mapAsync(GPUMapMode.READ);
+        const t = new BigUint64Array(read.getMappedRange().slice(0, 16 * n));
+        read.unmap();
+        samples.push(Array.from({ length: n }, (_, i) => Number(t[2 * i + 1]! - t[2 * i]!) / 1e6));
+      }
+      return samples[0]!.map((_, i) => median(samples.map((s) => s[i]!)));
+    },
+  };
+}

@@ -57,7 +57,7 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
  * - `spineWorkgroupMaxTiles` 14336 (7 walks of 2048 tile totals, 28M items). NVIDIA H200 (Dawn/Vulkan,
- *   GPU time per launch from timestamps, bench/launches-webgpu.ts, 2026-11-23): the walk took 0.023 ms
+ *   GPU time per launch from timestamps, bench/webgpu-launch-profile.ts, 2026-11-23): the walk took 0.023 ms
  *   on one segment of 16M f32 items (4 walks) and 0.064 ms on 64M (16 walks), about 9 us plus 3.4 us
  *   a walk; the three spine launches took 0.034 ms on both. They cost the same at about 7 walks.
  * - `tileWorkgroups` four times the backend's parallelism (4096 on a GPU: two tiles a workgroup on
