@@ -59,15 +59,15 @@ var<workgroup> constantDigits: u32;
 fn scanWorkgroup(value: u32, lid: u32) -> vec2<u32> {
   scanBuffers[lid] = value;
   workgroupBarrier();
-  var from = 0u;
+  var readBase = 0u;
   for (var offset = 1u; offset < WG; offset = offset << 1u) {
-    var v = scanBuffers[from + lid];
-    if (lid >= offset) { v += scanBuffers[from + lid - offset]; }
-    from = WG - from;
-    scanBuffers[from + lid] = v;
+    var v = scanBuffers[readBase + lid];
+    if (lid >= offset) { v += scanBuffers[readBase + lid - offset]; }
+    readBase = WG - readBase;
+    scanBuffers[readBase + lid] = v;
     workgroupBarrier();
   }
-  let result = vec2<u32>(scanBuffers[from + lid] - value, scanBuffers[from + WG - 1u]);
+  let result = vec2<u32>(scanBuffers[readBase + lid] - value, scanBuffers[readBase + WG - 1u]);
   workgroupBarrier();
   return result;
 }
