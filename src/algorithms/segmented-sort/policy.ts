@@ -88,10 +88,16 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
 }
 
 /**
- * Where 'workgroup-radix' beats 'radix' (one workgroup per segment against three launches per digit
- * over the whole batch): WORKGROUP_RADIX_THRESHOLDS_MEASUREMENT
+ * Where 'workgroup-radix' beats 'radix' (one workgroup per segment, one launch, against three
+ * launches per digit spread over the whole batch), measured on an H200 (132 SMs; Dawn/Vulkan,
+ * bench/sort-webgpu.ts GPU time, f32 keys with indices, each variant forced, 2026-11-23), ms
+ * workgroup-radix / radix: 128x16384 0.26 / 0.42, 1024x8192 0.94 / 2.2, 512 ragged rows of 1..16384
+ * 0.63 / 1.16, 256x4096 0.13 / 0.23; but 64x32768 0.50 / 0.42, 32x131072 2.2 / 0.94, 16x262144 4.5 /
+ * 0.86, 1x65536 0.93 / 0.145, 1x262144 3.7 / 0.165. A workgroup sorts about 2048 keys a digit pass in
+ * 7 us, so a segment of 8192 keys takes about 0.11 ms, what radix's twelve launches cost for a single
+ * short segment; past that it needs about as many segments as the device has multiprocessors.
  */
-const workgroupRadixThresholds = { workgroupRadixSegmentItems: 65536, workgroupRadixMinSegments: 32 } as const;
+const workgroupRadixThresholds = { workgroupRadixSegmentItems: 8192, workgroupRadixMinSegments: 128 } as const;
 
 /** The most items per 'workgroup-radix' invocation (a power of two, at most 16) whose workgroup memory, with values, fits the backend's; 1 when none does (then the variant cannot run). */
 function workgroupRadixItemsFor(workgroupSize: number, workgroupStorageBytes: number): number {
