@@ -128,6 +128,46 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       }, 1_500_000);
     });
 
+    describe('workgroup-radix: one workgroup per segment', () => {
+      it('sizes around its rank tile and its workgroup, with small policies (many tiles, several digits per invocation)', async () => {
+        const policy = segmentedSortPolicyFor(backend.capabilities);
+        const rank = policy.workgroupSize * policy.workgroupRadixItemsPerInvocation;
+        const wg = policy.workgroupSize;
+        const sizes = [rank - 1, rank, 0, rank + 1, 2 * rank + 1, wg - 1, wg, wg + 1, 1, 2, policy.tileItems + 1, 3 * rank - 7];
+        const c = makeSortCase({ name: 'wr-edges', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values: 'payload', seed: 73 });
+        expect(await expectReference(c, 'workgroup-radix')).toBe('workgroup-radix');
+        // 64 invocations: four digits each in the digit scan; rank tiles of 64 keys (one per invocation) and of 1024.
+        const small = [0, 1, 63, 64, 65, 1023, 1024, 1025, 5000];
+        const s = makeSortCase({ name: 'wr-small', keyType: 'i32', flavour: 'ties', sizes: small, orders: alternating(small.length), values: 'indices-u32', seed: 79 });
+        const policies = thorough ? [1, 2, 16].map((items) => ({ workgroupSize: 64, workgroupRadixItemsPerInvocation: items })) : [{ workgroupSize: 64, workgroupRadixItemsPerInvocation: 1 }];
+        for (const p of policies) expect(await expectReference(s, 'workgroup-radix', p)).toBe('workgroup-radix');
+      });
+      it('digits every key of a segment shares are skipped, in any position: stable, both orders', async () => {
+        // u32 keys varying in one byte only (the other three passes skip), in two bytes, in none (a copy), and all four.
+        const size = 3000;
+        const rows: number[][] = [
+          Array.from({ length: size }, (_, i) => ((i * 7) % 5) << 24),
+          Array.from({ length: size }, (_, i) => (((i * 13) % 9) << 8) | 0x55),
+          Array.from({ length: size }, () => 0x12345678),
+          Array.from({ length: size }, (_, i) => (((i * 3) % 4) << 16) | ((i % 3) << 0)),
+          Array.from({ length: size }, (_, i) => (i * 2654435761) >>> 0),
+          [0xffffffff],
+        ];
+        const sizes = rows.map((r) => r.length);
+        const c = makeSortCase({ name: 'wr-constant-digits', keyType: 'u32', sizes, orders: ['ascending', 'descending', 'ascending', 'descending', 'ascending', 'descending'], orderKind: 'perSegment', values: 'payload', seed: 83 });
+        c.keys = new Uint32Array(rows.flat());
+        await expectAllVariants(c, ['workgroup-radix', 'radix']);
+      });
+      it("the natural plan: single-tile beside workgroup-radix (segments of at most workgroupRadixSegmentItems), radix past it", async () => {
+        const { tileItems, workgroupRadixSegmentItems } = segmentedSortPolicyFor(backend.capabilities);
+        const sizes = [300, tileItems + 1, 0, 77, workgroupRadixSegmentItems, 1];
+        const c = makeSortCase({ name: 'wr-natural', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values: 'indices-f32', seed: 89 });
+        expect(await expectReference(c)).toBe('workgroup-radix');
+        const longer = [...sizes, workgroupRadixSegmentItems + 1];
+        expect(await expectReference(makeSortCase({ name: 'wr-natural-long', keyType: 'f32', flavour: 'special', sizes: longer, orders: alternating(longer.length), values: 'indices-f32', seed: 97 }))).toBe('radix');
+      });
+    });
+
     describe('parameter kinds and layouts', () => {
       const kinds = thorough
         ? ([
