@@ -218,10 +218,20 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         for (const perInvocation of [1, 3, 64]) {
           expect(() => plan(built.args, { policy: { tileItemsPerInvocation: perInvocation } })).toThrow(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
         }
+        for (const items of [3, 32]) {
+          expect(() => plan(built.args, { policy: { workgroupRadixItemsPerInvocation: items } })).toThrow(`tuning.policy.workgroupRadixItemsPerInvocation: ${items} is not a power of two from 1 to 16`);
+        }
         const long = { keysIn: backend.alloc('f32', 5004), keysOut: backend.alloc('f32', 5004) };
         expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'single-tile' })).toThrow(
           `tuning.variant: 'single-tile' cannot run for these parameters: max segment size 5000 > tile ${segmentedSortPolicyFor(backend.capabilities).tileItems}; it sorts the segments that fit, workgroup-radix the rest`,
         );
+        // 256 invocations ranking 16 keys each need 51488 bytes of workgroup memory, more than any built-in backend has: workgroup-radix cannot run, radix sorts.
+        const big = { workgroupSize: 256, workgroupRadixItemsPerInvocation: 16 };
+        const storage = backend.capabilities.workgroupStorageBytes;
+        expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'workgroup-radix', policy: big })).toThrow(
+          `tuning.variant: 'workgroup-radix' cannot run for these parameters: a workgroup of 256 ranking 16 items each needs 51488 bytes of workgroup memory; the backend has ${storage}`,
+        );
+        expect((plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { policy: big }) as { variant: string }).variant).toBe('radix');
         long.keysIn.destroy();
         long.keysOut.destroy();
         short.destroy();
