@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type SegmentedSortVariant, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
+import { workgroupRadixBytes } from '../../src/algorithms/segmented-sort/problem.js';
 import { rng } from '../helpers.js';
 import { untouchedBits } from './common.js';
 import { type SortCase, buildSortCase, makeSortCase, runSortCase } from './sort-cases.js';
@@ -225,11 +226,12 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'single-tile' })).toThrow(
           `tuning.variant: 'single-tile' cannot run for these parameters: max segment size 5000 > tile ${segmentedSortPolicyFor(backend.capabilities).tileItems}; it sorts the segments that fit, workgroup-radix the rest`,
         );
-        // 256 invocations ranking 16 keys each need 51488 bytes of workgroup memory, more than any built-in backend has: workgroup-radix cannot run, radix sorts.
-        const big = { workgroupSize: 256, workgroupRadixItemsPerInvocation: 16 };
-        const storage = backend.capabilities.workgroupStorageBytes;
+        // Ranking 16 keys an invocation needs more workgroup memory than any built-in backend has: workgroup-radix cannot run, radix sorts.
+        const workgroupSize = Math.min(512, backend.capabilities.maxWorkgroupSize);
+        const big = { workgroupSize, workgroupRadixItemsPerInvocation: 16 };
+        const bytes = workgroupRadixBytes(workgroupSize, 16, true);
         expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'workgroup-radix', policy: big })).toThrow(
-          `tuning.variant: 'workgroup-radix' cannot run for these parameters: a workgroup of 256 ranking 16 items each needs 51488 bytes of workgroup memory; the backend has ${storage}`,
+          `tuning.variant: 'workgroup-radix' cannot run for these parameters: a workgroup of ${workgroupSize} ranking 16 items each needs ${bytes} bytes of workgroup memory; the backend has ${backend.capabilities.workgroupStorageBytes}`,
         );
         expect((plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { policy: big }) as { variant: string }).variant).toBe('radix');
         long.keysIn.destroy();

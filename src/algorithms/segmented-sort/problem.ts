@@ -134,14 +134,15 @@ export function singleTileShape(maxSegmentSize: number, policy: SegmentedSortPol
 /**
  * Bytes of workgroup memory of a 'workgroup-radix' workgroup of `workgroupSize` invocations ranking
  * `itemsPerInvocation` items each (webgpu/workgroup-radix.ts declares exactly these arrays): the rank
- * tile's keys (and values), one padding word per 32; eight packed 16-bit counters per invocation
- * (one padding word per 32); the four digit histograms; two copies of the 256 digit places; each
- * digit's first place in the tile; the scan's two buffers; a few words.
+ * tile's keys, one padding word per 32, in an array that also holds eight packed 16-bit counters per
+ * invocation (one padding word per 32) while the keys are in registers; the tile's values; the four
+ * digit histograms; two copies of the 256 digit places; each digit's first place in the tile; the
+ * scan's two buffers; a few words.
  */
 export function workgroupRadixBytes(workgroupSize: number, itemsPerInvocation: number, hasValues: boolean): number {
   const tile = workgroupSize * itemsPerInvocation;
   const padded = (n: number) => n + Math.ceil(n / 32);
-  return 4 * ((hasValues ? 2 : 1) * padded(tile) + padded(8 * workgroupSize) + 1024 + 512 + 256 + 2 * workgroupSize + 8);
+  return 4 * (Math.max(padded(tile), padded(8 * workgroupSize)) + (hasValues ? padded(tile) : 0) + 1024 + 512 + 256 + 2 * workgroupSize + 8);
 }
 
 /** The grids of one radix group (the largest; a last, partial group launches fewer). */

@@ -11,7 +11,8 @@
  * each digit's first place, then goes through the segment tile by tile in index order (TILE keys,
  * ITEMS per invocation, loads coalesced): it sorts the tile stably by the digit in workgroup memory
  * with two 4-bit splits (each invocation counts its run of ITEMS keys in packed 16-bit counters, the
- * counters are scanned in digit-major order: CUB's BlockRadixRank), then writes place p of digit d to
+ * counters are scanned in digit-major order: CUB's BlockRadixRank; they live in the keys' workgroup
+ * array while the keys are in registers, which leaves room for twice the tile), then writes place p of digit d to
  * (digit d's next place in the segment + p - the tile's first place of d), so consecutive keys of a
  * digit land in consecutive words. The k-th pass that runs writes buffer k % 2, the last the outputs;
  * when none runs the keys are copied to the outputs.
@@ -41,9 +42,10 @@ const TILE = ${tile}u;
 // Rank-tile places and counter words, one padding word per 32 (blocked reads hit distinct banks).
 fn rankAt(p: u32) -> u32 { return p + (p >> 5u); }
 fn counterAt(w: u32) -> u32 { return w + (w >> 5u); }
-var<workgroup> rankKeys: array<u32, ${padded(tile)}>;
-${ifValues(`var<workgroup> rankValues: array<u32, ${padded(tile)}>;\n`)}// Invocation t's counter of 4-bit digits b and b + 8 (16 bits each) at word (b % 8) * WG + t.
-var<workgroup> counters: array<u32, ${padded(8 * wg)}>;
+// The rank tile's keys; during a split's count and scan, while every key is in registers, the
+// counters: invocation t's count of 4-bit digits b and b + 8 (16 bits each) at word (b % 8) * WG + t.
+var<workgroup> rankKeys: array<u32, ${Math.max(padded(tile), padded(8 * wg))}>;
+${ifValues(`var<workgroup> rankValues: array<u32, ${padded(tile)}>;\n`)}
 // Digit d of pass k counted at k * 256 + d.
 var<workgroup> histograms: array<atomic<u32>, 1024>;
 // Where digit d's next key goes in the segment, two copies (tile by tile in turn).
@@ -78,33 +80,39 @@ fn digitOf(bits: u32, mask: u32, shift: u32) -> u32 { return ((radixOrderedKey(b
 fn splitTile(n: u32, mask: u32, splitShift: u32, lid: u32) {
   var keys: array<u32, ITEMS>;
   ${ifValues('var values: array<u32, ITEMS>;')}
-  // Bits 0..3: the 4-bit digit; from bit 4: the key's place among this invocation's keys of that digit.
-  var local: array<u32, ITEMS>;
-  for (var l = 0u; l < 8u; l++) { counters[counterAt(l * WG + lid)] = 0u; }
   for (var i = 0u; i < ITEMS; i++) {
     let p = lid * ITEMS + i;
     if (p < n) {
-      let key = rankKeys[rankAt(p)];
-      keys[i] = key;
+      keys[i] = rankKeys[rankAt(p)];
       ${ifValues('values[i] = rankValues[rankAt(p)];')}
-      let b = ((radixOrderedKey(key) ^ mask) >> splitShift) & 15u;
+    }
+  }
+  // Every key is in registers: rankKeys holds the counters until the keys go back.
+  workgroupBarrier();
+  // Bits 0..3: the 4-bit digit; from bit 4: the key's place among this invocation's keys of that digit.
+  var local: array<u32, ITEMS>;
+  for (var l = 0u; l < 8u; l++) { rankKeys[counterAt(l * WG + lid)] = 0u; }
+  for (var i = 0u; i < ITEMS; i++) {
+    let p = lid * ITEMS + i;
+    if (p < n) {
+      let b = ((radixOrderedKey(keys[i]) ^ mask) >> splitShift) & 15u;
       let at = counterAt((b & 7u) * WG + lid);
       let field = (b >> 3u) * 16u;
-      let word = counters[at];
+      let word = rankKeys[at];
       local[i] = b | (((word >> field) & 0xffffu) << 4u);
-      counters[at] = word + (1u << field);
+      rankKeys[at] = word + (1u << field);
     }
   }
   workgroupBarrier();
   // The 8 * WG counter words in order, 8 to an invocation: low halves count digits 0..7, high halves 8..15.
   var sum = 0u;
-  for (var c = 0u; c < 8u; c++) { sum += counters[counterAt(lid * 8u + c)]; }
+  for (var c = 0u; c < 8u; c++) { sum += rankKeys[counterAt(lid * 8u + c)]; }
   let scanned = scanWorkgroup(sum, lid);
   var running = scanned.x;
   for (var c = 0u; c < 8u; c++) {
     let at = counterAt(lid * 8u + c);
-    let count = counters[at];
-    counters[at] = running;
+    let count = rankKeys[at];
+    rankKeys[at] = running;
     running += count;
   }
   // Digits 8..15 come after every key of digits 0..7.
@@ -114,10 +122,16 @@ fn splitTile(n: u32, mask: u32, splitShift: u32, lid: u32) {
     let p = lid * ITEMS + i;
     if (p < n) {
       let b = local[i] & 15u;
-      let word = counters[counterAt((b & 7u) * WG + lid)] + lowTotal;
-      let to = ((word >> ((b >> 3u) * 16u)) & 0xffffu) + (local[i] >> 4u);
-      rankKeys[rankAt(to)] = keys[i];
-      ${ifValues('rankValues[rankAt(to)] = values[i];')}
+      let word = rankKeys[counterAt((b & 7u) * WG + lid)] + lowTotal;
+      local[i] = ((word >> ((b >> 3u) * 16u)) & 0xffffu) + (local[i] >> 4u);
+    }
+  }
+  workgroupBarrier();
+  for (var i = 0u; i < ITEMS; i++) {
+    let p = lid * ITEMS + i;
+    if (p < n) {
+      rankKeys[rankAt(local[i])] = keys[i];
+      ${ifValues('rankValues[rankAt(local[i])] = values[i];')}
     }
   }
   workgroupBarrier();
