@@ -12,7 +12,7 @@ import { sourceEntry, typeErrors } from './type-assertions.js';
 const sizeBounds: [number, number][] = [[0, 64], [0, 1024], [1024, 1024], [1025, 4096], [4096, 4096], [4097, 8192], [512, 100000], [0, 4294967295]];
 const storageClasses = [16384, 32768, 49152, 65536];
 /** Host bounds on the number of segments: below, at and past workgroupRadixMinSegments. */
-const segmentCounts = [1, 64, 128, 100000];
+const segmentCounts = [1, 64, 80, 128, 100000];
 
 function samples([min, max]: [number, number]): number[] {
   return [...new Set([min, max, Math.floor((min + max) / 2), Math.min(max, min + 1), Math.max(min, 1024), Math.max(min, 2048), Math.max(min, 4096), Math.max(min, 4097)])].filter((v) => v >= min && v <= max);

@@ -266,7 +266,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       expect(short.explain()).toMatch(/DeviceSegmentedSort on/);
       expect(short.explain()).toMatch(/sort\/single-tile/);
       expect(short.explain()).toMatch(/sort\/workgroup-radix\[.*one workgroup per segment longer than/);
-      expect(short.explain()).toMatch(/max segment size 5000 <= 8192 or 2 segments >= 128/);
+      expect(short.explain()).toMatch(/max segment size 5000 <= 8192 or 2 segments >= 80/);
       // The same segments as if they were too long for one workgroup each: radix.
       const long = plan(built.args, { policy: { workgroupRadixSegmentItems: 4999 } });
       expect(long.variant).toBe('radix');

@@ -91,13 +91,14 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
  * Where 'workgroup-radix' beats 'radix' (one workgroup per segment, one launch, against three
  * launches per digit spread over the whole batch), measured on an H200 (132 SMs; Dawn/Vulkan,
  * bench/sort-webgpu.ts GPU time, f32 keys with indices, each variant forced, 2026-11-23), ms
- * workgroup-radix / radix: 128x16384 0.26 / 0.42, 1024x8192 0.94 / 2.2, 512 ragged rows of 1..16384
- * 0.63 / 1.16, 256x4096 0.13 / 0.23; but 64x32768 0.50 / 0.42, 32x131072 2.2 / 0.94, 16x262144 4.5 /
- * 0.86, 1x65536 0.93 / 0.145, 1x262144 3.7 / 0.165. A workgroup sorts about 2048 keys a digit pass in
- * 7 us, so a segment of 8192 keys takes about 0.11 ms, what radix's twelve launches cost for a single
- * short segment; past that it needs about as many segments as the device has multiprocessors.
+ * workgroup-radix / radix: 1x8192 0.098 / 0.126, 128x16384 0.21 / 0.41, 96x32768 0.47 / 0.74,
+ * 1024x8192 0.79 / 1.70, 512 ragged rows of 1..16384 keys 0.55 / 1.15; but 8x16384 0.19 / 0.13,
+ * 32x131072 1.87 / 0.86, 16x262144 3.7 / 0.86, 1x65536 0.77 / 0.144 (and 64x32768 about 0.47 /
+ * 0.42). A workgroup sorts a segment at about 14 ns a key while radix takes about 0.2 ns a key of the
+ * whole batch, so with one segment per multiprocessor workgroup-radix wins from about 70 segments;
+ * a segment of at most 8192 keys takes it about 0.1 ms, less than radix's twelve launches.
  */
-const workgroupRadixThresholds = { workgroupRadixSegmentItems: 8192, workgroupRadixMinSegments: 128 } as const;
+const workgroupRadixThresholds = { workgroupRadixSegmentItems: 8192, workgroupRadixMinSegments: 80 } as const;
 
 /** The most items per 'workgroup-radix' invocation (a power of two, at most 16) whose workgroup memory, with values, fits the backend's; 1 when none does (then the variant cannot run). */
 function workgroupRadixItemsFor(workgroupSize: number, workgroupStorageBytes: number): number {
