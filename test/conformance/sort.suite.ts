@@ -108,7 +108,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const grouped = makeSortCase({ name: 'groups', keyType: 'f32', flavour: 'special', sizes: [5000, 3000, 0, 7000, 100, 2500, 1], orders: alternating(7), seed: 20 });
         await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
         await expectReference(grouped, 'radix', { radixMaxTiles: 2 });
-      }, 120_000);
+      }, 900_000);
       it('single-tile layouts: segments sharing a workgroup, items per invocation, groups per invocation', async () => {
         // Sizes on both sides of every power of two up to 1024, so a workgroup's segments pad to its largest.
         const sizes = [0, 1, 2, 3, 5, 8, 9, 16, 17, 31, 33, 64, 100, 255, 256, 257, 600, 1023, 1024, 7, 0, 12];
@@ -142,7 +142,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const s = makeSortCase({ name: 'wr-small', keyType: 'i32', flavour: 'ties', sizes: small, orders: alternating(small.length), values: 'indices-u32', seed: 79 });
         const policies = thorough ? [1, 2, 16].map((items) => ({ workgroupSize: 64, workgroupRadixItemsPerInvocation: items })) : [{ workgroupSize: 64, workgroupRadixItemsPerInvocation: 1 }];
         for (const p of policies) expect(await expectReference(s, 'workgroup-radix', p)).toBe('workgroup-radix');
-      }, 120_000);
+      }, 900_000);
       it('digits every key of a segment shares are skipped, in any position: stable, both orders', async () => {
         // u32 keys varying in one byte only (the other three passes skip), in two bytes, in none (a copy), and all four.
         const size = 3000;
@@ -158,7 +158,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const c = makeSortCase({ name: 'wr-constant-digits', keyType: 'u32', sizes, orders: ['ascending', 'descending', 'ascending', 'descending', 'ascending', 'descending'], orderKind: 'perSegment', values: 'payload', seed: 83 });
         c.keys = new Uint32Array(rows.flat());
         await expectAllVariants(c, ['workgroup-radix', 'radix']);
-      }, 120_000);
+      }, 900_000);
       it("the natural plan: single-tile beside workgroup-radix (segments of at most workgroupRadixSegmentItems), radix past it", async () => {
         const { tileItems, workgroupRadixSegmentItems } = segmentedSortPolicyFor(backend.capabilities);
         const sizes = [300, tileItems + 1, 0, 77, workgroupRadixSegmentItems, 1];
@@ -166,7 +166,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         expect(await expectReference(c)).toBe('workgroup-radix');
         const longer = [...sizes, workgroupRadixSegmentItems + 1];
         expect(await expectReference(makeSortCase({ name: 'wr-natural-long', keyType: 'f32', flavour: 'special', sizes: longer, orders: alternating(longer.length), values: 'indices-f32', seed: 97 }))).toBe('radix');
-      }, 120_000);
+      }, 900_000);
     });
 
     describe('parameter kinds and layouts', () => {
