@@ -44,7 +44,7 @@ describe('SegmentedSortVariantsFor over a grid of static bounds', () => {
     }
     expect(typeErrors(lines.join('\n'))).toEqual([]);
     expect(count).toBeGreaterThanOrEqual(sizeBounds.length);
-  }, 60_000);
+  }, 180_000);
 
   it('prunes at compile time what no policy can pick', () => {
     expect([...runtimeReachable([0, 64])]).toEqual(['single-tile']);
