@@ -10,7 +10,10 @@
  *
  * Bundle with bench/gpu/build.sh (it bundles this file to dist/bench/sort-webgpu.mjs too), then
  *   node dist/bench/sort-webgpu.mjs [--runs=9] [--batch-ms=60] [--single-cols=16777216] [--out=dir] [--cases=4096x256,k=4096]
- *     [--shapes=16384x64,1024x1024] (more sort cases, rows x cols) [--policy='{"tileItemsPerInvocation":8}'] (env.tuning.policy of every sort)
+ *     [--shapes=16384x64,1024x1024,512x16384r] (more sort cases, rows x cols; a trailing r: ragged, each
+ *     segment 1 to cols keys, packed; torch sorts the padded rows) [--policy='{"tileItemsPerInvocation":8}'] (env.tuning.policy of every sort)
+ *     [--variants=workgroup-radix,radix] (each sort case also with each of these variants forced; a
+ *     variant the build has not is recorded as its error; 1xN cases past 1M keys skip workgroup-radix)
  *     [--tag=name] (written into the JSON file's name: sort-webgpu-<tag>.json, to compare builds or policies)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
  * with --single-cols small enough for its 128 MiB binding limit).
@@ -21,7 +24,7 @@ import { median, parseArgs, printTable } from './lib/cases.js';
 import { constantOf } from './lib/constant.js';
 import { benchDevice, passTimer } from './lib/gpu-device.js';
 
-const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, referenceSegmentedSort, webgpuBackend } = segkit;
+const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, webgpuBackend } = segkit;
 const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
@@ -35,11 +38,16 @@ interface Case {
   id: string;
   rows: number;
   cols: number;
+  /** Ragged: segment sizes 1..cols (seeded), packed. */
+  ragged?: boolean;
+  /** env.tuning.variant. */
+  variant?: string;
   /** Top-k with this k (sorted) instead of a sort. */
   k?: number;
 }
 const tuningPolicy = argv.policy === undefined ? undefined : (JSON.parse(String(argv.policy)) as Record<string, number>);
-const extraShapes = argv.shapes === undefined ? [] : String(argv.shapes).split(',').map((shape) => shape.split('x').map(Number) as [number, number]);
+const extraShapes = argv.shapes === undefined ? [] : String(argv.shapes).split(',').map((shape) => ({ ragged: shape.endsWith('r'), dims: shape.replace(/r$/, '').split('x').map(Number) as [number, number] }));
+const forcedVariants = argv.variants === undefined ? [] : String(argv.variants).split(',');
 const cases: Case[] = [
   { id: 'sort 4096x256', rows: 4096, cols: 256 },
   { id: 'sort 256x4096', rows: 256, cols: 4096 },
@@ -47,8 +55,21 @@ const cases: Case[] = [
   { id: `sort 1x${singleCols}`, rows: 1, cols: singleCols },
   { id: 'topk 64x32768 k=4096', rows: 64, cols: 32768, k: 4096 },
   { id: 'topk 16x65536 k=10000', rows: 16, cols: 65536, k: 10000 },
-  ...extraShapes.map(([rows, cols]) => ({ id: `sort ${rows}x${cols}`, rows, cols })),
+  ...extraShapes.map(({ ragged, dims: [rows, cols] }) => ({ id: `sort ${rows}x${cols}${ragged ? 'r' : ''}`, rows, cols, ragged })),
 ];
+for (const c of [...cases]) {
+  if (c.k !== undefined) continue;
+  for (const variant of forcedVariants) {
+    if (variant === 'workgroup-radix' && c.rows === 1 && c.cols > 1 << 20) continue;
+    cases.push({ ...c, id: `${c.id} [${variant}]`, variant });
+  }
+}
+
+/** A seeded generator in [0, 1) (the ragged cases' sizes). */
+function rng(seed0: number): () => number {
+  let state = seed0 >>> 0 || 1;
+  return () => ((state = (state * 1664525 + 1013904223) >>> 0) / 4294967296);
+}
 
 let seed = 1234;
 const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
@@ -81,23 +102,37 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
   // A case this backend refuses (top-k's sorted selection past a tile, say) is recorded as its error.
   try {
     console.error(`[sort-webgpu] ${c.id}`);
-    const total = c.rows * c.cols;
+    const sizeRandom = rng(c.rows * 31 + c.cols);
+    const sizes = Array.from({ length: c.rows }, () => (c.ragged ? 1 + Math.floor(sizeRandom() * c.cols) : c.cols));
+    const starts: number[] = [];
+    let total = 0;
+    for (const size of sizes) {
+      starts.push(total);
+      total += size;
+    }
     const keys = Float32Array.from({ length: total }, random);
     const keysIn = gpu.upload(keys);
-    const width = c.k ?? c.cols;
-    const keysOut = gpu.alloc('f32', c.rows * width);
-    const valuesOut = gpu.alloc('u32', c.rows * width);
+    const outLength = c.k === undefined ? total : c.rows * c.k;
+    const keysOut = gpu.alloc('f32', outLength);
+    const valuesOut = gpu.alloc('u32', outLength);
+    const tuning = { ...(tuningPolicy ? { policy: tuningPolicy } : {}), ...(c.variant ? { variant: c.variant } : {}) };
     const plan =
       c.k === undefined
-        ? DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) }, env({ backend: gpu, ...(tuningPolicy ? { tuning: { policy: tuningPolicy } } : {}) }))
+        ? DeviceSegmentedSort.plan(
+            { keysIn, keysOut, valuesOut, segmentSizes: c.ragged ? p.perSegment(sizes, { min: 1, max: c.cols }) : constantOf(c.cols), order: p.constantOption('ascending'), numSegments: p.uniform(c.rows) },
+            env({ backend: gpu, tuning: tuning as never }),
+          )
         : DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: constantOf(c.cols), k: p.uniform(c.k, { min: 1, max: c.k }), selectDirection: p.constantOption('max'), numSegments: p.uniform(c.rows) }, env({ backend: gpu }));
     const temp = plan.tempStorageBytes > 0 ? gpu.alloc('u8', plan.tempStorageBytes) : undefined;
     await plan.run(temp);
     const got = new Uint32Array((await gpu.download(keysOut)).buffer);
     let expected: Uint32Array;
     if (c.k === undefined) {
-      const starts = Array.from({ length: c.rows }, (_, r) => r * c.cols);
-      expected = referenceSegmentedSort({ keyType: 'f32', keys: new Uint32Array(keys.buffer), segmentStarts: starts, segmentSizes: starts.map(() => c.cols), orders: starts.map(() => 'ascending'), withValues: false, keysOut: new Uint32Array(total) }).keys;
+      // The keys have no NaN and no -0, so a numeric sort of each segment is the stable sort's keys
+      // (referenceSegmentedSort, far faster for 16M keys).
+      const sorted = new Float32Array(total);
+      sizes.forEach((size, r) => sorted.set(keys.subarray(starts[r]!, starts[r]! + size).slice().sort(), starts[r]!));
+      expected = new Uint32Array(sorted.buffer);
     } else {
       const cpuIn = cpu.upload(keys);
       const cpuOut = cpu.alloc('f32', c.rows * c.k);
@@ -113,6 +148,8 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     rows.push({
       case: c.id,
       variant: plan.variant,
+      // The plan's launches by kernel (explain() has them with their grids).
+      kernels: [...new Set(plan.launches.map((l) => l.name.replace(/\[.*$/, '')))].join(' '),
       launches: plan.launches.length,
       batchedMs: t.batchedMs.toFixed(3),
       singleMs: t.singleMs.toFixed(3),

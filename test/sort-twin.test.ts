@@ -37,6 +37,10 @@ const cases: TwinCase[] = [
   // 4 digit totals per invocation in the scatter's scan; rank tiles of 1024 keys, 16 per invocation.
   { name: 'radix with 64-invocation workgroups', sizes: [5000, 1200, 1100], variant: 'radix', policy: { workgroupSize: 64, tileItems: 1024, radixTileItems: 3000 } },
   { name: 'radix over keys whose low digits are all equal (those passes copy)', sizes: [6000, 4500], variant: 'radix', policy: { radixTileItems: 1000 }, integerKeys: true },
+  { name: 'workgroup-radix beside single-tile (the natural plan for a few segments of at most 8192 keys)', sizes: [300, 8000, 0, 77, 4100, 1] },
+  // Low digits all equal: passes 0 and 1 skip, so pass 2 writes buffer 0 and pass 3 the outputs.
+  { name: 'workgroup-radix skipping constant digits, rank tiles of 128 keys', sizes: [6000, 4500, 1, 0], variant: 'workgroup-radix', policy: { workgroupSize: 64, workgroupRadixItemsPerInvocation: 2 }, integerKeys: true },
+  { name: 'workgroup-radix over every digit', sizes: [5000, 1200, 3], variant: 'workgroup-radix' },
 ];
 
 describeTwins('sort: CPU and WGSL twins, launch by launch', () => {

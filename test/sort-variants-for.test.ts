@@ -11,6 +11,8 @@ import { sourceEntry, typeErrors } from './type-assertions.js';
 
 const sizeBounds: [number, number][] = [[0, 64], [0, 1024], [1024, 1024], [1025, 4096], [4096, 4096], [4097, 8192], [512, 100000], [0, 4294967295]];
 const storageClasses = [16384, 32768, 49152, 65536];
+/** Host bounds on the number of segments: below, at and past workgroupRadixMinSegments. */
+const segmentCounts = [1, 64, 80, 128, 100000];
 
 function samples([min, max]: [number, number]): number[] {
   return [...new Set([min, max, Math.floor((min + max) / 2), Math.min(max, min + 1), Math.max(min, 1024), Math.max(min, 2048), Math.max(min, 4096), Math.max(min, 4097)])].filter((v) => v >= min && v <= max);
@@ -22,9 +24,11 @@ function runtimeReachable(size: [number, number]): Set<SegmentedSortVariant> {
     const { capabilities } = cpuBackend({ capabilities: { workgroupStorageBytes }, workers: 0 });
     for (const sizeMax of samples(size)) {
       for (const sizeMin of [size[0], sizeMax]) {
-        const selection = selectSegmentedSortVariant({ segmentSize: { min: sizeMin, max: sizeMax } }, capabilities);
-        seen.add(selection.variant);
-        for (const v of selection.reachable) seen.add(v);
+        for (const segments of segmentCounts) {
+          const selection = selectSegmentedSortVariant({ segmentSize: { min: sizeMin, max: sizeMax }, segments }, capabilities);
+          seen.add(selection.variant);
+          for (const v of selection.reachable) seen.add(v);
+        }
       }
     }
   }
@@ -40,10 +44,12 @@ describe('SegmentedSortVariantsFor over a grid of static bounds', () => {
     }
     expect(typeErrors(lines.join('\n'))).toEqual([]);
     expect(count).toBeGreaterThanOrEqual(sizeBounds.length);
-  }, 60_000);
+  }, 180_000);
 
   it('prunes at compile time what no policy can pick', () => {
     expect([...runtimeReachable([0, 64])]).toEqual(['single-tile']);
-    expect([...runtimeReachable([4097, 8192])]).toEqual(['radix']);
+    expect([...runtimeReachable([4097, 8192])].sort()).toEqual(['radix', 'workgroup-radix']);
+    // Past the tile: workgroup-radix where its workgroup memory fits (not in 16 KiB), radix where it does not or the segments are few and long.
+    expect([...runtimeReachable([100000, 100000])].sort()).toEqual(['radix', 'workgroup-radix']);
   });
 });

@@ -48,6 +48,8 @@ expectType<"(Error) missing required field 'order'">(null! as Checked<typeof typ
 // Variants the static size bounds leave.
 expectType<'single-tile'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.constant<256>> }>);
 expectType<'single-tile'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<0, 1024>> }>);
-expectType<'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<5000, 90000>> }>);
-expectType<'single-tile' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<number, number>> }>);
-expectType<'single-tile' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.uniform<0, 2048>> }>);
+expectType<'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<5000, 90000>> }>);
+expectType<'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.constant<32768>> }>);
+expectType<'single-tile' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<number, number>> }>);
+expectType<'single-tile' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.uniform<0, 2048>> }>);
+// At most the smallest tile of any policy: workgroup-radix is pruned with radix (the 'single-tile' lines above).

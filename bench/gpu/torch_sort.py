@@ -6,6 +6,8 @@ sorted. singleMs: median of single calls with events around each; batchedMs: med
 N back-to-back calls, / N.
 
 Run on the device: python3 bench/gpu/torch_sort.py [--single-cols=16777216] [--runs=101]
+  [--shapes=32x131072,512x16384r] (more sort cases, rows x cols, as bench/sort-webgpu.ts's; a trailing r,
+  ragged there, is the padded rows x cols here)
 """
 import json
 import sys
@@ -25,13 +27,18 @@ def rand(rows, cols):
     return torch.rand((rows, cols), generator=gen, device=dev, dtype=torch.float32) * 2 - 1
 
 
+SHAPES = [(f"{r}x{c}", r, c) for r, c in [(4096, 256), (256, 4096), (64, 32768), (1, SINGLE_COLS)]]
+for shape in [s for s in args.get("shapes", "").split(",") if s]:
+    rows, cols = (int(v) for v in shape.rstrip("r").split("x"))
+    SHAPES.append((shape, rows, cols))
+
 results = []
-for rows, cols in [(4096, 256), (256, 4096), (64, 32768), (1, SINGLE_COLS)]:
+for shape, rows, cols in SHAPES:
     x = rand(rows, cols)
     for name, fn in [("torch.sort", lambda: torch.sort(x, dim=1, stable=True)), ("torch.argsort", lambda: torch.argsort(x, dim=1, stable=True))]:
         single = single_ms(fn, RUNS)
         batched, n = batched_ms(fn, single, BATCH_MS)
-        results.append({"case": f"sort {rows}x{cols}", "op": name, "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
+        results.append({"case": f"sort {shape}", "op": name, "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
         print(json.dumps(results[-1]), file=sys.stderr)
     del x
 for rows, cols, k in [(64, 32768, 4096), (16, 65536, 10000)]:

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type SegmentedSortVariant, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
+import { workgroupRadixBytes } from '../../src/algorithms/segmented-sort/problem.js';
 import { rng } from '../helpers.js';
 import { untouchedBits } from './common.js';
 import { type SortCase, buildSortCase, makeSortCase, runSortCase } from './sort-cases.js';
@@ -64,15 +65,15 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         it(`${keyType} ${flavour}: sizes around the tile, order per segment`, async () => {
           const { tileItems } = segmentedSortPolicyFor(backend.capabilities);
           const small = [0, 1, 2, 3, 17, 0, 255, 256, 257, 1000];
-          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/small`, keyType, flavour, sizes: small, orders: alternating(small.length), seed: 3 }), ['single-tile', 'radix']);
+          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/small`, keyType, flavour, sizes: small, orders: alternating(small.length), seed: 3 }), ['single-tile', 'workgroup-radix', 'radix']);
           const edges = [tileItems - 1, tileItems, 0, tileItems + 1, 2 * tileItems + 1, 5];
-          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/edges`, keyType, flavour, sizes: edges, orders: alternating(edges.length), seed: 5 }), ['radix']);
+          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/edges`, keyType, flavour, sizes: edges, orders: alternating(edges.length), seed: 5 }), ['workgroup-radix', 'radix']);
         });
       }
       it('payloads, f32 and i32 indices, keys only', async () => {
         const sizes = [5, 300, 0, 2100, 64];
         for (const values of thorough ? (['payload', 'indices-f32', 'indices-i32', 'none'] as const) : (['payload', 'indices-f32'] as const)) {
-          await expectAllVariants(makeSortCase({ name: `values ${values}`, keyType: 'u32', flavour: 'ties', sizes, orders: 'descending', values, seed: 7 }), ['radix']);
+          await expectAllVariants(makeSortCase({ name: `values ${values}`, keyType: 'u32', flavour: 'ties', sizes, orders: 'descending', values, seed: 7 }), ['workgroup-radix', 'radix']);
         }
       });
     });
@@ -81,7 +82,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       it('heavy ties keep their input order in both orders, on every variant', async () => {
         const sizes = [3000, 700, 1, 4500];
         const c = makeSortCase({ name: 'ties', keyType: 'i32', flavour: 'ties', sizes, orders: ['descending', 'ascending', 'ascending', 'descending'], values: 'indices-i32', seed: 11 });
-        await expectAllVariants(c, ['radix']);
+        await expectAllVariants(c, ['workgroup-radix', 'radix']);
       });
       it('NaN sorts as the largest key; -0 and +0 are equal (input order, own bits)', async () => {
         // NaN(payload 1), -0, +0, 1, -1, NaN(payload 2), -0
@@ -100,14 +101,14 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
 
     describe('long segments and many segments', () => {
       it('segments over many radix tiles', async () => {
-        await expectAllVariants(makeSortCase({ name: 'tiles', keyType: 'f32', flavour: 'special', sizes: [50_000, 9000, 3, 0, 4097], orders: alternating(5), seed: 17 }), ['radix']);
+        await expectAllVariants(makeSortCase({ name: 'tiles', keyType: 'f32', flavour: 'special', sizes: [50_000, 9000, 3, 0, 4097], orders: alternating(5), seed: 17 }), ['workgroup-radix', 'radix']);
         // Small radix tiles: many tiles per segment (tiles per segment is a uniform, no new pipeline).
         await expectReference(makeSortCase({ name: 'small tiles', keyType: 'f32', flavour: 'special', sizes: [5000, 777, 12000], orders: alternating(3), seed: 19 }), 'radix', { radixTileItems: 300 });
         // Segments in groups that reuse the counts (tiles and groups are uniforms and pass words, no new pipeline).
         const grouped = makeSortCase({ name: 'groups', keyType: 'f32', flavour: 'special', sizes: [5000, 3000, 0, 7000, 100, 2500, 1], orders: alternating(7), seed: 20 });
         await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
         await expectReference(grouped, 'radix', { radixMaxTiles: 2 });
-      });
+      }, 900_000);
       it('single-tile layouts: segments sharing a workgroup, items per invocation, groups per invocation', async () => {
         // Sizes on both sides of every power of two up to 1024, so a workgroup's segments pad to its largest.
         const sizes = [0, 1, 2, 3, 5, 8, 9, 16, 17, 31, 33, 64, 100, 255, 256, 257, 600, 1023, 1024, 7, 0, 12];
@@ -124,8 +125,48 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       // 835 s on lavapipe with one thread on a loaded 2-core machine, well under 600 s when idle).
       it('100k+ segments of up to 12 keys, every variant', async () => {
         const sizes = randomSizes(120_000, 12, 23);
-        await expectAllVariants(makeSortCase({ name: 'many', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), seed: 29 }), ['single-tile', 'radix']);
+        await expectAllVariants(makeSortCase({ name: 'many', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), seed: 29 }), ['single-tile', 'workgroup-radix', 'radix']);
       }, 1_500_000);
+    });
+
+    describe('workgroup-radix: one workgroup per segment', () => {
+      it('sizes around its rank tile and its workgroup, with small policies (many tiles, several digits per invocation)', async () => {
+        const policy = segmentedSortPolicyFor(backend.capabilities);
+        const rank = policy.workgroupSize * policy.workgroupRadixItemsPerInvocation;
+        const wg = policy.workgroupSize;
+        const sizes = [rank - 1, rank, 0, rank + 1, 2 * rank + 1, wg - 1, wg, wg + 1, 1, 2, policy.tileItems + 1, 3 * rank - 7];
+        const c = makeSortCase({ name: 'wr-edges', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values: 'payload', seed: 73 });
+        expect(await expectReference(c, 'workgroup-radix')).toBe('workgroup-radix');
+        // 64 invocations: four digits each in the digit scan; rank tiles of 64 keys (one per invocation) and of 1024.
+        const small = [0, 1, 63, 64, 65, 1023, 1024, 1025, 5000];
+        const s = makeSortCase({ name: 'wr-small', keyType: 'i32', flavour: 'ties', sizes: small, orders: alternating(small.length), values: 'indices-u32', seed: 79 });
+        const policies = thorough ? [1, 2, 16].map((items) => ({ workgroupSize: 64, workgroupRadixItemsPerInvocation: items })) : [{ workgroupSize: 64, workgroupRadixItemsPerInvocation: 1 }];
+        for (const p of policies) expect(await expectReference(s, 'workgroup-radix', p)).toBe('workgroup-radix');
+      }, 900_000);
+      it('digits every key of a segment shares are skipped, in any position: stable, both orders', async () => {
+        // u32 keys varying in one byte only (the other three passes skip), in two bytes, in none (a copy), and all four.
+        const size = 3000;
+        const rows: number[][] = [
+          Array.from({ length: size }, (_, i) => ((i * 7) % 5) << 24),
+          Array.from({ length: size }, (_, i) => (((i * 13) % 9) << 8) | 0x55),
+          Array.from({ length: size }, () => 0x12345678),
+          Array.from({ length: size }, (_, i) => (((i * 3) % 4) << 16) | ((i % 3) << 0)),
+          Array.from({ length: size }, (_, i) => (i * 2654435761) >>> 0),
+          [0xffffffff],
+        ];
+        const sizes = rows.map((r) => r.length);
+        const c = makeSortCase({ name: 'wr-constant-digits', keyType: 'u32', sizes, orders: ['ascending', 'descending', 'ascending', 'descending', 'ascending', 'descending'], orderKind: 'perSegment', values: 'payload', seed: 83 });
+        c.keys = new Uint32Array(rows.flat());
+        await expectAllVariants(c, ['workgroup-radix', 'radix']);
+      }, 900_000);
+      it("the natural plan: single-tile beside workgroup-radix (segments of at most workgroupRadixSegmentItems), radix past it", async () => {
+        const { tileItems, workgroupRadixSegmentItems } = segmentedSortPolicyFor(backend.capabilities);
+        const sizes = [300, tileItems + 1, 0, 77, workgroupRadixSegmentItems, 1];
+        const c = makeSortCase({ name: 'wr-natural', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values: 'indices-f32', seed: 89 });
+        expect(await expectReference(c)).toBe('workgroup-radix');
+        const longer = [...sizes, workgroupRadixSegmentItems + 1];
+        expect(await expectReference(makeSortCase({ name: 'wr-natural-long', keyType: 'f32', flavour: 'special', sizes: longer, orders: alternating(longer.length), values: 'indices-f32', seed: 97 }))).toBe('radix');
+      }, 900_000);
     });
 
     describe('parameter kinds and layouts', () => {
@@ -150,8 +191,8 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         });
       }
       it('strided segments shorter than the stride, and totalNumItems', async () => {
-        await expectAllVariants(makeSortCase({ name: 'strided', keyType: 'i32', sizes: [900, 0, 2000, 77], stride: 2000, orders: alternating(4), values: 'payload', seed: 37 }), ['radix']);
-        await expectAllVariants(makeSortCase({ name: 'total', sizes: [10, 3000, 20], totalNumItems: 3030, seed: 41 }), ['radix']);
+        await expectAllVariants(makeSortCase({ name: 'strided', keyType: 'i32', sizes: [900, 0, 2000, 77], stride: 2000, orders: alternating(4), values: 'payload', seed: 37 }), ['workgroup-radix', 'radix']);
+        await expectAllVariants(makeSortCase({ name: 'total', sizes: [10, 3000, 20], totalNumItems: 3030, seed: 41 }), ['workgroup-radix', 'radix']);
       });
       it('empty segments and numSegments 0, every variant', async () => {
         await expectAllVariants(makeSortCase({ name: 'empty', sizes: [0, 0, 3, 0, 1, 0], seed: 43 }));
@@ -174,14 +215,25 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         expect(() => plan({ ...built.args, keysOut: built.args.keysIn })).toThrow('keysIn, keysOut, valuesIn and valuesOut must be distinct arrays (the sort does not run in place)');
         expect(() => plan({ ...built.args, order: p.constantOption('up') })).toThrow(/order: option 'up' is not one of the options \['ascending', 'descending'\]/);
         expect(() => plan({ ...built.args, ordre: built.args.order })).toThrow("args: unknown field 'ordre'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'order', 'numSegments', 'totalNumItems'");
-        expect(() => plan({ ...built.args, segmentSizes: p.perSegment([4, 4], { max: 8 }) }, { variant: 'nope' })).toThrow("tuning.variant: 'nope' is not a segmented sort variant; expected 'single-tile', 'radix'");
+        expect(() => plan({ ...built.args, segmentSizes: p.perSegment([4, 4], { max: 8 }) }, { variant: 'nope' })).toThrow("tuning.variant: 'nope' is not a segmented sort variant; expected 'single-tile', 'workgroup-radix', 'radix'");
         for (const perInvocation of [1, 3, 64]) {
           expect(() => plan(built.args, { policy: { tileItemsPerInvocation: perInvocation } })).toThrow(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
         }
+        for (const items of [3, 32]) {
+          expect(() => plan(built.args, { policy: { workgroupRadixItemsPerInvocation: items } })).toThrow(`tuning.policy.workgroupRadixItemsPerInvocation: ${items} is not a power of two from 1 to 16`);
+        }
         const long = { keysIn: backend.alloc('f32', 5004), keysOut: backend.alloc('f32', 5004) };
         expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'single-tile' })).toThrow(
-          `tuning.variant: 'single-tile' cannot run for these parameters: max segment size 5000 > tile ${segmentedSortPolicyFor(backend.capabilities).tileItems}; it sorts the segments that fit, radix the rest`,
+          `tuning.variant: 'single-tile' cannot run for these parameters: max segment size 5000 > tile ${segmentedSortPolicyFor(backend.capabilities).tileItems}; it sorts the segments that fit, workgroup-radix the rest`,
         );
+        // Ranking 16 keys an invocation needs more workgroup memory than any built-in backend has: workgroup-radix cannot run, radix sorts.
+        const workgroupSize = Math.min(512, backend.capabilities.maxWorkgroupSize);
+        const big = { workgroupSize, workgroupRadixItemsPerInvocation: 16 };
+        const bytes = workgroupRadixBytes(workgroupSize, 16, true);
+        expect(() => plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { variant: 'workgroup-radix', policy: big })).toThrow(
+          `tuning.variant: 'workgroup-radix' cannot run for these parameters: a workgroup of ${workgroupSize} ranking 16 items each needs ${bytes} bytes of workgroup memory; the backend has ${backend.capabilities.workgroupStorageBytes}`,
+        );
+        expect((plan({ ...built.args, ...long, valuesOut: undefined, segmentSizes: p.perSegment([4, 5000]) }, { policy: big }) as { variant: string }).variant).toBe('radix');
         long.keysIn.destroy();
         long.keysOut.destroy();
         short.destroy();
@@ -204,15 +256,26 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       });
     });
 
-    it('explain() names the variant and the launches', () => {
+    it('explain() names the variant and the launches: workgroup-radix for few short or many long segments, radix for few long ones', () => {
       const built = buildSortCase(backend, makeSortCase({ name: 'explain', sizes: [3, 5000], seed: 61 }));
-      const plan = (DeviceSegmentedSort.plan as unknown as (a: unknown, e: unknown) => { explain(): string; variant: string; reachableVariants: readonly string[] })(built.args, env({ backend }));
-      expect(plan.variant).toBe('radix');
-      expect(plan.reachableVariants).toEqual(['single-tile', 'radix']);
-      const text = plan.explain();
-      expect(text).toMatch(/DeviceSegmentedSort on/);
-      expect(text).toMatch(/sort\/single-tile/);
-      expect(text).toMatch(/sort\/radix\/scatter/);
+      type Explained = { explain(): string; variant: string; reachableVariants: readonly string[]; destroy(): void };
+      const plan = (args: unknown, tuning = {}) => (DeviceSegmentedSort.plan as unknown as (a: unknown, e: unknown) => Explained)(args, env({ backend, tuning }));
+      const short = plan(built.args);
+      expect(short.variant).toBe('workgroup-radix');
+      expect(short.reachableVariants).toEqual(['single-tile', 'workgroup-radix']);
+      expect(short.explain()).toMatch(/DeviceSegmentedSort on/);
+      expect(short.explain()).toMatch(/sort\/single-tile/);
+      expect(short.explain()).toMatch(/sort\/workgroup-radix\[.*one workgroup per segment longer than/);
+      expect(short.explain()).toMatch(/max segment size 5000 <= 8192 or 2 segments >= 80/);
+      // The same segments as if they were too long for one workgroup each: radix.
+      const long = plan(built.args, { policy: { workgroupRadixSegmentItems: 4999 } });
+      expect(long.variant).toBe('radix');
+      expect(long.reachableVariants).toEqual(['single-tile', 'radix']);
+      expect(long.explain()).toMatch(/sort\/radix\/scatter/);
+      expect(long.explain()).not.toMatch(/sort\/workgroup-radix/);
+      // Many of them: workgroup-radix again.
+      expect(plan(built.args, { policy: { workgroupRadixSegmentItems: 4999, workgroupRadixMinSegments: 2 } }).variant).toBe('workgroup-radix');
+      for (const p of [short, long]) p.destroy();
       for (const a of built.owned) a.destroy();
     });
   });

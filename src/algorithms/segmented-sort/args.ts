@@ -99,10 +99,12 @@ interface StaticLimits {
 /**
  * The variants any built-in policy could pick for the static segment-size bounds in `Args` (a sound
  * over-approximation of `plan.reachableVariants` on every built-in backend). A forced variant
- * (tuning) is outside this set's promise.
+ * (tuning) is outside this set's promise. Segments past the tile go to 'workgroup-radix' or 'radix'
+ * by the number of segments, which the static bounds do not know, and a backend with little
+ * workgroup memory has no 'workgroup-radix': both stay in the set whenever a segment may pass the tile.
  *
- * @example with `segmentSizes: p.constant(256)`: `'single-tile'`; with `p.perSegment(sizes, { min: 5000 })`: `'radix'`.
+ * @example with `segmentSizes: p.constant(256)`: `'single-tile'`; with `p.perSegment(sizes, { min: 5000 })`: `'workgroup-radix' | 'radix'`.
  */
 export type SegmentedSortVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
-  ? ReachableUpTo<'single-tile', StaticMin<Sizes>, StaticLimits['maxTileItems']> | ReachableAbove<'radix', StaticMax<Sizes>, StaticLimits['minTileItems']>
+  ? ReachableUpTo<'single-tile', StaticMin<Sizes>, StaticLimits['maxTileItems']> | ReachableAbove<'workgroup-radix' | 'radix', StaticMax<Sizes>, StaticLimits['minTileItems']>
   : SegmentedSortVariant;

@@ -111,11 +111,23 @@ function variantLaunches(
   });
   const launches: SegmentedSortLaunch[] = [];
   if (selection.variant === 'single-tile' || withSingleTile) {
-    const which = selection.variant === 'single-tile' ? '' : ` (segments of at most ${policy.tileItems} keys; radix takes the rest)`;
+    const which = selection.variant === 'single-tile' ? '' : ` (segments of at most ${policy.tileItems} keys; ${selection.variant} takes the rest)`;
     const shape = singleTileShape(maxSegmentSize, policy);
     const per = shape.segmentsPerWorkgroup === 1 ? 'one workgroup per segment' : `${shape.segmentsPerWorkgroup} segments per workgroup`;
     launches.push(
       launch('single-tile', 'single-tile', 'single-tile', `${per} (tiles of ${shape.tile} keys, ${shape.itemsPerInvocation} per invocation in registers): load, bitonic sort by (sort key, index), write${which}`),
+    );
+  }
+  if (selection.variant === 'workgroup-radix') {
+    for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, itemsBound * 4);
+    const rank = policy.workgroupSize * policy.workgroupRadixItemsPerInvocation;
+    launches.push(
+      launch(
+        'workgroup-radix',
+        'workgroup-radix',
+        'workgroup-radix',
+        `one workgroup per segment${withSingleTile ? ` longer than ${policy.tileItems} keys` : ''}: the four digit histograms in one read, then per 8-bit digit (skipping a digit every key of the segment shares) a stable scatter, tile by tile of ${rank} keys ranked in workgroup memory, between the double buffers; the last pass writes the outputs`,
+      ),
     );
   }
   if (selection.variant === 'radix') {
@@ -168,12 +180,12 @@ export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = ma
   if (typeof policyTuning === 'object' && policyTuning !== null) checkFields('env.tuning.policy', policyTuning, Object.keys(segmentedSortPolicyFor(backend.capabilities)));
   const sizeBounds = segmentSizeBounds(facts);
   const maxSegmentSize = maxSegmentSizeOf(facts, input);
-  const selection = selectSegmentedSortVariant({ segmentSize: { min: sizeBounds.min, max: Math.max(maxSegmentSize, sizeBounds.min) } }, backend.capabilities, {
+  const selection = selectSegmentedSortVariant({ segmentSize: { min: sizeBounds.min, max: Math.max(maxSegmentSize, sizeBounds.min) }, segments: facts.maxSegments }, backend.capabilities, {
     ...(forced === undefined ? {} : { variant: forced }),
     ...(policyTuning === undefined ? {} : { policy: policyTuning }),
   });
-  // Radix chosen by the selector (not forced) leaves the segments that fit a tile to single-tile.
-  const withSingleTile = selection.variant === 'radix' && forced === undefined && sizeBounds.min <= selection.policy.tileItems;
+  // Radix or workgroup-radix chosen by the selector (not forced) leaves the segments that fit a tile to single-tile.
+  const withSingleTile = selection.variant !== 'single-tile' && forced === undefined && sizeBounds.min <= selection.policy.tileItems;
 
   const parameters = [facts.order];
   const validation: Validation = planValidation(environment, facts, parameters);

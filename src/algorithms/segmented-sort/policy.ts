@@ -2,12 +2,13 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
+import { workgroupRadixBytes } from './problem.js';
 import { tileItemsFor } from '../batched-top-k/policy.js';
 
 /** The variants of DeviceSegmentedSort. */
-export type SegmentedSortVariant = 'single-tile' | 'radix';
+export type SegmentedSortVariant = 'single-tile' | 'workgroup-radix' | 'radix';
 /** Every variant, in the order `explain()` lists them. */
-export const segmentedSortVariants: readonly SegmentedSortVariant[] = ['single-tile', 'radix'];
+export const segmentedSortVariants: readonly SegmentedSortVariant[] = ['single-tile', 'workgroup-radix', 'radix'];
 
 /** Policy values: what the kernels of each variant are sized by. */
 export interface SegmentedSortPolicy {
@@ -33,7 +34,21 @@ export interface SegmentedSortPolicy {
    * tiles, and more segments run in groups (launches one after the other, reusing the counts).
    */
   readonly radixMaxTiles: number;
+  /**
+   * Items each 'workgroup-radix' invocation ranks per tile (a power of two, 1 to 16): the workgroup
+   * sorts its segment tile by tile, `workgroupSize` times this many keys (and values) at a time in
+   * workgroup memory (problem.ts `workgroupRadixBytes`).
+   *
+   * The three 'workgroup-radix' values are in every policy the sort's selector makes; a policy built
+   * for the radix kernels alone (top-k sorts its selection past a tile with them) may leave them out.
+   */
+  readonly workgroupRadixItemsPerInvocation?: number;
+  /** Segments past the tile of at most this many items go to 'workgroup-radix', however few there are. */
+  readonly workgroupRadixSegmentItems?: number;
+  /** From this many segments (the host bound) on, 'workgroup-radix' takes segments past the tile of any size. */
+  readonly workgroupRadixMinSegments?: number;
 }
+
 
 /**
  * Static limits every built-in policy lies within; `SegmentedSortVariantsFor` reads the same numbers
@@ -59,7 +74,7 @@ export const segmentedSortPolicyLimits = {
  * 1024 and 8: 0.035 / 0.059 / 0.025 / 0.050 (a tile of 16 keys fills too few invocations). Radix
  * over 64x32768: 0.418 ms with 512 invocations, 0.567 with 256 (the same 4096-item tiles).
  */
-export function segmentedSortPolicyFor(capabilities: BackendCapabilities): SegmentedSortPolicy {
+export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
   return {
     workgroupSize,
@@ -67,21 +82,47 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Segme
     tileItemsPerInvocation: 8,
     radixTileItems: 16 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
+    workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
+    ...workgroupRadixThresholds,
   };
+}
+
+/**
+ * Where 'workgroup-radix' beats 'radix' (one workgroup per segment, one launch, against three
+ * launches per digit spread over the whole batch), measured on an H200 (132 SMs; Dawn/Vulkan,
+ * bench/sort-webgpu.ts GPU time, f32 keys with indices, each variant forced, 2026-11-23), ms
+ * workgroup-radix / radix: 1x8192 0.098 / 0.126, 128x16384 0.21 / 0.41, 96x32768 0.47 / 0.74,
+ * 1024x8192 0.79 / 1.70, 512 ragged rows of 1..16384 keys 0.55 / 1.15; but 8x16384 0.19 / 0.13,
+ * 32x131072 1.87 / 0.86, 16x262144 3.7 / 0.86, 1x65536 0.77 / 0.144 (and 64x32768 about 0.47 /
+ * 0.42). A workgroup sorts a segment at about 14 ns a key while radix takes about 0.2 ns a key of the
+ * whole batch, so with one segment per multiprocessor workgroup-radix wins from about 70 segments;
+ * a segment of at most 8192 keys takes it about 0.1 ms, less than radix's twelve launches.
+ */
+const workgroupRadixThresholds = { workgroupRadixSegmentItems: 8192, workgroupRadixMinSegments: 80 } as const;
+
+/** The most items per 'workgroup-radix' invocation (a power of two, at most 16) whose workgroup memory, with values, fits the backend's; 1 when none does (then the variant cannot run). */
+function workgroupRadixItemsFor(workgroupSize: number, workgroupStorageBytes: number): number {
+  let items = 1;
+  while (items < 16 && workgroupRadixBytes(workgroupSize, items * 2, true) <= workgroupStorageBytes) items *= 2;
+  return items;
 }
 
 /** The facts the selector reads: the effective segment-size bounds, after every static and host runtime bound. */
 export interface SegmentedSortSelectorFacts {
   readonly segmentSize: Bounds;
+  /** The most segments of a call (the host bound; 1 when left out). */
+  readonly segments?: number;
 }
 
 /** The selector's answer. */
-export type SegmentedSortSelection = VariantSelection<SegmentedSortVariant, SegmentedSortPolicy>;
+export type SegmentedSortSelection = VariantSelection<SegmentedSortVariant, Required<SegmentedSortPolicy>>;
 
 /**
- * The policy selector: single-tile when every segment fits a tile, radix otherwise (and then, when
- * some segments may fit a tile, single-tile sorts those and radix skips them: see plan.ts). A forced
- * variant wins when it is applicable, else throws with the reason.
+ * The policy selector: single-tile when every segment fits a tile; otherwise workgroup-radix (one
+ * workgroup sorts each segment) when the segments are short enough or many enough to fill the device
+ * (`workgroupRadixSegmentItems`, `workgroupRadixMinSegments`), else radix (every digit pass spread
+ * over the whole batch). Either leaves the segments that fit a tile to single-tile (plan.ts). A
+ * forced variant wins when it is applicable, else throws with the reason.
  */
 export function selectSegmentedSortVariant(
   facts: SegmentedSortSelectorFacts,
@@ -90,11 +131,16 @@ export function selectSegmentedSortVariant(
 ): SegmentedSortSelection {
   const defaults = segmentedSortPolicyFor(capabilities);
   checkPolicyNames(tuning.policy, defaults);
-  const policy: SegmentedSortPolicy = { ...defaults, ...tuning.policy };
+  const policy = { ...defaults, ...tuning.policy } as Required<SegmentedSortPolicy>;
   checkPolicy(policy, capabilities);
   const maxSize = facts.segmentSize.max;
   const tileFits = maxSize <= policy.tileItems;
   const someFit = facts.segmentSize.min <= policy.tileItems;
+  const segments = facts.segments ?? 1;
+  const memory = workgroupRadixBytes(policy.workgroupSize, policy.workgroupRadixItemsPerInvocation, true);
+  const workgroupFits = memory <= capabilities.workgroupStorageBytes;
+  const workgroupWins = maxSize <= policy.workgroupRadixSegmentItems || segments >= policy.workgroupRadixMinSegments;
+  const natural: SegmentedSortVariant = tileFits ? 'single-tile' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
       variant: 'single-tile',
@@ -103,20 +149,36 @@ export function selectSegmentedSortVariant(
       reason: tileFits
         ? `max segment size ${maxSize} <= tile ${policy.tileItems}`
         : someFit
-          ? `max segment size ${maxSize} > tile ${policy.tileItems}; it sorts the segments that fit, radix the rest`
+          ? `max segment size ${maxSize} > tile ${policy.tileItems}; it sorts the segments that fit, ${natural} the rest`
           : `min segment size ${facts.segmentSize.min} > tile ${policy.tileItems}`,
+    },
+    {
+      variant: 'workgroup-radix',
+      applicable: workgroupFits,
+      reachable: natural === 'workgroup-radix',
+      reason: !workgroupFits
+        ? `a workgroup of ${policy.workgroupSize} ranking ${policy.workgroupRadixItemsPerInvocation} items each needs ${memory} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`
+        : tileFits
+          ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
+          : workgroupWins
+            ? `segments longer than a tile, one workgroup each: max segment size ${maxSize} <= ${policy.workgroupRadixSegmentItems} or ${segments} segments >= ${policy.workgroupRadixMinSegments}`
+            : `max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems} with ${segments} segments < ${policy.workgroupRadixMinSegments}: too few workgroups for the device`,
     },
     {
       variant: 'radix',
       applicable: true,
-      reachable: !tileFits,
-      reason: tileFits ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})` : 'segments longer than a tile',
+      reachable: natural === 'radix',
+      reason: tileFits
+        ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
+        : natural === 'radix'
+          ? `segments longer than a tile, too long and too few for one workgroup each (max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems}, ${segments} segments < ${policy.workgroupRadixMinSegments})`
+          : 'segments longer than a tile; workgroup-radix sorts them in one launch',
     },
   ];
-  return selectVariant<SegmentedSortVariant, SegmentedSortPolicy>('segmented sort', verdicts, tileFits ? 'single-tile' : 'radix', policy, tuning.variant);
+  return selectVariant<SegmentedSortVariant, Required<SegmentedSortPolicy>>('segmented sort', verdicts, natural, policy, tuning.variant);
 }
 
-function checkPolicy(policy: SegmentedSortPolicy, capabilities: BackendCapabilities): void {
+function checkPolicy(policy: Required<SegmentedSortPolicy>, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
@@ -130,4 +192,8 @@ function checkPolicy(policy: SegmentedSortPolicy, capabilities: BackendCapabilit
     throw new SegkitUsageError(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
   }
   if (policy.tileItems % policy.workgroupSize !== 0) throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} is not a multiple of workgroupSize ${policy.workgroupSize}`);
+  const rankItems = policy.workgroupRadixItemsPerInvocation;
+  if (rankItems > 16 || (rankItems & (rankItems - 1)) !== 0) {
+    throw new SegkitUsageError(`tuning.policy.workgroupRadixItemsPerInvocation: ${rankItems} is not a power of two from 1 to 16`);
+  }
 }

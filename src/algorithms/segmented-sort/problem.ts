@@ -16,8 +16,9 @@ import type { SegmentedSortPolicy, SegmentedSortVariant } from './policy.js';
  *   sort is stable; outputs carry the input's bits;
  * - `orderOfOption[index]` is 0 for 'ascending', 1 for 'descending' (indices past the end clamp to
  *   the last entry);
- * - with both variants' launches in a plan (`hasSingleTile` and `hasRadix`), single-tile sorts the
- *   segments of at most `tileItems` items and radix the others.
+ * - with single-tile's launch beside radix's or workgroup-radix's in a plan, single-tile sorts the
+ *   segments of at most `tileItems` items and the other variant the longer ones (a plan never holds
+ *   both radix and workgroup-radix).
  */
 export interface SegmentedSortProblem extends SegmentedProblem {
   readonly keyType: KeyType;
@@ -35,7 +36,7 @@ export interface SegmentedSortProblem extends SegmentedProblem {
 }
 
 /** The kernels of the sort. */
-export type SegmentedSortKernelId = 'validate' | 'segment-offsets' | 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter';
+export type SegmentedSortKernelId = 'validate' | 'segment-offsets' | 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter' | 'workgroup-radix';
 
 /** One kernel launch of a sort plan, in order. */
 export type SegmentedSortLaunch = Launch<SegmentedSortKernelId, SegmentedSortVariant>;
@@ -130,6 +131,20 @@ export function singleTileShape(maxSegmentSize: number, policy: SegmentedSortPol
   return { tile, itemsPerInvocation, segmentsPerWorkgroup };
 }
 
+/**
+ * Bytes of workgroup memory of a 'workgroup-radix' workgroup of `workgroupSize` invocations ranking
+ * `itemsPerInvocation` items each (webgpu/workgroup-radix.ts declares exactly these arrays): the rank
+ * tile's keys, one padding word per 32, in an array that also holds eight packed 16-bit counters per
+ * invocation (one padding word per 32) while the keys are in registers; the tile's values; the four
+ * digit histograms; two copies of the 256 digit places; each digit's first place in the tile; the
+ * scan's two buffers; a few words.
+ */
+export function workgroupRadixBytes(workgroupSize: number, itemsPerInvocation: number, hasValues: boolean): number {
+  const tile = workgroupSize * itemsPerInvocation;
+  const padded = (n: number) => n + Math.ceil(n / 32);
+  return 4 * (Math.max(padded(tile), padded(8 * workgroupSize)) + (hasValues ? padded(tile) : 0) + 1024 + 512 + 256 + 2 * workgroupSize + 8);
+}
+
 /** The grids of one radix group (the largest; a last, partial group launches fewer). */
 const groupOf = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => Math.min(problem.maxSegments, groupSegments(problem, policy));
 const perTile = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => groupOf(problem, policy) * tilesPerSegment(problem, policy);
@@ -146,12 +161,16 @@ const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKe
  *   of digit d in tiles before t (radix-scan); at `256 * tiles + d` the total of digit d (radix-scan).
  *   The scatter adds the totals of smaller digits (its own scan over the 256 totals);
  * - `sortKeys0`/`sortKeys1`, `sortValues0`/`sortValues1`: the double buffer, as long as the segments' extent (a
- *   segment's items at its own start): pass p (< 3) writes buffer p % 2 with the key bits and values
- *   (payloads or index values) in the order of digits 0..p; pass 3 writes the outputs.
+ *   segment's items at its own start): radix pass p (< 3) writes buffer p % 2 with the key bits and
+ *   values (payloads or index values) in the order of digits 0..p; pass 3 writes the outputs.
+ *   'workgroup-radix' skips the passes whose digit is the same for every item of the segment: its
+ *   k-th pass that runs writes buffer k % 2 in the order of the digits so far, its last the outputs
+ *   (no pass runs: it copies the keys to the outputs).
  */
 export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'validate' | 'segment-offsets'>, SegmentedSortProblem, SegmentedSortPolicy> = {
   'single-tile': { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / singleTileShape(problem.maxSegmentSize, policy).segmentsPerWorkgroup) },
   'radix-histogram': { slots: radixSlots, grid: perTile, identicalSlots: ['sortCounts'] },
   'radix-scan': { slots: radixSlots, grid: (problem, policy) => groupOf(problem, policy) * radixScanShape(tilesPerSegment(problem, policy), policy.workgroupSize).workgroups, identicalSlots: ['sortCounts'] },
   'radix-scatter': { slots: radixSlots, grid: perTile, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
+  'workgroup-radix': { slots: ['offsets', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'], grid: (problem) => problem.maxSegments, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
 };

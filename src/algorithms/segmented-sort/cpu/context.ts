@@ -32,10 +32,11 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly tiles: number;
   readonly groupSegments: number;
   readonly scanDigits: number;
-  /** Whether the launches include single-tile and radix (then a segment's size picks one). */
+  /** Whether the launches include single-tile and radix or workgroup-radix (then a segment's size picks one). */
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
-  /** The items a kernel covers per segment: the host bound with radix, else the tile. */
+  readonly hasWorkgroupRadix: boolean;
+  /** The items a kernel covers per segment: the host bound with radix or workgroup-radix, else the tile. */
   readonly capacity: number;
   // Temporary-storage slots, word offsets (-1 when absent).
   readonly countsSlot: number;
@@ -63,7 +64,8 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.scanDigits = radixScanShape(problem.tilesPerSegment, run.policy.workgroupSize).digitsPerWorkgroup;
     this.hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
     this.hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
-    this.capacity = this.hasRadix ? problem.maxSegmentSize : run.policy.tileItems;
+    this.hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
+    this.capacity = this.hasRadix || this.hasWorkgroupRadix ? problem.maxSegmentSize : run.policy.tileItems;
     this.countsSlot = this.slotWords('sortCounts');
     this.keysSlots = [this.slotWords('sortKeys0'), this.slotWords('sortKeys1')];
     this.valuesSlots = [this.slotWords('sortValues0'), this.slotWords('sortValues1')];
@@ -81,10 +83,10 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
    * Resolves segment `i` for a kernel of `variant` into `out`; false when the kernel has nothing to
    * do for it (a failed validation, past numSegments, or the other variant's segment).
    */
-  enter(i: number, variant: 'single-tile' | 'radix', out: SegmentExtent): boolean {
+  enter(i: number, variant: 'single-tile' | 'radix' | 'workgroup-radix', out: SegmentExtent): boolean {
     if (this.failed() || i >= this.activeSegments()) return false;
     this.extent(i, this.capacity, out);
-    if (this.hasSingleTile && this.hasRadix) return (out.size <= this.tileItems) === (variant === 'single-tile');
+    if (this.hasSingleTile && (this.hasRadix || this.hasWorkgroupRadix)) return (out.size <= this.tileItems) === (variant === 'single-tile');
     return true;
   }
 

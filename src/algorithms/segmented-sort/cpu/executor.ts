@@ -4,6 +4,7 @@ import type { SegmentedSortExecutor, SegmentedSortKernelId, SegmentedSortRun } f
 import { SortContext } from './context.js';
 import { runSingleTile, singleTileCpuWorkgroupBytes } from './kernels.js';
 import { radixHistogram, radixScan, radixScatter, radixWorkgroupBytes } from './radix.js';
+import { runWorkgroupRadix, workgroupRadixCpuBytes } from './workgroup-radix.js';
 
 /** Items a radix tile launch covers: every segment's share of the host size bound. */
 const radixItems = (grid: number, { ctx }: { ctx: SortContext }) => grid * Math.max(1, Math.ceil(ctx.maxSegmentSize / ctx.tiles));
@@ -20,6 +21,8 @@ const kernels: Record<SegmentedSortKernelId, CpuKernelEntry<SortContext>> = {
   'radix-histogram': { body: (w, _n, shared, { ctx, pass }) => radixHistogram(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: radixItems },
   'radix-scan': { body: (w, _n, shared, { ctx, pass }) => radixScan(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * ctx.tiles * ctx.scanDigits * 2 },
   'radix-scatter': { body: (w, _n, shared, { ctx, pass }) => radixScatter(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, params) => 2 * radixItems(grid, params) },
+  // One read for the histograms and a read and a write per digit pass.
+  'workgroup-radix': { body: runWorkgroupRadix, bytes: () => workgroupRadixCpuBytes, items: (grid, { ctx }) => grid * 9 * ctx.maxSegmentSize },
 };
 
 const sort = cpuExecutor<SegmentedSortRun, SortContext>({

@@ -12,7 +12,7 @@ export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor
     return sortProgram(launch.kernel as keyof typeof segmentedSortKernels, facts, launch.name);
   },
   uniforms(run) {
-    const hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
-    return { sortTiles: run.problem.tilesPerSegment, sortGroupSegments: run.problem.groupSegments, capacity: hasRadix ? run.problem.maxSegmentSize : run.policy.tileItems };
+    const long = run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'workgroup-radix');
+    return { sortTiles: run.problem.tilesPerSegment, sortGroupSegments: run.problem.groupSegments, capacity: long ? run.problem.maxSegmentSize : run.policy.tileItems };
   },
 });

@@ -18,7 +18,10 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly orderOfOption: readonly number[];
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
+  readonly hasWorkgroupRadix: boolean;
   readonly tileItems: number;
+  /** Items each 'workgroup-radix' invocation ranks per tile (0 without that kernel). */
+  readonly workgroupRadixItemsPerInvocation: number;
   /** The single-tile layout (problem.ts `singleTileShape`): its tile is static, so each size bound's power of two has its own pipeline. */
   readonly singleTile: SingleTileShape;
 }
@@ -27,6 +30,7 @@ export interface SortKernelFacts extends SegmentKernelFacts {
 export function sortKernelFacts(run: SegmentedSortRun, _runtime: Pick<WebGpuRuntime, 'subgroups'>): SortKernelFacts {
   const { problem, policy } = run;
   const segments = segmentKernelFacts(run, policy.workgroupSize);
+  const hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
   return {
     ...segments,
     sources: segments.sources as SortKernelFacts['sources'],
@@ -36,7 +40,9 @@ export function sortKernelFacts(run: SegmentedSortRun, _runtime: Pick<WebGpuRunt
     orderOfOption: problem.orderOfOption,
     hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
     hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram'),
+    hasWorkgroupRadix,
     tileItems: policy.tileItems,
+    workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
   };
 }

@@ -3,6 +3,7 @@ import { indexValueWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numeri
 import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
 import type { SortKernelFacts } from './facts.js';
 import { radixProgramParts, radixUniforms } from './radix.js';
+import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
 /*
  * The sort's WGSL programs, twins of cpu/kernels.ts launch for launch and slot for slot.
@@ -12,13 +13,13 @@ import { radixProgramParts, radixUniforms } from './radix.js';
  * (start, size, order mask, go), so every later branch on it is uniform.
  */
 
-type Kernel = 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter';
+type Kernel = 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter' | 'workgroup-radix';
 
 interface Shape {
   readonly keys: boolean;
   readonly outputs: boolean;
   readonly temp: TempAccess;
-  readonly variant: 'single-tile' | 'radix';
+  readonly variant: 'single-tile' | 'radix' | 'workgroup-radix';
 }
 
 const shapes: Record<Kernel, (facts: SortKernelFacts) => Shape> = {
@@ -26,6 +27,7 @@ const shapes: Record<Kernel, (facts: SortKernelFacts) => Shape> = {
   'radix-histogram': () => ({ keys: true, outputs: false, temp: 'u32', variant: 'radix' }),
   'radix-scan': () => ({ keys: false, outputs: false, temp: 'u32', variant: 'radix' }),
   'radix-scatter': () => ({ keys: true, outputs: true, temp: 'u32', variant: 'radix' }),
+  'workgroup-radix': () => ({ keys: true, outputs: true, temp: 'u32', variant: 'workgroup-radix' }),
 };
 
 function bindings(facts: SortKernelFacts, shape: Shape): ProgramBinding[] {
@@ -42,6 +44,7 @@ function bindings(facts: SortKernelFacts, shape: Shape): ProgramBinding[] {
 function uniforms(facts: SortKernelFacts, shape: Shape): string[] {
   const fields = ['capacity', ...segmentUniforms(facts, shape)];
   if (shape.variant === 'radix') fields.push(...radixUniforms(facts.valueMode !== 'none'));
+  if (shape.variant === 'workgroup-radix') fields.push(...workgroupRadixUniforms(facts.valueMode !== 'none'));
   return fields;
 }
 
@@ -57,7 +60,7 @@ fn orderMaskOf(i: u32) -> u32 { return orderMasks[min(${readCount('order', fact,
 
 /** Whether segment `size` belongs to this kernel's variant (the CPU twin's `SortContext.enter`). */
 function branchExpr(facts: SortKernelFacts, shape: Shape): string {
-  if (!(facts.hasSingleTile && facts.hasRadix)) return 'true';
+  if (!(facts.hasSingleTile && (facts.hasRadix || facts.hasWorkgroupRadix))) return 'true';
   return shape.variant === 'single-tile' ? `extent.y <= ${facts.tileItems}u` : `extent.y > ${facts.tileItems}u`;
 }
 
@@ -76,8 +79,8 @@ fn enterSegment(i: u32) -> vec3<u32> {
     const values = facts.valueMode === 'payload' ? '  valuesOut[start + at] = valuesIn[start + index];\n' : facts.valueMode === 'indices' ? '  valuesOut[start + at] = indexValue(index);\n' : '';
     parts.push(`fn writeItem(start: u32, at: u32, index: u32) {\n  keysOut[start + at] = keysIn[start + index];\n${values}}`);
   }
-  if (shape.variant === 'radix') {
-    parts.push(`fn radixSegment(i: u32) -> vec4<u32> {
+  if (shape.variant !== 'single-tile') {
+    parts.push(`fn ${shape.variant === 'radix' ? 'radixSegment' : 'enterWorkgroupRadix'}(i: u32) -> vec4<u32> {
   if (failed() || i >= activeSegments()) { return vec4<u32>(0u, 0u, 0u, 0u); }
   let extent = segmentExtent(i, u.capacity);
   if (!(${branchExpr(facts, shape)})) { return vec4<u32>(0u, 0u, 0u, 0u); }
@@ -231,7 +234,7 @@ ${steps.join('\n')}`,
 /** The program of one of the sort's kernels for these facts. */
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
-  const body = kernel === 'single-tile' ? singleTile(facts) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body = kernel === 'single-tile' ? singleTile(facts) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
