@@ -5,9 +5,9 @@ import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 
 /** The variants of DeviceBatchedTopK. */
-export type TopKVariant = 'single-tile' | 'reduce' | 'radix-select';
+export type TopKVariant = 'single-tile' | 'reduce' | 'row-radix' | 'radix-select';
 /** Every variant, in the order `explain()` lists them. */
-export const topKVariants: readonly TopKVariant[] = ['single-tile', 'reduce', 'radix-select'];
+export const topKVariants: readonly TopKVariant[] = ['single-tile', 'reduce', 'row-radix', 'radix-select'];
 
 /** Policy values: what the kernels of each variant are sized by. */
 export interface TopKPolicy {
@@ -43,6 +43,17 @@ export interface TopKPolicy {
   readonly radixWideDigitItems: number;
   /** Workgroups the radix-select filter passes spread over, all segments together (each loops over its segment's tiles). */
   readonly radixFilterWorkgroups: number;
+  /**
+   * row-radix (one workgroup per segment doing every digit pass, the row re-read from cache) takes
+   * segments of at most this many keys: past it one workgroup's passes over its row outlast
+   * radix-select's launches, which spread a segment over the whole device.
+   */
+  readonly rowRadixMaxItems: number;
+  /**
+   * row-radix takes calls of at most this many keys in all (maxSegments * max segment size): its
+   * second and third passes over a row should find it in the device's cache (an H200's L2 holds 50 MiB).
+   */
+  readonly rowRadixMaxTotalItems: number;
 }
 
 /** Radix-select state words per segment (problem.ts). */
@@ -83,6 +94,14 @@ export function radixSample(size: number, take: number, cap: number): { m: numbe
   const step = Math.floor(size / m);
   const j = 8 + Math.floor((3 * take + 2 * step - 1) / (2 * step));
   return j * 2 > m ? undefined : { m, step, j };
+}
+
+/**
+ * Ordered keys of a segment's digit-0 threshold bucket that row-radix keeps in workgroup memory (the
+ * room of its selection sort, free until the collect); a larger bucket goes to temporary storage.
+ */
+export function rowRadixCandidateRoom(policy: Pick<TopKPolicy, 'tileItems'>): number {
+  return 2 * policy.tileItems;
 }
 
 /** Radix-select passes for a digit width. */
@@ -146,8 +165,16 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // A quarter of the device's workgroup slots: the filter passes mostly read the few keys that
     // reached the sampled threshold, and their idle workgroups cost launch time.
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
+    rowRadixMaxItems: rowRadixDefaults.maxItems,
+    rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,
   };
 }
+
+/**
+ * row-radix's default bounds (measured on an H200, Dawn/Vulkan, bench/topk-webgpu.ts, 2026-11; see
+ * docs/top-k.md): rows up to 256K keys and calls up to 16M keys in all.
+ */
+export const rowRadixDefaults = { maxItems: 262144, maxTotalItems: 16777216 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {
@@ -170,7 +197,9 @@ export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
  * is applicable, else throws with the reason.
  *
  * reduce when `kMax <= reduceMaxK` (a handful of rounds beat any sort); single-tile when every
- * segment fits one workgroup's tile; radix-select otherwise.
+ * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys and the
+ * call at most `rowRadixMaxTotalItems` (one workgroup per row: its passes re-read the row from
+ * cache); radix-select otherwise.
  */
 export function selectTopKVariant(
   facts: TopKSelectorFacts,
@@ -184,6 +213,13 @@ export function selectTopKVariant(
   const reduceFits = kMax <= policy.reduceMaxK;
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
+  const totalItems = (facts.maxSegments ?? 1) * maxSize;
+  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems;
+  const rowReason = !rowFits
+    ? maxSize > policy.rowRadixMaxItems
+      ? `max segment size ${maxSize} > rowRadixMaxItems ${policy.rowRadixMaxItems}`
+      : `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
+    : `max segment size ${maxSize} <= rowRadixMaxItems ${policy.rowRadixMaxItems}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
 
   const verdicts: VariantVerdict<TopKVariant>[] = [
     {
@@ -207,20 +243,32 @@ export function selectTopKVariant(
             : `max segment size ${maxSize} > tile ${policy.tileItems}`,
     },
     {
-      variant: 'radix-select',
+      variant: 'row-radix',
       applicable: true,
-      reachable: !reduceFits && !tileFits,
+      reachable: !reduceFits && !tileFits && rowFits,
       reason: reduceFits
         ? `reduce is preferred for kMax <= ${policy.reduceMaxK}`
         : tileFits
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
-          : 'the general case',
+          : rowReason,
+    },
+    {
+      variant: 'radix-select',
+      applicable: true,
+      reachable: !reduceFits && !tileFits && !rowFits,
+      reason: reduceFits
+        ? `reduce is preferred for kMax <= ${policy.reduceMaxK}`
+        : tileFits
+          ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
+          : rowFits
+            ? `row-radix is preferred (${rowReason})`
+            : 'the general case',
     },
   ];
 
-  const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
+  const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
-  if (chosen === 'radix-select' && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
+  if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
   if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
   } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {

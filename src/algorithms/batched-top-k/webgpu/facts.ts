@@ -58,7 +58,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     sorted: problem.sorted,
     directionOfOption: problem.directionOfOption,
     hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
-    hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram'),
+    hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'row-radix'),
     tileItems: policy.tileItems,
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
