@@ -118,6 +118,8 @@ const smallPolicy: TopKPolicy = {
   radixFilterWorkgroups: 5,
   rowRadixMaxItems: 262144,
   rowRadixMaxTotalItems: 16777216,
+  rowRadixWorkgroupSize: 4,
+  rowRadixMinK: 1,
 };
 
 function uploadU32(cpu: CpuBackend, values: ArrayLike<number>): DeviceArray {
@@ -526,6 +528,8 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixFilterWorkgroups: 4,
       rowRadixMaxItems: 262144,
       rowRadixMaxTotalItems: 16777216,
+      rowRadixWorkgroupSize: 1024,
+      rowRadixMinK: 1,
     };
     const random = rng(99);
     const sizes = [10000, 2048, 1, 9000];

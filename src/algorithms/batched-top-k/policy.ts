@@ -54,6 +54,14 @@ export interface TopKPolicy {
    * second and third passes over a row should find it in the device's cache (an H200's L2 holds 50 MiB).
    */
   readonly rowRadixMaxTotalItems: number;
+  /**
+   * Invocations of a row-radix workgroup (at most 1024): it reads its row alone, so it needs many
+   * loads in flight. 256 invocations of 4 quads each kept 16 KiB in flight and read about 8 GB/s per
+   * row on an H200 (1 x 16M: 24.9 ms); the default is the most the device and its workgroup memory allow.
+   */
+  readonly rowRadixWorkgroupSize: number;
+  /** row-radix takes calls whose kMax is at least this (smaller k: radix-select, whose sampled threshold reads the keys once). */
+  readonly rowRadixMinK: number;
 }
 
 /** Radix-select state words per segment (problem.ts). */
@@ -151,6 +159,8 @@ export function tileItemsFor(workgroupStorageBytes: number): number {
 export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
   const workgroupSize = Math.min(256, capabilities.maxWorkgroupSize);
   const tileItems = tileItemsFor(capabilities.workgroupStorageBytes);
+  // 11-bit digits (CUB's cluster top-k): three passes instead of four, where the histogram fits.
+  const radixBits = radixWorkgroupBytes({ tileItems, radixBits: 11, workgroupSize }) <= capabilities.workgroupStorageBytes ? 11 : 8;
   return {
     workgroupSize,
     tileItems,
@@ -159,22 +169,44 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     reduceSmallSegmentItems: 32,
     reduceWorkgroups: Math.max(1, capabilities.parallelism),
     radixTileItems: workgroupSize * 16,
-    // 11-bit digits (CUB's cluster top-k): three passes instead of four, where the histogram fits.
-    radixBits: radixWorkgroupBytes({ tileItems, radixBits: 11, workgroupSize }) <= capabilities.workgroupStorageBytes ? 11 : 8,
+    radixBits,
     radixWideDigitItems: 65536,
     // A quarter of the device's workgroup slots: the filter passes mostly read the few keys that
     // reached the sampled threshold, and their idle workgroups cost launch time.
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
     rowRadixMaxItems: rowRadixDefaults.maxItems,
     rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,
+    rowRadixWorkgroupSize: rowRadixWorkgroupSizeFor(capabilities, { tileItems, radixBits }),
+    rowRadixMinK: rowRadixDefaults.minK,
   };
+}
+
+/**
+ * The largest row-radix workgroup, at most 1024 invocations (its collect packs two counts of up to
+ * 32 keys an invocation into one word of 16-bit halves), whose workgroup memory fits the backend.
+ */
+function rowRadixWorkgroupSizeFor(capabilities: BackendCapabilities, policy: Pick<TopKPolicy, 'tileItems' | 'radixBits'>): number {
+  let size = Math.min(rowRadixMaxWorkgroupSize, capabilities.maxWorkgroupSize);
+  while (size > 1 && rowRadixWorkgroupBytes({ ...policy, rowRadixWorkgroupSize: size }) > capabilities.workgroupStorageBytes) size = Math.floor(size / 2);
+  return size;
+}
+
+/** The most invocations of a row-radix workgroup. */
+export const rowRadixMaxWorkgroupSize = 1024;
+
+/**
+ * Workgroup memory of the row-radix kernel: the candidates, then the selection's keys and indices
+ * (2 tileItems words), a 2^bits-bin histogram, a scan of rowRadixWorkgroupSize words, a few words more.
+ */
+export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'radixBits' | 'rowRadixWorkgroupSize'>): number {
+  return policy.tileItems * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.rowRadixWorkgroupSize * 4 + 256;
 }
 
 /**
  * row-radix's default bounds (measured on an H200, Dawn/Vulkan, bench/topk-webgpu.ts, 2026-11; see
  * docs/top-k.md): rows up to 256K keys and calls up to 16M keys in all.
  */
-export const rowRadixDefaults = { maxItems: 262144, maxTotalItems: 16777216 } as const;
+export const rowRadixDefaults = { maxItems: 262144, maxTotalItems: 16777216, minK: 1 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {
@@ -214,11 +246,13 @@ export function selectTopKVariant(
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
   const totalItems = (facts.maxSegments ?? 1) * maxSize;
-  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems;
+  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems && kMax >= policy.rowRadixMinK;
   const rowReason = !rowFits
     ? maxSize > policy.rowRadixMaxItems
       ? `max segment size ${maxSize} > rowRadixMaxItems ${policy.rowRadixMaxItems}`
-      : `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
+      : totalItems > policy.rowRadixMaxTotalItems
+        ? `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
+        : `kMax ${kMax} < rowRadixMinK ${policy.rowRadixMinK}`
     : `max segment size ${maxSize} <= rowRadixMaxItems ${policy.rowRadixMaxItems}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
 
   const verdicts: VariantVerdict<TopKVariant>[] = [
@@ -269,6 +303,7 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
+  if (chosen === 'row-radix') checkRowRadixPolicy(policy, capabilities, tuning.policy?.rowRadixWorkgroupSize !== undefined);
   if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
   } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
@@ -278,6 +313,26 @@ export function selectTopKVariant(
     }
   }
   return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
+}
+
+/**
+ * Row-radix's workgroup: one the tuning set must fit the backend (else a usage error naming it); the
+ * default shrinks to fit what other tuning values (a larger tile, wider digits) take.
+ */
+function checkRowRadixPolicy(policy: { -readonly [P in keyof TopKPolicy]: TopKPolicy[P] }, capabilities: BackendCapabilities, tuned: boolean): void {
+  if (!tuned) {
+    policy.rowRadixWorkgroupSize = rowRadixWorkgroupSizeFor(capabilities, policy);
+    return;
+  }
+  const most = Math.min(rowRadixMaxWorkgroupSize, capabilities.maxWorkgroupSize);
+  if (policy.rowRadixWorkgroupSize > most) {
+    throw new SegkitUsageError(`tuning.policy.rowRadixWorkgroupSize: ${policy.rowRadixWorkgroupSize} exceeds ${most} (the backend's maxWorkgroupSize, and at most ${rowRadixMaxWorkgroupSize})`);
+  }
+  if (rowRadixWorkgroupBytes(policy) > capabilities.workgroupStorageBytes) {
+    throw new SegkitUsageError(
+      `tuning.policy.rowRadixWorkgroupSize: ${policy.rowRadixWorkgroupSize} invocations with tileItems ${policy.tileItems} and ${policy.radixBits}-bit digits need ${rowRadixWorkgroupBytes(policy)} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
+    );
+  }
 }
 
 /** Rejects tuning values the kernels cannot run with. */

@@ -28,8 +28,13 @@ import { chooseDigitWgsl } from './radix-common.js';
  * histogram, the scan: within radix-select's (policy.ts radixWorkgroupBytes).
  */
 
-/** Quads (4 keys) each invocation loads per trip over the row. */
-const quadsPerTrip = 4;
+/**
+ * Quads (4 keys) each invocation loads per trip over the row, all before any is used: a workgroup
+ * reads its row alone, so its loads in flight set its speed (256 invocations of 4 quads: 16 KiB in
+ * flight, about 8 GB/s per row on an H200; 1024 of 8: 128 KiB). At most 8: the collect packs two
+ * counts of up to 32 keys an invocation, for 1024 invocations, into 16-bit halves.
+ */
+const quadsPerTrip = 8;
 
 /** The row-radix program. */
 export function rowRadixProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
@@ -38,6 +43,9 @@ export function rowRadixProgram(facts: TopKKernelFacts, name: string): WebGpuPro
   const bins = 2 ** bits;
   const tile = facts.tileItems;
   const room = rowRadixCandidateRoom(facts);
+  // Its own workgroup size (policy.rowRadixWorkgroupSize), not the other kernels'.
+  const wg = facts.rowRadixWorkgroupSize;
+  if (wg * quadsPerTrip * 4 > 65535) throw new Error(`internal: row-radix's collect packs counts of ${wg * quadsPerTrip * 4} keys into 16 bits`);
   const declarations = `
 const TILE: u32 = ${tile}u;
 const ROOM: u32 = ${room}u;
@@ -48,7 +56,7 @@ const PASSES: u32 = ${radixPasses(bits)}u;
 const QUADS: u32 = ${quadsPerTrip}u;
 const SORTED: bool = ${facts.sorted};
 var<workgroup> localHistogram: array<atomic<u32>, ${Math.max(256, bins)}>;
-var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
+var<workgroup> scan: array<u32, ${wg}>;
 var<workgroup> chosenDigit: vec3<u32>;
 var<workgroup> pool: array<u32, ${room}>;
 var<workgroup> poolCount: atomic<u32>;
@@ -258,7 +266,7 @@ ${bitonicSortWgsl}`;
   return {
     name,
     cacheKey: `row-radix|${JSON.stringify(facts)}`,
-    workgroupSize: facts.workgroupSize,
+    workgroupSize: wg,
     uniforms: [...kernelUniforms(facts, shape), 'tiles', 'rowCandidatesAt', 'rowCandidatesLen'],
     bindings: kernelBindings(facts, shape),
     preamble: topKPreamble(facts, shape),
