@@ -57,7 +57,7 @@ describe('TopKVariantsFor over a grid of static bounds', () => {
     }
     expect(typeErrors(lines.join('\n'))).toEqual([]);
     expect(count).toBeGreaterThan(kBounds.length * sizeBounds.length);
-  }, 60_000);
+  }, 180_000);
 
   it('prunes at compile time what no policy can pick', () => {
     // Checked by types-tests too; here the runtime agrees: k in [1, 8] only ever runs reduce.

@@ -272,7 +272,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         const long = makeCase({ name: 'row-too-long', sizes: [policy.tileItems + 1], k: 40, seed: 73 });
         expect((await expectReferencePlan(long, undefined, { rowRadixMaxItems: policy.tileItems })).variant).toBe('radix-select');
         expect((await expectReferencePlan(long, undefined, { rowRadixMaxTotalItems: policy.tileItems })).variant).toBe('radix-select');
-      });
+      }, 600_000);
       it('all-equal rows (the threshold bucket is the whole row: past workgroup memory), both directions, k up to the row', async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
         const sizes = [4 * tileItems + 3, 2 * tileItems + 1, tileItems + 1, 0];
@@ -283,7 +283,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
             await expectReferencePlan(c, 'row-radix');
           }
         }
-      });
+      }, 600_000);
       it('a threshold bucket past workgroup memory with distinct lower digits, sorted and unsorted', async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
         // Every key in [1, 1.2): one digit-0 bucket for 8- and 11-bit digits; a few NaN and -0 beside.
@@ -304,7 +304,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
             for (const a of built.owned) a.destroy();
           }
         }
-      });
+      }, 600_000);
       it('rows at tile and quad boundaries, packed and strided, device-only sizes and k, payloads', async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
         const room = 2 * tileItems;
@@ -319,7 +319,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         );
         // k = the row (everything taken), sorted past the tile.
         await expectReferencePlan(makeCase({ name: 'row-k-is-row', flavour: 'ties', sizes: [room + 1, tileItems + 1], k: [room + 1, tileItems + 1], seed: 103 }), 'row-radix');
-      });
+      }, 600_000);
     });
 
     describe('sorted output past a tile', () => {
@@ -336,7 +336,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         await expectReference(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }));
         // Per-segment k (some within the tile, some past it), a stride, a kMax past the largest segment.
         await expectReference(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }));
-      });
+      }, 600_000);
     });
 
     describe('edge cases', () => {
