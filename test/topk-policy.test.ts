@@ -36,7 +36,8 @@ describe('top-k policy', () => {
   });
 
   it('row-radix takes rows past the tile within its bounds; its workgroup is the largest that fits, and tuning past it is refused by name', () => {
-    const capabilities = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024 } }).capabilities;
+    // A GPU's capabilities (parallelism: its workgroup slots).
+    const capabilities = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
     const rows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 65536 }, segmentSizeDeviceBounds: false, maxSegments: 64 };
     const row = selectTopKVariant(rows, capabilities);
     expect(row.variant).toBe('row-radix');
@@ -50,11 +51,13 @@ describe('top-k policy', () => {
     expect(selectTopKVariant({ ...rows, segmentSize: { min: 1, max: 262145 }, maxSegments: 1 }, capabilities).variant).toBe('radix-select');
     expect(selectTopKVariant(rows, capabilities, { policy: { rowRadixMinK: 4096 } }).variant).toBe('radix-select');
     // 12 KiB: the 1024-item tile, histogram and scan fit 1024 invocations no more; the default shrinks, tuning is refused.
-    const small = cpuBackend({ capabilities: { workgroupStorageBytes: 12288, maxWorkgroupSize: 1024 } }).capabilities;
+    const small = cpuBackend({ capabilities: { workgroupStorageBytes: 12288, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
     expect(selectTopKVariant(rows, small).policy.rowRadixWorkgroupSize).toBe(512);
     expect(() => selectTopKVariant(rows, small, { policy: { rowRadixWorkgroupSize: 1024 } })).toThrow(
       'tuning.policy.rowRadixWorkgroupSize: 1024 invocations with tileItems 1024 and 8-bit digits need 13568 bytes of workgroup memory; the backend has 12288',
     );
+    // Few workgroup slots (the CPU emulator, lavapipe): 256.
+    expect(selectTopKVariant(rows, cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 8 } }).capabilities).policy.rowRadixWorkgroupSize).toBe(256);
     expect(() => selectTopKVariant(rows, capabilities, { policy: { rowRadixWorkgroupSize: 2048 } })).toThrow(
       "tuning.policy.rowRadixWorkgroupSize: 2048 exceeds 1024 (the backend's maxWorkgroupSize, and at most 1024)",
     );

@@ -317,6 +317,9 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           makeCase({ name: 'row-device', keyType: 'i32', flavour: 'special', sizes: [room + 9, 17, tileItems * 2 + 2], sizeKind: 'perSegment-device', k: [64, 3, 500], kKind: 'perSegment-device', numSegmentsKind: 'device', values: 'indices-f32', seed: 101 }),
           'row-radix',
         );
+        // The widest workgroup the backend allows (GPUs default to it; the CPU and lavapipe to 256).
+        const widest = Math.min(1024, backend.capabilities.maxWorkgroupSize);
+        await expectReferencePlan(makeCase({ name: 'row-widest', flavour: 'special', sizes: [room + 3, tileItems + 1, 5], k: [40, tileItems, 5], seed: 107 }), 'row-radix', { rowRadixWorkgroupSize: widest });
         // k = the row (everything taken), sorted past the tile.
         await expectReferencePlan(makeCase({ name: 'row-k-is-row', flavour: 'ties', sizes: [room + 1, tileItems + 1], k: [room + 1, tileItems + 1], seed: 103 }), 'row-radix');
       }, 600_000);

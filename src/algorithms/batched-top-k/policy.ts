@@ -183,10 +183,13 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
 
 /**
  * The largest row-radix workgroup, at most 1024 invocations (its collect packs two counts of up to
- * 32 keys an invocation into one word of 16-bit halves), whose workgroup memory fits the backend.
+ * 32 keys an invocation into one word of 16-bit halves), whose workgroup memory fits the backend. On
+ * a device of few workgroup slots (parallelism under 128: the CPU emulator, a software rasterizer
+ * such as lavapipe, which run an invocation at a time per thread and gain nothing from loads in
+ * flight), 256 at most.
  */
 function rowRadixWorkgroupSizeFor(capabilities: BackendCapabilities, policy: Pick<TopKPolicy, 'tileItems' | 'radixBits'>): number {
-  let size = Math.min(rowRadixMaxWorkgroupSize, capabilities.maxWorkgroupSize);
+  let size = Math.min(capabilities.parallelism >= 128 ? rowRadixMaxWorkgroupSize : 256, capabilities.maxWorkgroupSize);
   while (size > 1 && rowRadixWorkgroupBytes({ ...policy, rowRadixWorkgroupSize: size }) > capabilities.workgroupStorageBytes) size = Math.floor(size / 2);
   return size;
 }
