@@ -116,10 +116,11 @@ const smallPolicy: TopKPolicy = {
   radixBits: 8,
   radixWideDigitItems: 65536,
   radixFilterWorkgroups: 5,
-  rowRadixMaxItems: 262144,
+  rowRadixMaxItems: 65536,
   rowRadixMaxTotalItems: 16777216,
   rowRadixWorkgroupSize: 4,
-  rowRadixMinK: 1,
+  rowRadixWideItems: 16384,
+  rowRadixWideMinK: 1024,
 };
 
 function uploadU32(cpu: CpuBackend, values: ArrayLike<number>): DeviceArray {
@@ -526,10 +527,11 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixBits: 8,
       radixWideDigitItems: 65536,
       radixFilterWorkgroups: 4,
-      rowRadixMaxItems: 262144,
+      rowRadixMaxItems: 65536,
       rowRadixMaxTotalItems: 16777216,
       rowRadixWorkgroupSize: 1024,
-      rowRadixMinK: 1,
+      rowRadixWideItems: 16384,
+      rowRadixWideMinK: 1024,
     };
     const random = rng(99);
     const sizes = [10000, 2048, 1, 9000];

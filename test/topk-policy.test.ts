@@ -48,8 +48,14 @@ describe('top-k policy', () => {
     const many = selectTopKVariant({ ...rows, maxSegments: 257 }, capabilities);
     expect(many.variant).toBe('radix-select');
     expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('257 segments of up to 65536 keys (16842752) > rowRadixMaxTotalItems 16777216');
-    expect(selectTopKVariant({ ...rows, segmentSize: { min: 1, max: 262145 }, maxSegments: 1 }, capabilities).variant).toBe('radix-select');
-    expect(selectTopKVariant(rows, capabilities, { policy: { rowRadixMinK: 4096 } }).variant).toBe('radix-select');
+    expect(selectTopKVariant({ ...rows, segmentSize: { min: 1, max: 65537 }, maxSegments: 1 }, capabilities).variant).toBe('radix-select');
+    // Wide rows (past rowRadixWideItems) with a small k: radix-select; narrow rows get 256 invocations.
+    expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).variant).toBe('radix-select');
+    expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
+      'rows past rowRadixWideItems 16384 (max segment size 65536) with kMax 512 < rowRadixWideMinK 1024',
+    );
+    const narrow = selectTopKVariant({ k: { min: 1, max: 256 }, segmentSize: { min: 16, max: 8192 }, segmentSizeDeviceBounds: false, maxSegments: 512 }, capabilities);
+    expect([narrow.variant, narrow.policy.rowRadixWorkgroupSize]).toEqual(['row-radix', 256]);
     // 12 KiB: the 1024-item tile, histogram and scan fit 1024 invocations no more; the default shrinks, tuning is refused.
     const small = cpuBackend({ capabilities: { workgroupStorageBytes: 12288, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
     expect(selectTopKVariant(rows, small).policy.rowRadixWorkgroupSize).toBe(512);

@@ -60,8 +60,17 @@ export interface TopKPolicy {
    * row on an H200 (1 x 16M: 24.9 ms); the default is the most the device and its workgroup memory allow.
    */
   readonly rowRadixWorkgroupSize: number;
-  /** row-radix takes calls whose kMax is at least this (smaller k: radix-select, whose sampled threshold reads the keys once). */
-  readonly rowRadixMinK: number;
+  /**
+   * row-radix rows longer than this are wide: their workgroups get `rowRadixWorkgroupSize`
+   * invocations (shorter rows: `workgroupSize`, so more workgroups share a multiprocessor) and
+   * row-radix takes them only when kMax is at least `rowRadixWideMinK`.
+   */
+  readonly rowRadixWideItems: number;
+  /**
+   * Least kMax for which row-radix takes wide rows: with a smaller k, radix-select's sampled threshold
+   * reads the keys once where row-radix reads its row three times in one workgroup.
+   */
+  readonly rowRadixWideMinK: number;
 }
 
 /** Radix-select state words per segment (problem.ts). */
@@ -177,7 +186,8 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     rowRadixMaxItems: rowRadixDefaults.maxItems,
     rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,
     rowRadixWorkgroupSize: rowRadixWorkgroupSizeFor(capabilities, { tileItems, radixBits }),
-    rowRadixMinK: rowRadixDefaults.minK,
+    rowRadixWideItems: rowRadixDefaults.wideItems,
+    rowRadixWideMinK: rowRadixDefaults.wideMinK,
   };
 }
 
@@ -206,10 +216,15 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
 }
 
 /**
- * row-radix's default bounds (measured on an H200, Dawn/Vulkan, bench/topk-webgpu.ts, 2026-11; see
- * docs/top-k.md): rows up to 256K keys and calls up to 16M keys in all.
+ * row-radix's default bounds, from GPU time against radix-select on an H200 (Dawn/Vulkan,
+ * bench/topk-webgpu.ts and bench/sort-webgpu.ts, 2026-11-23; ms row-radix / radix-select):
+ * 64x32768 k=2048 0.096 / 0.134, 64x65536 k=2048 0.125 / 0.151, sorted 64x32768 k=4096 0.132 /
+ * 0.200, attention 512x(16..8192) k=256 0.105 / 0.142 (256 invocations; 1024: 0.173), but
+ * 32x131072 k=2048 0.193 / 0.148, 64x151936 k=50 0.189 / 0.112, ragged 128x(1..65536) k=512
+ * 0.122 / 0.115, 256x262144 k=256 0.714 / 0.317. Rows up to 64K keys (wide ones, past 16K, only for
+ * kMax of at least 1024) and calls up to 16M keys.
  */
-export const rowRadixDefaults = { maxItems: 262144, maxTotalItems: 16777216, minK: 1 } as const;
+export const rowRadixDefaults = { maxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {
@@ -232,9 +247,10 @@ export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
  * is applicable, else throws with the reason.
  *
  * reduce when `kMax <= reduceMaxK` (a handful of rounds beat any sort); single-tile when every
- * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys and the
- * call at most `rowRadixMaxTotalItems` (one workgroup per row: its passes re-read the row from
- * cache); radix-select otherwise.
+ * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys (rows
+ * past `rowRadixWideItems` only for kMax >= `rowRadixWideMinK`) and the call at most
+ * `rowRadixMaxTotalItems` (one workgroup per row: its passes re-read the row from cache);
+ * radix-select otherwise.
  */
 export function selectTopKVariant(
   facts: TopKSelectorFacts,
@@ -249,14 +265,15 @@ export function selectTopKVariant(
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
   const totalItems = (facts.maxSegments ?? 1) * maxSize;
-  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems && kMax >= policy.rowRadixMinK;
+  const wideRows = maxSize > policy.rowRadixWideItems;
+  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
   const rowReason = !rowFits
     ? maxSize > policy.rowRadixMaxItems
       ? `max segment size ${maxSize} > rowRadixMaxItems ${policy.rowRadixMaxItems}`
       : totalItems > policy.rowRadixMaxTotalItems
         ? `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
-        : `kMax ${kMax} < rowRadixMinK ${policy.rowRadixMinK}`
-    : `max segment size ${maxSize} <= rowRadixMaxItems ${policy.rowRadixMaxItems}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
+        : `rows past rowRadixWideItems ${policy.rowRadixWideItems} (max segment size ${maxSize}) with kMax ${kMax} < rowRadixWideMinK ${policy.rowRadixWideMinK}`
+    : `max segment size ${maxSize} <= rowRadixMaxItems ${policy.rowRadixMaxItems}${wideRows ? ` with kMax ${kMax} >= rowRadixWideMinK ${policy.rowRadixWideMinK}` : ''}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
 
   const verdicts: VariantVerdict<TopKVariant>[] = [
     {
@@ -306,7 +323,7 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
-  if (chosen === 'row-radix') checkRowRadixPolicy(policy, capabilities, tuning.policy?.rowRadixWorkgroupSize !== undefined);
+  if (chosen === 'row-radix') checkRowRadixPolicy(policy, capabilities, tuning.policy?.rowRadixWorkgroupSize !== undefined, wideRows);
   if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
   } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
@@ -322,9 +339,11 @@ export function selectTopKVariant(
  * Row-radix's workgroup: one the tuning set must fit the backend (else a usage error naming it); the
  * default shrinks to fit what other tuning values (a larger tile, wider digits) take.
  */
-function checkRowRadixPolicy(policy: { -readonly [P in keyof TopKPolicy]: TopKPolicy[P] }, capabilities: BackendCapabilities, tuned: boolean): void {
+function checkRowRadixPolicy(policy: { -readonly [P in keyof TopKPolicy]: TopKPolicy[P] }, capabilities: BackendCapabilities, tuned: boolean, wideRows: boolean): void {
   if (!tuned) {
-    policy.rowRadixWorkgroupSize = rowRadixWorkgroupSizeFor(capabilities, policy);
+    // Rows up to rowRadixWideItems: workgroupSize invocations, so several workgroups share a multiprocessor.
+    const widest = rowRadixWorkgroupSizeFor(capabilities, policy);
+    policy.rowRadixWorkgroupSize = wideRows ? widest : Math.min(widest, policy.workgroupSize);
     return;
   }
   const most = Math.min(rowRadixMaxWorkgroupSize, capabilities.maxWorkgroupSize);
