@@ -5,7 +5,7 @@ import { deviceMemory } from '../src/backends/cpu/memory.js';
 import { TempStorageLayoutBuilder } from '../src/dispatch/temp-storage.js';
 import { cpuTopKExecutor } from '../src/algorithms/batched-top-k/cpu/executor.js';
 import { type KeyType, keyFillBits, selectDirections } from '../src/algorithms/batched-top-k/keys.js';
-import { type TopKPolicy, type TopKVariant, radixPasses, reducePerInvocation } from '../src/algorithms/batched-top-k/policy.js';
+import { type TopKPolicy, type TopKVariant, radixPasses, reducePerInvocation, rowRadixCandidateRoom } from '../src/algorithms/batched-top-k/policy.js';
 import { radixSelectLaunches } from '../src/algorithms/batched-top-k/radix-plan.js';
 import type { DeviceCheck, ScalarSource, SegmentSource } from '../src/dispatch/problem.js';
 import { type TopKKernelId, type TopKLaunch, type TopKProblem, type TopKRun, reduceChunks, topKKernels } from '../src/algorithms/batched-top-k/problem.js';
@@ -96,7 +96,7 @@ interface Case {
   /** The requirements' relaxations (TopKProblem); default false. */
   tiesAsFound?: boolean;
   orderAsFound?: boolean;
-  variant: TopKVariant | 'single-tile+radix';
+  variant: TopKVariant | 'single-tile+radix' | 'single-tile+row';
   policy: TopKPolicy;
   /** Device runtime bounds of the sizes (for the single-tile/radix device branch). */
   deviceBounds?: [number, number];
@@ -116,6 +116,11 @@ const smallPolicy: TopKPolicy = {
   radixBits: 8,
   radixWideDigitItems: 65536,
   radixFilterWorkgroups: 5,
+  rowRadixMaxItems: 65536,
+  rowRadixMaxTotalItems: 16777216,
+  rowRadixWorkgroupSize: 4,
+  rowRadixWideItems: 16384,
+  rowRadixWideMinK: 1024,
 };
 
 function uploadU32(cpu: CpuBackend, values: ArrayLike<number>): DeviceArray {
@@ -196,10 +201,12 @@ function build(c: Case): Built {
   const perInvocation = reducePerInvocation(policy, maxSegmentSize);
   const needsOffsets = stride === undefined && c.sizeKind === 'perSegment';
   const useRadix = c.variant === 'radix-select' || c.variant === 'single-tile+radix';
-  const useTile = c.variant === 'single-tile' || c.variant === 'single-tile+radix';
+  const useRow = c.variant === 'row-radix' || c.variant === 'single-tile+row';
+  const useTile = c.variant === 'single-tile' || c.variant === 'single-tile+radix' || c.variant === 'single-tile+row';
   const layout = new TempStorageLayoutBuilder()
     .add('offsets', needsOffsets ? (maxSegments + 1) * 4 : 0)
     .add('partials', c.variant === 'reduce' && chunks > 1 && !perInvocation ? maxSegments * chunks * c.kMax * 8 : 0);
+  if (useRow) layout.add('rowCandidates', maxSegmentSize > rowRadixCandidateRoom(policy) ? c.keys.length * 4 : 4);
   const radixLaunches = useRadix
     ? radixSelectLaunches(layout, { policy, spec: 'test', maxSegments, maxSegmentSize, kMax: c.kMax, candidateWords: c.keys.length })
     : [];
@@ -213,6 +220,7 @@ function build(c: Case): Built {
     if (chunks > 1 && !perInvocation) launches.push(launch('reduce-merge', 'reduce', maxSegments));
   }
   launches.push(...radixLaunches);
+  if (useRow) launches.push(launch('row-radix', 'row-radix', maxSegments));
   const builtLayout = layout.build();
   const temp = builtLayout.totalBytes > 0 ? cpu.alloc('u8', builtLayout.totalBytes) : undefined;
   const keyArray = c.keyType === 'f32' ? cpu.upload(new Float32Array(c.keys.buffer.slice(0))) : c.keyType === 'i32' ? cpu.upload(new Int32Array(c.keys.buffer.slice(0))) : cpu.upload(c.keys.slice());
@@ -396,6 +404,10 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     { variant: 'radix-select', maxSize: 50, kMax: [2, 7, 40], policy: { ...smallPolicy, radixBits: 4 } },
     { variant: 'radix-select', maxSize: 40, kMax: [3, 20], policy: { ...smallPolicy, radixBits: 11, radixFilterWorkgroups: 1 } },
     { variant: 'radix-select', maxSize: 70, kMax: [5, 30], policy: { ...smallPolicy, radixBits: 7, radixFilterWorkgroups: 100 } },
+    // Row-radix: rows past its candidate room (2 tiles: 128 keys) keep the bucket in temporary storage.
+    { variant: 'row-radix', maxSize: 300, kMax: [1, 4, 9, 33, 100, 300] },
+    { variant: 'row-radix', maxSize: 100, kMax: [2, 7, 40], policy: { ...smallPolicy, radixBits: 4 } },
+    { variant: 'row-radix', maxSize: 200, kMax: [3, 20], policy: { ...smallPolicy, radixBits: 11 } },
   ];
   for (const { variant, maxSize, kMax, policy } of variants) {
     it(`${variant}${policy ? ` (${variant === 'reduce' ? `reduceChunkItems ${policy.reduceChunkItems}, reduceSmallSegmentItems ${policy.reduceSmallSegmentItems}` : `radixBits ${policy.radixBits}, radixFilterWorkgroups ${policy.radixFilterWorkgroups}`})` : ''}: random and adversarial cases`, async () => {
@@ -413,6 +425,14 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       const sizes = c.sizeKind === 'perSegment' ? c.sizes : c.sizes.map(() => c.sizes[0] ?? 0);
       const max = Math.max(0, ...sizes);
       await check({ ...c, deviceBounds: [0, max] });
+    }
+  });
+
+  it('single-tile and row-radix with the device-side branch on the size bounds', async () => {
+    for (let seed = 1; seed <= 60; seed++) {
+      const c = randomCase(seed * 15485863, { variant: 'single-tile+row', maxSize: 200, kMax: [3, 12, 40][seed % 3]! });
+      const sizes = c.sizeKind === 'perSegment' ? c.sizes : c.sizes.map(() => c.sizes[0] ?? 0);
+      await check({ ...c, deviceBounds: [0, Math.max(0, ...sizes)] });
     }
   });
 
@@ -488,7 +508,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     const random = rng(3);
     for (const keyType of ['f32', 'i32', 'u32'] as const) {
       const keys = makeKeys(keyType, 200, 'equal', random);
-      for (const variant of ['radix-select', 'single-tile'] as const) {
+      for (const variant of ['radix-select', 'row-radix', 'single-tile'] as const) {
         const sizes = variant === 'single-tile' ? [64, 64, 64, 8] : [100, 37, 63];
         await check(baseCase({ keyType, keys, sizes, k: [50], kMax: 50, variant, valueMode: 'payload', valueType: 'u32', payload: Uint32Array.from({ length: 200 }, (_, i) => i * 3) }));
       }
@@ -507,6 +527,11 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixBits: 8,
       radixWideDigitItems: 65536,
       radixFilterWorkgroups: 4,
+      rowRadixMaxItems: 65536,
+      rowRadixMaxTotalItems: 16777216,
+      rowRadixWorkgroupSize: 1024,
+      rowRadixWideItems: 16384,
+      rowRadixWideMinK: 1024,
     };
     const random = rng(99);
     const sizes = [10000, 2048, 1, 9000];

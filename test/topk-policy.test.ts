@@ -35,6 +35,40 @@ describe('top-k policy', () => {
     expect(() => selectTopKVariant(longRows, roomy, { policy: { radixTileItems: 1000 } })).toThrow('tuning.policy.radixTileItems: 1000 is not a multiple of workgroupSize 256');
   });
 
+  it('row-radix takes rows past the tile within its bounds; its workgroup is the largest that fits, and tuning past it is refused by name', () => {
+    // A GPU's capabilities (parallelism: its workgroup slots).
+    const capabilities = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+    const rows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 65536 }, segmentSizeDeviceBounds: false, maxSegments: 64 };
+    const row = selectTopKVariant(rows, capabilities);
+    expect(row.variant).toBe('row-radix');
+    // 4096-item tile (32 KiB), a 256-bin histogram and a 4 KiB scan fit 48 KiB: 1024 invocations.
+    expect(row.policy.rowRadixWorkgroupSize).toBe(1024);
+    expect(row.verdicts.find((v) => v.variant === 'radix-select')!.reason).toContain('row-radix is preferred');
+    // Past its bounds radix-select runs, and explain() says which bound.
+    const many = selectTopKVariant({ ...rows, maxSegments: 257 }, capabilities);
+    expect(many.variant).toBe('radix-select');
+    expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('257 segments of up to 65536 keys (16842752) > rowRadixMaxTotalItems 16777216');
+    expect(selectTopKVariant({ ...rows, segmentSize: { min: 1, max: 65537 }, maxSegments: 1 }, capabilities).variant).toBe('radix-select');
+    // Wide rows (past rowRadixWideItems) with a small k: radix-select; narrow rows get 256 invocations.
+    expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).variant).toBe('radix-select');
+    expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
+      'rows past rowRadixWideItems 16384 (max segment size 65536) with kMax 512 < rowRadixWideMinK 1024',
+    );
+    const narrow = selectTopKVariant({ k: { min: 1, max: 256 }, segmentSize: { min: 16, max: 8192 }, segmentSizeDeviceBounds: false, maxSegments: 512 }, capabilities);
+    expect([narrow.variant, narrow.policy.rowRadixWorkgroupSize]).toEqual(['row-radix', 256]);
+    // 12 KiB: the 1024-item tile, histogram and scan fit 1024 invocations no more; the default shrinks, tuning is refused.
+    const small = cpuBackend({ capabilities: { workgroupStorageBytes: 12288, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+    expect(selectTopKVariant(rows, small).policy.rowRadixWorkgroupSize).toBe(512);
+    expect(() => selectTopKVariant(rows, small, { policy: { rowRadixWorkgroupSize: 1024 } })).toThrow(
+      'tuning.policy.rowRadixWorkgroupSize: 1024 invocations with tileItems 1024 and 8-bit digits need 13568 bytes of workgroup memory; the backend has 12288',
+    );
+    // Few workgroup slots (the CPU emulator, lavapipe): 256.
+    expect(selectTopKVariant(rows, cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 8 } }).capabilities).policy.rowRadixWorkgroupSize).toBe(256);
+    expect(() => selectTopKVariant(rows, capabilities, { policy: { rowRadixWorkgroupSize: 2048 } })).toThrow(
+      "tuning.policy.rowRadixWorkgroupSize: 2048 exceeds 1024 (the backend's maxWorkgroupSize, and at most 1024)",
+    );
+  });
+
   it('reduce gives segments of at most reduceSmallSegmentItems keys one invocation each, keeping the full workgroup', () => {
     const capabilities = capabilitiesWith(32768);
     const router = selectTopKVariant({ k: { min: 1, max: 2 }, segmentSize: { min: 16, max: 16 }, segmentSizeDeviceBounds: false }, capabilities);

@@ -25,12 +25,15 @@ function runtimeReachable(k: [number, number], size: [number, number]): Set<TopK
     for (const kMax of samples(k)) {
       for (const sizeMax of samples(size)) {
         for (const sizeMin of [size[0], sizeMax]) {
-          const selection = selectTopKVariant(
-            { k: { min: k[0], max: kMax }, segmentSize: { min: sizeMin, max: sizeMax }, segmentSizeDeviceBounds: sizeMin < sizeMax },
-            capabilities,
-          );
-          seen.add(selection.variant);
-          for (const v of selection.reachable) seen.add(v);
+          // Few segments (row-radix where rows allow it) and many (radix-select past rowRadixMaxTotalItems).
+          for (const maxSegments of [1, 100_000]) {
+            const selection = selectTopKVariant(
+              { k: { min: k[0], max: kMax }, segmentSize: { min: sizeMin, max: sizeMax }, segmentSizeDeviceBounds: sizeMin < sizeMax, maxSegments },
+              capabilities,
+            );
+            seen.add(selection.variant);
+            for (const v of selection.reachable) seen.add(v);
+          }
         }
       }
     }
@@ -54,12 +57,12 @@ describe('TopKVariantsFor over a grid of static bounds', () => {
     }
     expect(typeErrors(lines.join('\n'))).toEqual([]);
     expect(count).toBeGreaterThan(kBounds.length * sizeBounds.length);
-  }, 60_000);
+  }, 180_000);
 
   it('prunes at compile time what no policy can pick', () => {
     // Checked by types-tests too; here the runtime agrees: k in [1, 8] only ever runs reduce.
     for (const size of sizeBounds) expect([...runtimeReachable([1, 8], size)]).toEqual(['reduce']);
-    // k above 8 with segments beyond every tile only ever runs radix-select.
-    expect([...runtimeReachable([16, 64], [4097, 8192])]).toEqual(['radix-select']);
+    // k above 8 with segments beyond every tile only ever runs row-radix or radix-select.
+    expect([...runtimeReachable([16, 64], [4097, 8192])].sort()).toEqual(['radix-select', 'row-radix']);
   });
 });

@@ -30,13 +30,13 @@ const sizes = (n: number, max: number, seed: number) => {
   return Array.from({ length: n }, () => Math.floor(random() * (max + 1)));
 };
 
-function cases(): { c: TopKCase; variants: ('reduce' | 'single-tile' | 'radix-select' | undefined)[] }[] {
-  const list: { c: TopKCase; variants: ('reduce' | 'single-tile' | 'radix-select' | undefined)[] }[] = [];
+function cases(): { c: TopKCase; variants: ('reduce' | 'single-tile' | 'row-radix' | 'radix-select' | undefined)[] }[] {
+  const list: { c: TopKCase; variants: ('reduce' | 'single-tile' | 'row-radix' | 'radix-select' | undefined)[] }[] = [];
   // Every variant on f32; i32 and u32 keys through one variant each (SwiftShader compiles a pipeline in ~0.5 s).
   list.push({ c: makeCase({ name: 'f32 small k', keyType: 'f32', flavour: 'special', sizes: sizes(12, 300, 3), k: 5, seed: 11 }), variants: [undefined, 'radix-select'] });
   list.push({
     c: makeCase({ name: 'f32 larger k, both directions', keyType: 'f32', flavour: 'ties', sizes: sizes(6, 900, 5), k: 40, directions: ['max', 'min', 'max', 'min', 'min', 'max'], seed: 13 }),
-    variants: [undefined, 'radix-select'],
+    variants: [undefined, 'row-radix', 'radix-select'],
   });
   list.push({ c: makeCase({ name: 'i32 small k', keyType: 'i32', flavour: 'special', sizes: sizes(12, 300, 3), k: 5, seed: 17 }), variants: [undefined] });
   list.push({ c: makeCase({ name: 'u32 larger k, min', keyType: 'u32', flavour: 'special', sizes: sizes(6, 900, 5), k: 40, directions: 'min', seed: 19 }), variants: [undefined] });

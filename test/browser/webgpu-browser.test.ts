@@ -145,7 +145,7 @@ async function bundlePage(): Promise<string> {
     );
     expect(outcome.results.length).toBe(10);
     const variants = new Set(outcome.results.map((r) => r.variant));
-    expect([...variants].sort()).toEqual(['radix-select', 'reduce', 'single-tile']);
+    expect([...variants].sort()).toEqual(['radix-select', 'reduce', 'row-radix', 'single-tile']);
     for (const r of outcome.results) {
       expect(r.keys, `${r.name} (${r.variant}): keys`).toEqual(r.expectedKeys);
       expect(r.values, `${r.name} (${r.variant}): values`).toEqual(r.expectedValues);

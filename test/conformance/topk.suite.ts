@@ -30,6 +30,20 @@ const randomSizes = (n: number, max: number, seed: number, min = 0) => {
   return Array.from({ length: n }, () => min + Math.floor(random() * (max - min + 1)));
 };
 
+/** The sorted reference outputs with each segment's selection put in index order (values: segment-local i32 indices). */
+function inIndexOrder(c: TopKCase, expected: { keys: Uint32Array; values: Uint32Array }, kMax: number): { keys: Uint32Array; values: Uint32Array } {
+  const out = { keys: expected.keys.slice(), values: expected.values.slice() };
+  c.sizes.forEach((size, s) => {
+    const take = Math.min(c.k[s]!, kMax, size);
+    const slots = Array.from({ length: take }, (_, j) => s * kMax + j).sort((a, b) => (expected.values[a]! | 0) - (expected.values[b]! | 0));
+    slots.forEach((from, j) => {
+      out.keys[s * kMax + j] = expected.keys[from]!;
+      out.values[s * kMax + j] = expected.values[from]!;
+    });
+  });
+  return out;
+}
+
 /** Defines the suite for one backend. `makeBackend` is called once; `destroy()` runs after. */
 /** How a backend runs the suite. */
 export interface ConformanceOptions {
@@ -74,7 +88,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
     async function expectAllVariants(c: TopKCase, mustApply: TopKVariant[] = []): Promise<void> {
       const natural = await expectReference(c);
       const ran: TopKVariant[] = [natural];
-      for (const variant of ['single-tile', 'reduce', 'radix-select'] as const) {
+      for (const variant of ['single-tile', 'reduce', 'row-radix', 'radix-select'] as const) {
         if (variant === natural) continue;
         try {
           await expectReference(c, variant);
@@ -211,7 +225,8 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
               const valuesOut = backend.alloc('i32', rows * k);
               // A uniform direction: both directions share the pipelines (lavapipe compiles each through LLVM).
               const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(rows) };
-              const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+              // Row-radix is the natural choice here (it samples nothing): force radix-select.
+              const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select' } }));
               expect(plan.variant).toBe('radix-select');
               const temp = backend.alloc('u8', plan.tempStorageBytes);
               await plan.run(temp);
@@ -240,20 +255,91 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       }
     });
 
+    describe('row-radix: one workgroup per row', () => {
+      /** A case whose keys come from `key(i, random)` (f32 values) instead of a flavour. */
+      const withKeys = (o: Parameters<typeof makeCase>[0], key: (i: number, random: () => number) => number): TopKCase => {
+        const c = makeCase(o);
+        const random = rng((o.seed ?? 7) + 1);
+        const f32 = new Float32Array(c.keys.length);
+        for (let i = 0; i < f32.length; i++) f32[i] = key(i, random);
+        return { ...c, keys: new Uint32Array(f32.buffer) };
+      };
+      it('is the natural choice for rows past the tile, up to rowRadixMaxItems', async () => {
+        const policy = topKPolicyFor(backend.capabilities);
+        const plan = await expectReferencePlan(makeCase({ name: 'row-natural', sizes: [policy.tileItems + 1, 3 * policy.tileItems, 5], k: 40, seed: 71 }));
+        expect(plan.variant).toBe('row-radix');
+        expect(plan.explain()).toContain('topk/row-radix[');
+        const long = makeCase({ name: 'row-too-long', sizes: [policy.tileItems + 1], k: 40, seed: 73 });
+        expect((await expectReferencePlan(long, undefined, { rowRadixMaxItems: policy.tileItems })).variant).toBe('radix-select');
+        expect((await expectReferencePlan(long, undefined, { rowRadixMaxTotalItems: policy.tileItems })).variant).toBe('radix-select');
+      }, 600_000);
+      it('all-equal rows (the threshold bucket is the whole row: past workgroup memory), both directions, k up to the row', async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        const sizes = [4 * tileItems + 3, 2 * tileItems + 1, tileItems + 1, 0];
+        // Lavapipe compiles each pipeline through LLVM and runs 1024-wide workgroups slowly: fewer there.
+        for (const k of options.compilesSlowly ? [37, 4 * tileItems + 3] : [1, 37, tileItems, 4 * tileItems + 3]) {
+          for (const values of options.compilesSlowly ? (['indices-i32'] as const) : (['indices-i32', 'none'] as const)) {
+            const c = withKeys({ name: `all-equal-k${k}-${values}`, sizes, k, values, directions: ['max', 'min', 'min', 'max'], seed: 79 + k }, () => 0.5);
+            await expectReferencePlan(c, 'row-radix');
+          }
+        }
+      }, 600_000);
+      it('a threshold bucket past workgroup memory with distinct lower digits, sorted and unsorted', async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        // Every key in [1, 1.2): one digit-0 bucket for 8- and 11-bit digits; a few NaN and -0 beside.
+        const key = (i: number, random: () => number) => (i % 997 === 5 ? NaN : i % 1009 === 7 ? -0 : 1 + random() * 0.2);
+        for (const ordering of ['sorted', 'unsorted'] as const) {
+          const c = withKeys({ name: `crowded-${ordering}`, sizes: [3 * tileItems + 5, 2 * tileItems + 7], k: [100, tileItems - 3], directions: ['max', 'min'], seed: 83 }, key);
+          const built = buildCase(backend, c);
+          try {
+            for (const radixBits of options.compilesSlowly ? [4, 11] : [4, 8, 11]) {
+              const { plan, keys, values } = await runCase(backend, built, { variant: 'row-radix', policy: { radixBits }, requirements: { outputOrdering: ordering } });
+              expect(plan.variant).toBe('row-radix');
+              // Unsorted: the reference's selection in index order (row-radix collects it so).
+              const expected = ordering === 'sorted' ? built.expected : inIndexOrder(c, built.expected, built.kMax);
+              expect(keys, `${c.name} ${radixBits}-bit digits: keys`).toEqual(expected.keys);
+              expect(values, `${c.name} ${radixBits}-bit digits: values`).toEqual(expected.values);
+            }
+          } finally {
+            for (const a of built.owned) a.destroy();
+          }
+        }
+      }, 600_000);
+      it('rows at tile and quad boundaries, packed and strided, device-only sizes and k, payloads', async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        const room = 2 * tileItems;
+        const sizes = [tileItems - 1, tileItems, tileItems + 1, room - 1, room + 1, 1, 2, 3, 4 * tileItems + 1];
+        for (const flavour of options.compilesSlowly ? (['special'] as const) : (['random', 'ties', 'special'] as const)) {
+          await expectReferencePlan(makeCase({ name: `row-edges-${flavour}`, flavour, sizes, k: 33, directions: sizes.map((_, i) => (i % 2 === 0 ? 'max' : 'min')), seed: 89 }), 'row-radix');
+        }
+        await expectReferencePlan(makeCase({ name: 'row-strided-u32-payload', keyType: 'u32', flavour: 'ties', sizes: [room + 3, 0, tileItems + 2], stride: room + 5, k: [9, 3, 200], values: 'payload', seed: 97 }), 'row-radix');
+        await expectReferencePlan(
+          makeCase({ name: 'row-device', keyType: 'i32', flavour: 'special', sizes: [room + 9, 17, tileItems * 2 + 2], sizeKind: 'perSegment-device', k: [64, 3, 500], kKind: 'perSegment-device', numSegmentsKind: 'device', values: 'indices-f32', seed: 101 }),
+          'row-radix',
+        );
+        // The widest workgroup the backend allows (GPUs default to it; the CPU and lavapipe to 256).
+        const widest = Math.min(1024, backend.capabilities.maxWorkgroupSize);
+        await expectReferencePlan(makeCase({ name: 'row-widest', flavour: 'special', sizes: [room + 3, tileItems + 1, 5], k: [40, tileItems, 5], seed: 107 }), 'row-radix', { rowRadixWorkgroupSize: widest });
+        // k = the row (everything taken), sorted past the tile.
+        await expectReferencePlan(makeCase({ name: 'row-k-is-row', flavour: 'ties', sizes: [room + 1, tileItems + 1], k: [room + 1, tileItems + 1], seed: 103 }), 'row-radix');
+      }, 600_000);
+    });
+
     describe('sorted output past a tile', () => {
-      // Radix-select writes the selection in index order and the segmented sort's radix kernels sort
-      // it in the same submit (stable: ties by index), bit for bit with the reference.
+      // Row-radix and radix-select write the selection in index order and the segmented sort's radix
+      // kernels sort it in the same submit (stable: ties by index), bit for bit with the reference.
       it('k = 4096, 9000 and 10000 sorted, both directions, heavy ties and NaN', async () => {
         const sizes = [10_000, 12_000, 3000, 0];
         for (const k of [4096, 9000, 10_000]) {
           const c = makeCase({ name: `sorted-k${k}`, flavour: k === 9000 ? 'special' : 'ties', sizes, k, directions: ['max', 'min', 'max', 'min'], seed: 53 + k });
-          expect(await expectReference(c)).toBe('radix-select');
+          expect(await expectReference(c)).toBe('row-radix');
+          await expectReference(c, 'radix-select');
         }
         await expectReference(makeCase({ name: 'sorted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }));
         await expectReference(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }));
         // Per-segment k (some within the tile, some past it), a stride, a kMax past the largest segment.
         await expectReference(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }));
-      });
+      }, 600_000);
     });
 
     describe('edge cases', () => {
@@ -465,25 +551,19 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         }
       });
 
-      it("'unsorted' under 'run-to-run' repeats: radix-select writes index order, within and past the tile", async () => {
+      it("'unsorted' under 'run-to-run' repeats: radix-select and row-radix write index order, within and past the tile", async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
         for (const k of [50, tileItems + 100]) {
           const c = makeCase({ name: 'unsorted-past-tile', flavour: 'ties', sizes: [9 * k, k - 7, 3 * k], k, seed: 211 });
           const built = buildCase(backend, c);
-          const inIndexOrder = { keys: built.expected.keys.slice(), values: built.expected.values.slice() };
-          c.sizes.forEach((size, s) => {
-            const take = Math.min(k, size);
-            const slots = Array.from({ length: take }, (_, j) => s * k + j).sort((a, b) => (built.expected.values[a]! | 0) - (built.expected.values[b]! | 0));
-            slots.forEach((from, j) => {
-              inIndexOrder.keys[s * k + j] = built.expected.keys[from]!;
-              inIndexOrder.values[s * k + j] = built.expected.values[from]!;
-            });
-          });
-          for (let run = 0; run < 2; run++) {
-            const { plan, keys, values } = await runCase(backend, built, { variant: 'radix-select', requirements: { outputOrdering: 'unsorted' } });
-            expect(plan.launches.at(-1)!.name).toMatch(/finalize\[[^=]*\]$/);
-            expect(keys, `run ${run}: keys`).toEqual(inIndexOrder.keys);
-            expect(values, `run ${run}: values`).toEqual(inIndexOrder.values);
+          const expected = inIndexOrder(c, built.expected, k);
+          for (const variant of ['radix-select', 'row-radix'] as const) {
+            for (let run = 0; run < 2; run++) {
+              const { plan, keys, values } = await runCase(backend, built, { variant, requirements: { outputOrdering: 'unsorted' } });
+              expect(plan.launches.at(-1)!.name).toMatch(variant === 'radix-select' ? /finalize\[[^=]*\]$/ : /row-radix\[[^=]*\]$/);
+              expect(keys, `${variant}, run ${run}: keys`).toEqual(expected.keys);
+              expect(values, `${variant}, run ${run}: values`).toEqual(expected.values);
+            }
           }
           for (const a of built.owned) a.destroy();
         }

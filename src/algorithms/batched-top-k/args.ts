@@ -247,18 +247,21 @@ type ReduceReachable<KMin> = ReachableUpTo<'reduce', KMin, StaticLimits['reduceM
 type OnlyReduce<KMax> = KnownGreater<KMax, StaticLimits['reduceMaxK']> extends true ? false : number extends KMax ? false : true;
 type TileReachable<SizeMin> = ReachableUpTo<'single-tile', SizeMin, StaticLimits['maxTileItems']>;
 type RadixReachable<SizeMax> = ReachableAbove<'radix-select', SizeMax, StaticLimits['minTileItems']>;
+// Row-radix serves what radix-select serves, up to bounds (rows, keys in all) the static types do not see.
+type RowReachable<SizeMax> = ReachableAbove<'row-radix', SizeMax, StaticLimits['minTileItems']>;
 
 /**
  * The variants any built-in policy could pick for the static bounds in `Args` (a sound
  * over-approximation of `plan.reachableVariants` on every built-in backend). A forced variant
  * (tuning) is outside this set's promise.
  *
- * @example with `k: p.uniform(k, { min: 1, max: 8 })`: `'reduce'`.
+ * @example with `k: p.uniform(k, { min: 1, max: 8 })`: `'reduce'`; with `k: p.uniform(k, { min: 1, max: 64 })`
+ * and `segmentSizes: p.uniform(n, { min: 5000, max: 90000 })`: `'row-radix' | 'radix-select'`.
  */
 export type TopKVariantsFor<Args> = Args extends { k: infer K; segmentSizes: infer Sizes }
   ?
       | ReduceReachable<StaticMin<K, 1>>
-      | (OnlyReduce<StaticMax<K>> extends true ? never : TileReachable<StaticMin<Sizes>> | RadixReachable<StaticMax<Sizes>>)
+      | (OnlyReduce<StaticMax<K>> extends true ? never : TileReachable<StaticMin<Sizes>> | RowReachable<StaticMax<Sizes>> | RadixReachable<StaticMax<Sizes>>)
   : TopKVariant;
 
 /** The guarantees type of an environment. */

@@ -10,7 +10,7 @@ import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../para
 import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
-import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
+import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
 import { type TopKLaunch, type TopKProblem, reduceChunks, selectionSortShape, topKKernels } from './problem.js';
 import { radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
@@ -257,7 +257,8 @@ function variantLaunches(
   });
   const launches: TopKLaunch[] = [];
   // With device-only size bounds that may admit a tile, single-tile runs first and radix-select takes the rest (a device-side branch).
-  const variantsToRun: TopKVariant[] = selection.variant === 'radix-select' && selection.reachable.includes('single-tile') ? ['single-tile', 'radix-select'] : [selection.variant];
+  const general = selection.variant === 'radix-select' || selection.variant === 'row-radix';
+  const variantsToRun: TopKVariant[] = general && selection.reachable.includes('single-tile') ? ['single-tile', selection.variant] : [selection.variant];
   for (const variant of variantsToRun) {
     if (variant === 'single-tile') {
       launches.push(launch('single-tile', variant, 'single-tile', 'one workgroup per segment: load the tile, select in workgroup memory, sort, write'));
@@ -272,9 +273,22 @@ function variantLaunches(
         layout.add('partials', n * chunks * facts.kMax * 8);
         launches.push(launch('reduce-merge', variant, 'reduce-merge', "merge the chunks' lists per segment and write"));
       }
+    } else if (variant === 'row-radix') {
+      // Candidates past the workgroup's room go to temporary storage, at each segment's own start.
+      layout.add('rowCandidates', maxSegmentSize > rowRadixCandidateRoom(policy) ? itemsBound * 4 : 4);
+      const order = sortAfter ? 'the selection in index order (sorted after it)' : 'the selection in index order (sorted in workgroup memory for sorted output)';
+      launches.push(
+        launch(
+          'row-radix',
+          variant,
+          'row-radix',
+          `one workgroup per segment, every digit pass over its row (${policy.radixBits}-bit digits, histograms in workgroup memory; the threshold bucket's keys compacted after digit 0, in workgroup memory up to ${rowRadixCandidateRoom(policy)} keys, else in temporary storage), then one pass collecting ${order}, write`,
+        ),
+      );
+      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues, variant));
     } else {
       launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter }));
-      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues));
+      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues, variant));
     }
   }
   if (weights !== undefined) {
@@ -291,7 +305,7 @@ function variantLaunches(
  * stable, so ties stay in index order. Groups of segments reuse the counts (segmented-sort/problem.ts).
  * They run before the routing-weights epilogue, which reads the sorted keysOut.
  */
-function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder, withValues: boolean): TopKLaunch[] {
+function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder, withValues: boolean, variant: TopKVariant): TopKLaunch[] {
   const { tiles, groupSegments } = selectionSortShape(facts.maxSegments, selected, policy);
   const groups = Math.ceil(facts.maxSegments / groupSegments);
   const outputWords = facts.maxSegments * facts.kMax;
@@ -303,7 +317,7 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKP
     const segments = Math.min(groupSegments, facts.maxSegments - group * groupSegments);
     const which = groups === 1 ? '' : `segments ${group * groupSegments}..${group * groupSegments + segments - 1}, `;
     for (let digit = 0; digit < sortRadixPasses; digit++) {
-      const at = { variant: 'radix-select' as const, pass: radixLaunchPass(group, digit) };
+      const at = { variant, pass: radixLaunchPass(group, digit) };
       launches.push({ ...at, kernel: 'sort-histogram', name: `topk/sort-selection/histogram[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection (up to ${selected} keys), pass ${digit}: digit histogram (${tiles} tiles per segment)` });
       launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments * scanWorkgroups, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
       launches.push({ ...at, kernel: 'sort-scatter', name: `topk/sort-selection/scatter[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection, pass ${digit}: stable scatter${digit === sortRadixPasses - 1 ? ' into the outputs, best first' : ''}` });
@@ -347,7 +361,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   // kernels, in the same submit (only where a selection can exceed the tile). The framework checks
   // bindings and dispatch sizes in makePlan.
   const selected = Math.min(facts.kMax, maxSegmentSize);
-  const sortAfter = selection.variant === 'radix-select' && requirements.outputOrdering === 'sorted' && selected > selection.policy.tileItems;
+  const sortAfter = (selection.variant === 'radix-select' || selection.variant === 'row-radix') && requirements.outputOrdering === 'sorted' && selected > selection.policy.tileItems;
 
   const parameters = [facts.k, facts.selectDirection];
   const validation: Validation = planValidation(environment, facts, parameters);

@@ -5,9 +5,9 @@ import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 
 /** The variants of DeviceBatchedTopK. */
-export type TopKVariant = 'single-tile' | 'reduce' | 'radix-select';
+export type TopKVariant = 'single-tile' | 'reduce' | 'row-radix' | 'radix-select';
 /** Every variant, in the order `explain()` lists them. */
-export const topKVariants: readonly TopKVariant[] = ['single-tile', 'reduce', 'radix-select'];
+export const topKVariants: readonly TopKVariant[] = ['single-tile', 'reduce', 'row-radix', 'radix-select'];
 
 /** Policy values: what the kernels of each variant are sized by. */
 export interface TopKPolicy {
@@ -43,6 +43,34 @@ export interface TopKPolicy {
   readonly radixWideDigitItems: number;
   /** Workgroups the radix-select filter passes spread over, all segments together (each loops over its segment's tiles). */
   readonly radixFilterWorkgroups: number;
+  /**
+   * row-radix (one workgroup per segment doing every digit pass, the row re-read from cache) takes
+   * segments of at most this many keys: past it one workgroup's passes over its row outlast
+   * radix-select's launches, which spread a segment over the whole device.
+   */
+  readonly rowRadixMaxItems: number;
+  /**
+   * row-radix takes calls of at most this many keys in all (maxSegments * max segment size): its
+   * second and third passes over a row should find it in the device's cache (an H200's L2 holds 50 MiB).
+   */
+  readonly rowRadixMaxTotalItems: number;
+  /**
+   * Invocations of a row-radix workgroup (at most 1024): it reads its row alone, so it needs many
+   * loads in flight. 256 invocations of 4 quads each kept 16 KiB in flight and read about 8 GB/s per
+   * row on an H200 (1 x 16M: 24.9 ms); the default is the most the device and its workgroup memory allow.
+   */
+  readonly rowRadixWorkgroupSize: number;
+  /**
+   * row-radix rows longer than this are wide: their workgroups get `rowRadixWorkgroupSize`
+   * invocations (shorter rows: `workgroupSize`, so more workgroups share a multiprocessor) and
+   * row-radix takes them only when kMax is at least `rowRadixWideMinK`.
+   */
+  readonly rowRadixWideItems: number;
+  /**
+   * Least kMax for which row-radix takes wide rows: with a smaller k, radix-select's sampled threshold
+   * reads the keys once where row-radix reads its row three times in one workgroup.
+   */
+  readonly rowRadixWideMinK: number;
 }
 
 /** Radix-select state words per segment (problem.ts). */
@@ -83,6 +111,14 @@ export function radixSample(size: number, take: number, cap: number): { m: numbe
   const step = Math.floor(size / m);
   const j = 8 + Math.floor((3 * take + 2 * step - 1) / (2 * step));
   return j * 2 > m ? undefined : { m, step, j };
+}
+
+/**
+ * Ordered keys of a segment's digit-0 threshold bucket that row-radix keeps in workgroup memory (the
+ * room of its selection sort, free until the collect); a larger bucket goes to temporary storage.
+ */
+export function rowRadixCandidateRoom(policy: Pick<TopKPolicy, 'tileItems'>): number {
+  return 2 * policy.tileItems;
 }
 
 /** Radix-select passes for a digit width. */
@@ -132,6 +168,8 @@ export function tileItemsFor(workgroupStorageBytes: number): number {
 export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
   const workgroupSize = Math.min(256, capabilities.maxWorkgroupSize);
   const tileItems = tileItemsFor(capabilities.workgroupStorageBytes);
+  // 11-bit digits (CUB's cluster top-k): three passes instead of four, where the histogram fits.
+  const radixBits = radixWorkgroupBytes({ tileItems, radixBits: 11, workgroupSize }) <= capabilities.workgroupStorageBytes ? 11 : 8;
   return {
     workgroupSize,
     tileItems,
@@ -140,14 +178,53 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     reduceSmallSegmentItems: 32,
     reduceWorkgroups: Math.max(1, capabilities.parallelism),
     radixTileItems: workgroupSize * 16,
-    // 11-bit digits (CUB's cluster top-k): three passes instead of four, where the histogram fits.
-    radixBits: radixWorkgroupBytes({ tileItems, radixBits: 11, workgroupSize }) <= capabilities.workgroupStorageBytes ? 11 : 8,
+    radixBits,
     radixWideDigitItems: 65536,
     // A quarter of the device's workgroup slots: the filter passes mostly read the few keys that
     // reached the sampled threshold, and their idle workgroups cost launch time.
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
+    rowRadixMaxItems: rowRadixDefaults.maxItems,
+    rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,
+    rowRadixWorkgroupSize: rowRadixWorkgroupSizeFor(capabilities, { tileItems, radixBits }),
+    rowRadixWideItems: rowRadixDefaults.wideItems,
+    rowRadixWideMinK: rowRadixDefaults.wideMinK,
   };
 }
+
+/**
+ * The largest row-radix workgroup, at most 1024 invocations (its collect packs two counts of up to
+ * 32 keys an invocation into one word of 16-bit halves), whose workgroup memory fits the backend. On
+ * a device of few workgroup slots (parallelism under 128: the CPU emulator, a software rasterizer
+ * such as lavapipe, which run an invocation at a time per thread and gain nothing from loads in
+ * flight), 256 at most.
+ */
+function rowRadixWorkgroupSizeFor(capabilities: BackendCapabilities, policy: Pick<TopKPolicy, 'tileItems' | 'radixBits'>): number {
+  let size = Math.min(capabilities.parallelism >= 128 ? rowRadixMaxWorkgroupSize : 256, capabilities.maxWorkgroupSize);
+  while (size > 1 && rowRadixWorkgroupBytes({ ...policy, rowRadixWorkgroupSize: size }) > capabilities.workgroupStorageBytes) size = Math.floor(size / 2);
+  return size;
+}
+
+/** The most invocations of a row-radix workgroup. */
+export const rowRadixMaxWorkgroupSize = 1024;
+
+/**
+ * Workgroup memory of the row-radix kernel: the candidates, then the selection's keys and indices
+ * (2 tileItems words), a 2^bits-bin histogram, a scan of rowRadixWorkgroupSize words, a few words more.
+ */
+export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'radixBits' | 'rowRadixWorkgroupSize'>): number {
+  return policy.tileItems * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.rowRadixWorkgroupSize * 4 + 256;
+}
+
+/**
+ * row-radix's default bounds, from GPU time against radix-select on an H200 (Dawn/Vulkan,
+ * bench/topk-webgpu.ts and bench/sort-webgpu.ts, 2026-11-23; ms row-radix / radix-select):
+ * 64x32768 k=2048 0.096 / 0.134, 64x65536 k=2048 0.125 / 0.151, sorted 64x32768 k=4096 0.132 /
+ * 0.200, attention 512x(16..8192) k=256 0.105 / 0.142 (256 invocations; 1024: 0.173), but
+ * 32x131072 k=2048 0.193 / 0.148, 64x151936 k=50 0.189 / 0.112, ragged 128x(1..65536) k=512
+ * 0.122 / 0.115, 256x262144 k=256 0.714 / 0.317. Rows up to 64K keys (wide ones, past 16K, only for
+ * kMax of at least 1024) and calls up to 16M keys.
+ */
+export const rowRadixDefaults = { maxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {
@@ -170,7 +247,10 @@ export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
  * is applicable, else throws with the reason.
  *
  * reduce when `kMax <= reduceMaxK` (a handful of rounds beat any sort); single-tile when every
- * segment fits one workgroup's tile; radix-select otherwise.
+ * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys (rows
+ * past `rowRadixWideItems` only for kMax >= `rowRadixWideMinK`) and the call at most
+ * `rowRadixMaxTotalItems` (one workgroup per row: its passes re-read the row from cache);
+ * radix-select otherwise.
  */
 export function selectTopKVariant(
   facts: TopKSelectorFacts,
@@ -184,6 +264,16 @@ export function selectTopKVariant(
   const reduceFits = kMax <= policy.reduceMaxK;
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
+  const totalItems = (facts.maxSegments ?? 1) * maxSize;
+  const wideRows = maxSize > policy.rowRadixWideItems;
+  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
+  const rowReason = !rowFits
+    ? maxSize > policy.rowRadixMaxItems
+      ? `max segment size ${maxSize} > rowRadixMaxItems ${policy.rowRadixMaxItems}`
+      : totalItems > policy.rowRadixMaxTotalItems
+        ? `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
+        : `rows past rowRadixWideItems ${policy.rowRadixWideItems} (max segment size ${maxSize}) with kMax ${kMax} < rowRadixWideMinK ${policy.rowRadixWideMinK}`
+    : `max segment size ${maxSize} <= rowRadixMaxItems ${policy.rowRadixMaxItems}${wideRows ? ` with kMax ${kMax} >= rowRadixWideMinK ${policy.rowRadixWideMinK}` : ''}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
 
   const verdicts: VariantVerdict<TopKVariant>[] = [
     {
@@ -207,20 +297,33 @@ export function selectTopKVariant(
             : `max segment size ${maxSize} > tile ${policy.tileItems}`,
     },
     {
-      variant: 'radix-select',
+      variant: 'row-radix',
       applicable: true,
-      reachable: !reduceFits && !tileFits,
+      reachable: !reduceFits && !tileFits && rowFits,
       reason: reduceFits
         ? `reduce is preferred for kMax <= ${policy.reduceMaxK}`
         : tileFits
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
-          : 'the general case',
+          : rowReason,
+    },
+    {
+      variant: 'radix-select',
+      applicable: true,
+      reachable: !reduceFits && !tileFits && !rowFits,
+      reason: reduceFits
+        ? `reduce is preferred for kMax <= ${policy.reduceMaxK}`
+        : tileFits
+          ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
+          : rowFits
+            ? `row-radix is preferred (${rowReason})`
+            : 'the general case',
     },
   ];
 
-  const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : 'radix-select';
+  const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
-  if (chosen === 'radix-select' && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
+  if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
+  if (chosen === 'row-radix') checkRowRadixPolicy(policy, capabilities, tuning.policy?.rowRadixWorkgroupSize !== undefined, wideRows);
   if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
   } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
@@ -230,6 +333,28 @@ export function selectTopKVariant(
     }
   }
   return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
+}
+
+/**
+ * Row-radix's workgroup: one the tuning set must fit the backend (else a usage error naming it); the
+ * default shrinks to fit what other tuning values (a larger tile, wider digits) take.
+ */
+function checkRowRadixPolicy(policy: { -readonly [P in keyof TopKPolicy]: TopKPolicy[P] }, capabilities: BackendCapabilities, tuned: boolean, wideRows: boolean): void {
+  if (!tuned) {
+    // Rows up to rowRadixWideItems: workgroupSize invocations, so several workgroups share a multiprocessor.
+    const widest = rowRadixWorkgroupSizeFor(capabilities, policy);
+    policy.rowRadixWorkgroupSize = wideRows ? widest : Math.min(widest, policy.workgroupSize);
+    return;
+  }
+  const most = Math.min(rowRadixMaxWorkgroupSize, capabilities.maxWorkgroupSize);
+  if (policy.rowRadixWorkgroupSize > most) {
+    throw new SegkitUsageError(`tuning.policy.rowRadixWorkgroupSize: ${policy.rowRadixWorkgroupSize} exceeds ${most} (the backend's maxWorkgroupSize, and at most ${rowRadixMaxWorkgroupSize})`);
+  }
+  if (rowRadixWorkgroupBytes(policy) > capabilities.workgroupStorageBytes) {
+    throw new SegkitUsageError(
+      `tuning.policy.rowRadixWorkgroupSize: ${policy.rowRadixWorkgroupSize} invocations with tileItems ${policy.tileItems} and ${policy.radixBits}-bit digits need ${rowRadixWorkgroupBytes(policy)} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
+    );
+  }
 }
 
 /** Rejects tuning values the kernels cannot run with. */

@@ -69,6 +69,7 @@ export type TopKKernelId =
   | 'radix-fallback'
   | 'radix-filter'
   | 'radix-finalize'
+  | 'row-radix'
   | 'sort-histogram'
   | 'sort-scan'
   | 'sort-scatter'
@@ -121,6 +122,8 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
+  // One workgroup per segment doing every digit pass over its row (webgpu/row-radix.ts).
+  'row-radix': { slots: ['offsets', 'rowCandidates'], grid: perSegment },
   // Sorted output past a tile: the segmented sort's radix kernels over each segment's selection (the
   // grids of one group; plan.ts sizes each launch from the selection's bound).
   'sort-histogram': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortCounts'] },
@@ -181,6 +184,9 @@ export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'max
  *   `candidates0`, `candidates1`: candidate indices, each as long as the keys (a segment's
  *   candidates live at its own start): digit p's filter reads buffer p & 1 (pass 0: the keys that
  *   reached T, or every key) and writes buffer (p + 1) & 1.
+ * - row-radix: `rowCandidates`: the ordered keys of a segment's digit-0 threshold bucket when they
+ *   outgrow workgroup memory, at the segment's own start (as long as the keys' extent; 4 bytes when
+ *   no segment is longer than the workgroup's candidate room).
  * - sorted output past a tile: `sortCounts`, `sortKeys0/1`, `sortValues0/1` (with values; segmented-sort/problem.ts),
  *   the double buffer as long as the outputs (segment i's selection at i * kMax).
  */

@@ -64,7 +64,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly k: ValueSource;
   readonly direction: ValueSource;
   readonly directionOfOption: readonly number[];
-  /** Whether the launches include single-tile and radix-select (then the device branch picks one). */
+  /** Whether the launches include single-tile and radix-select or row-radix (then the device branch picks one). */
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
   // Temporary-storage slots, word offsets (-1 when absent).
@@ -87,6 +87,9 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly radixTopShift: number;
   /** Words each candidates buffer holds (a segment's candidates live at its start). */
   readonly candidateWords: number;
+  /** row-radix: word offset of `rowCandidates` (-1 when absent) and the words it holds. */
+  readonly rowCandidatesSlot: number;
+  readonly rowCandidateWords: number;
   /** Sort each segment's results (problem.sorted). */
   readonly sorted: boolean;
   /** Take tied items as found, not by index (problem.tiesAsFound). */
@@ -125,7 +128,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.direction = this.source('selectDirection');
     this.directionOfOption = problem.directionOfOption.length > 0 ? problem.directionOfOption : [0];
     this.hasSingleTile = run.launches.some((launch) => launch.kernel === 'single-tile');
-    this.hasRadix = run.launches.some((launch) => launch.kernel === 'radix-histogram');
+    this.hasRadix = run.launches.some((launch) => launch.kernel === 'radix-histogram' || launch.kernel === 'row-radix');
     this.partialsSlot = this.slotWords('partials');
     this.stateSlot = this.slotWords('segmentState');
     this.histogramSlot = this.slotWords('histogram');
@@ -141,6 +144,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.radixDigits = 1 << bits;
     this.radixPasses = radixPasses(bits);
     this.radixTopShift = 32 - bits;
+    this.rowCandidatesSlot = this.slotWords('rowCandidates');
+    this.rowCandidateWords = run.layout.has('rowCandidates') ? run.layout.slot('rowCandidates').bytes >>> 2 : 0;
     this.candidateWords = run.layout.has('candidates0') ? Math.min(run.layout.slot('candidates0').bytes, run.layout.slot('candidates1').bytes) >>> 2 : 0;
     this.sorted = problem.sorted;
     this.selectionSort = problem.selectionSort === undefined ? undefined : selectionSortFields(this, problem.selectionSort);

@@ -14,6 +14,7 @@ import {
   runRadixInit,
 } from './radix-select.js';
 import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
+import { rowRadixWorkgroupBytes, runRowRadix } from './row-radix.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
 import { runWeights } from './weights.js';
 import { runSortHistogram, runSortScan, runSortScatter } from './sorted.js';
@@ -72,6 +73,8 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params) },
   'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params, true) },
   'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: radixFilterItems },
+  // Three reads of the row at most (the histogram, the bucket's keys, the collect).
+  'row-radix': { body: runRowRadix, bytes: rowRadixWorkgroupBytes, items: (grid, { ctx }) => grid * 3 * ctx.problem.maxSegmentSize },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
   // Sorted output past a tile: the segmented sort's radix kernels over the selection (cpu/sorted.ts).
   'sort-histogram': { body: runSortHistogram, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 2) / (ctx.selectionSort?.tiles ?? 1)) },

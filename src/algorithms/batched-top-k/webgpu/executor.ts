@@ -8,6 +8,7 @@ import { radixFinalizeProgram } from './radix-finalize.js';
 import { radixHistogramProgram } from './radix-histogram.js';
 import { radixInitProgram } from './radix-init.js';
 import { reduceMergeProgram, reduceProgram } from './reduce.js';
+import { rowRadixProgram } from './row-radix.js';
 import { weightsProgram } from './routing.js';
 import { singleTileProgram } from './single-tile.js';
 import { selectionSortProgram } from './sorted.js';
@@ -30,6 +31,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
   'radix-filter': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound),
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
+  'row-radix': rowRadixProgram,
   'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
   'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name),
   'sort-scatter': (facts, name) => selectionSortProgram('scatter', facts, name),
@@ -66,6 +68,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       tiles: radixTiles(problem.maxSegmentSize, policy),
       filterTiles: radixFilterTiles(problem, policy),
       ...(layout.has('candidates0') ? { candidatesLen: layout.slot('candidates0').bytes >>> 2 } : {}),
+      ...(layout.has('rowCandidates') ? { rowCandidatesLen: layout.slot('rowCandidates').bytes >>> 2 } : {}),
       ...(problem.weights === undefined ? {} : { weightScale: problem.weights.scaleBits }),
       ...(problem.selectionSort === undefined ? {} : { sortTiles: problem.selectionSort.tiles, sortGroupSegments: problem.selectionSort.groupSegments }),
     };

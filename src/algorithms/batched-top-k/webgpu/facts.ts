@@ -35,6 +35,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly radixTileItems: number;
   /** Bits per radix digit. */
   readonly radixBits: number;
+  /** Invocations of a row-radix workgroup (policy.rowRadixWorkgroupSize). */
+  readonly rowRadixWorkgroupSize: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
 }
@@ -58,7 +60,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     sorted: problem.sorted,
     directionOfOption: problem.directionOfOption,
     hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
-    hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram'),
+    hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'row-radix'),
     tileItems: policy.tileItems,
     reduceChunkItems: policy.reduceChunkItems,
     reduceMaxK: policy.reduceMaxK,
@@ -66,6 +68,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
     radixBits: policy.radixBits,
+    rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
   };
 }

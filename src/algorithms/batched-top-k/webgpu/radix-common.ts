@@ -16,6 +16,37 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
 /** Uniforms of every radix kernel beyond the shared ones. */
 const radixUniforms = ['tiles', 'filterTiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
 
+/**
+ * WGSL: `chooseDigit(bins, remaining, lid)` over the kernel's `localHistogram` (atomic words),
+ * `chosenDigit` (vec3<u32>) and an `inclusiveScan`; shared by the radix-select and row-radix kernels.
+ */
+export const chooseDigitWgsl = `// The digit whose bucket holds the remaining-th best of the counts in localHistogram (digits
+// [0, bins), best = highest): (digit, items in higher digits, items in its bucket). Fewer items
+// than remaining (only inconsistent input under 'trust'): (0, 0, remaining), every item taken.
+// Invocation t sums digits [bins - (t + 1) per, bins - t per); one scan finds the crossing.
+fn chooseDigit(bins: u32, remaining: u32, lid: u32) -> vec3<u32> {
+  let per = (bins + WG - 1u) / WG;
+  let hi = bins - min(bins, lid * per);
+  let lo = bins - min(bins, lid * per + per);
+  var sum = 0u;
+  for (var d = lo; d < hi; d++) { sum += atomicLoad(&localHistogram[d]); }
+  let atOrAbove = inclusiveScan(sum, lid);
+  let above = atOrAbove - sum;
+  if (above < remaining && remaining <= atOrAbove) {
+    var acc = above;
+    for (var d = hi; d > lo; d--) {
+      let c = atomicLoad(&localHistogram[d - 1u]);
+      if (acc + c >= remaining) {
+        chosenDigit = vec3<u32>(d - 1u, acc, c);
+        break;
+      }
+      acc += c;
+    }
+  }
+  if (lid == WG - 1u && atOrAbove < remaining) { chosenDigit = vec3<u32>(0u, 0u, remaining); }
+  return workgroupUniformLoad(&chosenDigit);
+}`;
+
 /** A radix kernel's program from its parts. */
 export function radixProgram(
   kernel: string,
@@ -79,32 +110,7 @@ fn flushHistogram(at: u32, lid: u32) {
     if (c != 0u) { atomicAdd(&temp[at + d], c); }
   }
 }
-// The digit whose bucket holds the remaining-th best of the counts in localHistogram (digits
-// [0, bins), best = highest): (digit, items in higher digits, items in its bucket). Fewer items
-// than remaining (only inconsistent input under 'trust'): (0, 0, remaining), every item taken.
-// Invocation t sums digits [bins - (t + 1) per, bins - t per); one scan finds the crossing.
-fn chooseDigit(bins: u32, remaining: u32, lid: u32) -> vec3<u32> {
-  let per = (bins + WG - 1u) / WG;
-  let hi = bins - min(bins, lid * per);
-  let lo = bins - min(bins, lid * per + per);
-  var sum = 0u;
-  for (var d = lo; d < hi; d++) { sum += atomicLoad(&localHistogram[d]); }
-  let atOrAbove = inclusiveScan(sum, lid);
-  let above = atOrAbove - sum;
-  if (above < remaining && remaining <= atOrAbove) {
-    var acc = above;
-    for (var d = hi; d > lo; d--) {
-      let c = atomicLoad(&localHistogram[d - 1u]);
-      if (acc + c >= remaining) {
-        chosenDigit = vec3<u32>(d - 1u, acc, c);
-        break;
-      }
-      acc += c;
-    }
-  }
-  if (lid == WG - 1u && atOrAbove < remaining) { chosenDigit = vec3<u32>(0u, 0u, remaining); }
-  return workgroupUniformLoad(&chosenDigit);
-}
+${chooseDigitWgsl}
 ${declarations}`,
     main,
   };
