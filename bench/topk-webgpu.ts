@@ -198,7 +198,7 @@ const cases = makeCases({
   ...(argv['extra-cases'] ? { extra: String(argv['extra-cases']).split(',') } : {}),
   ...(clampNote ? { clampNote } : {}),
 });
-const variantsToTry = ['single-tile', 'reduce', 'radix-select'] as const;
+const variantsToTry = ['single-tile', 'reduce', 'radix-select', 'row-radix'] as const;
 /** --tune: label -> env tuning, and the case ids it runs on (`label@id,id={...}`; all when none named). */
 const tunings: [string, Record<string, unknown>, string[] | undefined][] = argv.tune
   ? String(argv.tune).split(';').filter((t) => t.includes('=')).map((t) => {
