@@ -68,15 +68,9 @@ fn clearHistogram(lid: u32) {
   for (var d = lid; d < BINS; d += WG) { atomicStore(&localHistogram[d], 0u); }
   workgroupBarrier();
 }
-fn entryBefore(a: u32, b: u32) -> bool {
-  let ka = pool[a];
-  let kb = pool[b];
-  return ka > kb || (ka == kb && pool[TILE + a] < pool[TILE + b]);
-}
-fn swapEntries(a: u32, b: u32) {
-  let k = pool[a]; pool[a] = pool[b]; pool[b] = k;
-  let i = pool[TILE + a]; pool[TILE + a] = pool[TILE + b]; pool[TILE + b] = i;
-}
+// The selection's entries for the sort: keys in pool[0, TILE), their indices in pool[TILE, 2 TILE).
+fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(pool[i], pool[TILE + i]); }
+fn sortStore(i: u32, entry: vec2<u32>) { pool[i] = entry.x; pool[TILE + i] = entry.y; }
 ${bitonicSortWgsl}`;
   const main = `
   let segment = workgroupIndex;
