@@ -10,6 +10,7 @@
 /// <reference types="@webgpu/types" />
 import { writeFileSync } from 'node:fs';
 import { DeviceBatchedTopK, DeviceSegmentedReduce, DeviceSegmentedScan, DeviceSegmentedSort, type DeviceArray, env, p, webgpuBackend } from 'segkit';
+import { fillRandom } from './lib/cases.js';
 import { benchDevice, launchTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
@@ -17,16 +18,6 @@ const runs = Number(argv.runs ?? 7);
 const caseFilter = argv.cases?.split(',');
 const shrink = Number(argv.shrink ?? 1);
 const M16 = Math.floor((16 * 1024 * 1024) / shrink);
-
-function fill(n: number, seed: number): Float32Array {
-  let s = seed >>> 0;
-  const out = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    out[i] = (s / 4294967296) * 2 - 1;
-  }
-  return out;
-}
 
 const { device } = await benchDevice();
 const backend = await webgpuBackend({ device });
@@ -105,7 +96,7 @@ interface LaunchTime {
 const results: { id: string; label: string; variant: string; totalMs: number; launches: LaunchTime[] }[] = [];
 for (const c of cases) {
   if (caseFilter && !caseFilter.includes(c.id)) continue;
-  const keys = backend.upload(fill(c.rows * c.cols, 11));
+  const keys = backend.upload(fillRandom(new Float32Array(c.rows * c.cols), 11));
   const { plan: made, owned } = c.plan(keys);
   const plan = made as { variant: string; tempStorageBytes: number; launches: readonly { name: string; grid: number }[]; run(t?: DeviceArray<'u8'>): Promise<void>; destroy(): void };
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;

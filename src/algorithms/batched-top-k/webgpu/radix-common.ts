@@ -1,7 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses, radixState, radixStateWords } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
-import { inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -114,6 +114,34 @@ ${chooseDigitWgsl}
 ${declarations}`,
     main,
   };
+}
+
+/**
+ * WGSL of the radix kernels that sort a selection in workgroup memory (finalize; filter pass 0 over
+ * few candidates): `sortKeys` and `order` of `tileItems` words, the bitonic sort, and
+ * `sortIndices(at, count, start, direction, lid)`, which loads `count` item indices from temp words
+ * [at, at + count) with their ordered keys, pads to a power of two and sorts them. The kernel defines
+ * `sortLoad`/`sortStore` (how entries compare: by key, or by index alone).
+ */
+export function selectionSortWgsl(tileItems: number): string {
+  return `var<workgroup> sortKeys: array<u32, ${tileItems}>;
+var<workgroup> order: array<u32, ${tileItems}>;
+${bitonicSortWgsl}
+fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
+  let padded = nextPowerOfTwo(count);
+  for (var j = lid; j < padded; j += WG) {
+    if (j < count) {
+      let index = atomicLoad(&temp[at + j]);
+      order[j] = index;
+      sortKeys[j] = orderedKey(keysIn[start + index], direction);
+    } else {
+      order[j] = SENTINEL;
+      sortKeys[j] = 0u;
+    }
+  }
+  workgroupBarrier();
+  bitonicSort(count, lid);
+}`;
 }
 
 /** Enters segment `segment` (the grid covers tiles * radixTileItems keys per segment); `s` is the segment, `state` its state words. */

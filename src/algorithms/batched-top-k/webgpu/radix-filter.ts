@@ -1,7 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
-import { enterRadixSegment, radixProgram } from './radix-common.js';
+import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
 
 /*
  * 'radix-filter' for digit p = launchPass, p < passes - 1 (grid maxSegments * filterTiles; workgroup
@@ -32,11 +31,9 @@ export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsF
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
-var<workgroup> sortKeys: array<u32, ${facts.tileItems}>;
-var<workgroup> order: array<u32, ${facts.tileItems}>;
 fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(sortKeys[i], order[i]); }
 fn sortStore(i: u32, entry: vec2<u32>) { sortKeys[i] = entry.x; order[i] = entry.y; }
-${bitonicSortWgsl}
+${selectionSortWgsl(facts.tileItems)}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -62,20 +59,7 @@ var<workgroup> bases: vec2<u32>;`;
     // (best first: key, then index) and takes the first take as digit 0's selection; the later
     // digits find the selection full.
     if (w == 0u) {
-      let candidates = bufferAt(0u) + s.start;
-      let padded = nextPowerOfTwo(count);
-      for (var j = lid; j < padded; j += WG) {
-        if (j < count) {
-          let index = atomicLoad(&temp[candidates + j]);
-          order[j] = index;
-          sortKeys[j] = orderedKey(keysIn[s.start + index], s.direction);
-        } else {
-          order[j] = SENTINEL;
-          sortKeys[j] = 0u;
-        }
-      }
-      workgroupBarrier();
-      bitonicSort(count, lid);
+      sortIndices(bufferAt(0u) + s.start, count, s.start, s.direction, lid);
       let selected = u.selectedAt + segment * u.kMax;
       for (var j = lid; j < min(s.take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[j]); }
       if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }

@@ -1,7 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl } from '../../../backends/webgpu/blocks.js';
-import { enterRadixSegment, radixProgram } from './radix-common.js';
+import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
 
 /*
  * 'radix-finalize' (grid maxSegments), digit p = passes - 1: when items are left to take, the last
@@ -31,8 +30,6 @@ export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relax
   const declarations = `
 const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
 const ORDER_AS_FOUND: bool = ${relaxed.orderAsFound};
-var<workgroup> sortKeys: array<u32, ${facts.tileItems}>;
-var<workgroup> order: array<u32, ${facts.tileItems}>;
 var<workgroup> stateInfo: vec2<u32>;
 var<workgroup> chosen: vec3<u32>;
 var<workgroup> appended: atomic<u32>;
@@ -40,7 +37,7 @@ var<workgroup> tied: atomic<u32>;
 // Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
 fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(${facts.sorted ? 'sortKeys[i]' : '0u'}, order[i]); }
 fn sortStore(i: u32, entry: vec2<u32>) { ${facts.sorted ? 'sortKeys[i] = entry.x; ' : ''}order[i] = entry.y; }
-${bitonicSortWgsl}`;
+${selectionSortWgsl(facts.tileItems)}`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   let p = PASSES - 1u;
@@ -114,19 +111,7 @@ ${bitonicSortWgsl}`;
   storageBarrier();
   let out = segment * u.kMax;
   if (count <= TILE && !ORDER_AS_FOUND) {
-    let padded = nextPowerOfTwo(count);
-    for (var j = lid; j < padded; j += WG) {
-      if (j < count) {
-        let index = atomicLoad(&temp[selected + j]);
-        order[j] = index;
-        sortKeys[j] = orderedKey(keysIn[s.start + index], s.direction);
-      } else {
-        order[j] = SENTINEL;
-        sortKeys[j] = 0u;
-      }
-    }
-    workgroupBarrier();
-    bitonicSort(count, lid);
+    sortIndices(selected, count, s.start, s.direction, lid);
     for (var j = lid; j < u.kMax; j += WG) {
       if (j < count) { writeResult(out + j, s.start, order[j]); } else { writeFill(out + j, s.direction); }
     }
