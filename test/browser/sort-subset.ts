@@ -32,7 +32,7 @@ const alternating = (n: number) => Array.from({ length: n }, (_, i): 'ascending'
 export function runSortSubset(): Promise<SubsetOutcome> {
   return onBackend('DeviceSegmentedSort', segmentedSortVariants, () => webgpuBackend(), async (backend) => {
     const cases: SubsetCase[] = [];
-    // Segments that fit one tile, so that both variants apply.
+    // Segments that fit one tile, so that every variant applies.
     const small = [0, 1, 2, 3, 17, 0, 255, 256, 257, 1000];
     const f32 = makeSortCase({ name: 'f32 special, order per segment', keyType: 'f32', flavour: 'special', sizes: small, orders: alternating(small.length), seed: 3 });
     cases.push(...(await sortCase(backend, f32, [...segmentedSortVariants])));
