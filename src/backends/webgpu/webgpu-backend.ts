@@ -378,10 +378,14 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   async synchronize(): Promise<void> {
     this.checkUsable();
     this.flushWrites();
+    // The deferred checks' reads are submitted now, behind every earlier run, so waiting for the
+    // queue and reading the status reports take one round trip, not two.
+    const settled = this.hooks.settle();
+    settled.catch(() => undefined); // awaited below, after the WebGPU errors take precedence
     await this.guard(this.queue.onSubmittedWorkDone());
     await this.guard(Promise.all([...this.pendingReleases]));
     this.throwDeferred();
-    await this.hooks.settle();
+    await settled;
   }
 
   destroy(): void {
