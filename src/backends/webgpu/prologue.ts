@@ -27,9 +27,11 @@ import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPre
 
 const validateShape: SegmentShape = { temp: 'none', blockWritable: true, status: true };
 /**
- * Segments one validate invocation checks per chunk: 16 takes 4096 segments in one chunk of a
- * 256-wide workgroup (each chunk costs a scan and a few dependent loads; 4 chunks took ~10 us of
- * the H200's GPU time for 4096 per-token ks).
+ * Segments one validate invocation checks per chunk, at most: 16 takes 4096 segments in one chunk of
+ * a 256-wide workgroup (each chunk costs a scan and a few dependent loads; 4 chunks took ~10 us of
+ * the H200's GPU time for 4096 per-token ks). Fewer segments are spread over every invocation
+ * (`runLength`): 128 ragged rows checked by 8 invocations of 16 took their 16 checks one after
+ * another.
  */
 const validatePerInvocation = 16;
 /**
@@ -77,6 +79,12 @@ export function validateFacts(checks: readonly DeviceCheck[], total: boolean, pa
     total,
   };
 }
+
+/**
+ * The segments each invocation takes per chunk: the fewest that cover `n` segments in one chunk, at
+ * most PER (past WG * PER segments, chunks of PER each).
+ */
+const runLengthWgsl = `fn runLength(n: u32) -> u32 { return clamp((n + WG - 1u) / WG, 1u, PER); }`;
 
 const cap = (dtype: string) => dtype.toUpperCase();
 
@@ -143,6 +151,7 @@ export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFac
   const declarations = `
 const NONE: u32 = 0xffffffffu;
 const PER: u32 = ${validatePerInvocation}u;
+${runLengthWgsl}
 struct Failure { code: u32, parameter: u32, value: u32, lo: u32, hi: u32 }
 var<workgroup> scan: array<u32, ${workgroupSize}>;
 var<workgroup> stop: u32;
@@ -220,12 +229,13 @@ ${segmentChecks.join('\n')}
   if (workgroupUniformLoad(&stop) != 0u) { return; }
   let g = workgroupUniformLoad(&geometry);
   let n = g.x;
+  let per = runLength(n);
   var carry = 0u;
-  for (var base = 0u; base < n; base += WG * PER) {
+  for (var base = 0u; base < n; base += WG * per) {
     if (lid == 0u) { atomicStore(&lowestFailure, NONE); }
-    let first = base + lid * PER;
+    let first = base + lid * per;
     var sum = 0u;
-    for (var j = 0u; j < PER; j++) {
+    for (var j = 0u; j < per; j++) {
       if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j)); }
     }
     inclusiveScanSat(sum, lid);
@@ -235,7 +245,7 @@ ${segmentChecks.join('\n')}
     var failedSegment = NONE;
     // Every segment of the run is checked (no break at the first failure, the first one kept), so
     // the loads of the PER checks do not wait on one another's outcome and go out together.
-    for (var j = 0u; j < PER; j++) {
+    for (var j = 0u; j < per; j++) {
       let i = first + j;
       if (i < n) {
         let checked = checkSegment(i, start, g.y);
@@ -278,7 +288,7 @@ ${segmentChecks.join('\n')}
  * 'segment-offsets' (grid 1, packed layout with per-segment sizes): the exclusive scan of the sizes
  * into slot `offsets` (maxSegments + 1 words; entries from numSegments on hold the total). Sums
  * saturate at 2^32 - 1 (only under 'trust'), so starts stay past the items rather than wrapping.
- * One workgroup (at least 256 wide, as 'validate') walks the sizes in chunks of workgroupSize * 8: each invocation sums a contiguous
+ * One workgroup (at least 256 wide, as 'validate') walks the sizes in chunks of up to workgroupSize * 8: each invocation sums a contiguous
  * run, a workgroup scan gives the runs' starts, and each invocation writes its run.
  */
 
@@ -290,22 +300,24 @@ export function segmentOffsetsProgram(facts: SegmentKernelFacts, name: string): 
   const workgroupSize = prologueWorkgroupSize(facts);
   const declarations = `
 const PER: u32 = ${offsetsPerInvocation}u;
+${runLengthWgsl}
 var<workgroup> scan: array<u32, ${workgroupSize}>;
 ${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}`;
   const main = `
   if (failed()) { return; }
   let n = activeSegments();
+  let per = runLength(n);
   var carry = 0u;
-  for (var base = 0u; base < n; base += WG * PER) {
-    let first = base + lid * PER;
+  for (var base = 0u; base < n; base += WG * per) {
+    let first = base + lid * per;
     var sum = 0u;
-    for (var j = 0u; j < PER; j++) {
+    for (var j = 0u; j < per; j++) {
       if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j)); }
     }
     inclusiveScanSat(sum, lid);
     var running = carry;
     if (lid > 0u) { running = addSat(carry, scan[lid - 1u]); }
-    for (var j = 0u; j < PER; j++) {
+    for (var j = 0u; j < per; j++) {
       let i = first + j;
       if (i < n) {
         temp[u.offsetsAt + i] = running;
