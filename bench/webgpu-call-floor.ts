@@ -108,6 +108,31 @@ async function ladder(on: string, backend: WebGpuBackend): Promise<void> {
   await measure('raw: one dispatch, labelled encoder and pass', rawCall({ labels: true }), queueDone);
   await measure('raw: one dispatch binding five buffers', rawCall({ wide: true }), queueDone);
   await measure('raw: one dispatch + createBindGroup per call', rawCall({ bindGroupPerCall: true }), queueDone);
+  // A read-back's round trip (what a 'validate' run's status costs whoever waits for it): awaited per call.
+  const oneDispatch = rawCall({});
+  await measure('raw: one dispatch, then await onSubmittedWorkDone', async () => {
+    oneDispatch();
+    await device.queue.onSubmittedWorkDone();
+  }, queueDone);
+  const readBack = async (staging: GPUBuffer) => {
+    const encoder = device.createCommandEncoder();
+    encoder.copyBufferToBuffer(storage, 0, staging, 0, 32);
+    device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    staging.unmap();
+  };
+  await measure('raw: one dispatch, then read 32 B (fresh staging buffer)', async () => {
+    oneDispatch();
+    const staging = device.createBuffer({ size: 32, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    await readBack(staging);
+    staging.destroy();
+  }, queueDone);
+  const kept = device.createBuffer({ size: 32, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  await measure('raw: one dispatch, then read 32 B (staging buffer kept)', async () => {
+    oneDispatch();
+    await readBack(kept);
+  }, queueDone);
+  kept.destroy();
 
   // ---- segkit plan.run on small shapes --------------------------------------------------------------
   const rows = 64;
@@ -131,7 +156,24 @@ async function ladder(on: string, backend: WebGpuBackend): Promise<void> {
     plan.destroy();
     temp?.destroy();
   }
-  for (const a of [values, out, indices]) a.destroy();
+  // Each call awaited with its synchronize: the latency a caller who waits every call sees.
+  const tokens = 4096;
+  const routerKeys = backend.upload(Float32Array.from({ length: tokens * 128 }, (_, i) => Math.sin(i * 0.37)));
+  const routerOut = backend.alloc('f32', tokens * 8);
+  const routerIndices = backend.alloc('i32', tokens * 8);
+  const deviceKs = backend.upload(Uint32Array.from({ length: tokens }, (_, i) => 1 + (i % 8)));
+  const router = { keysIn: routerKeys, keysOut: routerOut, valuesOut: routerIndices, segmentSizes: p.constant(128), k: p.perSegment(deviceKs, { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.uniform(tokens) };
+  for (const checks of ['validate', 'trust'] as const) {
+    const plan = DeviceBatchedTopK.plan(router as never, env({ backend, requirements: { guaranteeChecks: checks } }));
+    await measure(`segkit: router 4096x128, device k, '${checks}': run + synchronize`, async () => {
+      await plan.run();
+      await backend.synchronize();
+    }, () => backend.synchronize());
+    plan.destroy();
+  }
+  const eight = backend.alloc('u32', 8);
+  await measure('segkit: download 8 words', () => backend.download(eight), () => backend.synchronize());
+  for (const a of [values, out, indices, routerKeys, routerOut, routerIndices, deviceKs, eight]) a.destroy();
   for (const b of [storage, report, uniforms, wide, wideInput]) b.destroy();
   backend.destroy();
 }
