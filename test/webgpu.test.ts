@@ -178,6 +178,32 @@ describeWebGpu('webgpuBackend', () => {
     }
   });
 
+  it('reads reuse their mappable buffers: downloads of many sizes keep the pool within its bounds, and what they read is right', async () => {
+    const held = () => (gpu as unknown as { stagingPoolHeld(): { buffers: number; bytes: number } }).stagingPoolHeld();
+    const live = gpu.liveBuffers();
+    const lengths = [1, 8, 63, 64, 65, 1000, 4096, 70_000, 1 << 20, (5 << 20) + 3];
+    const arrays = lengths.map((n) => gpu.upload(Uint32Array.from({ length: n }, (_, i) => (i * 2654435761 + n) >>> 0)));
+    for (let round = 0; round < 3; round++) {
+      // Several reads at once take several buffers; each comes back whole.
+      const reads = await Promise.all(arrays.map((a) => gpu.download(a)));
+      reads.forEach((words, j) => {
+        const n = lengths[j]!;
+        expect(words.length).toBe(n);
+        expect(words[n - 1]).toBe(((n - 1) * 2654435761 + n) >>> 0);
+      });
+    }
+    const kept = held();
+    expect(kept.buffers).toBeGreaterThan(0);
+    expect(kept.buffers).toBeLessThanOrEqual(2 * lengths.length);
+    expect(kept.bytes).toBeLessThanOrEqual(64 << 20);
+    // More reads of the same sizes make no new buffers.
+    await Promise.all(arrays.map((a) => gpu.download(a)));
+    expect(held()).toEqual(kept);
+    for (const a of arrays) a.destroy();
+    await gpu.synchronize();
+    expect(gpu.liveBuffers()).toBe(live);
+  });
+
   it('1000 consecutive selects leave no growth in live buffers', async () => {
     const segments = 16;
     const size = 600;

@@ -35,6 +35,19 @@ import { type WebGpuProgram, bindGroupLayoutEntries, makeShader } from './progra
 const usage = { mapRead: 0x1, copySrc: 0x4, copyDst: 0x8, uniform: 0x40, storage: 0x80 } as const;
 const mapModeRead = 0x1;
 
+/**
+ * The read-back buffers a backend keeps: two per size up to 16 MiB, 64 MiB in all (a few status
+ * reports and the outputs a caller reads after every call; larger reads are dominated by the copy).
+ */
+const stagingPoolLimits = { perSize: 2, largestBytes: 16 << 20, totalBytes: 64 << 20 } as const;
+
+/** The pooled size of a read of `bytes`: a power of two, at least 256. */
+function stagingClass(bytes: number): number {
+  let size = 256;
+  while (size < bytes) size *= 2;
+  return size;
+}
+
 /** Options of {@link webgpuBackend}. */
 export interface WebGpuBackendOptions {
   /** Use this device instead of requesting one; `destroy()` then leaves it alive. */
@@ -67,7 +80,11 @@ export interface WebGpuBackend extends Backend {
   readonly lost: boolean;
   /** The GPUBuffer behind a DeviceArray of this backend (its size is rounded up to 16 bytes). */
   gpuBuffer(array: DeviceArray): GPUBuffer;
-  /** GPUBuffers alive that this backend created (device arrays and its own scratch), for leak checks. */
+  /**
+   * GPUBuffers alive that this backend created (device arrays, its own scratch, reads under way), for
+   * leak checks. The mappable buffers it keeps between reads for the next read of the same size (two
+   * per size, 64 MiB in all) are not counted.
+   */
   liveBuffers(): number;
 }
 
@@ -179,6 +196,9 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   /** Buffers waiting for earlier work to finish before they are destroyed. */
   private readonly pendingReleases = new Set<Promise<void>>();
   private live = 0;
+  /** Mappable buffers of finished reads, by size, for the next read of that size (see `stagingFor`). */
+  private readonly stagingPool = new Map<number, GPUBuffer[]>();
+  private stagingPoolBytes = 0;
   /** An upload's writeBuffer waits for the next submit (Dawn keeps its staged copy until then). */
   private unsubmittedWrites = false;
   /** @internal */
@@ -263,6 +283,45 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     }
   }
 
+  /**
+   * A mappable buffer for a read of `size` bytes: one a finished read left in the pool (sizes are
+   * rounded up to powers of two from 256 bytes), else a new one. Dawn on an H200 took ~0.5 ms to make
+   * a mappable buffer and ~45 us for the whole read through a kept one (bench/webgpu-call-floor.ts),
+   * so every download, and every settle of 'validate' status reports, paid that half millisecond.
+   */
+  private stagingFor(size: number): GPUBuffer {
+    const pooled = size <= stagingPoolLimits.largestBytes ? stagingClass(size) : size;
+    const kept = this.stagingPool.get(pooled)?.pop();
+    if (kept !== undefined) {
+      this.stagingPoolBytes -= pooled;
+      this.live++;
+      return kept;
+    }
+    return this.createBuffer(pooled, usage.mapRead | usage.copyDst, 'segkit download');
+  }
+
+  /** Puts a read's buffer (unmapped) back in the pool, or destroys it past the pool's limits. */
+  private stagingDone(staging: GPUBuffer): void {
+    const size = staging.size;
+    const kept = this.stagingPool.get(size) ?? [];
+    if (size > stagingPoolLimits.largestBytes || kept.length >= stagingPoolLimits.perSize || this.stagingPoolBytes + size > stagingPoolLimits.totalBytes) {
+      staging.destroy();
+      this.live--;
+      return;
+    }
+    kept.push(staging);
+    this.stagingPool.set(size, kept);
+    this.stagingPoolBytes += size;
+    this.live--;
+  }
+
+  /** The read-back buffers kept for reuse, and their bytes (bounded by `stagingPoolLimits`). @internal */
+  stagingPoolHeld(): { buffers: number; bytes: number } {
+    let buffers = 0;
+    for (const kept of this.stagingPool.values()) buffers += kept.length;
+    return { buffers, bytes: this.stagingPoolBytes };
+  }
+
   private createBuffer(size: number, usageFlags: number, label: string): GPUBuffer {
     const buffer = this.device.createBuffer({ size, usage: usageFlags, label });
     this.live++;
@@ -344,22 +403,27 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     const source = (array as WebGpuDeviceArray<D>).buffer;
     const bytes = array.length * bytesPerElement[array.dtype];
     const size = Math.max(4, align4(bytes));
-    const staging = this.createBuffer(size, usage.mapRead | usage.copyDst, 'segkit download');
+    const staging = this.stagingFor(size);
     const encoder = this.device.createCommandEncoder();
     encoder.copyBufferToBuffer(source, 0, staging, 0, size);
     const commands = encoder.finish();
     this.submit(commands, [source, staging]);
     this.counter.download(bytes);
     let copy: ArrayBuffer;
+    let mapped = false;
     try {
-      await this.guard(staging.mapAsync(mapModeRead));
+      await this.guard(staging.mapAsync(mapModeRead, 0, size));
       // The mapped range detaches on unmap: copy first.
-      copy = staging.getMappedRange().slice(0, bytes);
+      copy = staging.getMappedRange(0, size).slice(0, bytes);
       staging.unmap();
+      mapped = true;
     } finally {
       if (!this.lost) {
-        staging.destroy();
-        this.live--;
+        if (mapped) this.stagingDone(staging);
+        else {
+          staging.destroy();
+          this.live--;
+        }
       }
     }
     this.throwDeferred();
@@ -398,6 +462,9 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       this.scratchSizes[kind] = 0;
     }
     this.uniformOwner = undefined;
+    for (const kept of this.stagingPool.values()) for (const staging of kept) staging.destroy();
+    this.stagingPool.clear();
+    this.stagingPoolBytes = 0;
     this.pipelines.clear();
     this.layouts.clear();
     this.lostError ??= new WebGpuDeviceLostError('the webgpu backend was destroyed; pending work was abandoned', 'destroyed');
