@@ -1,13 +1,15 @@
 /**
  * DeviceBatchedCopy on WebGPU against a loop of `copyBufferToBuffer` (one per buffer, all in one
  * encoder, one submit), on the issue's shapes (bench/lib/copy-shapes.ts). segkit's figure is
- * --batch back-to-back `plan.run`s then one `synchronize()`, per run; the peer's is --batch encoders
+ * --batch back-to-back `plan.run`s then one `synchronize()`, per run, after --warm-ms of calls (segkit's
+ * JavaScript runs several times slower until V8 has optimized it: ~40 us a call over the first
+ * thousands of calls against ~9 us after, Dawn stubbed); the peer's is --batch encoders
  * of one copy loop each, then one `onSubmittedWorkDone`. Medians of --runs; GB/s counts bytes read
  * plus bytes written. After the timing, the destination is read back and checked against the buffers
  * copied on the host (`mismatches`). Writes copy-webgpu.json into --out=DIR (bench/gpu/run-all.sh) or
  * to --json=FILE.
  *
- * Run (lavapipe or a GPU): node --import tsx bench/copy-webgpu.ts [--runs=5] [--batch=10] [--shapes=small,medium,large]
+ * Run (lavapipe or a GPU): node --import tsx bench/copy-webgpu.ts [--runs=5] [--batch=50] [--warm-ms=300] [--shapes=small,medium,large]
  * On the H200: bench/gpu/build.sh bundles it into dist/bench/copy-webgpu.mjs (see bench/gpu/remote.sh).
  */
 /// <reference types="@webgpu/types" />
@@ -19,7 +21,8 @@ import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const args = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const runs = Number(args.runs ?? 5);
-const batch = Number(args.batch ?? 10);
+const batch = Number(args.batch ?? 50);
+const warmMs = Number(args['warm-ms'] ?? 300);
 const { device } = await benchDevice();
 const backend = await webgpuBackend({ device });
 const timer = passTimer(device);
@@ -37,6 +40,10 @@ for (const s of copyShapes(args.shapes?.split(','))) {
   const [src, dst] = [backend.gpuBuffer(source), backend.gpuBuffer(destination)];
   const segkit: number[] = [];
   const peer: number[] = [];
+  for (const until = performance.now() + warmMs; performance.now() < until; ) {
+    for (let b = 0; b < batch; b++) await plan.run(temp);
+    await backend.synchronize();
+  }
   for (let r = 0; r <= runs; r++) {
     let t = performance.now();
     for (let b = 0; b < batch; b++) await plan.run(temp);
