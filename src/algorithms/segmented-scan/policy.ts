@@ -30,6 +30,13 @@ export interface ScanPolicy {
    * works on this one (default: four times the backend's `parallelism`).
    */
   readonly tileWorkgroups: number;
+  /**
+   * 'multi-workgroup' on a GPU: words one invocation of the tile launches loads at a time (1 or 4).
+   * With 4, a full tile of a segment that starts at a multiple of 4 items is read as two vec4 loads
+   * per invocation, its lane's 8 items, straight into registers (no staging in workgroup memory, two
+   * barriers fewer a tile); other tiles are read a word at a time. The order of additions is the same.
+   */
+  readonly loadWords: number;
 }
 
 /**
@@ -74,6 +81,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
     tileWorkgroups: 4 * capabilities.parallelism,
+    loadWords: 4,
   };
 }
 
@@ -154,6 +162,7 @@ export function selectScanVariant(
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
+  if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
   }

@@ -154,14 +154,13 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = ${load(`v${k}`)};`)}
   workgroupBarrier();
 }`;
 
-/** WGSL that stores the tile's first `count` words to `target`, eight stores per invocation, then a barrier. */
-const laneStore = (fn: string, target: string) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
+/** WGSL that stores the tile's first `count` words to `target`, eight stores per invocation, then a barrier (unless `barrier` is false). */
+const laneStore = (fn: string, target: string, barrier = true) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
   if (count == TILE_ITEMS) {
 ${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op, tile[at(lid + ${k * tileLanes}u)]);`)}
   } else {
     for (var j = lid; j < count; j += WG) { ${target}[to + j] = finishValue(op, tile[at(j)]); }
-  }
-  workgroupBarrier();
+  }${barrier ? '\n  workgroupBarrier();' : ''}
 }`;
 
 /**
@@ -281,27 +280,97 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]
 }`;
 
 /**
- * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
- * loads are issued as soon as this one is in workgroup memory, so they are in flight while the
- * workgroup adds this one up. 'tile-scan' walks its span from the end: the tiles 'tile-reduce' read
- * last (the ends of the spans) may still be in the device's cache.
+ * WGSL of the vec4 path (policy `loadWords` 4): a full tile of a segment that starts at a multiple of
+ * 4 items is read as lane lid's own 8 items, two vec4 loads (`valuesIn4`), straight into registers;
+ * the lane's prefixes and total are added there, and only the lane totals, the group totals and (for
+ * 'tile-scan') the outputs go through workgroup memory, on their way to coalesced stores. The same
+ * chains as `laneTotals` / `laneScan`, so the same bits.
  */
-const laneTileBodies: Record<'tile-reduce' | 'tile-scan', string> = {
-  'tile-reduce': `
+const vectorWgsl = `${laneStore('storeTileDirect', 'valuesOut', false)}
+fn fetchLane(first: u32, lid: u32) -> array<u32, ${laneItems}> {
+  let a = valuesIn4[(first >> 2u) + 2u * lid];
+  let b = valuesIn4[(first >> 2u) + 2u * lid + 1u];
+  return array<u32, ${laneItems}>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+// A full tile's next loads: the lane's own items (direct) or every 256th item (to be staged).
+fn fetchFull(first: u32, n: u32, direct: bool, lid: u32) -> array<u32, ${laneItems}> {
+  if (direct && n == TILE_ITEMS) { return fetchLane(first, lid); }
+  return fetchTile(first, n, lid);
+}
+// The lane's total from its items in registers into laneTotal, then a barrier.
+fn laneTotalDirect(v: array<u32, ${laneItems}>, op: u32, lid: u32) {
+  var total = loadValue(op, v[0]);
+${unrolled((k) => (k === 0 ? '' : `  total = combine(op, total, loadValue(op, v[${k}]));`)).trimStart()}
+  laneTotal[lid] = total;
+  workgroupBarrier();
+}
+// A full tile scanned from its carry, the lane's items in registers: the outputs into the workgroup
+// tile (for a coalesced store), then a barrier. The order of laneScan.
+fn laneScanDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  var p: array<u32, ${laneItems}>;
+  p[0] = loadValue(op, v[0]);
+${unrolled((k) => (k === 0 ? '' : `  p[${k}] = combine(op, p[${k - 1}], loadValue(op, v[${k}]));`)).trimStart()}
+  laneTotal[lid] = p[${laneItems - 1}];
+  workgroupBarrier();
+  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
+  if (m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, p[${laneItems - 1}]); }
+  workgroupBarrier();
+  ${chainWgsl('r', 'groupTotal', '0u', 'g', '  ')}
+  var inner = q;
+  if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
+  let hasInner = g > 0u || m > 0u;
+  var e = inner;
+  if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
+  let hasE = hasCarry || hasInner;
+  let base = lid * LANE_ITEMS;
+${unrolled((k) => `  tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE);`)}
+  workgroupBarrier();
+}`;
+
+/**
+ * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
+ * loads are issued as soon as this one is in workgroup memory (or registers), so they are in flight
+ * while the workgroup adds this one up. 'tile-scan' walks its span from the end: the tiles
+ * 'tile-reduce' read last (the ends of the spans) may still be in the device's cache. With `vector`,
+ * full tiles of a segment starting at a multiple of 4 items take the vec4 path ({@link vectorWgsl});
+ * `direct` is workgroup-uniform, so every barrier is too.
+ */
+function laneTileBody(kernel: 'tile-reduce' | 'tile-scan', vector: boolean): string {
+  const direct = vector ? 'let direct = (s.start & 3u) == 0u;' : 'let direct = false;';
+  const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
+  if (kernel === 'tile-reduce') {
+    const staged = `stageTile(x, s.start + offset, n, s.op, lid);
+      laneTotals(n, s.op, lid);`;
+    return `
 ${head}
-  var v = fetchTile(s.start + first * TILE_ITEMS, min(s.size - first * TILE_ITEMS, TILE_ITEMS), lid);
+  ${direct}
+  var v = ${fetch('s.start + first * TILE_ITEMS', 'min(s.size - first * TILE_ITEMS, TILE_ITEMS)')};
   for (var t = first; t < last; t++) {
     let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
-    stageTile(v, s.start + offset, n, s.op, lid);
-    if (t + 1u < last) { v = fetchTile(s.start + offset + TILE_ITEMS, min(s.size - offset - TILE_ITEMS, TILE_ITEMS), lid); }
-    laneTotals(n, s.op, lid);
+    let x = v;
+    if (t + 1u < last) { v = ${fetch('s.start + offset + TILE_ITEMS', 'min(s.size - offset - TILE_ITEMS, TILE_ITEMS)')}; }
+    ${vector ? `if (direct && n == TILE_ITEMS) {
+      laneTotalDirect(x, s.op, lid);
+    } else {
+      ${staged}
+    }` : staged}
     laneTileTotal(n, s.op, lid);
     if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
-  }`,
-  'tile-scan': `
+  }`;
+  }
+  const staged = `stageTile(x, s.start + offset, n, s.op, lid);
+      laneTotals(n, s.op, lid);
+      laneScan(n, s.op, hasCarry, carry, lid);
+      // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+      storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
+  return `
 ${reverseHead}
-  var v = fetchTile(s.start + (last - 1u) * TILE_ITEMS, min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS), lid);
+  ${direct}
+  var v = ${fetch('s.start + (last - 1u) * TILE_ITEMS', 'min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS)')};
   for (var t = last; t > first;) {
     t--;
     let offset = t * TILE_ITEMS;
@@ -309,14 +378,18 @@ ${reverseHead}
     if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
     var carry = initialCarry(s);
     if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
-    stageTile(v, s.start + offset, n, s.op, lid);
-    if (t > first) { v = fetchTile(s.start + offset - TILE_ITEMS, TILE_ITEMS, lid); }
-    laneTotals(n, s.op, lid);
-    laneScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
-    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
-    storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
-  }`,
-};
+    let hasCarry = t > 0u || s.hasInitial != 0u;
+    let x = v;
+    if (t > first) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
+    ${vector ? `if (direct && n == TILE_ITEMS) {
+      laneScanDirect(x, s.op, hasCarry, carry, lid);
+      // No barrier after: the next tile (the one before, all full tiles) writes the workgroup tile two barriers on.
+      storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+    } else {
+      ${staged}
+    }` : staged}
+  }`;
+}
 
 /** A kernel's body on the lane functions: the same steps, the same order. */
 function laneBody(main: string): string {
@@ -337,19 +410,22 @@ function laneBody(main: string): string {
 export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanKernelFacts, name: string, spine: boolean): WebGpuProgram {
   const body = bodies[kernel];
   const lanes = facts.workgroupSize === tileLanes;
+  const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
+  const vector = lanes && tileKernel && facts.loadWords === 4;
   const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
-  const main = !lanes ? generic : kernel === 'tile-reduce' || kernel === 'tile-scan' ? laneTileBodies[kernel] : laneBody(generic);
-  const shape: ScanShape = { values: body.values, temp: 'u32' };
+  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector) : laneBody(generic);
+  const shape: ScanShape = { values: body.values, temp: 'u32', vector };
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
 ${tileWgsl(true, body.values)}
 ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
+${vector ? vectorWgsl : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
     name,
-    cacheKey: `scan/${kernel}|${spine}|${JSON.stringify(facts)}`,
+    cacheKey: `scan/${kernel}|${spine}|${vector}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileSpan', 'spans', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
     bindings: scanBindings(facts, shape),
