@@ -5,7 +5,7 @@
  * single calls, and the GPU time of one call (its compute pass, from timestamps). Results are checked against the CPU backend (bit for bit under 'run-to-run').
  *
  *   bash bench/gpu/build.sh   (bundles this file into dist/bench/reduce-scan-webgpu.mjs)
- *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--long=16777216] [--cases=moe,ragged,long]
+ *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--warm-ms=500] [--long=16777216] [--cases=moe,ragged,long]
  *     [--ops=sum,max,argMax,cumsum] [--configs='[{"label":"team64","policy":{"chunkTeamSize":64}}]']
  *     [--scan-configs='[{"label":"words1","policy":{"loadWords":1}}]']
  * --configs: reduce tunings to time side by side (each case and reduce op once per config; a config's
@@ -20,6 +20,11 @@ import { benchDevice, launchTimer, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 5);
+// Before each row is timed, its call runs back to back for this long. Without it, rows late in a run
+// (after seconds of CPU checks with the GPU idle) read up to 2.5x the GPU time of the same plan early
+// in a run or in bench/webgpu-launch-profile.ts (H200, 2026-11-23: the 16M scan's spine-walk, one
+// workgroup on 32 KB, took 0.051 ms for 0.021): the GPU had not come back to its clocks.
+const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');
 const opFilter = argv.ops?.split(',');
@@ -63,6 +68,10 @@ const cpu = cpuBackend({ workers: 0 });
 async function time(backend: Backend, call: () => Promise<unknown>): Promise<{ ms: number; singleMs: number }> {
   for (let i = 0; i < 3; i++) await call();
   await backend.synchronize();
+  for (const until = performance.now() + warmMs; performance.now() < until; ) {
+    for (let i = 0; i < 20; i++) await call();
+    await backend.synchronize();
+  }
   const single: number[] = [];
   for (let i = 0; i < 9; i++) {
     const t0 = performance.now();

@@ -305,30 +305,85 @@ ${unrolled((k) => (k === 0 ? '' : `  total = combine(op, total, loadValue(op, v[
   workgroupBarrier();
 }
 // A full tile scanned from its carry, the lane's items in registers: the outputs into the workgroup
-// tile (for a coalesced store), then a barrier. The order of laneScan.
+// tile (for a coalesced store), then a barrier.
 fn laneScanDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  var x: array<u32, ${laneItems}>;
+${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
+  laneScanRegisters(x, TILE_ITEMS, op, hasCarry, carry, lid);
+}`;
+
+/**
+ * WGSL: `laneScanRegisters(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
+ * workgroup-uniform) whose lane lid's elements are in x (laneCount(n, lid) of them): the lane's
+ * prefixes in registers, the lane and group totals through workgroup memory, the outputs into the
+ * workgroup tile and the tile's total into tileTotal; ends on a barrier. The chains of `laneScan`, so
+ * the same bits; needs `laneCount` (laneWgsl).
+ */
+const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  let count = laneCount(n, lid);
   var p: array<u32, ${laneItems}>;
-  p[0] = loadValue(op, v[0]);
-${unrolled((k) => (k === 0 ? '' : `  p[${k}] = combine(op, p[${k - 1}], loadValue(op, v[${k}]));`)).trimStart()}
-  laneTotal[lid] = p[${laneItems - 1}];
+  p[0] = x[0];
+${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p[${k - 1}], x[${k}]), ${k}u < count);`)).trimStart()}
+  let total = p[${laneItems - 1}];
+  if (count > 0u) { laneTotal[lid] = total; }
   workgroupBarrier();
   let g = lid / GROUP_LANES;
   let m = lid % GROUP_LANES;
   let first = g * GROUP_LANES;
   ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
-  if (m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, p[${laneItems - 1}]); }
+  // Only a tile's last group can be partial, and no lane reads its total.
+  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, total); }
   workgroupBarrier();
-  ${chainWgsl('r', 'groupTotal', '0u', 'g', '  ')}
-  var inner = q;
-  if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
-  let hasInner = g > 0u || m > 0u;
-  var e = inner;
-  if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
-  let hasE = hasCarry || hasInner;
+  if (count > 0u) {
+    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
+    var inner = q;
+    if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
+    let hasInner = g > 0u || m > 0u;
+    if (lid * LANE_ITEMS + count == n) {
+      // The tile's last lane: its group's total, then the tile's.
+      let own = select(total, combine(op, q, total), m > 0u);
+      tileTotal = select(own, combine(op, r, own), g > 0u);
+    }
+    var e = inner;
+    if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
+    let hasE = hasCarry || hasInner;
+    let base = lid * LANE_ITEMS;
+${unrolled((k) => `    if (${k}u < count) { tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE); }`)}
+  }
+  workgroupBarrier();
+}
+// Lane lid's words of the n (<= 2048) at temp[first...]: its own 8 consecutive ones (the tile totals
+// are few and in the device's cache: no coalescing to keep), issued at once.
+fn fetchWords(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
+  let last = max(n, 1u) - 1u;
   let base = lid * LANE_ITEMS;
-${unrolled((k) => `  tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE);`)}
-  workgroupBarrier();
+  return array<u32, ${laneItems}>(${Array.from({ length: laneItems }, (_, k) => `temp[first + min(base + ${k}u, last)]`).join(', ')});
 }`;
+
+/**
+ * 'spine-walk' on the lane functions: the next 2048 tile totals are loaded while this 2048 are
+ * scanned, in registers ({@link registersWgsl}); invocation 0 advances the scan of their totals.
+ */
+const spineWalkLanes = `
+  let segment = workgroupIndex;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  if (lid == 0u) {
+    startLevel(2u, s.hasInitial != 0u, initialCarry(s));
+    walkCarry = vec2<u32>(s.hasInitial, initialCarry(s));
+  }
+  let at0 = u.tileTotalsAt + segment * u.tiles;
+  var v = fetchWords(at0, min(tiles, TILE_ITEMS), lid);
+  for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
+    let n = min(tiles - offset, TILE_ITEMS);
+    let x = v;
+    if (offset + TILE_ITEMS < tiles) { v = fetchWords(at0 + offset + TILE_ITEMS, min(tiles - offset - TILE_ITEMS, TILE_ITEMS), lid); }
+    let carry = workgroupUniformLoad(&walkCarry);
+    laneScanRegisters(x, n, s.op, carry.x != 0u, carry.y, lid);
+    storeWordLanes(at0 + offset, n, s.op, lid);
+    if (lid == 0u) { walkCarry = vec2<u32>(1u, ingest2(s.op, tileTotal)); }
+  }`;
 
 /**
  * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
@@ -413,7 +468,7 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
   const vector = lanes && tileKernel && facts.loadWords === 4;
   const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
-  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector) : laneBody(generic);
+  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector) : kernel === 'spine-walk' ? spineWalkLanes : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32', vector };
   const declarations = `
 ${orderConstantsWgsl}
@@ -421,6 +476,7 @@ ${enterSegmentWgsl}
 ${tileWgsl(true, body.values)}
 ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
+${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
 ${vector ? vectorWgsl : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
