@@ -106,11 +106,12 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         // 8 tiles a segment over 6 segments: spans of 1 (48 workgroups or more), 5, 8 (one workgroup a segment).
         for (const tileWorkgroups of [100_000, 10, 1]) await expectReference(c, 'multi-workgroup', { tileWorkgroups });
       });
-      it('tile loads: vec4 (the full tiles of segments starting at a multiple of 4 items) and a word at a time (loadWords)', async () => {
+      it('tile loads: vec4 (the full tiles of segments starting at a multiple of 4 items, 1, 2 or 4 tiles a step) and a word at a time (loadWords, tilesPerStep)', async () => {
         // Starts 0 (8 full tiles and a short one), 16385 (odd), 20484 (a multiple of 4: 3 full tiles,
         // exclusive: the last stores 2047 outputs), 26628, 26629: full and short tiles on both paths.
         const c = makeCase({ name: 'loads', sizes: [8 * 2048 + 1, 2 * 2048 + 3, 3 * 2048, 1, 2048 + 6], ops: ['sum', 'sum', 'max', 'sum', 'min'], modes: ['exclusive', 'inclusive', 'exclusive', 'inclusive', 'inclusive'], initial: true, seed: 31 });
-        for (const loadWords of [4, 1]) await expectReference(c, 'multi-workgroup', { loadWords, tileWorkgroups: 10 });
+        // Spans of 5 tiles (tileWorkgroups 10): steps of 2 or 4 full tiles, the short last tile and the rest one at a time.
+        for (const [loadWords, tilesPerStep] of [[4, 2], [4, 4], [1, 2]] as const) await expectReference(c, 'multi-workgroup', { loadWords, tilesPerStep, tileWorkgroups: 10 });
       });
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });

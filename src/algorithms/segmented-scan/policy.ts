@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
-import { groupLanes, tileItems } from './order.js';
+import { groupLanes, tileGroups, tileItems, tileLanes } from './order.js';
 
 /** The variants of DeviceSegmentedScan. */
 export type ScanVariant = 'thread' | 'workgroup' | 'multi-workgroup';
@@ -37,6 +37,12 @@ export interface ScanPolicy {
    * barriers fewer a tile); other tiles are read a word at a time. The order of additions is the same.
    */
   readonly loadWords: number;
+  /**
+   * 'multi-workgroup' on a GPU, with `loadWords` 4: full tiles a workgroup of the tile launches takes
+   * at once (1, 2 or 4): their loads issued together, their chains of additions side by side, one
+   * barrier per level for all of them. The order of additions is the same.
+   */
+  readonly tilesPerStep: number;
 }
 
 /**
@@ -52,8 +58,8 @@ export const scanPolicyLimits = {
   spineWorkgroupMaxTiles: 14336,
 } as const;
 
-/** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words. */
-export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * groupLanes + 8) * 4;
+/** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words, the lane and group totals of a step of up to 4 tiles. */
+export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * groupLanes + 8 + 4 * (tileLanes + tileGroups)) * 4;
 
 /**
  * The policy for a backend's capabilities (CUB's `policy_selector(cc)`).
@@ -82,6 +88,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
     tileWorkgroups: 4 * capabilities.parallelism,
     loadWords: 4,
+    tilesPerStep: 2,
   };
 }
 
@@ -162,6 +169,7 @@ export function selectScanVariant(
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
+  if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);

@@ -22,6 +22,8 @@ export interface ScanKernelFacts extends SegmentKernelFacts {
   readonly canonical: boolean;
   /** Words the multi-workgroup tile launches load at a time where a segment starts at a multiple of 4 items (policy `loadWords`). */
   readonly loadWords: number;
+  /** Full tiles the vec4 path of the tile launches takes at once (policy `tilesPerStep`). */
+  readonly tilesPerStep: number;
 }
 
 /** The facts of a run. */
@@ -38,5 +40,6 @@ export function scanKernelFacts(run: ScanRun): ScanKernelFacts {
     initialConstantBits: initial?.kind === 'constant' ? problem.initialBits : undefined,
     canonical: problem.canonical,
     loadWords: policy.loadWords,
+    tilesPerStep: policy.tilesPerStep,
   };
 }

@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { laneItems, tileLanes } from '../order.js';
+import { laneItems, tileItems, tileLanes } from '../order.js';
 import type { ScanKernelFacts } from './facts.js';
 import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
@@ -385,6 +385,98 @@ const spineWalkLanes = `
     if (lid == 0u) { walkCarry = vec2<u32>(1u, ingest2(s.op, tileTotal)); }
   }`;
 
+/** WGSL: `name` = array[base] ⊕ ... ⊕ array[base + 15], left to right (16 reads issued first). */
+function fullChainWgsl(name: string, array: string, base: string, indent: string): string {
+  const steps = Array.from({ length: 15 }, (_, i) => i + 1);
+  return [`var ${name} = ${array}[${base}];`, ...steps.map((k) => `let ${name}${k} = ${array}[${base} + ${k}u];`), ...steps.map((k) => `${name} = combine(op, ${name}, ${name}${k});`)].join(
+    `\n${indent}`,
+  );
+}
+
+/**
+ * WGSL of a step of `step` full tiles at once on the vec4 path (policy `tilesPerStep`): their loads
+ * all issued first; their chains (lane totals, the lanes before each lane, the groups before each
+ * group) side by side — independent chains, so one's latency hides another's — with one barrier per
+ * level for all of them. 'tile-reduce': `reduceStep(first, op, lid, to)` writes the tiles' totals to
+ * temp[to ...]; 'tile-scan': `scanStep(s, segment, t0, lid)` scans tiles t0 .. t0 + step - 1 of the
+ * segment from their carries and stores them (staged one after another through the workgroup tile).
+ * The same chains as one tile at a time, so the same bits.
+ */
+function stepWgsl(step: number): string {
+  const tiles = Array.from({ length: step }, (_, j) => j);
+  const loads = (from: string) => tiles.map((j) => `  let x${j} = fetchLane(${from} + ${j * tileItems}u, lid);`).join('\n');
+  const common = `const TILE_STEP: u32 = ${step}u;
+var<workgroup> stepLane: array<u32, ${step * 256}>;
+var<workgroup> stepGroup: array<u32, ${step * 16}>;`;
+  const laneTotal = (j: number) =>
+    [`  var total${j} = loadValue(op, x${j}[0]);`, ...Array.from({ length: laneItems - 1 }, (_, k) => `  total${j} = combine(op, total${j}, loadValue(op, x${j}[${k + 1}]));`), `  stepLane[${j * 256}u + lid] = total${j};`].join('\n');
+  const reduce = `fn reduceStep(first: u32, op: u32, lid: u32, to: u32) {
+${loads('first')}
+${tiles.map(laneTotal).join('\n')}
+  workgroupBarrier();
+  // Invocation lid < 16 * step: group lid % 16 of tile lid / 16 (its lanes at stepLane[16 lid ...]).
+  if (lid < ${16 * step}u) {
+    ${fullChainWgsl('q', 'stepLane', 'lid * GROUP_LANES', '    ')}
+    stepGroup[lid] = q;
+  }
+  workgroupBarrier();
+  if (lid < ${step}u) {
+    ${fullChainWgsl('r', 'stepGroup', 'lid * TILE_GROUPS', '    ')}
+    temp[to + lid] = finishValue(op, r);
+  }
+}`;
+  const prefix = (j: number) =>
+    [
+      `  var p${j}: array<u32, ${laneItems}>;`,
+      `  p${j}[0] = loadValue(op, x${j}[0]);`,
+      ...Array.from({ length: laneItems - 1 }, (_, k) => `  p${j}[${k + 1}] = combine(op, p${j}[${k}], loadValue(op, x${j}[${k + 1}]));`),
+      `  stepLane[${j * 256}u + lid] = p${j}[${laneItems - 1}];`,
+    ].join('\n');
+  const groups = (j: number) => `  {
+    ${chainWgsl('q', 'stepLane', `${j * 256}u + first`, 'm', '    ')}
+    laneQ${j} = q;
+    if (m == GROUP_LANES - 1u) { stepGroup[${j * 16}u + g] = combine(op, q, p${j}[${laneItems - 1}]); }
+  }`;
+  const carries = (j: number) => `  {
+    ${chainWgsl('r', 'stepGroup', `${j * 16}u`, 'g', '    ')}
+    var inner = laneQ${j};
+    if (g > 0u) { inner = select(r, combine(op, r, laneQ${j}), m > 0u); }
+    let t = t0 + ${j}u;
+    let hasCarry = t > 0u || s.hasInitial != 0u;
+    var carry = initialCarry(s);
+    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    laneE${j} = inner;
+    if (hasCarry) { laneE${j} = select(carry, combine(op, carry, inner), hasInner); }
+    laneHasE${j} = hasCarry || hasInner;
+  }`;
+  const stores = (j: number) => `  {
+    ${j > 0 ? 'workgroupBarrier();' : ''}
+    let t = t0 + ${j}u;
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+${unrolled((k) => `    tile[at(base + ${k}u)] = select(p${j}[${k}], combine(op, laneE${j}, p${j}[${k}]), laneHasE${j});`)}
+    workgroupBarrier();
+    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    storeTileDirect(s.start + t * TILE_ITEMS + s.exclusive, min(TILE_ITEMS, s.size - t * TILE_ITEMS - s.exclusive), op, lid);
+  }`;
+  const scan = `fn scanStep(s: Segment, segment: u32, t0: u32, lid: u32) {
+  let op = s.op;
+${loads('s.start + t0 * TILE_ITEMS')}
+${tiles.map(prefix).join('\n')}
+  workgroupBarrier();
+  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  let hasInner = g > 0u || m > 0u;
+  let base = lid * LANE_ITEMS;
+${tiles.map((j) => `  var laneQ${j} = 0u;\n  var laneE${j} = 0u;\n  var laneHasE${j} = false;`).join('\n')}
+${tiles.map(groups).join('\n')}
+  workgroupBarrier();
+${tiles.map(carries).join('\n')}
+${tiles.map(stores).join('\n')}
+}`;
+  return `${common}\n${reduce}\n${scan}`;
+}
+
 /**
  * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
  * loads are issued as soon as this one is in workgroup memory (or registers), so they are in flight
@@ -393,17 +485,29 @@ const spineWalkLanes = `
  * full tiles of a segment starting at a multiple of 4 items take the vec4 path ({@link vectorWgsl});
  * `direct` is workgroup-uniform, so every barrier is too.
  */
-function laneTileBody(kernel: 'tile-reduce' | 'tile-scan', vector: boolean): string {
+function laneTileBody(kernel: 'tile-reduce' | 'tile-scan', vector: boolean, step: number): string {
   const direct = vector ? 'let direct = (s.start & 3u) == 0u;' : 'let direct = false;';
   const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
+  // Full tiles of the span on the vec4 path go `step` at a time: [first, stepEnd) holds them.
+  const stepEnd = 'let stepEnd = max(first, min(last, s.size / TILE_ITEMS));';
   if (kernel === 'tile-reduce') {
     const staged = `stageTile(x, s.start + offset, n, s.op, lid);
       laneTotals(n, s.op, lid);`;
+    const steps =
+      vector && step > 1
+        ? `if (direct) {
+    ${stepEnd}
+    for (; next + TILE_STEP <= stepEnd; next += TILE_STEP) { reduceStep(s.start + next * TILE_ITEMS, s.op, lid, u.tileTotalsAt + segment * u.tiles + next); }
+  }`
+        : '';
     return `
 ${head}
   ${direct}
-  var v = ${fetch('s.start + first * TILE_ITEMS', 'min(s.size - first * TILE_ITEMS, TILE_ITEMS)')};
-  for (var t = first; t < last; t++) {
+  var next = first;
+  ${steps}
+  if (next < last) {
+  var v = ${fetch('s.start + next * TILE_ITEMS', 'min(s.size - next * TILE_ITEMS, TILE_ITEMS)')};
+  for (var t = next; t < last; t++) {
     let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
     let x = v;
@@ -415,6 +519,7 @@ ${head}
     }` : staged}
     laneTileTotal(n, s.op, lid);
     if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
+  }
   }`;
   }
   const staged = `stageTile(x, s.start + offset, n, s.op, lid);
@@ -422,11 +527,10 @@ ${head}
       laneScan(n, s.op, hasCarry, carry, lid);
       // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
       storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
-  return `
-${reverseHead}
-  ${direct}
-  var v = ${fetch('s.start + (last - 1u) * TILE_ITEMS', 'min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS)')};
-  for (var t = last; t > first;) {
+  // Tiles [lo, hi) one at a time, from the top.
+  const singles = (lo: string, hi: string) => `if (${hi} > ${lo}) {
+  var v = ${fetch(`s.start + (${hi} - 1u) * TILE_ITEMS`, `min(s.size - (${hi} - 1u) * TILE_ITEMS, TILE_ITEMS)`)};
+  for (var t = ${hi}; t > ${lo};) {
     t--;
     let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
@@ -435,14 +539,32 @@ ${reverseHead}
     if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
     let hasCarry = t > 0u || s.hasInitial != 0u;
     let x = v;
-    if (t > first) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
+    if (t > ${lo}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
     ${vector ? `if (direct && n == TILE_ITEMS) {
       laneScanDirect(x, s.op, hasCarry, carry, lid);
-      // No barrier after: the next tile (the one before, all full tiles) writes the workgroup tile two barriers on.
+      // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
       storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
     } else {
       ${staged}
     }` : staged}
+  }
+  }`;
+  if (!(vector && step > 1)) return `\n${reverseHead}\n  ${direct}\n  ${singles('first', 'last')}`;
+  // The short last tile (when in this span) alone, then steps of full tiles from the top, then the few left.
+  return `
+${reverseHead}
+  ${direct}
+  if (direct) {
+    ${stepEnd}
+    let stepLo = stepEnd - (stepEnd - first) / TILE_STEP * TILE_STEP;
+    ${singles('stepEnd', 'last')}
+    for (var t0 = stepEnd; t0 > stepLo;) {
+      t0 -= TILE_STEP;
+      scanStep(s, segment, t0, lid);
+    }
+    ${singles('first', 'stepLo')}
+  } else {
+    ${singles('first', 'last')}
   }`;
 }
 
@@ -468,7 +590,8 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
   const vector = lanes && tileKernel && facts.loadWords === 4;
   const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
-  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector) : kernel === 'spine-walk' ? spineWalkLanes : laneBody(generic);
+  const step = vector ? facts.tilesPerStep : 1;
+  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector, step) : kernel === 'spine-walk' ? spineWalkLanes : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32', vector };
   const declarations = `
 ${orderConstantsWgsl}
@@ -478,10 +601,12 @@ ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
 ${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
 ${vector ? vectorWgsl : ''}
+${vector && step > 1 ? stepWgsl(step) : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
     name,
-    cacheKey: `scan/${kernel}|${spine}|${vector}|${JSON.stringify(facts)}`,
+    // The tile launches' own policy values stay out of the other kernels' keys: they share pipelines.
+    cacheKey: `scan/${kernel}|${spine}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileSpan', 'spans', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
     bindings: scanBindings(facts, shape),
