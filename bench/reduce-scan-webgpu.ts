@@ -20,10 +20,12 @@ import { benchDevice, launchTimer, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 5);
-// Before each row is timed, its call runs back to back for this long. Without it, rows late in a run
-// (after seconds of CPU checks with the GPU idle) read up to 2.5x the GPU time of the same plan early
-// in a run or in bench/webgpu-launch-profile.ts (H200, 2026-11-23: the 16M scan's spine-walk, one
-// workgroup on 32 KB, took 0.051 ms for 0.021): the GPU had not come back to its clocks.
+// Before each row is timed, its call runs back to back for this long, so that the GPU is busy when
+// its time is taken. Rows late in a run (after seconds of CPU checks with the GPU idle) once read up
+// to 2.4x the GPU time of the same plan early in the run and in bench/webgpu-launch-profile.ts, every
+// launch alike (H200, 2026-11-23 21:05: the 16M scan's spine-walk, one workgroup on 32 KB, 0.051 ms
+// for 0.021; run 8's 16M cumsum row, 0.193 ms for the profile's 0.140, was such a row). A later run
+// with a clock log (SM at 1980 MHz through every timed row) did not show it, with or without warm-up.
 const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');

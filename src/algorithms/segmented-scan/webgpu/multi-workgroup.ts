@@ -22,6 +22,12 @@ import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanB
  *   still be in the device's cache when this launch starts.
  *
  * Uniforms `tiles` and `spineTiles`: workgroups per segment of the tile and spine launches.
+ *
+ * With one lane per invocation (workgroupSize 256), the tile launches read a full tile of a segment
+ * that starts at a multiple of 4 items as two vec4 loads per invocation (policy `loadWords` 4: the
+ * lane's items in registers, `vectorWgsl`), `tilesPerStep` full tiles at a time (`stepWgsl`);
+ * 'spine-walk' scans its tile totals in registers too (`registersWgsl`). The same chains of
+ * additions everywhere, so the same bits.
  */
 
 export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
