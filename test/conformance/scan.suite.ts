@@ -109,9 +109,14 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       it('tile loads: vec4 (the full tiles of segments starting at a multiple of 4 items, 1, 2 or 4 tiles a step) and a word at a time (loadWords, tilesPerStep)', async () => {
         // Starts 0 (8 full tiles and a short one), 16385 (odd), 20484 (a multiple of 4: 3 full tiles,
         // exclusive: the last stores 2047 outputs), 26628, 26629: full and short tiles on both paths.
-        const c = makeCase({ name: 'loads', sizes: [8 * 2048 + 1, 2 * 2048 + 3, 3 * 2048, 1, 2048 + 6], ops: ['sum', 'sum', 'max', 'sum', 'min'], modes: ['exclusive', 'inclusive', 'exclusive', 'inclusive', 'inclusive'], initial: true, seed: 31 });
-        // Spans of 5 tiles (tileWorkgroups 10): steps of 2 or 4 full tiles, the short last tile and the rest one at a time.
-        for (const [loadWords, tilesPerStep] of [[4, 2], [4, 4], [1, 2]] as const) await expectReference(c, 'multi-workgroup', { loadWords, tilesPerStep, tileWorkgroups: 10 });
+        const sizes = [8 * 2048 + 1, 2 * 2048 + 3, 3 * 2048, 1, 2048 + 6];
+        const modes = ['exclusive', 'inclusive', 'exclusive', 'inclusive', 'inclusive'] as const;
+        const c = makeCase({ name: 'loads', sizes, ops: ['sum', 'sum', 'max', 'sum', 'min'], modes: [...modes], initial: true, seed: 31 });
+        for (const loadWords of [4, 1]) await expectReference(c, 'multi-workgroup', { loadWords, tileWorkgroups: 10 });
+        // A constant op: full tiles 2 or 4 a step. Spans of 5 tiles (tileWorkgroups 10): steps, the short
+        // last tile alone and the tiles left at the bottom one at a time.
+        const sum = makeCase({ name: 'loads-sum', sizes, ops: 'sum', modes: [...modes], initial: true, seed: 37 });
+        for (const tilesPerStep of [2, 4]) await expectReference(sum, 'multi-workgroup', { tilesPerStep, tileWorkgroups: 10 });
       });
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });

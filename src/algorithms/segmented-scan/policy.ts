@@ -38,9 +38,11 @@ export interface ScanPolicy {
    */
   readonly loadWords: number;
   /**
-   * 'multi-workgroup' on a GPU, with `loadWords` 4: full tiles a workgroup of the tile launches takes
-   * at once (1, 2 or 4): their loads issued together, their chains of additions side by side, one
-   * barrier per level for all of them. The order of additions is the same.
+   * 'multi-workgroup' on a GPU, with `loadWords` 4 and a constant `op`: full tiles a workgroup of the
+   * tile launches takes at once (1, 2 or 4): their loads issued together, their chains of additions
+   * side by side, one barrier per level for all of them. The order of additions is the same. (With
+   * an op chosen at run time every addition branches over the operators: the kernels take one tile
+   * at a time, which keeps the shader small.)
    */
   readonly tilesPerStep: number;
 }

@@ -408,7 +408,7 @@ function fullChainWgsl(name: string, array: string, base: string, indent: string
  * segment from their carries and stores them (staged one after another through the workgroup tile).
  * The same chains as one tile at a time, so the same bits.
  */
-function stepWgsl(step: number): string {
+function stepWgsl(step: number, kernel: 'tile-reduce' | 'tile-scan'): string {
   const tiles = Array.from({ length: step }, (_, j) => j);
   const loads = (from: string) => tiles.map((j) => `  let x${j} = fetchLane(${from} + ${j * tileItems}u, lid);`).join('\n');
   const common = `const TILE_STEP: u32 = ${step}u;
@@ -480,7 +480,7 @@ ${tiles.map(groups).join('\n')}
 ${tiles.map(carries).join('\n')}
 ${tiles.map(stores).join('\n')}
 }`;
-  return `${common}\n${reduce}\n${scan}`;
+  return `${common}\n${kernel === 'tile-reduce' ? reduce : scan}`;
 }
 
 /**
@@ -533,44 +533,52 @@ ${head}
       laneScan(n, s.op, hasCarry, carry, lid);
       // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
       storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
-  // Tiles [lo, hi) one at a time, from the top.
-  const singles = (lo: string, hi: string) => `if (${hi} > ${lo}) {
-  var v = ${fetch(`s.start + (${hi} - 1u) * TILE_ITEMS`, `min(s.size - (${hi} - 1u) * TILE_ITEMS, TILE_ITEMS)`)};
-  for (var t = ${hi}; t > ${lo};) {
-    t--;
-    let offset = t * TILE_ITEMS;
+  // One tile: t, its loads in x (prefetched), the next tile's loads into v where `prefetch` holds.
+  const single = (prefetch: string) => `let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
     if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
     var carry = initialCarry(s);
     if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
     let hasCarry = t > 0u || s.hasInitial != 0u;
     let x = v;
-    if (t > ${lo}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
+    if (${prefetch}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
     ${vector ? `if (direct && n == TILE_ITEMS) {
       laneScanDirect(x, s.op, hasCarry, carry, lid);
       // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
       storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
     } else {
       ${staged}
-    }` : staged}
-  }
+    }` : staged}`;
+  const top = fetch('s.start + (last - 1u) * TILE_ITEMS', 'min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS)');
+  if (!(vector && step > 1)) {
+    return `
+${reverseHead}
+  ${direct}
+  var v = ${top};
+  for (var t = last; t > first;) {
+    t--;
+    ${single('t > first')}
   }`;
-  if (!(vector && step > 1)) return `\n${reverseHead}\n  ${direct}\n  ${singles('first', 'last')}`;
-  // The short last tile (when in this span) alone, then steps of full tiles from the top, then the few left.
+  }
+  // Steps of full tiles from the top where [t - TILE_STEP, t) holds only full tiles of a 4-aligned
+  // segment, else one tile (the short last one, and the few left at the bottom); one loop, so the
+  // one-tile code is in the shader once.
   return `
 ${reverseHead}
   ${direct}
-  if (direct) {
-    ${stepEnd}
-    let stepLo = stepEnd - (stepEnd - first) / TILE_STEP * TILE_STEP;
-    ${singles('stepEnd', 'last')}
-    for (var t0 = stepEnd; t0 > stepLo;) {
-      t0 -= TILE_STEP;
-      scanStep(s, segment, t0, lid);
+  let stepEnd = select(first, max(first, min(last, s.size / TILE_ITEMS)), direct);
+  var v: array<u32, ${laneItems}>;
+  if (!(last <= stepEnd && last >= first + TILE_STEP)) { v = ${top}; }
+  var t = last;
+  while (t > first) {
+    if (t <= stepEnd && t >= first + TILE_STEP) {
+      t -= TILE_STEP;
+      scanStep(s, segment, t, lid);
+      if (t > first && !(t >= first + TILE_STEP)) { v = ${fetch('s.start + (t - 1u) * TILE_ITEMS', 'TILE_ITEMS')}; }
+      continue;
     }
-    ${singles('first', 'stepLo')}
-  } else {
-    ${singles('first', 'last')}
+    t--;
+    ${single('t > first && !(t <= stepEnd && t >= first + TILE_STEP)')}
   }`;
 }
 
@@ -596,7 +604,10 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
   const vector = lanes && tileKernel && facts.loadWords === 4;
   const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
-  const step = vector ? facts.tilesPerStep : 1;
+  // Steps only where every segment has the one operator: a step's chains are unrolled `step` times,
+  // and with several operators each addition is a branch over them (Mesa's lavapipe took 22 s for
+  // the multi-workgroup programs of a per-segment operator with steps, 12 s without).
+  const step = vector && facts.sources.op.kind === 'constant' ? facts.tilesPerStep : 1;
   const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector, step) : kernel === 'spine-walk' ? spineWalkLanes : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32', vector };
   const declarations = `
@@ -607,7 +618,7 @@ ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
 ${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
 ${vector ? vectorWgsl : ''}
-${vector && step > 1 ? stepWgsl(step) : ''}
+${vector && step > 1 ? stepWgsl(step, kernel as 'tile-reduce' | 'tile-scan') : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
     name,
