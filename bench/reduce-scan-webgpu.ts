@@ -24,8 +24,9 @@ const runs = Number(argv.runs ?? 5);
 // its time is taken. Rows late in a run (after seconds of CPU checks with the GPU idle) once read up
 // to 2.4x the GPU time of the same plan early in the run and in bench/webgpu-launch-profile.ts, every
 // launch alike (H200, 2026-11-23 21:05: the 16M scan's spine-walk, one workgroup on 32 KB, 0.051 ms
-// for 0.021; run 8's 16M cumsum row, 0.193 ms for the profile's 0.140, was such a row). A later run
-// with a clock log (SM at 1980 MHz through every timed row) did not show it, with or without warm-up.
+// for 0.021; run 8's 16M cumsum row, 0.193 ms for the profile's 0.140, the 12th of 16 rows, looks
+// like one). A later run with a clock log (SM at 1980 MHz through every timed row) did not show it,
+// with or without warm-up: the cause is not pinned down; the warm-up costs half a second a row.
 const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');

@@ -80,7 +80,7 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   workgroups and at one tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms; within the runs'
  *   noise, the fewest tiles a workgroup short of one were the fastest.
  * - `loadWords` 4 and `tilesPerStep` 2. Same H200, one segment of 16M f32 items, GPU time of the
- *   whole call (bench/reduce-scan-webgpu.ts --scan-configs, 2026-11-23 21:26 UTC, commit 878facb):
+ *   whole call (bench/reduce-scan-webgpu.ts --scan-configs, op 'sum', 2026-11-23 21:26 UTC, commit 878facb):
  *   0.1046 ms (tile-reduce 0.032, spine-walk 0.020, tile-scan 0.063); a tile at a time 0.121; 4 tiles
  *   a step 0.111 (tileWorkgroups 2048) / 0.113 (1024); 2 a step at tileWorkgroups 2048 0.1046; a word
  *   at a time (`loadWords` 1) 0.131, as before the vec4 path (0.132: tile-reduce 0.043, spine-walk
