@@ -5,22 +5,35 @@
  * single calls, and the GPU time of one call (its compute pass, from timestamps). Results are checked against the CPU backend (bit for bit under 'run-to-run').
  *
  *   bash bench/gpu/build.sh   (bundles this file into dist/bench/reduce-scan-webgpu.mjs)
- *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--long=16777216] [--cases=moe,ragged,long]
+ *   node dist/bench/reduce-scan-webgpu.mjs [--out=DIR] [--runs=5] [--warm-ms=500] [--long=16777216] [--cases=moe,ragged,long]
  *     [--ops=sum,max,argMax,cumsum] [--configs='[{"label":"team64","policy":{"chunkTeamSize":64}}]']
+ *     [--scan-configs='[{"label":"words1","policy":{"loadWords":1}}]']
  * --configs: reduce tunings to time side by side (each case and reduce op once per config; a config's
- * variant is skipped where it does not apply); the default is the plan's own choice.
+ * variant is skipped where it does not apply); --scan-configs the same for cumsum; the default is the
+ * plan's own choice. Each row has the call's GPU time (its one compute pass, `segkitGpuMs`) and each
+ * launch's own (`launchGpuMs`, a timed pass per dispatch, as bench/webgpu-launch-profile.ts) with
+ * their sum.
  */
 import { writeFileSync } from 'node:fs';
 import { DeviceSegmentedReduce, DeviceSegmentedScan, type Backend, type DeviceArray, cpuBackend, env, p, webgpuBackend } from 'segkit';
-import { benchDevice, passTimer } from './lib/gpu-device.js';
+import { benchDevice, launchTimer, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 5);
+// Before each row is timed, its call runs back to back for this long, so that the GPU is busy when
+// its time is taken. Rows late in a run (after seconds of CPU checks with the GPU idle) once read up
+// to 2.4x the GPU time of the same plan early in the run and in bench/webgpu-launch-profile.ts, every
+// launch alike (H200, 2026-11-23 21:05: the 16M scan's spine-walk, one workgroup on 32 KB, 0.051 ms
+// for 0.021; run 8's 16M cumsum row, 0.193 ms for the profile's 0.140, the 12th of 16 rows, looks
+// like one). A later run with a clock log (SM at 1980 MHz through every timed row) did not show it,
+// with or without warm-up: the cause is not pinned down; the warm-up costs half a second a row.
+const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');
 const opFilter = argv.ops?.split(',');
 interface Config { label: string; variant?: string; policy?: Record<string, number> }
 const configs: Config[] = argv.configs ? (JSON.parse(argv.configs) as Config[]) : [{ label: 'default' }];
+const scanConfigs: Config[] = argv['scan-configs'] ? (JSON.parse(argv['scan-configs']) as Config[]) : [{ label: 'default' }];
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
 
 function fill(n: number, seed: number): Float32Array {
@@ -50,11 +63,18 @@ shapes.push({ id: 'long', label: `one segment of ${long}`, rows: 1, stride: long
 const { device } = await benchDevice();
 const gpu = await webgpuBackend({ device });
 const timer = passTimer(device);
+// Per-launch GPU time too (each dispatch in a timed pass of its own, as bench/webgpu-launch-profile.ts
+// times them): their sum beside the whole pass's time says what the pass adds between launches.
+const launches = launchTimer(device);
 const cpu = cpuBackend({ workers: 0 });
 
 async function time(backend: Backend, call: () => Promise<unknown>): Promise<{ ms: number; singleMs: number }> {
   for (let i = 0; i < 3; i++) await call();
   await backend.synchronize();
+  for (const until = performance.now() + warmMs; performance.now() < until; ) {
+    for (let i = 0; i < 20; i++) await call();
+    await backend.synchronize();
+  }
   const single: number[] = [];
   for (let i = 0; i < 9; i++) {
     const t0 = performance.now();
@@ -85,11 +105,11 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     numSegments: p.uniform(shape.rows),
     valuesIn: a.valuesIn,
   });
-  for (const op of (['sum', 'max', 'argMax', 'cumsum'] as const).filter((o) => opFilter === undefined || opFilter.includes(o))) for (const config of op === 'cumsum' ? [configs[0]!] : configs) {
-    const tuning = op === 'cumsum' ? {} : { ...(config.variant === undefined ? {} : { variant: config.variant }), ...(config.policy === undefined ? {} : { policy: config.policy }) };
+  for (const op of (['sum', 'max', 'argMax', 'cumsum'] as const).filter((o) => opFilter === undefined || opFilter.includes(o))) for (const config of op === 'cumsum' ? scanConfigs : configs) {
+    const tuning = { ...(config.variant === undefined ? {} : { variant: config.variant }), ...(config.policy === undefined ? {} : { policy: config.policy }) };
     const planOn = (backend: Backend, a: ReturnType<typeof on>, t: object = {}) =>
       op === 'cumsum'
-        ? DeviceSegmentedScan.plan({ ...segments(a), valuesOut: a.scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend }))
+        ? DeviceSegmentedScan.plan({ ...segments(a), valuesOut: a.scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend, tuning: t as never }))
         : DeviceSegmentedReduce.plan({ ...segments(a), valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend, tuning: t as never }));
     let gp: ReturnType<typeof planOn>;
     try {
@@ -109,7 +129,9 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) mismatches++;
     const t = await time(gpu, () => gp.run(gt));
     const gpuT = await timer.gpuTimeMs(() => gp.run(gt), () => gpu.synchronize(), runs);
-    const row = { case: shape.label, op, config: config.label, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
+    const perLaunch = device.features.has('timestamp-query') ? await launches.launchTimesMs(() => gp.run(gt), () => gpu.synchronize(), runs) : [];
+    const row = { case: shape.label, op, config: config.label, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4),
+      launchGpuMs: perLaunch.map((x) => +x.toFixed(4)), launchGpuSumMs: +perLaunch.reduce((x, y) => x + y, 0).toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
     console.log(JSON.stringify(row));
     results.push(row);
     gt?.destroy();

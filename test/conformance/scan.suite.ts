@@ -106,6 +106,18 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         // 8 tiles a segment over 6 segments: spans of 1 (48 workgroups or more), 5, 8 (one workgroup a segment).
         for (const tileWorkgroups of [100_000, 10, 1]) await expectReference(c, 'multi-workgroup', { tileWorkgroups });
       });
+      it('tile loads: vec4 (the full tiles of segments starting at a multiple of 4 items, 1, 2 or 4 tiles a step) and a word at a time (loadWords, tilesPerStep)', async () => {
+        // Starts 0 (8 full tiles and a short one), 16385 (odd), 20484 (a multiple of 4: 3 full tiles,
+        // exclusive: the last stores 2047 outputs), 26628, 26629: full and short tiles on both paths.
+        const sizes = [8 * 2048 + 1, 2 * 2048 + 3, 3 * 2048, 1, 2048 + 6];
+        const modes = ['exclusive', 'inclusive', 'exclusive', 'inclusive', 'inclusive'] as const;
+        const c = makeCase({ name: 'loads', sizes, ops: ['sum', 'sum', 'max', 'sum', 'min'], modes: [...modes], initial: true, seed: 31 });
+        for (const loadWords of [4, 1]) await expectReference(c, 'multi-workgroup', { loadWords, tileWorkgroups: 10 });
+        // A constant op: full tiles 2 or 4 a step. Spans of 5 tiles (tileWorkgroups 10): steps, the short
+        // last tile alone and the tiles left at the bottom one at a time.
+        const sum = makeCase({ name: 'loads-sum', sizes, ops: 'sum', modes: [...modes], initial: true, seed: 37 });
+        for (const tilesPerStep of [2, 4]) await expectReference(sum, 'multi-workgroup', { tilesPerStep, tileWorkgroups: 10 });
+      });
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });
         const walked = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2049 });

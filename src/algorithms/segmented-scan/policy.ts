@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
-import { groupLanes, tileItems } from './order.js';
+import { groupLanes, tileGroups, tileItems, tileLanes } from './order.js';
 
 /** The variants of DeviceSegmentedScan. */
 export type ScanVariant = 'thread' | 'workgroup' | 'multi-workgroup';
@@ -30,6 +30,21 @@ export interface ScanPolicy {
    * works on this one (default: four times the backend's `parallelism`).
    */
   readonly tileWorkgroups: number;
+  /**
+   * 'multi-workgroup' on a GPU: words one invocation of the tile launches loads at a time (1 or 4).
+   * With 4, a full tile of a segment that starts at a multiple of 4 items is read as two vec4 loads
+   * per invocation, its lane's 8 items, straight into registers (no staging in workgroup memory, two
+   * barriers fewer a tile); other tiles are read a word at a time. The order of additions is the same.
+   */
+  readonly loadWords: number;
+  /**
+   * 'multi-workgroup' on a GPU, with `loadWords` 4 and a constant `op`: full tiles a workgroup of the
+   * tile launches takes at once (1, 2 or 4): their loads issued together, their chains of additions
+   * side by side, one barrier per level for all of them. The order of additions is the same. (With
+   * an op chosen at run time every addition branches over the operators: the kernels take one tile
+   * at a time, which keeps the shader small.)
+   */
+  readonly tilesPerStep: number;
 }
 
 /**
@@ -45,8 +60,8 @@ export const scanPolicyLimits = {
   spineWorkgroupMaxTiles: 14336,
 } as const;
 
-/** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words. */
-export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * groupLanes + 8) * 4;
+/** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words, the lane and group totals of a step of up to 4 tiles. */
+export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * groupLanes + 8 + 4 * (tileLanes + tileGroups)) * 4;
 
 /**
  * The policy for a backend's capabilities (CUB's `policy_selector(cc)`).
@@ -64,8 +79,14 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   16M items). Same H200 runs, tile-reduce + tile-scan on 16M items at 512 / 1024 / 2048 / 4096
  *   workgroups and at one tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms; within the runs'
  *   noise, the fewest tiles a workgroup short of one were the fastest.
+ * - `loadWords` 4 and `tilesPerStep` 2. Same H200, one segment of 16M f32 items, GPU time of the
+ *   whole call (bench/reduce-scan-webgpu.ts --scan-configs, op 'sum', 2026-11-23 21:26 UTC, commit 878facb):
+ *   0.1046 ms (tile-reduce 0.032, spine-walk 0.020, tile-scan 0.063); a tile at a time 0.121; 4 tiles
+ *   a step 0.111 (tileWorkgroups 2048) / 0.113 (1024); 2 a step at tileWorkgroups 2048 0.1046; a word
+ *   at a time (`loadWords` 1) 0.131, as before the vec4 path (0.132: tile-reduce 0.043, spine-walk
+ *   0.021, tile-scan 0.077).
  * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
- * four are tuning values (`tuning.policy`).
+ * are tuning values (`tuning.policy`).
  */
 export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
   return {
@@ -74,6 +95,8 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
     tileWorkgroups: 4 * capabilities.parallelism,
+    loadWords: 4,
+    tilesPerStep: 2,
   };
 }
 
@@ -154,6 +177,8 @@ export function selectScanVariant(
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
+  if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
+  if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
   }

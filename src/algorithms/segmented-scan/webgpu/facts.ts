@@ -20,6 +20,10 @@ export interface ScanKernelFacts extends SegmentKernelFacts {
   readonly initialConstantBits: number | undefined;
   /** f32 sums in the canonical order. */
   readonly canonical: boolean;
+  /** Words the multi-workgroup tile launches load at a time where a segment starts at a multiple of 4 items (policy `loadWords`). */
+  readonly loadWords: number;
+  /** Full tiles the vec4 path of the tile launches takes at once (policy `tilesPerStep`). */
+  readonly tilesPerStep: number;
 }
 
 /** The facts of a run. */
@@ -35,5 +39,7 @@ export function scanKernelFacts(run: ScanRun): ScanKernelFacts {
     modeOfOption: problem.modeOfOption,
     initialConstantBits: initial?.kind === 'constant' ? problem.initialBits : undefined,
     canonical: problem.canonical,
+    loadWords: policy.loadWords,
+    tilesPerStep: policy.tilesPerStep,
   };
 }

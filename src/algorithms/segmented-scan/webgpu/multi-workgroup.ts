@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { laneItems, tileLanes } from '../order.js';
+import { laneItems, tileItems, tileLanes } from '../order.js';
 import type { ScanKernelFacts } from './facts.js';
 import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
@@ -22,6 +22,12 @@ import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanB
  *   still be in the device's cache when this launch starts.
  *
  * Uniforms `tiles` and `spineTiles`: workgroups per segment of the tile and spine launches.
+ *
+ * With one lane per invocation (workgroupSize 256), the tile launches read a full tile of a segment
+ * that starts at a multiple of 4 items as two vec4 loads per invocation (policy `loadWords` 4: the
+ * lane's items in registers, `vectorWgsl`), `tilesPerStep` full tiles at a time (`stepWgsl`);
+ * 'spine-walk' scans its tile totals in registers too (`registersWgsl`). The same chains of
+ * additions everywhere, so the same bits.
  */
 
 export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
@@ -154,14 +160,13 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = ${load(`v${k}`)};`)}
   workgroupBarrier();
 }`;
 
-/** WGSL that stores the tile's first `count` words to `target`, eight stores per invocation, then a barrier. */
-const laneStore = (fn: string, target: string) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
+/** WGSL that stores the tile's first `count` words to `target`, eight stores per invocation, then a barrier (unless `barrier` is false). */
+const laneStore = (fn: string, target: string, barrier = true) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
   if (count == TILE_ITEMS) {
 ${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op, tile[at(lid + ${k * tileLanes}u)]);`)}
   } else {
     for (var j = lid; j < count; j += WG) { ${target}[to + j] = finishValue(op, tile[at(j)]); }
-  }
-  workgroupBarrier();
+  }${barrier ? '\n  workgroupBarrier();' : ''}
 }`;
 
 /**
@@ -281,42 +286,301 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]
 }`;
 
 /**
- * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
- * loads are issued as soon as this one is in workgroup memory, so they are in flight while the
- * workgroup adds this one up. 'tile-scan' walks its span from the end: the tiles 'tile-reduce' read
- * last (the ends of the spans) may still be in the device's cache.
+ * WGSL of the vec4 path (policy `loadWords` 4): a full tile of a segment that starts at a multiple of
+ * 4 items is read as lane lid's own 8 items, two vec4 loads (`valuesIn4`), straight into registers;
+ * the lane's prefixes and total are added there, and only the lane totals, the group totals and (for
+ * 'tile-scan') the outputs go through workgroup memory, on their way to coalesced stores. The same
+ * chains as `laneTotals` / `laneScan`, so the same bits.
  */
-const laneTileBodies: Record<'tile-reduce' | 'tile-scan', string> = {
-  'tile-reduce': `
+const vectorWgsl = `${laneStore('storeTileDirect', 'valuesOut', false)}
+fn fetchLane(first: u32, lid: u32) -> array<u32, ${laneItems}> {
+  let a = valuesIn4[(first >> 2u) + 2u * lid];
+  let b = valuesIn4[(first >> 2u) + 2u * lid + 1u];
+  return array<u32, ${laneItems}>(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w);
+}
+// A full tile's next loads: the lane's own items (direct) or every 256th item (to be staged).
+fn fetchFull(first: u32, n: u32, direct: bool, lid: u32) -> array<u32, ${laneItems}> {
+  if (direct && n == TILE_ITEMS) { return fetchLane(first, lid); }
+  return fetchTile(first, n, lid);
+}
+// The lane's total from its items in registers into laneTotal, then a barrier.
+fn laneTotalDirect(v: array<u32, ${laneItems}>, op: u32, lid: u32) {
+  var total = loadValue(op, v[0]);
+${unrolled((k) => (k === 0 ? '' : `  total = combine(op, total, loadValue(op, v[${k}]));`)).trimStart()}
+  laneTotal[lid] = total;
+  workgroupBarrier();
+}
+// A full tile scanned from its carry, the lane's items in registers: the outputs into the workgroup
+// tile (for a coalesced store), then a barrier.
+fn laneScanDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  var x: array<u32, ${laneItems}>;
+${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
+  laneScanRegisters(x, TILE_ITEMS, op, hasCarry, carry, lid);
+}`;
+
+/**
+ * WGSL: `laneScanRegisters(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
+ * workgroup-uniform) whose lane lid's elements are in x (laneCount(n, lid) of them): the lane's
+ * prefixes in registers, the lane and group totals through workgroup memory, the outputs into the
+ * workgroup tile and the tile's total into tileTotal; ends on a barrier. The chains of `laneScan`, so
+ * the same bits; needs `laneCount` (laneWgsl).
+ */
+const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  let count = laneCount(n, lid);
+  var p: array<u32, ${laneItems}>;
+  p[0] = x[0];
+${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p[${k - 1}], x[${k}]), ${k}u < count);`)).trimStart()}
+  let total = p[${laneItems - 1}];
+  if (count > 0u) { laneTotal[lid] = total; }
+  workgroupBarrier();
+  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
+  // Only a tile's last group can be partial, and no lane reads its total.
+  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, total); }
+  workgroupBarrier();
+  if (count > 0u) {
+    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
+    var inner = q;
+    if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
+    let hasInner = g > 0u || m > 0u;
+    if (lid * LANE_ITEMS + count == n) {
+      // The tile's last lane: its group's total, then the tile's.
+      let own = select(total, combine(op, q, total), m > 0u);
+      tileTotal = select(own, combine(op, r, own), g > 0u);
+    }
+    var e = inner;
+    if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
+    let hasE = hasCarry || hasInner;
+    let base = lid * LANE_ITEMS;
+${unrolled((k) => `    if (${k}u < count) { tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE); }`)}
+  }
+  workgroupBarrier();
+}
+// Lane lid's words of the n (<= 2048) at temp[first...]: its own 8 consecutive ones (the tile totals
+// are few and in the device's cache: no coalescing to keep), issued at once.
+fn fetchWords(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
+  let last = max(n, 1u) - 1u;
+  let base = lid * LANE_ITEMS;
+  return array<u32, ${laneItems}>(${Array.from({ length: laneItems }, (_, k) => `temp[first + min(base + ${k}u, last)]`).join(', ')});
+}`;
+
+/**
+ * 'spine-walk' on the lane functions: the next 2048 tile totals are loaded while this 2048 are
+ * scanned, in registers ({@link registersWgsl}); invocation 0 advances the scan of their totals.
+ */
+const spineWalkLanes = `
+  let segment = workgroupIndex;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  if (lid == 0u) {
+    startLevel(2u, s.hasInitial != 0u, initialCarry(s));
+    walkCarry = vec2<u32>(s.hasInitial, initialCarry(s));
+  }
+  let at0 = u.tileTotalsAt + segment * u.tiles;
+  var v = fetchWords(at0, min(tiles, TILE_ITEMS), lid);
+  for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
+    let n = min(tiles - offset, TILE_ITEMS);
+    let x = v;
+    if (offset + TILE_ITEMS < tiles) { v = fetchWords(at0 + offset + TILE_ITEMS, min(tiles - offset - TILE_ITEMS, TILE_ITEMS), lid); }
+    let carry = workgroupUniformLoad(&walkCarry);
+    laneScanRegisters(x, n, s.op, carry.x != 0u, carry.y, lid);
+    storeWordLanes(at0 + offset, n, s.op, lid);
+    if (lid == 0u) { walkCarry = vec2<u32>(1u, ingest2(s.op, tileTotal)); }
+  }`;
+
+/** WGSL: `name` = array[base] ⊕ ... ⊕ array[base + 15], left to right (16 reads issued first). */
+function fullChainWgsl(name: string, array: string, base: string, indent: string): string {
+  const steps = Array.from({ length: 15 }, (_, i) => i + 1);
+  return [`var ${name} = ${array}[${base}];`, ...steps.map((k) => `let ${name}${k} = ${array}[${base} + ${k}u];`), ...steps.map((k) => `${name} = combine(op, ${name}, ${name}${k});`)].join(
+    `\n${indent}`,
+  );
+}
+
+/**
+ * WGSL of a step of `step` full tiles at once on the vec4 path (policy `tilesPerStep`): their loads
+ * all issued first; their chains (lane totals, the lanes before each lane, the groups before each
+ * group) side by side — independent chains, so one's latency hides another's — with one barrier per
+ * level for all of them. 'tile-reduce': `reduceStep(first, op, lid, to)` writes the tiles' totals to
+ * temp[to ...]; 'tile-scan': `scanStep(s, segment, t0, lid)` scans tiles t0 .. t0 + step - 1 of the
+ * segment from their carries and stores them (staged one after another through the workgroup tile).
+ * The same chains as one tile at a time, so the same bits.
+ */
+function stepWgsl(step: number, kernel: 'tile-reduce' | 'tile-scan'): string {
+  const tiles = Array.from({ length: step }, (_, j) => j);
+  const loads = (from: string) => tiles.map((j) => `  let x${j} = fetchLane(${from} + ${j * tileItems}u, lid);`).join('\n');
+  const common = `const TILE_STEP: u32 = ${step}u;
+var<workgroup> stepLane: array<u32, ${step * 256}>;
+var<workgroup> stepGroup: array<u32, ${step * 16}>;`;
+  const laneTotal = (j: number) =>
+    [`  var total${j} = loadValue(op, x${j}[0]);`, ...Array.from({ length: laneItems - 1 }, (_, k) => `  total${j} = combine(op, total${j}, loadValue(op, x${j}[${k + 1}]));`), `  stepLane[${j * 256}u + lid] = total${j};`].join('\n');
+  const reduce = `fn reduceStep(first: u32, op: u32, lid: u32, to: u32) {
+${loads('first')}
+${tiles.map(laneTotal).join('\n')}
+  workgroupBarrier();
+  // Invocation lid < 16 * step: group lid % 16 of tile lid / 16 (its lanes at stepLane[16 lid ...]).
+  if (lid < ${16 * step}u) {
+    ${fullChainWgsl('q', 'stepLane', 'lid * GROUP_LANES', '    ')}
+    stepGroup[lid] = q;
+  }
+  workgroupBarrier();
+  if (lid < ${step}u) {
+    ${fullChainWgsl('r', 'stepGroup', 'lid * TILE_GROUPS', '    ')}
+    temp[to + lid] = finishValue(op, r);
+  }
+}`;
+  const prefix = (j: number) =>
+    [
+      `  var p${j}: array<u32, ${laneItems}>;`,
+      `  p${j}[0] = loadValue(op, x${j}[0]);`,
+      ...Array.from({ length: laneItems - 1 }, (_, k) => `  p${j}[${k + 1}] = combine(op, p${j}[${k}], loadValue(op, x${j}[${k + 1}]));`),
+      `  stepLane[${j * 256}u + lid] = p${j}[${laneItems - 1}];`,
+    ].join('\n');
+  const groups = (j: number) => `  {
+    ${chainWgsl('q', 'stepLane', `${j * 256}u + first`, 'm', '    ')}
+    laneQ${j} = q;
+    if (m == GROUP_LANES - 1u) { stepGroup[${j * 16}u + g] = combine(op, q, p${j}[${laneItems - 1}]); }
+  }`;
+  const carries = (j: number) => `  {
+    ${chainWgsl('r', 'stepGroup', `${j * 16}u`, 'g', '    ')}
+    var inner = laneQ${j};
+    if (g > 0u) { inner = select(r, combine(op, r, laneQ${j}), m > 0u); }
+    let t = t0 + ${j}u;
+    let hasCarry = t > 0u || s.hasInitial != 0u;
+    var carry = initialCarry(s);
+    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    laneE${j} = inner;
+    if (hasCarry) { laneE${j} = select(carry, combine(op, carry, inner), hasInner); }
+    laneHasE${j} = hasCarry || hasInner;
+  }`;
+  const stores = (j: number) => `  {
+    ${j > 0 ? 'workgroupBarrier();' : ''}
+    let t = t0 + ${j}u;
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+${unrolled((k) => `    tile[at(base + ${k}u)] = select(p${j}[${k}], combine(op, laneE${j}, p${j}[${k}]), laneHasE${j});`)}
+    workgroupBarrier();
+    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    storeTileDirect(s.start + t * TILE_ITEMS + s.exclusive, min(TILE_ITEMS, s.size - t * TILE_ITEMS - s.exclusive), op, lid);
+  }`;
+  const scan = `fn scanStep(s: Segment, segment: u32, t0: u32, lid: u32) {
+  let op = s.op;
+${loads('s.start + t0 * TILE_ITEMS')}
+${tiles.map(prefix).join('\n')}
+  workgroupBarrier();
+  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  let hasInner = g > 0u || m > 0u;
+  let base = lid * LANE_ITEMS;
+${tiles.map((j) => `  var laneQ${j} = 0u;\n  var laneE${j} = 0u;\n  var laneHasE${j} = false;`).join('\n')}
+${tiles.map(groups).join('\n')}
+  workgroupBarrier();
+${tiles.map(carries).join('\n')}
+${tiles.map(stores).join('\n')}
+}`;
+  return `${common}\n${kernel === 'tile-reduce' ? reduce : scan}`;
+}
+
+/**
+ * The tile launches on the lane functions: a workgroup walks its span of tiles, and the next tile's
+ * loads are issued as soon as this one is in workgroup memory (or registers), so they are in flight
+ * while the workgroup adds this one up. 'tile-scan' walks its span from the end: the tiles
+ * 'tile-reduce' read last (the ends of the spans) may still be in the device's cache. With `vector`,
+ * full tiles of a segment starting at a multiple of 4 items take the vec4 path ({@link vectorWgsl});
+ * `direct` is workgroup-uniform, so every barrier is too.
+ */
+function laneTileBody(kernel: 'tile-reduce' | 'tile-scan', vector: boolean, step: number): string {
+  const direct = vector ? 'let direct = (s.start & 3u) == 0u;' : 'let direct = false;';
+  const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
+  // Full tiles of the span on the vec4 path go `step` at a time: [first, stepEnd) holds them.
+  const stepEnd = 'let stepEnd = max(first, min(last, s.size / TILE_ITEMS));';
+  if (kernel === 'tile-reduce') {
+    const staged = `stageTile(x, s.start + offset, n, s.op, lid);
+      laneTotals(n, s.op, lid);`;
+    const steps =
+      vector && step > 1
+        ? `if (direct) {
+    ${stepEnd}
+    for (; next + TILE_STEP <= stepEnd; next += TILE_STEP) { reduceStep(s.start + next * TILE_ITEMS, s.op, lid, u.tileTotalsAt + segment * u.tiles + next); }
+  }`
+        : '';
+    return `
 ${head}
-  var v = fetchTile(s.start + first * TILE_ITEMS, min(s.size - first * TILE_ITEMS, TILE_ITEMS), lid);
-  for (var t = first; t < last; t++) {
+  ${direct}
+  var next = first;
+  ${steps}
+  if (next < last) {
+  var v = ${fetch('s.start + next * TILE_ITEMS', 'min(s.size - next * TILE_ITEMS, TILE_ITEMS)')};
+  for (var t = next; t < last; t++) {
     let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
-    stageTile(v, s.start + offset, n, s.op, lid);
-    if (t + 1u < last) { v = fetchTile(s.start + offset + TILE_ITEMS, min(s.size - offset - TILE_ITEMS, TILE_ITEMS), lid); }
-    laneTotals(n, s.op, lid);
+    let x = v;
+    if (t + 1u < last) { v = ${fetch('s.start + offset + TILE_ITEMS', 'min(s.size - offset - TILE_ITEMS, TILE_ITEMS)')}; }
+    ${vector ? `if (direct && n == TILE_ITEMS) {
+      laneTotalDirect(x, s.op, lid);
+    } else {
+      ${staged}
+    }` : staged}
     laneTileTotal(n, s.op, lid);
     if (lid == 0u) { temp[u.tileTotalsAt + segment * u.tiles + t] = finishValue(s.op, tileTotal); }
-  }`,
-  'tile-scan': `
-${reverseHead}
-  var v = fetchTile(s.start + (last - 1u) * TILE_ITEMS, min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS), lid);
-  for (var t = last; t > first;) {
-    t--;
-    let offset = t * TILE_ITEMS;
+  }
+  }`;
+  }
+  const staged = `stageTile(x, s.start + offset, n, s.op, lid);
+      laneTotals(n, s.op, lid);
+      laneScan(n, s.op, hasCarry, carry, lid);
+      // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+      storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
+  // One tile: t, its loads in x (prefetched), the next tile's loads into v where `prefetch` holds.
+  const single = (prefetch: string) => `let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
     if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
     var carry = initialCarry(s);
     if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
-    stageTile(v, s.start + offset, n, s.op, lid);
-    if (t > first) { v = fetchTile(s.start + offset - TILE_ITEMS, TILE_ITEMS, lid); }
-    laneTotals(n, s.op, lid);
-    laneScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
-    // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
-    storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
-  }`,
-};
+    let hasCarry = t > 0u || s.hasInitial != 0u;
+    let x = v;
+    if (${prefetch}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
+    ${vector ? `if (direct && n == TILE_ITEMS) {
+      laneScanDirect(x, s.op, hasCarry, carry, lid);
+      // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
+      storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+    } else {
+      ${staged}
+    }` : staged}`;
+  const top = fetch('s.start + (last - 1u) * TILE_ITEMS', 'min(s.size - (last - 1u) * TILE_ITEMS, TILE_ITEMS)');
+  if (!(vector && step > 1)) {
+    return `
+${reverseHead}
+  ${direct}
+  var v = ${top};
+  for (var t = last; t > first;) {
+    t--;
+    ${single('t > first')}
+  }`;
+  }
+  // Steps of full tiles from the top where [t - TILE_STEP, t) holds only full tiles of a 4-aligned
+  // segment, else one tile (the short last one, and the few left at the bottom); one loop, so the
+  // one-tile code is in the shader once.
+  return `
+${reverseHead}
+  ${direct}
+  let stepEnd = select(first, max(first, min(last, s.size / TILE_ITEMS)), direct);
+  var v: array<u32, ${laneItems}>;
+  if (!(last <= stepEnd && last >= first + TILE_STEP)) { v = ${top}; }
+  var t = last;
+  while (t > first) {
+    if (t <= stepEnd && t >= first + TILE_STEP) {
+      t -= TILE_STEP;
+      scanStep(s, segment, t, lid);
+      if (t > first && !(t >= first + TILE_STEP)) { v = ${fetch('s.start + (t - 1u) * TILE_ITEMS', 'TILE_ITEMS')}; }
+      continue;
+    }
+    t--;
+    ${single('t > first && !(t <= stepEnd && t >= first + TILE_STEP)')}
+  }`;
+}
 
 /** A kernel's body on the lane functions: the same steps, the same order. */
 function laneBody(main: string): string {
@@ -337,19 +601,29 @@ function laneBody(main: string): string {
 export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanKernelFacts, name: string, spine: boolean): WebGpuProgram {
   const body = bodies[kernel];
   const lanes = facts.workgroupSize === tileLanes;
+  const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
+  const vector = lanes && tileKernel && facts.loadWords === 4;
   const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
-  const main = !lanes ? generic : kernel === 'tile-reduce' || kernel === 'tile-scan' ? laneTileBodies[kernel] : laneBody(generic);
-  const shape: ScanShape = { values: body.values, temp: 'u32' };
+  // Steps only where every segment has the one operator: a step's chains are unrolled `step` times,
+  // and with several operators each addition is a branch over them (Mesa's lavapipe took 22 s for
+  // the multi-workgroup programs of a per-segment operator with steps, 12 s without).
+  const step = vector && facts.sources.op.kind === 'constant' ? facts.tilesPerStep : 1;
+  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector, step) : kernel === 'spine-walk' ? spineWalkLanes : laneBody(generic);
+  const shape: ScanShape = { values: body.values, temp: 'u32', vector };
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
 ${tileWgsl(true, body.values)}
 ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
+${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
+${vector ? vectorWgsl : ''}
+${vector && step > 1 ? stepWgsl(step, kernel as 'tile-reduce' | 'tile-scan') : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   return {
     name,
-    cacheKey: `scan/${kernel}|${spine}|${JSON.stringify(facts)}`,
+    // The tile launches' own policy values stay out of the other kernels' keys: they share pipelines.
+    cacheKey: `scan/${kernel}|${spine}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileSpan', 'spans', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
     bindings: scanBindings(facts, shape),

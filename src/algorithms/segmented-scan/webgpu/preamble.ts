@@ -20,6 +20,8 @@ import type { ScanKernelFacts } from './facts.js';
 export interface ScanShape extends SegmentShape {
   /** Binds valuesIn and valuesOut. */
   readonly values: boolean;
+  /** Also binds `valuesIn4`: the values a second time, as vec4<u32> (four items a load). */
+  readonly vector?: boolean;
 }
 
 const hex = (value: number) => `0x${(value >>> 0).toString(16)}u`;
@@ -29,6 +31,7 @@ export function scanBindings(facts: ScanKernelFacts, shape: ScanShape): ProgramB
   const arrays: ProgramBinding[] = shape.values
     ? [
         { name: 'valuesIn', access: 'read', element: 'u32' },
+        ...(shape.vector ? [{ name: 'valuesIn4', array: 'valuesIn', access: 'read', element: 'vec4<u32>' } as const] : []),
         { name: 'valuesOut', access: 'read_write', element: 'u32' },
       ]
     : [];
