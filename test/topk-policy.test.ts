@@ -38,21 +38,30 @@ describe('top-k policy', () => {
   it('row-radix takes rows past the tile within its bounds; its workgroup is the largest that fits, and tuning past it is refused by name', () => {
     // A GPU's capabilities (parallelism: its workgroup slots).
     const capabilities = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
-    const rows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 65536 }, segmentSizeDeviceBounds: false, maxSegments: 64 };
+    const rows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 32768 }, segmentSizeDeviceBounds: false, maxSegments: 128 };
     const row = selectTopKVariant(rows, capabilities);
     expect(row.variant).toBe('row-radix');
     // 4096-item tile (32 KiB), a 256-bin histogram and a 4 KiB scan fit 48 KiB: 1024 invocations.
     expect(row.policy.rowRadixWorkgroupSize).toBe(1024);
     expect(row.verdicts.find((v) => v.variant === 'radix-select')!.reason).toContain('row-radix is preferred');
     // Past its bounds radix-select runs, and explain() says which bound.
-    const many = selectTopKVariant({ ...rows, maxSegments: 257 }, capabilities);
+    const many = selectTopKVariant({ ...rows, maxSegments: 513 }, capabilities);
     expect(many.variant).toBe('radix-select');
-    expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('257 segments of up to 65536 keys (16842752) > rowRadixMaxTotalItems 16777216');
-    expect(selectTopKVariant({ ...rows, segmentSize: { min: 1, max: 65537 }, maxSegments: 1 }, capabilities).variant).toBe('radix-select');
+    expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('513 segments of up to 32768 keys (16809984) > rowRadixMaxTotalItems 16777216');
+    // Rows past rowRadixMaxItems: radix-select, unless kMax is past the tile (then up to rowRadixPastTileMaxItems).
+    const longer = { ...rows, segmentSize: { min: 1, max: 65536 }, maxSegments: 64 };
+    expect(selectTopKVariant(longer, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('max segment size 65536 > rowRadixMaxItems 32768');
+    expect(selectTopKVariant(longer, capabilities).variant).toBe('radix-select');
+    const pastTile = selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 } }, capabilities);
+    expect(pastTile.variant).toBe('row-radix');
+    expect(pastTile.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
+      'max segment size 65536 <= rowRadixPastTileMaxItems 65536 (kMax 10000 > tile 4096) with kMax 10000 >= rowRadixWideMinK 1024, 4194304 keys in all <= rowRadixMaxTotalItems 16777216',
+    );
+    expect(selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 }, segmentSize: { min: 1, max: 65537 } }, capabilities).variant).toBe('radix-select');
     // Wide rows (past rowRadixWideItems) with a small k: radix-select; narrow rows get 256 invocations.
     expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).variant).toBe('radix-select');
     expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
-      'rows past rowRadixWideItems 16384 (max segment size 65536) with kMax 512 < rowRadixWideMinK 1024',
+      'rows past rowRadixWideItems 16384 (max segment size 32768) with kMax 512 < rowRadixWideMinK 1024',
     );
     const narrow = selectTopKVariant({ k: { min: 1, max: 256 }, segmentSize: { min: 16, max: 8192 }, segmentSizeDeviceBounds: false, maxSegments: 512 }, capabilities);
     expect([narrow.variant, narrow.policy.rowRadixWorkgroupSize]).toEqual(['row-radix', 256]);

@@ -205,6 +205,10 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
       fillRandomBits(c.data as Float32Array);
       return { ...c, label: `${c.label} (random-bit keys)`, peerNote: `${c.peerNote}, keys = random f32 bit patterns` };
     },
+    // Sorted selections past a workgroup tile (the segmented sort bench times them against torch.topk):
+    // here for --variants and --tune, to set the selector's bounds between row-radix and radix-select.
+    'sorted-k4096': () => dense('sorted-k4096', 64, 32768, 4096, undefined, 'sorted selection past the tile'),
+    'sorted-k10000': () => dense('sorted-k10000', 16, 65536, 10000, undefined, 'sorted selection past the tile'),
   };
   const ids = [...(opts.only ?? Object.keys(builders)), ...(opts.extra ?? [])];
   Object.assign(builders, extras, gpuBuilders);

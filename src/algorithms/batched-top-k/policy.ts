@@ -50,6 +50,12 @@ export interface TopKPolicy {
    */
   readonly rowRadixMaxItems: number;
   /**
+   * row-radix takes segments of at most this many keys (instead of `rowRadixMaxItems`) when kMax
+   * exceeds `tileItems`: radix-select then sorts its selection in launches of its own, and one
+   * workgroup per row keeps ahead on longer rows.
+   */
+  readonly rowRadixPastTileMaxItems: number;
+  /**
    * row-radix takes calls of at most this many keys in all (maxSegments * max segment size): its
    * second and third passes over a row should find it in the device's cache (an H200's L2 holds 50 MiB).
    */
@@ -184,6 +190,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // reached the sampled threshold, and their idle workgroups cost launch time.
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
     rowRadixMaxItems: rowRadixDefaults.maxItems,
+    rowRadixPastTileMaxItems: rowRadixDefaults.pastTileMaxItems,
     rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,
     rowRadixWorkgroupSize: rowRadixWorkgroupSizeFor(capabilities, { tileItems, radixBits }),
     rowRadixWideItems: rowRadixDefaults.wideItems,
@@ -217,14 +224,15 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
 
 /**
  * row-radix's default bounds, from GPU time against radix-select on an H200 (Dawn/Vulkan,
- * bench/topk-webgpu.ts and bench/sort-webgpu.ts, 2026-11-23; ms row-radix / radix-select):
- * 64x32768 k=2048 0.096 / 0.134, 64x65536 k=2048 0.125 / 0.151, sorted 64x32768 k=4096 0.132 /
- * 0.200, attention 512x(16..8192) k=256 0.105 / 0.142 (256 invocations; 1024: 0.173), but
- * 32x131072 k=2048 0.193 / 0.148, 64x151936 k=50 0.189 / 0.112, ragged 128x(1..65536) k=512
- * 0.122 / 0.115, 256x262144 k=256 0.714 / 0.317. Rows up to 64K keys (wide ones, past 16K, only for
- * kMax of at least 1024) and calls up to 16M keys.
+ * bench/topk-webgpu.ts --variants, sorted output, tileItems 2048; ms row-radix / radix-select).
+ * 2026-11-23 22:10 UTC, after radix-select's sampled first filter and faster finalize: 64x32768
+ * k=2048 0.114 / 0.131, 64x65536 k=2048 0.151 / 0.139, 64x32768 k=4096 0.127 / 0.154, 16x65536
+ * k=10000 0.249 / 0.280, 32x131072 k=2048 0.241 / 0.135, ragged 128x(1..65536) k=512 0.147 / 0.118.
+ * Earlier (19:00): attention 512x(16..8192) k=256 0.105 / 0.142 (256 invocations; 1024: 0.173),
+ * 64x151936 k=50 0.189 / 0.112, 256x262144 k=256 0.714 / 0.317. Rows up to 32K keys, up to 64K
+ * when kMax is past the tile (wide rows, past 16K, only for kMax of at least 1024), calls up to 16M keys.
  */
-export const rowRadixDefaults = { maxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
+export const rowRadixDefaults = { maxItems: 32768, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {
@@ -247,8 +255,9 @@ export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
  * is applicable, else throws with the reason.
  *
  * reduce when `kMax <= reduceMaxK` (a handful of rounds beat any sort); single-tile when every
- * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys (rows
- * past `rowRadixWideItems` only for kMax >= `rowRadixWideMinK`) and the call at most
+ * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys
+ * (`rowRadixPastTileMaxItems` when kMax exceeds the tile; rows past `rowRadixWideItems` only for
+ * kMax >= `rowRadixWideMinK`) and the call at most
  * `rowRadixMaxTotalItems` (one workgroup per row: its passes re-read the row from cache);
  * radix-select otherwise.
  */
@@ -266,14 +275,18 @@ export function selectTopKVariant(
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
   const totalItems = (facts.maxSegments ?? 1) * maxSize;
   const wideRows = maxSize > policy.rowRadixWideItems;
-  const rowFits = maxSize <= policy.rowRadixMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
+  // A selection past the tile: row-radix keeps ahead on longer rows (radix-select sorts it in launches of its own).
+  const pastTile = kMax > policy.tileItems;
+  const rowLimit = pastTile ? `rowRadixPastTileMaxItems ${policy.rowRadixPastTileMaxItems} (kMax ${kMax} > tile ${policy.tileItems})` : `rowRadixMaxItems ${policy.rowRadixMaxItems}`;
+  const rowMaxItems = pastTile ? policy.rowRadixPastTileMaxItems : policy.rowRadixMaxItems;
+  const rowFits = maxSize <= rowMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
   const rowReason = !rowFits
-    ? maxSize > policy.rowRadixMaxItems
-      ? `max segment size ${maxSize} > rowRadixMaxItems ${policy.rowRadixMaxItems}`
+    ? maxSize > rowMaxItems
+      ? `max segment size ${maxSize} > ${rowLimit}`
       : totalItems > policy.rowRadixMaxTotalItems
         ? `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
         : `rows past rowRadixWideItems ${policy.rowRadixWideItems} (max segment size ${maxSize}) with kMax ${kMax} < rowRadixWideMinK ${policy.rowRadixWideMinK}`
-    : `max segment size ${maxSize} <= rowRadixMaxItems ${policy.rowRadixMaxItems}${wideRows ? ` with kMax ${kMax} >= rowRadixWideMinK ${policy.rowRadixWideMinK}` : ''}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
+    : `max segment size ${maxSize} <= ${rowLimit}${wideRows ? ` with kMax ${kMax} >= rowRadixWideMinK ${policy.rowRadixWideMinK}` : ''}, ${totalItems} keys in all <= rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`;
 
   const verdicts: VariantVerdict<TopKVariant>[] = [
     {
