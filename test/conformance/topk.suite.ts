@@ -272,6 +272,10 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         const long = makeCase({ name: 'row-too-long', sizes: [policy.tileItems + 1], k: 40, seed: 73 });
         expect((await expectReferencePlan(long, undefined, { rowRadixMaxItems: policy.tileItems })).variant).toBe('radix-select');
         expect((await expectReferencePlan(long, undefined, { rowRadixMaxTotalItems: policy.tileItems })).variant).toBe('radix-select');
+        // A selection past the tile keeps row-radix up to rowRadixPastTileMaxItems.
+        const pastTile = makeCase({ name: 'row-past-tile', sizes: [policy.tileItems + 3, 7], k: policy.tileItems + 1, seed: 75 });
+        expect((await expectReferencePlan(pastTile, undefined, { rowRadixMaxItems: policy.tileItems })).variant).toBe('row-radix');
+        expect((await expectReferencePlan(pastTile, undefined, { rowRadixMaxItems: policy.tileItems, rowRadixPastTileMaxItems: policy.tileItems })).variant).toBe('radix-select');
       }, 600_000);
       it('all-equal rows (the threshold bucket is the whole row: past workgroup memory), both directions, k up to the row', async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
