@@ -184,6 +184,34 @@ function chainWgsl(name: string, array: string, base: string, limit: string, ind
   ].join(`\n${indent}`);
 }
 
+/**
+ * WGSL: a lane's carry from the lanes before it in the tile (the order of `laneScan`), given `count`
+ * (its items), `n` and its total `own`: q (the lanes before it in its group; a full group's last lane
+ * also writes the group's total), a barrier, then, opening `if (count > 0u) {` for the caller to
+ * close, r (the groups before its group), `inner` and `hasInner`, and from the tile's last lane its
+ * total into tileTotal.
+ */
+function laneCarryWgsl(own: string): string {
+  return `  let g = lid / GROUP_LANES;
+  let m = lid % GROUP_LANES;
+  let first = g * GROUP_LANES;
+  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
+  // Only a tile's last group can be partial, and no lane reads its total.
+  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, ${own}); }
+  workgroupBarrier();
+  if (count > 0u) {
+    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
+    var inner = q;
+    if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
+    let hasInner = g > 0u || m > 0u;
+    if (lid * LANE_ITEMS + count == n) {
+      // The tile's last lane: its group's total, then the tile's.
+      let own = select(${own}, combine(op, q, ${own}), m > 0u);
+      tileTotal = select(own, combine(op, r, own), g > 0u);
+    }
+`;
+}
+
 /*
  * The tile functions when one invocation holds one lane (workgroupSize 256, every built-in policy):
  * the order of `tileTotals` / `tileScan`, with the memory traffic kept in flight. A full tile is read
@@ -234,26 +262,7 @@ fn laneTileTotal(n: u32, op: u32, lid: u32) {
 // tile's total in tileTotal; ends on a barrier.
 fn laneScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
   let count = laneCount(n, lid);
-  let g = lid / GROUP_LANES;
-  let m = lid % GROUP_LANES;
-  let first = g * GROUP_LANES;
-  // q_m (for m > 0): the lanes before this one in its group; a full group's last lane also writes
-  // the group's total (only a tile's last group can be partial, and no lane reads its total).
-  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
-  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, laneTotal[lid]); }
-  workgroupBarrier();
-  if (count > 0u) {
-    // R_g (for g > 0): the groups before this lane's group.
-    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
-    var inner = q;
-    if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
-    let hasInner = g > 0u || m > 0u;
-    if (lid * LANE_ITEMS + count == n) {
-      // The tile's last lane: its group's total, then the tile's.
-      let own = select(laneTotal[lid], combine(op, q, laneTotal[lid]), m > 0u);
-      tileTotal = select(own, combine(op, r, own), g > 0u);
-    }
-    var e = inner;
+${laneCarryWgsl('laneTotal[lid]')}    var e = inner;
     if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
     let hasE = hasCarry || hasInner;
     let base = lid * LANE_ITEMS;
@@ -333,24 +342,7 @@ ${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p
   let total = p[${laneItems - 1}];
   if (count > 0u) { laneTotal[lid] = total; }
   workgroupBarrier();
-  let g = lid / GROUP_LANES;
-  let m = lid % GROUP_LANES;
-  let first = g * GROUP_LANES;
-  ${chainWgsl('q', 'laneTotal', 'first', 'm', '  ')}
-  // Only a tile's last group can be partial, and no lane reads its total.
-  if (count > 0u && m == GROUP_LANES - 1u) { groupTotal[g] = combine(op, q, total); }
-  workgroupBarrier();
-  if (count > 0u) {
-    ${chainWgsl('r', 'groupTotal', '0u', 'g', '    ')}
-    var inner = q;
-    if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
-    let hasInner = g > 0u || m > 0u;
-    if (lid * LANE_ITEMS + count == n) {
-      // The tile's last lane: its group's total, then the tile's.
-      let own = select(total, combine(op, q, total), m > 0u);
-      tileTotal = select(own, combine(op, r, own), g > 0u);
-    }
-    var e = inner;
+${laneCarryWgsl('total')}    var e = inner;
     if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
     let hasE = hasCarry || hasInner;
     let base = lid * LANE_ITEMS;
