@@ -44,6 +44,17 @@ const head = `  let segment = workgroupIndex / u.spans;
 /** The same, the workgroups taken from the last: 'tile-scan' starts where 'tile-reduce' ended. */
 const reverseHead = head.replace('workgroupIndex / u.spans', 'w / u.spans').replace('workgroupIndex % u.spans', 'w % u.spans').replace('  let segment', '  let w = u.grid - 1u - workgroupIndex;\n  let segment');
 
+/** The opening of 'spine-walk', shared by its two bodies: the segment, its tile count, the walk's carry from the initial value. */
+const spineWalkEntry = `  let segment = workgroupIndex;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  if (lid == 0u) {
+    startLevel(2u, s.hasInitial != 0u, initialCarry(s));
+    walkCarry = vec2<u32>(s.hasInitial, initialCarry(s));
+  }
+`;
+
 const bodies: Record<MultiWorkgroupKernel, { values: boolean; main: string }> = {
   'tile-reduce': {
     values: true,
@@ -109,15 +120,7 @@ ${head}
   'spine-walk': {
     values: false,
     main: `
-  let segment = workgroupIndex;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
-  if (lid == 0u) {
-    startLevel(2u, s.hasInitial != 0u, initialCarry(s));
-    walkCarry = vec2<u32>(s.hasInitial, initialCarry(s));
-  }
-  for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
+${spineWalkEntry}  for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
     let n = min(tiles - offset, TILE_ITEMS);
     let at0 = u.tileTotalsAt + segment * u.tiles + offset;
     loadTileWords(at0, n, lid);
@@ -363,15 +366,7 @@ fn fetchWords(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
  * scanned, in registers ({@link registersWgsl}); invocation 0 advances the scan of their totals.
  */
 const spineWalkLanes = `
-  let segment = workgroupIndex;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
-  if (lid == 0u) {
-    startLevel(2u, s.hasInitial != 0u, initialCarry(s));
-    walkCarry = vec2<u32>(s.hasInitial, initialCarry(s));
-  }
-  let at0 = u.tileTotalsAt + segment * u.tiles;
+${spineWalkEntry}  let at0 = u.tileTotalsAt + segment * u.tiles;
   var v = fetchWords(at0, min(tiles, TILE_ITEMS), lid);
   for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
     let n = min(tiles - offset, TILE_ITEMS);
