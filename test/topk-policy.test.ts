@@ -71,8 +71,12 @@ describe('top-k policy', () => {
     expect(() => selectTopKVariant(rows, small, { policy: { rowRadixWorkgroupSize: 1024 } })).toThrow(
       'tuning.policy.rowRadixWorkgroupSize: 1024 invocations with tileItems 1024 and 8-bit digits need 13568 bytes of workgroup memory; the backend has 12288',
     );
-    // Few workgroup slots (the CPU emulator, lavapipe): 256.
-    expect(selectTopKVariant(rows, cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 8 } }).capabilities).policy.rowRadixWorkgroupSize).toBe(256);
+    // Few workgroup slots (the CPU emulator, lavapipe): radix-select is natural, row-radix still runs when forced, with 256 invocations.
+    const fewSlots = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 8 } }).capabilities;
+    const onFew = selectTopKVariant(rows, fewSlots);
+    expect(onFew.variant).toBe('radix-select');
+    expect(onFew.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('the backend has 8 workgroup slots (< 128): one workgroup per row would run its passes alone');
+    expect(selectTopKVariant(rows, fewSlots, { variant: 'row-radix' }).policy.rowRadixWorkgroupSize).toBe(256);
     expect(() => selectTopKVariant(rows, capabilities, { policy: { rowRadixWorkgroupSize: 2048 } })).toThrow(
       "tuning.policy.rowRadixWorkgroupSize: 2048 exceeds 1024 (the backend's maxWorkgroupSize, and at most 1024)",
     );

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
+import { rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
 import {
   type Allowed,
   type NumericKind,
@@ -264,11 +265,13 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         for (let i = 0; i < f32.length; i++) f32[i] = key(i, random);
         return { ...c, keys: new Uint32Array(f32.buffer) };
       };
-      it('is the natural choice for rows past the tile, up to rowRadixMaxItems', async () => {
+      it('is the natural choice for rows past the tile, up to rowRadixMaxItems, on a backend of many workgroup slots', async () => {
         const policy = topKPolicyFor(backend.capabilities);
+        const manySlots = backend.capabilities.parallelism >= rowRadixMinParallelism;
         const plan = await expectReferencePlan(makeCase({ name: 'row-natural', sizes: [policy.tileItems + 1, 3 * policy.tileItems, 5], k: 40, seed: 71 }));
-        expect(plan.variant).toBe('row-radix');
-        expect(plan.explain()).toContain('topk/row-radix[');
+        expect(plan.variant).toBe(manySlots ? 'row-radix' : 'radix-select');
+        expect(plan.explain()).toContain(manySlots ? 'topk/row-radix[' : `workgroup slots (< ${rowRadixMinParallelism})`);
+        if (!manySlots) return;
         const long = makeCase({ name: 'row-too-long', sizes: [policy.tileItems + 1], k: 40, seed: 73 });
         expect((await expectReferencePlan(long, undefined, { rowRadixMaxItems: policy.tileItems })).variant).toBe('radix-select');
         expect((await expectReferencePlan(long, undefined, { rowRadixMaxTotalItems: policy.tileItems })).variant).toBe('radix-select');
@@ -336,8 +339,10 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         const sizes = [10_000, 12_000, 3000, 0];
         for (const k of [4096, 9000, 10_000]) {
           const c = makeCase({ name: `sorted-k${k}`, flavour: k === 9000 ? 'special' : 'ties', sizes, k, directions: ['max', 'min', 'max', 'min'], seed: 53 + k });
-          expect(await expectReference(c)).toBe('row-radix');
-          await expectReference(c, 'radix-select');
+          // row-radix is natural where the backend has many workgroup slots; both variants run everywhere.
+          const natural = backend.capabilities.parallelism >= rowRadixMinParallelism ? 'row-radix' : 'radix-select';
+          expect(await expectReference(c)).toBe(natural);
+          await expectReference(c, natural === 'row-radix' ? 'radix-select' : 'row-radix');
         }
         await expectReference(makeCase({ name: 'sorted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }));
         await expectReference(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }));

@@ -232,6 +232,15 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
  * 64x151936 k=50 0.189 / 0.112, 256x262144 k=256 0.714 / 0.317. Rows up to 32K keys, up to 64K
  * when kMax is past the tile (wide rows, past 16K, only for kMax of at least 1024), calls up to 16M keys.
  */
+/**
+ * Workgroup slots (`capabilities.parallelism`) below which row-radix is never the natural choice: on the CPU emulator (2 cores, 2026-11-23, ms row-radix /
+ * radix-select) 128x4096 k=64 8.5 / 3.4, 64x32768 k=2048 24.2 / 11.3, 512x8192 k=256 61.4 / 22.1,
+ * 64x32768 k=4096 35.1 / 32.9, 16x65536 k=10000 18.0 / 18.8: one workgroup per row runs its row's
+ * passes alone where radix-select's launches share each pass among every workgroup. A software
+ * rasterizer such as lavapipe reports as few. Forcing row-radix still runs it. (bench/topk-cpu-variants.ts)
+ */
+export const rowRadixMinParallelism = 128;
+
 export const rowRadixDefaults = { maxItems: 32768, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
@@ -279,9 +288,12 @@ export function selectTopKVariant(
   const pastTile = kMax > policy.tileItems;
   const rowLimit = pastTile ? `rowRadixPastTileMaxItems ${policy.rowRadixPastTileMaxItems} (kMax ${kMax} > tile ${policy.tileItems})` : `rowRadixMaxItems ${policy.rowRadixMaxItems}`;
   const rowMaxItems = pastTile ? policy.rowRadixPastTileMaxItems : policy.rowRadixMaxItems;
-  const rowFits = maxSize <= rowMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
+  const manySlots = capabilities.parallelism >= rowRadixMinParallelism;
+  const rowFits = manySlots && maxSize <= rowMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
   const rowReason = !rowFits
-    ? maxSize > rowMaxItems
+    ? !manySlots
+      ? `the backend has ${capabilities.parallelism} workgroup slots (< ${rowRadixMinParallelism}): one workgroup per row would run its passes alone`
+      : maxSize > rowMaxItems
       ? `max segment size ${maxSize} > ${rowLimit}`
       : totalItems > policy.rowRadixMaxTotalItems
         ? `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
