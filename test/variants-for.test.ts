@@ -6,7 +6,7 @@ import { cpuBackend } from '../src/index.js';
 /*
  * TopKVariantsFor<Args> must be a sound over-approximation of plan.reachableVariants on every
  * built-in backend. For a grid of static bounds, the runtime selector is sampled over capability
- * classes (16, 32, 48, 64 KiB of workgroup memory) and over runtime values inside the bounds; a
+ * classes (16, 32, 48, 64 KiB of workgroup memory; few and many workgroup slots) and over runtime values inside the bounds; a
  * generated file then asserts, through the compiler, that each variant seen is in the type.
  */
 
@@ -20,8 +20,9 @@ function samples([min, max]: [number, number]): number[] {
 
 function runtimeReachable(k: [number, number], size: [number, number]): Set<TopKVariant> {
   const seen = new Set<TopKVariant>();
-  for (const workgroupStorageBytes of storageClasses) {
-    const { capabilities } = cpuBackend({ capabilities: { workgroupStorageBytes } });
+  // Workgroup memory classes, on a backend of few workgroup slots (the CPU emulator) and of many (a GPU).
+  for (const [workgroupStorageBytes, parallelism] of storageClasses.flatMap((bytes) => [[bytes, 2], [bytes, 1024]] as const)) {
+    const { capabilities } = cpuBackend({ capabilities: { workgroupStorageBytes, parallelism } });
     for (const kMax of samples(k)) {
       for (const sizeMax of samples(size)) {
         for (const sizeMin of [size[0], sizeMax]) {
