@@ -3,8 +3,10 @@
  * in a timed pass of its own): which of a multi-launch variant's kernels (radix select's passes, the
  * scan's reduce-then-scan steps, the sort's digit passes) hold the time.
  *
- *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--out=DIR] [--shrink=N]
- * (--shrink divides every row length by N: a smoke run on a software adapter)
+ *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--out=DIR] [--out-file=NAME]
+ *     [--shrink=N] [--tune='{"variant":"radix-select"}'] [--toggles=enable-dawn-features=...]
+ * (--shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
+ * cases' policy tuning; --toggles, comma-separated Dawn instance flags, for diagnostics)
  * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it).
  */
 /// <reference types="@webgpu/types" />
@@ -13,13 +15,14 @@ import { DeviceBatchedTopK, DeviceSegmentedReduce, DeviceSegmentedScan, DeviceSe
 import { fillRandom } from './lib/cases.js';
 import { benchDevice, launchTimer, passTimer } from './lib/gpu-device.js';
 
-const argv = Object.fromEntries(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=')).map(([k, v]) => [k, v ?? '1'])) as Record<string, string>;
+const argv = Object.fromEntries(process.argv.slice(2).map((a) => /^--([^=]+)(?:=(.*))?$/.exec(a)!).map(([, k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 7);
 const caseFilter = argv.cases?.split(',');
 const shrink = Number(argv.shrink ?? 1);
 const M16 = Math.floor((16 * 1024 * 1024) / shrink);
 
-const { device } = await benchDevice();
+const topkTuning = argv.tune ? (JSON.parse(argv.tune) as Record<string, unknown>) : undefined;
+const { device } = await benchDevice({ toggles: argv.toggles?.split(',') });
 const backend = await webgpuBackend({ device });
 const timer = launchTimer(device);
 // The whole call's pass as well (what bench/reduce-scan-webgpu.ts reports): the launches' sum leaves
@@ -44,13 +47,15 @@ const topk = (id: string, rows: number, cols: number, k: number): ProfileCase =>
   cols,
   plan(keysIn) {
     const [keysOut, valuesOut] = outputs(rows * k);
-    const plan = DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) }, env({ backend }));
+    const plan = DeviceBatchedTopK.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) }, env({ backend, tuning: topkTuning as never }));
     return { plan, owned: [keysOut, valuesOut] };
   },
 });
 const cases: ProfileCase[] = [
   topk('topk-16m', 1, M16, 100),
   topk('topk-indexer', 64, Math.floor(65536 / shrink), 2048),
+  topk('topk-indexer-128k', 32, Math.floor(131072 / shrink), 2048),
+  topk('topk-64x32768', 64, Math.floor(32768 / shrink), 2048),
   topk('topk-vocab', 64, Math.floor(151936 / shrink), 50),
   topk('topk-greedy', 64, Math.floor(151936 / shrink), 1),
   topk('topk-sorted-4096', 64, Math.floor(32768 / shrink), 4096),
@@ -119,7 +124,7 @@ for (const c of cases) {
   keys.destroy();
   for (const a of owned) a.destroy();
 }
-if (argv.out) writeFileSync(`${argv.out}/launch-profile.json`, `${JSON.stringify({ date: new Date().toISOString(), runs, results }, null, 1)}\n`);
+if (argv.out) writeFileSync(`${argv.out}/${argv['out-file'] ?? 'launch-profile.json'}`, `${JSON.stringify({ date: new Date().toISOString(), runs, results }, null, 1)}\n`);
 backend.destroy();
 device.destroy();
 process.exit(0);

@@ -30,7 +30,7 @@ describe('top-k policy', () => {
     expect(() => selectTopKVariant(longRows, roomy, { policy: { radixBits: 3 } })).toThrow('tuning.policy.radixBits: 3 is outside [4, 11] (digits of 4 to 11 bits: 3 to 8 passes)');
     expect(() => selectTopKVariant(longRows, roomy, { policy: { radixBits: 12 } })).toThrow('tuning.policy.radixBits: 12 is outside [4, 11]');
     expect(() => selectTopKVariant(longRows, capabilitiesWith(16384), { policy: { radixBits: 11 } })).toThrow(
-      'tuning.policy.radixBits: 11-bit digits with tileItems 1024 need 17664 bytes of workgroup memory; the backend has 16384',
+      'tuning.policy.radixBits: 11-bit digits with tileItems 1024 need 18176 bytes of workgroup memory; the backend has 16384',
     );
     expect(() => selectTopKVariant(longRows, roomy, { policy: { radixTileItems: 1000 } })).toThrow('tuning.policy.radixTileItems: 1000 is not a multiple of workgroupSize 256');
   });
@@ -38,20 +38,26 @@ describe('top-k policy', () => {
   it('row-radix takes rows past the tile within its bounds; its workgroup is the largest that fits, and tuning past it is refused by name', () => {
     // A GPU's capabilities (parallelism: its workgroup slots).
     const capabilities = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
-    const rows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 32768 }, segmentSizeDeviceBounds: false, maxSegments: 128 };
+    const rows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 16384 }, segmentSizeDeviceBounds: false, maxSegments: 128 };
     const row = selectTopKVariant(rows, capabilities);
     expect(row.variant).toBe('row-radix');
-    // 4096-item tile (32 KiB), a 256-bin histogram and a 4 KiB scan fit 48 KiB: 1024 invocations.
-    expect(row.policy.rowRadixWorkgroupSize).toBe(1024);
+    // Rows of at most rowRadixWideItems: 256 invocations. Wider rows (here a selection past the tile): a 4096-item
+    // tile with its sort's pad words (34 KiB), a 256-bin histogram and a 4 KiB scan fit 48 KiB: 1024 invocations.
+    expect(row.policy.rowRadixWorkgroupSize).toBe(256);
+    const wide = { ...rows, k: { min: 1, max: 8192 }, segmentSize: { min: 1, max: 32768 } };
+    expect(selectTopKVariant(wide, capabilities).policy.rowRadixWorkgroupSize).toBe(1024);
     expect(row.verdicts.find((v) => v.variant === 'radix-select')!.reason).toContain('row-radix is preferred');
     // Past its bounds radix-select runs, and explain() says which bound.
-    const many = selectTopKVariant({ ...rows, maxSegments: 513 }, capabilities);
+    const many = selectTopKVariant({ ...rows, maxSegments: 1025 }, capabilities);
     expect(many.variant).toBe('radix-select');
-    expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('513 segments of up to 32768 keys (16809984) > rowRadixMaxTotalItems 16777216');
+    expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('1025 segments of up to 16384 keys (16793600) > rowRadixMaxTotalItems 16777216');
     // Rows past rowRadixMaxItems: radix-select, unless kMax is past the tile (then up to rowRadixPastTileMaxItems).
     const longer = { ...rows, segmentSize: { min: 1, max: 65536 }, maxSegments: 64 };
-    expect(selectTopKVariant(longer, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('max segment size 65536 > rowRadixMaxItems 32768');
-    expect(selectTopKVariant(longer, capabilities).variant).toBe('radix-select');
+    expect(selectTopKVariant(longer, capabilities).variant).toBe('row-radix');
+    const longest = { ...rows, segmentSize: { min: 1, max: 65537 }, maxSegments: 64 };
+    expect(selectTopKVariant(longest, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('max segment size 65537 > rowRadixMaxItems 65536');
+    expect(selectTopKVariant(longest, capabilities).variant).toBe('radix-select');
+    expect(selectTopKVariant(longer, capabilities, { policy: { rowRadixMaxItems: 32768 } }).variant).toBe('radix-select');
     const pastTile = selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 } }, capabilities);
     expect(pastTile.variant).toBe('row-radix');
     expect(pastTile.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
@@ -59,17 +65,16 @@ describe('top-k policy', () => {
     );
     expect(selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 }, segmentSize: { min: 1, max: 65537 } }, capabilities).variant).toBe('radix-select');
     // Wide rows (past rowRadixWideItems) with a small k: radix-select; narrow rows get 256 invocations.
-    expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).variant).toBe('radix-select');
-    expect(selectTopKVariant({ ...rows, k: { min: 1, max: 512 } }, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
-      'rows past rowRadixWideItems 16384 (max segment size 32768) with kMax 512 < rowRadixWideMinK 1024',
-    );
+    const wideRows = selectTopKVariant({ ...rows, k: { min: 1, max: 512 }, segmentSize: { min: 1, max: 32768 } }, capabilities);
+    expect(wideRows.variant).toBe('radix-select');
+    expect(wideRows.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('rows past rowRadixWideItems 16384 (max segment size 32768) with kMax 512 < rowRadixWideMinK 1024');
     const narrow = selectTopKVariant({ k: { min: 1, max: 256 }, segmentSize: { min: 16, max: 8192 }, segmentSizeDeviceBounds: false, maxSegments: 512 }, capabilities);
     expect([narrow.variant, narrow.policy.rowRadixWorkgroupSize]).toEqual(['row-radix', 256]);
     // 12 KiB: the 1024-item tile, histogram and scan fit 1024 invocations no more; the default shrinks, tuning is refused.
     const small = cpuBackend({ capabilities: { workgroupStorageBytes: 12288, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
-    expect(selectTopKVariant(rows, small).policy.rowRadixWorkgroupSize).toBe(512);
+    expect(selectTopKVariant(wide, small).policy.rowRadixWorkgroupSize).toBe(512);
     expect(() => selectTopKVariant(rows, small, { policy: { rowRadixWorkgroupSize: 1024 } })).toThrow(
-      'tuning.policy.rowRadixWorkgroupSize: 1024 invocations with tileItems 1024 and 8-bit digits need 13568 bytes of workgroup memory; the backend has 12288',
+      'tuning.policy.rowRadixWorkgroupSize: 1024 invocations with tileItems 1024 and 8-bit digits need 14080 bytes of workgroup memory; the backend has 12288',
     );
     // Few workgroup slots (the CPU emulator, lavapipe): radix-select is natural, row-radix still runs when forced, with 256 invocations.
     const fewSlots = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 8 } }).capabilities;

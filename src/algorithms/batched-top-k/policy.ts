@@ -3,6 +3,7 @@ import { type BackendLimits, backendLimits } from '../../dispatch/limits.js';
 import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
+import { sortSlotsFor } from '../../backends/webgpu/blocks.js';
 
 /** The variants of DeviceBatchedTopK. */
 export type TopKVariant = 'single-tile' | 'reduce' | 'row-radix' | 'radix-select';
@@ -133,11 +134,11 @@ export function radixPasses(bits: number): number {
 }
 
 /**
- * Workgroup memory the radix-select kernels need: finalize's sort (tileItems keys and indices), one
- * 2^bits-bin histogram, a scan of workgroupSize words and a few words more.
+ * Workgroup memory the radix-select kernels need: finalize's sort (tileItems keys and indices, with
+ * the sort's pad words), one 2^bits-bin histogram, a scan of workgroupSize words and a few words more.
  */
 export function radixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'radixBits' | 'workgroupSize'>): number {
-  return policy.tileItems * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.workgroupSize * 4 + 256;
+  return sortSlotsFor(policy.tileItems) * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.workgroupSize * 4 + 256;
 }
 
 /**
@@ -216,10 +217,11 @@ export const rowRadixMaxWorkgroupSize = 1024;
 
 /**
  * Workgroup memory of the row-radix kernel: the candidates, then the selection's keys and indices
- * (2 tileItems words), a 2^bits-bin histogram, a scan of rowRadixWorkgroupSize words, a few words more.
+ * (2 tileItems words and the sort's pad words), a 2^bits-bin histogram, a scan of
+ * rowRadixWorkgroupSize words, a few words more.
  */
 export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'radixBits' | 'rowRadixWorkgroupSize'>): number {
-  return policy.tileItems * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.rowRadixWorkgroupSize * 4 + 256;
+  return sortSlotsFor(policy.tileItems) * 8 + Math.max(256, 2 ** policy.radixBits) * 4 + policy.rowRadixWorkgroupSize * 4 + 256;
 }
 
 /**
@@ -229,8 +231,12 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
  * k=2048 0.114 / 0.131, 64x65536 k=2048 0.151 / 0.139, 64x32768 k=4096 0.127 / 0.154, 16x65536
  * k=10000 0.249 / 0.280, 32x131072 k=2048 0.241 / 0.135, ragged 128x(1..65536) k=512 0.147 / 0.118.
  * Earlier (19:00): attention 512x(16..8192) k=256 0.105 / 0.142 (256 invocations; 1024: 0.173),
- * 64x151936 k=50 0.189 / 0.112, 256x262144 k=256 0.714 / 0.317. Rows up to 32K keys, up to 64K
- * when kMax is past the tile (wide rows, past 16K, only for kMax of at least 1024), calls up to 16M keys.
+ * 64x151936 k=50 0.189 / 0.112, 256x262144 k=256 0.714 / 0.317. 2026-11-24, after the workgroup
+ * sort's padded, wider rounds (blocks.ts) and row-radix's passes written out over registers
+ * (tileItems 4096): 64x32768 k=2048 0.070 / 0.096, 64x65536 k=2048 0.095 / 0.102, 64x32768 k=4096
+ * 0.085 / 0.140, 16x65536 k=10000 0.227 / 0.281, attention 512x(16..8192) k=256 0.108 / 0.140;
+ * before the registers, 32x131072 k=2048 0.230 / 0.101 (32 rows keep 32 multiprocessors busy).
+ * Rows up to 64K keys (wide rows, past 16K, only for kMax of at least 1024), calls up to 16M keys.
  */
 /**
  * Workgroup slots (`capabilities.parallelism`) below which row-radix is never the natural choice: on the CPU emulator (2 cores, 2026-11-23, ms row-radix /
@@ -241,7 +247,7 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
  */
 export const rowRadixMinParallelism = 128;
 
-export const rowRadixDefaults = { maxItems: 32768, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
+export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {

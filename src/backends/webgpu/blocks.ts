@@ -38,25 +38,48 @@ ${store}
 }
 
 /**
+ * Workgroup words an array of n sort entries takes: one pad word after every 16 (see `sortSlot`).
+ */
+export function sortSlotsFor(n: number): number {
+  return n + (n >> 4);
+}
+
+/**
+ * WGSL: `sortSlot(i)`, where entry i of a sort lives in its workgroup arrays: one pad word after
+ * every 16. A round of the network on groups of 8 entries at a small stride (j of 4, 2 or 1) has
+ * lane t read words 8t + m; without the pad 8 lanes of a warp hit each memory bank (8-way conflicts),
+ * with it at most 2. `WIDE_GROUPS`: a round takes groups of 8 entries (three stages per barrier)
+ * wherever there are at least this many groups, or one group per invocation: fewer barriers and
+ * fewer passes over workgroup memory pay for idle invocations. On an H200 (2026-11-24, GPU ms):
+ * top-k 64x65536 k=2048 0.139 -> 0.107 (radix-select: its candidates' and its selection's sorts),
+ * row-radix 64x32768 k=2048 0.112 -> 0.100 and k=4096 0.125 -> 0.113 (1024 invocations, which had
+ * sorted 2048 entries one stage per barrier).
+ */
+const sortSlotWgsl = `const WIDE_GROUPS: u32 = 128u;
+fn sortSlot(i: u32) -> u32 { return i + (i >> 4u); }`;
+
+/**
  * A workgroup bitonic sort of entries [0, p), p = count rounded up to a power of two, best first.
  * An entry is a vec2<u32> (key, index), best first by key descending, then index ascending. The
  * kernel defines `sortLoad(i: u32) -> vec2<u32>` and `sortStore(i: u32, entry: vec2<u32>)` over its
- * workgroup memory, and pads entries [count, p) so they rank last. `count` must be
- * workgroup-uniform.
+ * workgroup memory (entry i at `sortSlot(i)` of arrays of `sortSlotsFor(n)` words), and pads
+ * entries [count, p) so they rank last. `count` must be workgroup-uniform.
  *
  * Register-blocked: each round loads groups of up to 8 entries and runs up to three stages of the
  * network on them before storing, so 4096 entries take 30 barriers and 30 passes over workgroup
  * memory instead of one per stage (78); on the H200, radix-select's finalize of a 2048-item selection
  * 0.059 -> 0.040 ms, of 4096 items 0.110 -> 0.062 ms. Groups shrink to 4 or 2 entries where there are
- * fewer than 8 per invocation.
+ * fewer than `WIDE_GROUPS` groups of 8 (or 4).
  */
-export const bitonicSortWgsl = `fn sortBefore(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x > b.x || (a.x == b.x && a.y < b.y); }
+export const bitonicSortWgsl = `${sortSlotWgsl}
+fn sortBefore(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x > b.x || (a.x == b.x && a.y < b.y); }
 ${[1, 2, 3].map(bitonicRoundWgsl).join('\n')}
 fn bitonicSort(count: u32, lid: u32) {
   let p = nextPowerOfTwo(count);
-  // Rounds as wide as keep every invocation busy: a few entries (a top-k of 64) sort fastest one
-  // stage per barrier over many invocations, not in long chains on a few.
-  let wide = select(select(1u, 2u, (p >> 2u) >= WG), 3u, (p >> 3u) >= WG);
+  // Wide rounds where there are WIDE_GROUPS groups or more: a few entries (a top-k of 64) sort
+  // fastest one stage per barrier over many invocations, not in long chains on a few.
+  let busy = min(WG, WIDE_GROUPS);
+  let wide = select(select(1u, 2u, (p >> 2u) >= busy), 3u, (p >> 3u) >= busy);
   for (var size = 2u; size <= p; size = size << 1u) {
     var j = size >> 1u;
     loop {

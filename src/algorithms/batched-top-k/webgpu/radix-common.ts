@@ -1,7 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses, radixState, radixStateWords } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -122,25 +122,47 @@ ${declarations}`,
  * `sortIndices(at, count, start, direction, lid)`, which loads `count` item indices from temp words
  * [at, at + count) with their ordered keys, pads to a power of two and sorts them. The kernel defines
  * `sortLoad`/`sortStore` (how entries compare: by key, or by index alone).
+ *
+ * The loads come in rounds of LOAD_BATCH per invocation, every index of a round requested before any
+ * key it names: one workgroup sorts its segment's selection alone, and a load at a time (an index,
+ * then its key) left it waiting on two memory round trips per entry. A selection already in order
+ * (filter pass 0's own, best first, as finalize then finds it) skips the sort: the CPU twin's
+ * `inRankOrder`.
  */
 export function selectionSortWgsl(tileItems: number): string {
-  return `var<workgroup> sortKeys: array<u32, ${tileItems}>;
-var<workgroup> order: array<u32, ${tileItems}>;
+  return `var<workgroup> sortKeys: array<u32, ${sortSlotsFor(tileItems)}>;
+var<workgroup> order: array<u32, ${sortSlotsFor(tileItems)}>;
+var<workgroup> outOfOrder: atomic<u32>;
+var<workgroup> sortNeeded: u32;
+const LOAD_BATCH: u32 = 8u;
 ${bitonicSortWgsl}
 fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
   let padded = nextPowerOfTwo(count);
-  for (var j = lid; j < padded; j += WG) {
-    if (j < count) {
-      let index = atomicLoad(&temp[at + j]);
-      order[j] = index;
-      sortKeys[j] = orderedKey(keysIn[start + index], direction);
-    } else {
-      order[j] = SENTINEL;
-      sortKeys[j] = 0u;
+  if (lid == 0u) { atomicStore(&outOfOrder, 0u); }
+  for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
+    var indices: array<u32, LOAD_BATCH>;
+    for (var r = 0u; r < LOAD_BATCH; r++) {
+      let j = base + r * WG + lid;
+      indices[r] = SENTINEL;
+      if (j < count) { indices[r] = atomicLoad(&temp[at + j]); }
+    }
+    for (var r = 0u; r < LOAD_BATCH; r++) {
+      let j = base + r * WG + lid;
+      if (j < padded) {
+        order[sortSlot(j)] = indices[r];
+        var key = 0u;
+        if (j < count) { key = orderedKey(keysIn[start + indices[r]], direction); }
+        sortKeys[sortSlot(j)] = key;
+      }
     }
   }
   workgroupBarrier();
-  bitonicSort(count, lid);
+  var inOrder = true;
+  for (var j = lid + 1u; j < count; j += WG) { inOrder = inOrder && !sortBefore(sortLoad(j), sortLoad(j - 1u)); }
+  if (!inOrder) { atomicStore(&outOfOrder, 1u); }
+  workgroupBarrier();
+  if (lid == 0u) { sortNeeded = atomicLoad(&outOfOrder); }
+  if (workgroupUniformLoad(&sortNeeded) != 0u) { bitonicSort(count, lid); }
 }`;
 }
 

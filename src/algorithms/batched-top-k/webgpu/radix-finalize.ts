@@ -35,8 +35,8 @@ var<workgroup> chosen: vec3<u32>;
 var<workgroup> appended: atomic<u32>;
 var<workgroup> tied: atomic<u32>;
 // Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
-fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(${facts.sorted ? 'sortKeys[i]' : '0u'}, order[i]); }
-fn sortStore(i: u32, entry: vec2<u32>) { ${facts.sorted ? 'sortKeys[i] = entry.x; ' : ''}order[i] = entry.y; }
+fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(${facts.sorted ? 'sortKeys[at]' : '0u'}, order[at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 'sortKeys[at] = entry.x; ' : ''}order[at] = entry.y; }
 ${selectionSortWgsl(facts.tileItems)}`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
@@ -113,7 +113,7 @@ ${selectionSortWgsl(facts.tileItems)}`;
   if (count <= TILE && !ORDER_AS_FOUND) {
     sortIndices(selected, count, s.start, s.direction, lid);
     for (var j = lid; j < u.kMax; j += WG) {
-      if (j < count) { writeResult(out + j, s.start, order[j]); } else { writeFill(out + j, s.direction); }
+      if (j < count) { writeResult(out + j, s.start, order[sortSlot(j)]); } else { writeFill(out + j, s.direction); }
     }
   } else if (ORDER_AS_FOUND) {
     for (var j = lid; j < u.kMax; j += WG) {

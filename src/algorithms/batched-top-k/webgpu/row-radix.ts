@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { radixPasses, rowRadixCandidateRoom } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
@@ -36,6 +36,20 @@ import { chooseDigitWgsl } from './radix-common.js';
  */
 const quadsPerTrip = 8;
 
+const quadNumbers = Array.from({ length: quadsPerTrip }, (_, r) => r);
+/**
+ * WGSL: loads a trip's quads into registers k0..k7 (zero past the row), quad r at `at(r)`, all
+ * requested before any is used. Written out, as is every loop over a trip's keys (`eachKey`): a
+ * private array indexed in a loop may live in slow per-invocation memory.
+ */
+const loadQuads = (at: (r: number) => string): string =>
+  quadNumbers.map((r) => `    let q${r} = ${at(r)};\n    var k${r} = vec4<u32>();\n    if (q${r} <= lastQuad) { k${r} = keysIn4[q${r}]; }`).join('\n');
+/** WGSL: `body` for each key of the trip's quads within [a, b): `raw` its bits, `i` its index in keysIn. */
+const eachKey = (body: string): string =>
+  quadNumbers
+    .map((r) => `    if (q${r} <= lastQuad) {\n${[0, 1, 2, 3].map((c) => `      { let i = q${r} * 4u + ${c}u; if (i >= a && i < b) { let raw = k${r}[${c}]; ${body} } }`).join('\n')}\n    }`)
+    .join('\n');
+
 /** The row-radix program. */
 export function rowRadixProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
   const shape: KernelShape = { keys: true, keys4: true, outputs: true, temp: 'u32', branch: 'radix' };
@@ -48,6 +62,7 @@ export function rowRadixProgram(facts: TopKKernelFacts, name: string): WebGpuPro
   if (wg * quadsPerTrip * 4 > 65535) throw new Error(`internal: row-radix's collect packs counts of ${wg * quadsPerTrip * 4} keys into 16 bits`);
   const declarations = `
 const TILE: u32 = ${tile}u;
+const SORT_SLOTS: u32 = ${sortSlotsFor(tile)}u;
 const ROOM: u32 = ${room}u;
 const RADIX_TILE: u32 = ${facts.radixTileItems}u;
 const BITS: u32 = ${bits}u;
@@ -58,7 +73,7 @@ const SORTED: bool = ${facts.sorted};
 var<workgroup> localHistogram: array<atomic<u32>, ${Math.max(256, bins)}>;
 var<workgroup> scan: array<u32, ${wg}>;
 var<workgroup> chosenDigit: vec3<u32>;
-var<workgroup> pool: array<u32, ${room}>;
+var<workgroup> pool: array<u32, ${Math.max(room, 2 * sortSlotsFor(tile))}>;
 var<workgroup> poolCount: atomic<u32>;
 ${inclusiveScanWgsl()}
 ${chooseDigitWgsl}
@@ -68,9 +83,9 @@ fn clearHistogram(lid: u32) {
   for (var d = lid; d < BINS; d += WG) { atomicStore(&localHistogram[d], 0u); }
   workgroupBarrier();
 }
-// The selection's entries for the sort: keys in pool[0, TILE), their indices in pool[TILE, 2 TILE).
-fn sortLoad(i: u32) -> vec2<u32> { return vec2<u32>(pool[i], pool[TILE + i]); }
-fn sortStore(i: u32, entry: vec2<u32>) { pool[i] = entry.x; pool[TILE + i] = entry.y; }
+// The selection's entries for the sort: keys in pool[0, SORT_SLOTS), their indices in pool[SORT_SLOTS, 2 SORT_SLOTS).
+fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(pool[at], pool[SORT_SLOTS + at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); pool[at] = entry.x; pool[SORT_SLOTS + at] = entry.y; }
 ${bitonicSortWgsl}`;
   const main = `
   let segment = workgroupIndex;
@@ -91,20 +106,9 @@ ${bitonicSortWgsl}`;
 
   // Digit 0: the histogram of every key.
   clearHistogram(lid);
-  for (var q0 = firstQuad; q0 <= lastQuad; q0 += WG * QUADS) {
-    var quads: array<vec4<u32>, QUADS>;
-    for (var r = 0u; r < QUADS; r++) {
-      let q = q0 + r * WG + lid;
-      if (q <= lastQuad) { quads[r] = keysIn4[q]; }
-    }
-    for (var r = 0u; r < QUADS; r++) {
-      let q = q0 + r * WG + lid;
-      if (q > lastQuad) { break; }
-      for (var c = 0u; c < 4u; c++) {
-        let i = q * 4u + c;
-        if (i >= a && i < b) { atomicAdd(&localHistogram[orderedKey(quads[r][c], s.direction) >> shift0], 1u); }
-      }
-    }
+  for (var trip = firstQuad; trip <= lastQuad; trip += WG * QUADS) {
+${loadQuads((r) => `trip + ${r}u * WG + lid`)}
+${eachKey('atomicAdd(&localHistogram[orderedKey(raw, s.direction) >> shift0], 1u);')}
   }
   workgroupBarrier();
 
@@ -146,37 +150,14 @@ ${bitonicSortWgsl}`;
       clearHistogram(lid);
       let nextShift = digitShift(1u);
       let nextMask = digitMask(1u);
-      for (var q0 = firstQuad; q0 <= lastQuad; q0 += WG * QUADS) {
-        var quads: array<vec4<u32>, QUADS>;
-        for (var r = 0u; r < QUADS; r++) {
-          let q = q0 + r * WG + lid;
-          if (q <= lastQuad) { quads[r] = keysIn4[q]; }
-        }
-        var mine: array<u32, ${quadsPerTrip * 4}>;
+      for (var trip = firstQuad; trip <= lastQuad; trip += WG * QUADS) {
+${loadQuads((r) => `trip + ${r}u * WG + lid`)}
+        // Count this trip's bucket keys (and their digit-1 histogram), reserve their places, write them.
         var n = 0u;
-        for (var r = 0u; r < QUADS; r++) {
-          let q = q0 + r * WG + lid;
-          if (q > lastQuad) { break; }
-          for (var c = 0u; c < 4u; c++) {
-            let i = q * 4u + c;
-            if (i < a || i >= b) { continue; }
-            let key = orderedKey(quads[r][c], s.direction);
-            if ((key >> shift) == chosen.x) {
-              mine[n] = key;
-              n += 1u;
-              atomicAdd(&localHistogram[(key >> nextShift) & nextMask], 1u);
-            }
-          }
-        }
+${eachKey('let key = orderedKey(raw, s.direction); if ((key >> shift) == chosen.x) { n += 1u; atomicAdd(&localHistogram[(key >> nextShift) & nextMask], 1u); }')}
         if (n > 0u) {
-          let at = atomicAdd(&poolCount, n);
-          for (var j = 0u; j < n; j++) {
-            if (!inTemp) {
-              pool[at + j] = mine[j];
-            } else if (s.start + at + j < u.rowCandidatesLen) {
-              temp[tempAt + at + j] = mine[j];
-            }
-          }
+          var at = atomicAdd(&poolCount, n);
+${eachKey('let key = orderedKey(raw, s.direction); if ((key >> shift) == chosen.x) { if (!inTemp) { pool[at] = key; } else if (s.start + at < u.rowCandidatesLen) { temp[tempAt + at] = key; } at += 1u; }')}
         }
       }
       candidates = min(chosen.z, select(ROOM, u.rowCandidatesLen - min(u.rowCandidatesLen, s.start), inTemp));
@@ -190,56 +171,29 @@ ${bitonicSortWgsl}`;
   let gather = SORTED && take <= TILE;
   var aboveSoFar = 0u;
   var withinSoFar = 0u;
-  for (var q0 = firstQuad; q0 <= lastQuad; q0 += WG * QUADS) {
-    var quads: array<vec4<u32>, QUADS>;
-    let mineFirst = q0 + lid * QUADS;
-    for (var r = 0u; r < QUADS; r++) {
-      let q = mineFirst + r;
-      if (q <= lastQuad) { quads[r] = keysIn4[q]; }
-    }
+  for (var trip = firstQuad; trip <= lastQuad; trip += WG * QUADS) {
+${loadQuads((r) => `trip + lid * QUADS + ${r}u`)}
     var above = 0u;
     var within = 0u;
-    for (var r = 0u; r < QUADS; r++) {
-      let q = mineFirst + r;
-      if (q > lastQuad) { break; }
-      for (var c = 0u; c < 4u; c++) {
-        let i = q * 4u + c;
-        if (i < a || i >= b) { continue; }
-        let key = orderedKey(quads[r][c], s.direction);
-        if (key > hi) { above += 1u; } else if (key >= lo) { within += 1u; }
-      }
-    }
+${eachKey('let key = orderedKey(raw, s.direction); if (key > hi) { above += 1u; } else if (key >= lo) { within += 1u; }')}
     let packed = (above << 16u) | within;
     let before = inclusiveScan(packed, lid) - packed;
     let total = workgroupUniformLoad(&scan[WG - 1u]);
     var aboveBefore = aboveSoFar + (before >> 16u);
     var withinBefore = withinSoFar + (before & 0xffffu);
     if (above + within > 0u) {
-      for (var r = 0u; r < QUADS; r++) {
-        let q = mineFirst + r;
-        if (q > lastQuad) { break; }
-        for (var c = 0u; c < 4u; c++) {
-          let i = q * 4u + c;
-          if (i < a || i >= b) { continue; }
-          let key = orderedKey(quads[r][c], s.direction);
-          var slot = SENTINEL;
-          if (key > hi) {
-            slot = aboveBefore + min(withinBefore, ties);
-            aboveBefore += 1u;
-          } else if (key >= lo) {
-            if (withinBefore < ties) { slot = aboveBefore + withinBefore; }
-            withinBefore += 1u;
-          }
-          if (slot != SENTINEL && slot < take) {
-            if (gather) {
-              pool[slot] = key;
-              pool[TILE + slot] = i - s.start;
-            } else {
-              writeResult(out + slot, s.start, i - s.start);
-            }
-          }
+${eachKey(`let key = orderedKey(raw, s.direction);
+        var slot = SENTINEL;
+        if (key > hi) {
+          slot = aboveBefore + min(withinBefore, ties);
+          aboveBefore += 1u;
+        } else if (key >= lo) {
+          if (withinBefore < ties) { slot = aboveBefore + withinBefore; }
+          withinBefore += 1u;
         }
-      }
+        if (slot != SENTINEL && slot < take) {
+          if (gather) { sortStore(slot, vec2<u32>(key, i - s.start)); } else { writeResult(out + slot, s.start, i - s.start); }
+        }`)}
     }
     aboveSoFar += total >> 16u;
     withinSoFar += total & 0xffffu;
@@ -249,12 +203,11 @@ ${bitonicSortWgsl}`;
   if (gather) {
     let padded = nextPowerOfTwo(take);
     for (var j = take + lid; j < padded; j += WG) {
-      pool[j] = 0u;
-      pool[TILE + j] = SENTINEL;
+      sortStore(j, vec2<u32>(0u, SENTINEL));
     }
     workgroupBarrier();
     bitonicSort(take, lid);
-    for (var j = lid; j < take; j += WG) { writeResult(out + j, s.start, pool[TILE + j]); }
+    for (var j = lid; j < take; j += WG) { writeResult(out + j, s.start, sortLoad(j).y); }
   }
   for (var j = take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }`;
   return {

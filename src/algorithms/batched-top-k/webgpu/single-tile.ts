@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -33,14 +33,14 @@ export function singleTileProgram(facts: TopKKernelFacts, name: string): WebGpuP
 const TILE: u32 = ${tile}u;
 const PER_THREAD: u32 = ${tile / wg}u;
 var<workgroup> tileKeys: array<u32, ${tile}>;
-var<workgroup> order: array<u32, ${tile}>;
+var<workgroup> order: array<u32, ${sortSlotsFor(tile)}>;
 var<workgroup> histogram: array<atomic<u32>, 256>;
 var<workgroup> scan: array<u32, ${wg}>;
 var<workgroup> chosen: vec3<u32>;
 ${inclusiveScanWgsl()}
 fn rankOf(index: u32) -> u32 { if (index == SENTINEL) { return 0u; } return tileKeys[index]; }
-fn sortLoad(i: u32) -> vec2<u32> { let index = order[i]; return vec2<u32>(rankOf(index), index); }
-fn sortStore(i: u32, entry: vec2<u32>) { order[i] = entry.y; }
+fn sortLoad(i: u32) -> vec2<u32> { let index = order[sortSlot(i)]; return vec2<u32>(rankOf(index), index); }
+fn sortStore(i: u32, entry: vec2<u32>) { order[sortSlot(i)] = entry.y; }
 ${bitonicSortWgsl}
 `;
   const main = `
@@ -118,10 +118,10 @@ ${bitonicSortWgsl}
     if (${inTile('i')}) {
       let key = tileKeys[i];
       if (key > hi) {
-        order[aboveBefore + min(withinBefore, ties)] = i;
+        order[sortSlot(aboveBefore + min(withinBefore, ties))] = i;
         aboveBefore += 1u;
       } else if (key >= lo) {
-        if (withinBefore < ties) { order[aboveBefore + withinBefore] = i; }
+        if (withinBefore < ties) { order[sortSlot(aboveBefore + withinBefore)] = i; }
         withinBefore += 1u;
       }
     }
@@ -130,13 +130,13 @@ ${bitonicSortWgsl}
   ${
     facts.sorted
       ? `let padded = nextPowerOfTwo(take);
-  for (var j = take + lid; j < padded; j += WG) { order[j] = SENTINEL; }
+  for (var j = take + lid; j < padded; j += WG) { order[sortSlot(j)] = SENTINEL; }
   workgroupBarrier();
   bitonicSort(take, lid);`
       : ''
   }
   for (var j = lid; j < u.kMax; j += WG) {
-    if (j < take) { writeResult(out + j, s.start, order[j]); } else { writeFill(out + j, s.direction); }
+    if (j < take) { writeResult(out + j, s.start, order[sortSlot(j)]); } else { writeFill(out + j, s.direction); }
   }`;
   const preamble = topKPreamble(facts, kernelShape);
   return {
