@@ -66,20 +66,23 @@ export const segmentedSortPolicyLimits = {
  * 8 bytes an item, in the workgroup memory the backend has), so a segment that top-k sorts in one
  * tile the sort also does; radix tiles of 4096 items (16 per invocation of 256), as top-k's radix-select.
  *
- * Workgroups of 512 invocations where the backend has them, and 8 items per single-tile invocation:
+ * Workgroups of 512 invocations where the backend has them, and 16 items per single-tile invocation:
  * the fastest of the combinations measured on an H200 (Dawn/Vulkan, bench/sort-webgpu.ts GPU time,
  * 1M f32 keys with indices, 2026-11). Single-tile, ms for rows x columns of 4096x256 / 256x4096 /
  * 16384x64 / 65536x16: 512 and 8: 0.035 / 0.057 / 0.027 / 0.031; 256 and 8: 0.034 / 0.066 / 0.026 /
  * 0.035; 256 and 16: 0.039 / 0.058 / 0.032 / 0.037; 256 and 4: 0.038 / 0.087 / 0.028 / 0.038;
- * 1024 and 8: 0.035 / 0.059 / 0.025 / 0.050 (a tile of 16 keys fills too few invocations). Radix
- * over 64x32768: 0.418 ms with 512 invocations, 0.567 with 256 (the same 4096-item tiles).
+ * 1024 and 8: 0.035 / 0.059 / 0.025 / 0.050 (a tile of 16 keys fills too few invocations).
+ * 2026-11-24, 512 invocations, 8 / 16 items (and 1024x1024): 4096x256 0.0350 / 0.0328, 256x4096
+ * 0.0565 / 0.0512, 16384x64 0.0262 / 0.0258, 65536x16 0.0173 / 0.0164, 1024x1024 0.0452 / 0.0414
+ * (4 and 32: 256x4096 0.0745 and 0.0564). Radix over 64x32768: 0.418 ms with 512 invocations, 0.567
+ * with 256 (the same 4096-item tiles).
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
   return {
     workgroupSize,
     tileItems: tileItemsFor(capabilities.workgroupStorageBytes),
-    tileItemsPerInvocation: 8,
+    tileItemsPerInvocation: 16,
     radixTileItems: 16 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
