@@ -7,6 +7,8 @@
  *
  *   SHAPE=4096x256x8 node --import tsx bench/topk-cpu-profile.ts     (rows x columns x k)
  *   VARIANT=reduce ... forces a variant; WORKERS=0,1 picks the pools (default: both)
+ *   CLOCK=cpu ... times with the process's CPU time (all threads) instead of the wall clock: with
+ *   WORKERS=0 that is the calling thread's, steadier on a machine other work shares
  */
 import { type SegmentedRun } from '../src/dispatch/problem.js';
 import { WorkgroupMemory } from '../src/backends/cpu/kernel.js';
@@ -25,6 +27,13 @@ import type { TopKRun } from '../src/algorithms/batched-top-k/problem.js';
 const [rows, cols, k] = (process.env.SHAPE ?? '4096x256x8').split('x').map(Number) as [number, number, number];
 const variant = process.env.VARIANT;
 const pools = (process.env.WORKERS ?? '0,1').split(',').map(Number);
+const now =
+  process.env.CLOCK === 'cpu'
+    ? () => {
+        const { user, system } = process.cpuUsage();
+        return (user + system) / 1000;
+      }
+    : () => performance.now();
 
 const bodies: Record<string, (w: number, n: number, shared: WorkgroupMemory, params: { ctx: TopKContext; pass: number }) => void> = {
   reduce: runReduce,
@@ -42,9 +51,9 @@ async function median(fn: () => unknown): Promise<number> {
   for (let i = 0; i < 20; i++) await fn();
   const times: number[] = [];
   for (let r = 0; r < 15; r++) {
-    const t0 = performance.now();
+    const t0 = now();
     for (let i = 0; i < 10; i++) await fn();
-    times.push((performance.now() - t0) / 10);
+    times.push((now() - t0) / 10);
   }
   times.sort((a, b) => a - b);
   return times[7]!;
@@ -84,9 +93,9 @@ for (const workers of pools) {
       const body = bodies[launch.kernel];
       if (body === undefined) throw new Error(`no body for ${launch.kernel}`);
       const params = { ctx, pass: launch.pass };
-      const t0 = performance.now();
+      const t0 = now();
       for (let w = 0; w < launch.grid; w++) body(w, launch.grid, shared, params);
-      spent[i]! += performance.now() - t0;
+      spent[i]! += now() - t0;
     });
   };
   const kernelTotal = await median(sequence);

@@ -159,6 +159,15 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   }
 
   /**
+   * Whether another run of the same plan can use this context: it binds the same temporary storage
+   * and status words (everything else a context views — the arrays, the uploaded host values, the
+   * policy, the launches — is fixed when the plan is made).
+   */
+  fits(run: TopKRun): boolean {
+    return run.temp === this.run.temp && run.status === this.run.status;
+  }
+
+  /**
    * The device-side single-tile branch: true when single-tile does the work. Without device size
    * bounds (or without the other variant launched) the launched variant always runs.
    */
