@@ -474,8 +474,8 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
       directIndices[c] = index;
     }
   }
-  sortByRank(directKeys, directIndices, 0, 0, count);
   const take = seg.take;
+  sortByRank(directKeys, directIndices, 0, 0, count, true, take);
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
   temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
