@@ -101,11 +101,6 @@ function digitMask(ctx: TopKContext, pass: number): number {
   const width = 32 - ctx.radixBits * pass - digitShift(ctx, pass);
   return width >= 32 ? -1 : (1 << width) - 1;
 }
-/** Digit `pass` of a signed ordered key. */
-function digitOf(ctx: TopKContext, sk: number, pass: number): number {
-  if (pass === 0) return (sk >>> ctx.radixTopShift) ^ (ctx.radixDigits >>> 1);
-  return (sk >>> digitShift(ctx, pass)) & digitMask(ctx, pass);
-}
 
 /**
  * The digit whose bucket holds the remaining-th best of `bins` counts at `at` in `counts` (best =
@@ -355,13 +350,20 @@ function collectPastThreshold(
     list = ctx.candidatesSlot[0]! + start + at;
     temp.set(local.subarray(0, n), list);
   }
-  // Their digit-0 histogram.
-  const histogram = histogramAt(ctx, segment, 0);
-  for (let j = 0; j < n; j++) {
-    const index = temp[list + j]!;
-    const s = isF32 ? f32Signed(keys[start + index]!) ^ mask : keys[start + index]! ^ xor;
-    const digit = digitOf(ctx, s, 0);
-    if (direct) temp[histogram + digit]!++;
+  countDigitZero(temp, list, n, keys, start, isF32, isF32 ? mask : xor, histogramAt(ctx, segment, 0), ctx.radixTopShift, ctx.radixDigits >>> 1, direct);
+}
+
+/**
+ * Adds the digit-0 histogram of the candidates at temp[list, list + n) (segment-local indices) to
+ * temp[histogram...]: atomically unless this workgroup alone adds to it. A function of its own: as a
+ * loop in the collect's (whose loops are large once inlined), pass 0 of 128x4096 k=64 took 1.24
+ * instead of 1.06 ms on one thread (2026-11).
+ */
+function countDigitZero(temp: Int32Array, list: number, n: number, keys: Int32Array, start: number, isF32: boolean, xor: number, histogram: number, top: number, signDigit: number, alone: boolean): void {
+  for (let j = list, end = list + n; j < end; j++) {
+    const key = keys[start + temp[j]!]!;
+    const digit = ((isF32 ? f32Signed(key) ^ xor : key ^ xor) >>> top) ^ signDigit;
+    if (alone) temp[histogram + digit]!++;
     else Atomics.add(temp, histogram + digit, 1);
   }
 }
