@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
+import { orderedKey } from '../src/algorithms/batched-top-k/keys.js';
+import { radixSample, radixSampleCap, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
+import { planInternals } from '../src/dispatch/plan.js';
 
 /*
  * radix-select's sampled threshold for pass 0 (src/algorithms/batched-top-k/cpu/radix-select.ts):
@@ -103,4 +106,44 @@ describe('radix-select pass 0 with a sampled threshold', () => {
       backend.destroy();
     }, 120_000);
   }
+});
+
+describe("radix-init's sampled threshold", () => {
+  // The threshold is state the WGSL twin computes alike (twin.test.ts compares it); a wrong one
+  // changes no output (a high one falls back, a low one only costs time), so it is checked here.
+  it('is the j-th largest ordered key of the strided sample (small j in one pass, large j by quickselect)', async () => {
+    const backend = cpuBackend({ workers: 0 });
+    for (const style of ['uniform', 'ties', 'specials', 'signed-zeros']) {
+      for (const [rows, cols, k] of [[3, 5000, 40], [2, 70000, 100], [2, 9000, 17], [1, 4096, 1], [1, 40000, 2000]] as const) {
+        for (const direction of ['max', 'min'] as const) {
+          const keys = keysFor(style, rows, cols, rows * 5 + cols + k);
+          const bits = new Uint32Array(keys.buffer);
+          const keysIn = backend.upload(keys);
+          const keysOut = backend.alloc('f32', rows * k);
+          const valuesOut = backend.alloc('i32', rows * k);
+          const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) };
+          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select' } }));
+          const temp = backend.alloc('u8', plan.tempStorageBytes);
+          const internals = planInternals(plan);
+          await internals.runPrefix(temp, plan.launches.findIndex((launch) => launch.kernel === 'radix-init') + 1);
+          const words = new Uint32Array((await backend.download(temp)).buffer);
+          const state = internals.layout.slot('segmentState').offset >>> 2;
+          for (let r = 0; r < rows; r++) {
+            // Samples of these rows stay below every workgroup size's cap.
+            const shape = radixSample(cols, k, radixSampleCap(256))!;
+            const sample = Array.from({ length: shape.m }, (_, i) => orderedKey(bits[r * cols + i * shape.step]!, 'f32', direction)).sort((a, b) => b - a);
+            const label = `${style} ${rows}x${cols} k=${k} ${direction} row ${r} (j = ${shape.j})`;
+            expect(words[state + r * radixStateWords + radixState.mode], label).toBe(1);
+            expect(words[state + r * radixStateWords + radixState.threshold], label).toBe(sample[shape.j - 1]);
+          }
+          temp.destroy();
+          plan.destroy();
+          keysIn.destroy();
+          keysOut.destroy();
+          valuesOut.destroy();
+        }
+      }
+    }
+    backend.destroy();
+  });
 });

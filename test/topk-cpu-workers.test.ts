@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { testBackends } from '../src/testing.js';
+import { deviceMemory } from '../src/backends/cpu/memory.js';
+import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 import { defineTopKConformance } from './conformance/topk.suite.js';
 
 interface WorkerStats {
@@ -67,4 +69,58 @@ describe('cpuBackend workers', () => {
     single.destroy();
     parallel.destroy();
   }, 60_000);
+});
+
+describe('a top-k plan run again on the CPU', () => {
+  for (const workers of [0, 1]) {
+    it(`reads the keys anew, and takes other temporary storage (never the last run's) (${workers} workers)`, async () => {
+      const backend = cpuBackend({ workers, parallelThreshold: 0 });
+      const [rows, cols, k] = [3, 5000, 40];
+      const keysFor = (seed: number) => Float32Array.from({ length: rows * cols }, (_, i) => Math.sin(i * 12.9898 + seed) * 43758.5453 % 1);
+      const keysIn = backend.upload(keysFor(1));
+      const keysOut = backend.alloc('f32', rows * k);
+      const valuesOut = backend.alloc('i32', rows * k);
+      const plan = DeviceBatchedTopK.plan(
+        { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) },
+        env({ backend, tuning: { variant: 'radix-select' } }),
+      );
+      expect(plan.tempStorageBytes).toBeGreaterThan(0);
+      const expectResults = async (keys: Float32Array) => {
+        const expected = referenceTopK({
+          keyType: 'f32',
+          keys: new Uint32Array(keys.buffer),
+          segmentStarts: [0, cols, 2 * cols],
+          segmentSizes: [cols, cols, cols],
+          k: [k, k, k],
+          directions: ['max', 'max', 'max'],
+          kMax: k,
+          withValues: true,
+        });
+        expect(Array.from(new Uint32Array((await backend.download(keysOut)).buffer))).toEqual(Array.from(expected.keys));
+        expect(Array.from(await backend.download(valuesOut))).toEqual(Array.from(expected.values, (v) => v | 0));
+      };
+      const firstTemp = backend.alloc('u8', plan.tempStorageBytes);
+      await plan.run(firstTemp);
+      await expectResults(keysFor(1));
+
+      // New keys in the same array and another temporary storage array, then the first one again.
+      deviceMemory(keysIn).f32.set(keysFor(2));
+      const secondTemp = backend.alloc('u8', plan.tempStorageBytes);
+      await plan.run(secondTemp);
+      await expectResults(keysFor(2));
+      deviceMemory(keysIn).f32.set(keysFor(3));
+      await plan.run(firstTemp);
+      await expectResults(keysFor(3));
+
+      // A run never touches temporary storage it was not given: the first array's memory, once
+      // destroyed, goes to the next allocation (with workers, device memory is reused).
+      firstTemp.destroy();
+      const pattern = Uint32Array.from({ length: Math.ceil(plan.tempStorageBytes / 4) }, (_, i) => 0x5eed0000 + i);
+      const bystander = backend.upload(pattern);
+      await plan.run(secondTemp);
+      await expectResults(keysFor(3));
+      expect(Array.from(await backend.download(bystander))).toEqual(Array.from(pattern));
+      backend.destroy();
+    });
+  }
 });

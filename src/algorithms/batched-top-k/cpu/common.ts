@@ -159,6 +159,15 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   }
 
   /**
+   * Whether another run of the same plan can use this context: it binds the same temporary storage
+   * and status words (everything else a context views — the arrays, the uploaded host values, the
+   * policy, the launches — is fixed when the plan is made).
+   */
+  fits(run: TopKRun): boolean {
+    return run.temp === this.run.temp && run.status === this.run.status;
+  }
+
+  /**
    * The device-side single-tile branch: true when single-tile does the work. Without device size
    * bounds (or without the other variant launched) the launched variant always runs.
    */
@@ -254,9 +263,10 @@ const insertionSortItems = 48;
  * offsets: `indexOffset` is added to each index position) — best first: larger key, then smaller
  * index. An LSD radix sort on the key (stable, skipping digits all entries share), then runs of
  * equal keys are put in index order, unless `tiesByIndex` is false (equal keys may then stay in
- * any order: the one they came in, for the radix sort).
+ * any order: the one they came in, for the radix sort). With `best` < n only the best `best`
+ * entries need to be right (a selection from candidates): past them the entries may be any.
  */
-export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, tiesByIndex = true): void {
+export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, tiesByIndex = true, best = n): void {
   if (n <= 1) return;
   if (n <= insertionSortItems) {
     insertionSortByRank(keys, indices, base, indexOffset, n);
@@ -269,7 +279,7 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
     sortKeysB = new Int32Array(grown);
     sortIndicesB = new Int32Array(grown);
   }
-  if (sortByBuckets(keys, indices, base, indexOffset, n)) return;
+  if (sortByBuckets(keys, indices, base, indexOffset, n, best)) return;
   const counts = sortCounts;
   counts.fill(0);
   // Sort u = sk ^ 0x7fffffff, whose ascending unsigned order is descending sk. The first digit pass
@@ -334,10 +344,11 @@ const bucketCounts = new Int32Array(2048);
 /**
  * {@link sortByRank} for keys that spread: one counting pass on the ~log2(n) bits below the prefix
  * every key shares (so the buckets hold about one key each), then an insertion sort that only moves
- * keys within their bucket. Returns false, having changed nothing, when some bucket holds more than
- * 32 keys (clustered keys or ties: the radix sort does them).
+ * keys within their bucket, over the buckets that hold the best `best` entries. Returns false,
+ * having changed nothing, when some bucket holds more than 32 keys (clustered keys or ties: the
+ * radix sort does them).
  */
-function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): boolean {
+function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, best: number): boolean {
   const end = base + n;
   const first = keys[base]!;
   let diff = 0;
@@ -353,11 +364,14 @@ function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, inde
   // Bucket by u = sk ^ 0x7fffffff (ascending u is descending sk).
   for (let j = base; j < end; j++) counts[((keys[j]! ^ 0x7fffffff) >>> shift) & bucketMask]!++;
   let sum = 0;
+  // Entries [0, sorted) (whole buckets, the best `best` among them) are put in order.
+  let sorted = n;
   for (let b = 0; b < buckets; b++) {
     const c = counts[b]!;
     if (c > 32) return false;
     counts[b] = sum;
     sum += c;
+    if (sum >= best && sorted === n) sorted = sum;
   }
   const ib = base + indexOffset;
   const dstKeys = sortKeysA;
@@ -369,7 +383,7 @@ function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, inde
     dstIndices[at] = indices[ib + j]!;
   }
   // Insertion sort (best first); keys only move within their bucket.
-  for (let j = 1; j < n; j++) {
+  for (let j = 1; j < sorted; j++) {
     const key = dstKeys[j]!;
     const index = dstIndices[j]!;
     let at = j;
@@ -383,7 +397,7 @@ function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, inde
     dstKeys[at] = key;
     dstIndices[at] = index;
   }
-  for (let j = 0; j < n; j++) {
+  for (let j = 0; j < sorted; j++) {
     keys[base + j] = dstKeys[j]!;
     indices[ib + j] = dstIndices[j]!;
   }

@@ -1,6 +1,6 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
-import { radixState, radixStateWords } from '../policy.js';
+import { radixSampleCap, radixState, radixStateWords } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
 import {
@@ -37,7 +37,27 @@ function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = f
   return misled === 0 ? 0 : Math.ceil((grid * perTile * misled) / segments);
 }
 
-/** Items a radix filter launch reads: the previous digit's candidates (the keys, or those past the sampled threshold, for digit 0). */
+/**
+ * Work of a radix-init launch, in key reads: zeroing the state and histograms, and the sample's
+ * gather and quickselect (about 8 steps a sampled key; policy.ts radixSample's shape).
+ */
+function radixInitItems(grid: number, { ctx }: TopKKernelParams): number {
+  const size = ctx.problem.maxSegmentSize;
+  const sampled = size >= 1024 ? Math.min(radixSampleCap(ctx.policy.workgroupSize), Math.max(256, size >>> 5)) : 0;
+  return grid * (16 + ((ctx.radixPasses * ctx.radixDigits) >>> 2) + 8 * sampled);
+}
+
+/**
+ * Sorting a candidate costs about as much as reading 16 keys (sortByRank: a bucket pass, an
+ * insertion and the copies; 224 candidates in ~5 us, 2026-11).
+ */
+const sortStepsPerCandidate = 16;
+
+/**
+ * Work of a radix filter launch, in key reads: the previous digit's candidates (the keys, or those
+ * past the sampled threshold, for digit 0), or for digit 0's shortcut (few candidates, ties by
+ * index) their sort.
+ */
 function radixFilterItems(grid: number, params: TopKKernelParams): number {
   const ctx = params.ctx;
   const segments = ctx.maxSegments;
@@ -47,7 +67,12 @@ function radixFilterItems(grid: number, params: TopKKernelParams): number {
   let items = 0;
   for (let s = 0; s < segments; s++) {
     const state = ctx.stateSlot + s * radixStateWords;
-    items += pass > 0 ? temp[state + radixState.keptByPass + pass - 1]! : temp[state + radixState.mode] === 1 && temp[state + radixState.collected]! > 0 ? temp[state + radixState.collected]! : ctx.problem.maxSegmentSize;
+    if (pass > 0) items += temp[state + radixState.keptByPass + pass - 1]!;
+    else if (temp[state + radixState.mode] !== 1 || temp[state + radixState.collected] === 0) items += ctx.problem.maxSegmentSize;
+    else {
+      const collected = temp[state + radixState.collected]!;
+      items += !ctx.tiesAsFound && collected <= ctx.policy.tileItems ? collected * sortStepsPerCandidate : collected;
+    }
   }
   return items;
 }
@@ -69,7 +94,7 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
     items: (grid, { ctx }) => grid * Math.max(1, ctx.reduceSegmentsPerWorkgroup) * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
   },
   'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
-  'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid, { ctx }) => grid * (16 + Math.min(8192, ctx.problem.maxSegmentSize >>> 5)) },
+  'radix-init': { body: runRadixInit, bytes: () => 16, items: radixInitItems },
   'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params) },
   'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params, true) },
   'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: radixFilterItems },
@@ -84,9 +109,24 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   weights: { body: runWeights, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.workgroupSize * ctx.kMax * 80 },
 };
 
+/**
+ * One context per plan (SegmentedRun.cache), made again only when a run binds other temporary
+ * storage: a run's host work is then its launches, and a worker thread is sent the context once per
+ * plan instead of once per run (and its kernels see one context object, not a new one each run).
+ */
+const contexts = new WeakMap<object, TopKContext>();
+
+function contextOf(run: TopKRun): TopKContext {
+  const cached = run.cache === undefined ? undefined : contexts.get(run.cache);
+  if (cached !== undefined && cached.fits(run)) return cached;
+  const ctx = new TopKContext(run);
+  if (run.cache !== undefined) contexts.set(run.cache, ctx);
+  return ctx;
+}
+
 const topK = cpuExecutor<TopKRun, TopKContext>({
   kernels,
-  context: (run) => new TopKContext(run),
+  context: contextOf,
   revive: (copy) => TopKContext.fromWorkerCopy(copy),
   module: import.meta.url,
 });

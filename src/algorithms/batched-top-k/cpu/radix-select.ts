@@ -101,11 +101,6 @@ function digitMask(ctx: TopKContext, pass: number): number {
   const width = 32 - ctx.radixBits * pass - digitShift(ctx, pass);
   return width >= 32 ? -1 : (1 << width) - 1;
 }
-/** Digit `pass` of a signed ordered key. */
-function digitOf(ctx: TopKContext, sk: number, pass: number): number {
-  if (pass === 0) return (sk >>> ctx.radixTopShift) ^ (ctx.radixDigits >>> 1);
-  return (sk >>> digitShift(ctx, pass)) & digitMask(ctx, pass);
-}
 
 /**
  * The digit whose bucket holds the remaining-th best of `bins` counts at `at` in `counts` (best =
@@ -160,17 +155,37 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
     const xor = ctx.integerKeyXor ^ mask;
     for (let i = 0; i < m; i++) sample[i] = keys[start + i * step]! ^ xor;
   }
-  return nthSmallest(sample, m, m - j);
+  return j <= 32 ? jthLargest(sample, m, j) : nthSmallest(sample, m, m - j);
 }
 
+const largest = new Int32Array(32);
+
 /**
- * Whether under 1/8 of the keys are expected to reach the sampled threshold: then a branch per four
- * keys beats branch-free writes (whose every load waits on the previous store's address; measured
- * at 5% kept, bench/topk-cpu.ts 128x4096 k=64, 2026-11).
+ * The j-th largest of list[0, n) (1 <= j <= 32, j <= n), in one pass: a list of the j largest so
+ * far (largest first), which most values pass by with one compare against its last. A quickselect
+ * mispredicts about every other compare (128x4096 k = 64: j = 14 of a 256-key sample).
  */
-function thresholdIsRare(ctx: TopKContext, size: number, take: number): boolean {
-  const shape = radixSample(size, take, radixSampleCap(ctx.policy.workgroupSize));
-  return shape !== undefined && shape.j * 8 < shape.m;
+function jthLargest(list: Int32Array, n: number, j: number): number {
+  const top = largest;
+  let count = 0;
+  let i = 0;
+  for (; count < j; i++) {
+    const v = list[i]!;
+    let at = count++;
+    for (; at > 0 && top[at - 1]! < v; at--) top[at] = top[at - 1]!;
+    top[at] = v;
+  }
+  const last = j - 1;
+  let threshold = top[last]!;
+  for (; i < n; i++) {
+    const v = list[i]!;
+    if (v <= threshold) continue;
+    let at = last;
+    for (; at > 0 && top[at - 1]! < v; at--) top[at] = top[at - 1]!;
+    top[at] = v;
+    threshold = top[last]!;
+  }
+  return threshold;
 }
 
 /** The value of rank `nth` (0-based, ascending) among list[0, n), by quickselect; reorders the list so that list[0, nth] are the nth + 1 smallest. */
@@ -236,7 +251,7 @@ function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext
     const from = tile * tileItems;
     const to = Math.min(from + tileItems, seg.size);
     if (!fallback && sampled) {
-      collectPastThreshold(ctx, segment, state, perSegment, seg.start + from, seg.start + to, threshold, thresholdIsRare(ctx, seg.size, seg.take), shared.i32);
+      collectPastThreshold(ctx, segment, state, perSegment, seg.start + from, seg.start + to, threshold, shared.i32);
     } else {
       histogramOfTile(ctx, segment, perSegment, seg.start + from, seg.start + to, fallback ? threshold : undefined, shared.i32);
     }
@@ -308,7 +323,6 @@ function collectPastThreshold(
   from: number,
   end: number,
   threshold: number,
-  rare: boolean,
   local: Int32Array,
 ): void {
   const temp = ctx.temp;
@@ -323,42 +337,11 @@ function collectPastThreshold(
   const direct = tiles === 1;
   const dst = direct ? temp : local;
   const out = direct ? ctx.candidatesSlot[0]! + start + temp[state + radixState.collected]! : 0;
-  let n = 0;
-  let p = from;
   const t = isF32 ? f32OfMaxSigned(threshold ^ mask) : NaN;
-  if (isF32 && rare && t === t) {
-    n = collectF32Reaching(ctx.keysF32, dst, out, p, end, start, t, mask !== 0);
-    p = end;
-  } else if (rare) {
-    // Few keys reach T: a well-predicted branch per four keys.
-    for (; p + 3 < end; p += 4) {
-      const s0 = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
-      const s1 = isF32 ? f32Signed(keys[p + 1]!) ^ mask : keys[p + 1]! ^ xor;
-      const s2 = isF32 ? f32Signed(keys[p + 2]!) ^ mask : keys[p + 2]! ^ xor;
-      const s3 = isF32 ? f32Signed(keys[p + 3]!) ^ mask : keys[p + 3]! ^ xor;
-      if ((bit(s0 >= threshold) | bit(s1 >= threshold) | bit(s2 >= threshold) | bit(s3 >= threshold)) !== 0) {
-        if (s0 >= threshold) dst[out + n++] = p - start;
-        if (s1 >= threshold) dst[out + n++] = p + 1 - start;
-        if (s2 >= threshold) dst[out + n++] = p + 2 - start;
-        if (s3 >= threshold) dst[out + n++] = p + 3 - start;
-      }
-    }
-  } else if (isF32) {
-    // Branch-free: each key is written, the count advances past those >= T.
-    for (; p < end; p++) {
-      dst[out + n] = p - start;
-      n += bit((f32Signed(keys[p]!) ^ mask) >= threshold);
-    }
-  } else {
-    for (; p < end; p++) {
-      dst[out + n] = p - start;
-      n += bit((keys[p]! ^ xor) >= threshold);
-    }
-  }
-  for (; p < end; p++) {
-    const s = isF32 ? f32Signed(keys[p]!) ^ mask : keys[p]! ^ xor;
-    if (s >= threshold) dst[out + n++] = p - start;
-  }
+  const n =
+    isF32 && t === t
+      ? collectF32Reaching(ctx.keysF32, dst, out, from, end, start, t, mask !== 0)
+      : collectSignedReaching(keys, dst, out, from, end, start, threshold, isF32, isF32 ? mask : xor);
   if (n === 0) return;
   let list = out;
   if (direct) temp[state + radixState.collected] = temp[state + radixState.collected]! + n;
@@ -367,16 +350,24 @@ function collectPastThreshold(
     list = ctx.candidatesSlot[0]! + start + at;
     temp.set(local.subarray(0, n), list);
   }
-  // Their digit-0 histogram.
-  const histogram = histogramAt(ctx, segment, 0);
-  for (let j = 0; j < n; j++) {
-    const index = temp[list + j]!;
-    const s = isF32 ? f32Signed(keys[start + index]!) ^ mask : keys[start + index]! ^ xor;
-    const digit = digitOf(ctx, s, 0);
-    if (direct) temp[histogram + digit]!++;
+  countDigitZero(temp, list, n, keys, start, isF32, isF32 ? mask : xor, histogramAt(ctx, segment, 0), ctx.radixTopShift, ctx.radixDigits >>> 1, direct);
+}
+
+/**
+ * Adds the digit-0 histogram of the candidates at temp[list, list + n) (segment-local indices) to
+ * temp[histogram...]: atomically unless this workgroup alone adds to it. A function of its own: as a
+ * loop in the collect's (whose loops are large once inlined), pass 0 of 128x4096 k=64 took 1.24
+ * instead of 1.06 ms on one thread (2026-11).
+ */
+function countDigitZero(temp: Int32Array, list: number, n: number, keys: Int32Array, start: number, isF32: boolean, xor: number, histogram: number, top: number, signDigit: number, alone: boolean): void {
+  for (let j = list, end = list + n; j < end; j++) {
+    const key = keys[start + temp[j]!]!;
+    const digit = ((isF32 ? f32Signed(key) ^ xor : key ^ xor) >>> top) ^ signDigit;
+    if (alone) temp[histogram + digit]!++;
     else Atomics.add(temp, histogram + digit, 1);
   }
 }
+
 
 const thresholdF32 = new Float32Array(1);
 const thresholdBits = new Int32Array(thresholdF32.buffer);
@@ -390,48 +381,96 @@ function f32OfMaxSigned(maxSigned: number): number {
   return thresholdF32[0]!;
 }
 
+/*
+ * Collecting the keys that reach T: 32 keys at a time, the mask of those that reach it is built
+ * without a branch, then its set bits are appended lowest first (index order). A branch per key (or
+ * per four keys) that T decides mispredicts at every kept key, and the ~5% kept on 128x4096 k=64 made
+ * that twice the cost of the compares (1.1 against 0.7 ms for 512K keys on one thread, 2026-11); the
+ * branch-free append (each key written, the count advanced past those kept) makes every store wait
+ * on the previous count, measured 4x slower.
+ */
+
+/** Appends `base` + the position of each set bit of `bits`, lowest first, at dst[at...]; returns the new end. */
+function appendSetBits(dst: Int32Array, at: number, bits: number, base: number): number {
+  while (bits !== 0) {
+    const low = bits & -bits;
+    dst[at++] = base + 31 - Math.clz32(low);
+    bits ^= low;
+  }
+  return at;
+}
+
+/** Bit j set where f32 keys[p + j] (j < 8) is not below `t` (a NaN compares false: it reaches). */
+function notBelowByte(keys: Float32Array, p: number, t: number): number {
+  return (
+    bit(!(keys[p]! < t)) |
+    (bit(!(keys[p + 1]! < t)) << 1) |
+    (bit(!(keys[p + 2]! < t)) << 2) |
+    (bit(!(keys[p + 3]! < t)) << 3) |
+    (bit(!(keys[p + 4]! < t)) << 4) |
+    (bit(!(keys[p + 5]! < t)) << 5) |
+    (bit(!(keys[p + 6]! < t)) << 6) |
+    (bit(!(keys[p + 7]! < t)) << 7)
+  );
+}
+
+/** Bit j set where f32 keys[p + j] (j < 8) is not above `t` (a NaN compares false: it does not reach). */
+function notAboveByte(keys: Float32Array, p: number, t: number): number {
+  return (
+    bit(keys[p]! <= t) |
+    (bit(keys[p + 1]! <= t) << 1) |
+    (bit(keys[p + 2]! <= t) << 2) |
+    (bit(keys[p + 3]! <= t) << 3) |
+    (bit(keys[p + 4]! <= t) << 4) |
+    (bit(keys[p + 5]! <= t) << 5) |
+    (bit(keys[p + 6]! <= t) << 6) |
+    (bit(keys[p + 7]! <= t) << 7)
+  );
+}
+
 /**
  * The segment-local indices of f32 keys[from, end) that reach a threshold of value `t` (not NaN),
  * appended to dst[out...] in index order; returns how many. Compared as floats, which is exact
  * here: for 'max' (`min` false) a key reaches T when it is not below it (a NaN ranks above every
  * number and compares false; -0 and +0 are equal both ways), for 'min' when it is not above it (a
- * NaN ranks below every number). A well-predicted branch per four keys (few keys reach T): the
- * branch-free compaction makes every load wait on the previous store's address, measured 2-4x
- * slower at 5% of keys kept (bench/topk-cpu.ts, 128x4096 k=64, 2026-11).
+ * NaN ranks below every number).
  */
 function collectF32Reaching(keys: Float32Array, dst: Int32Array, out: number, from: number, end: number, start: number, t: number, min: boolean): number {
-  let n = 0;
+  let at = out;
   let p = from;
   if (!min) {
-    for (; p + 3 < end; p += 4) {
-      const a = keys[p]!;
-      const b = keys[p + 1]!;
-      const c = keys[p + 2]!;
-      const d = keys[p + 3]!;
-      if ((bit(!(a < t)) | bit(!(b < t)) | bit(!(c < t)) | bit(!(d < t))) !== 0) {
-        if (!(a < t)) dst[out + n++] = p - start;
-        if (!(b < t)) dst[out + n++] = p + 1 - start;
-        if (!(c < t)) dst[out + n++] = p + 2 - start;
-        if (!(d < t)) dst[out + n++] = p + 3 - start;
-      }
+    for (; p + 31 < end; p += 32) {
+      const bits = notBelowByte(keys, p, t) | (notBelowByte(keys, p + 8, t) << 8) | (notBelowByte(keys, p + 16, t) << 16) | (notBelowByte(keys, p + 24, t) << 24);
+      if (bits !== 0) at = appendSetBits(dst, at, bits, p - start);
     }
-    for (; p < end; p++) if (!(keys[p]! < t)) dst[out + n++] = p - start;
+    for (; p < end; p++) if (!(keys[p]! < t)) dst[at++] = p - start;
   } else {
-    for (; p + 3 < end; p += 4) {
-      const a = keys[p]!;
-      const b = keys[p + 1]!;
-      const c = keys[p + 2]!;
-      const d = keys[p + 3]!;
-      if ((bit(a <= t) | bit(b <= t) | bit(c <= t) | bit(d <= t)) !== 0) {
-        if (a <= t) dst[out + n++] = p - start;
-        if (b <= t) dst[out + n++] = p + 1 - start;
-        if (c <= t) dst[out + n++] = p + 2 - start;
-        if (d <= t) dst[out + n++] = p + 3 - start;
-      }
+    for (; p + 31 < end; p += 32) {
+      const bits = notAboveByte(keys, p, t) | (notAboveByte(keys, p + 8, t) << 8) | (notAboveByte(keys, p + 16, t) << 16) | (notAboveByte(keys, p + 24, t) << 24);
+      if (bits !== 0) at = appendSetBits(dst, at, bits, p - start);
     }
-    for (; p < end; p++) if (keys[p]! <= t) dst[out + n++] = p - start;
+    for (; p < end; p++) if (keys[p]! <= t) dst[at++] = p - start;
   }
-  return n;
+  return at - out;
+}
+
+/** Bit j set where the signed ordered key of keys[p + j] (j < 8) reaches `threshold`: f32 bits through f32Signed, then `^ xor`, or integer bits `^ xor`. */
+function reachingByte(keys: Int32Array, p: number, threshold: number, isF32: boolean, xor: number): number {
+  let bits = 0;
+  for (let j = 0; j < 8; j++) bits |= bit((isF32 ? f32Signed(keys[p + j]!) ^ xor : keys[p + j]! ^ xor) >= threshold) << j;
+  return bits;
+}
+
+/** {@link collectF32Reaching} on signed ordered keys: integer keys, and f32 keys against a NaN's key. */
+function collectSignedReaching(keys: Int32Array, dst: Int32Array, out: number, from: number, end: number, start: number, threshold: number, isF32: boolean, xor: number): number {
+  let at = out;
+  let p = from;
+  for (; p + 31 < end; p += 32) {
+    const bits = reachingByte(keys, p, threshold, isF32, xor) | (reachingByte(keys, p + 8, threshold, isF32, xor) << 8) | (reachingByte(keys, p + 16, threshold, isF32, xor) << 16) | (reachingByte(keys, p + 24, threshold, isF32, xor) << 24);
+    if (bits !== 0) at = appendSetBits(dst, at, bits, p - start);
+  }
+  for (; p < end; p++) if ((isF32 ? f32Signed(keys[p]!) ^ xor : keys[p]! ^ xor) >= threshold) dst[at++] = p - start;
+  return at - out;
 }
 
 let directKeys = new Int32Array(1024);
@@ -467,8 +506,8 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
       directIndices[c] = index;
     }
   }
-  sortByRank(directKeys, directIndices, 0, 0, count);
   const take = seg.take;
+  sortByRank(directKeys, directIndices, 0, 0, count, true, take);
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
   temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
