@@ -368,7 +368,6 @@ function countDigitZero(temp: Int32Array, list: number, n: number, keys: Int32Ar
   }
 }
 
-
 const thresholdF32 = new Float32Array(1);
 const thresholdBits = new Int32Array(thresholdF32.buffer);
 
