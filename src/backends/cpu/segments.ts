@@ -58,6 +58,23 @@ export class SegmentExtent {
 const revivedContexts = new WeakMap<object, SegmentedContext>();
 
 /**
+ * A context per plan (`SegmentedRun.cache`), made again only when a run binds other temporary
+ * storage (`fits` says whether it still serves): a run's host work is then its launches, and a
+ * worker thread is sent the context once per plan instead of once per run (its kernels see one
+ * context object, not a new one each run). `make` builds a context for a run.
+ */
+export function contextPerPlan<Run extends SegmentedRun, Context extends { fits(run: Run): boolean }>(make: (run: Run) => Context): (run: Run) => Context {
+  const contexts = new WeakMap<object, Context>();
+  return (run) => {
+    const cached = run.cache === undefined ? undefined : contexts.get(run.cache);
+    if (cached !== undefined && cached.fits(run)) return cached;
+    const context = make(run);
+    if (run.cache !== undefined) contexts.set(run.cache, context);
+    return context;
+  };
+}
+
+/**
  * Everything one run's kernels read about the segments, resolved once per run: device views
  * (reading them is a device-side read, not a download), slot offsets and the decoded sources.
  * Values that kernels write during the run (status, offsets) are read inside the kernels, never here.

@@ -1,4 +1,5 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
+import { contextPerPlan } from '../../../backends/cpu/segments.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import { buffersPerTeamWorkgroup } from '../problem.js';
 import type { BatchedCopyExecutor, BatchedCopyKernelId, BatchedCopyRun } from '../problem.js';
@@ -27,20 +28,7 @@ const kernels: Record<BatchedCopyKernelId, CpuKernelEntry<CopyContext>> = {
   chunked: { body: runChunked, bytes: () => 16, items: (grid, { ctx }) => wordsMoved(ctx, grid * ctx.policy.chunkItems) },
 };
 
-/**
- * One context per plan (SegmentedRun.cache), made again only when a run binds other temporary
- * storage: a run's host work is then its launches, and a worker thread is sent the context once per
- * plan instead of once per run.
- */
-const contexts = new WeakMap<object, CopyContext>();
-
-function contextOf(run: BatchedCopyRun): CopyContext {
-  const cached = run.cache === undefined ? undefined : contexts.get(run.cache);
-  if (cached !== undefined && cached.fits(run)) return cached;
-  const ctx = new CopyContext(run);
-  if (run.cache !== undefined) contexts.set(run.cache, ctx);
-  return ctx;
-}
+const contextOf = contextPerPlan((run: BatchedCopyRun) => new CopyContext(run));
 
 const copy = cpuExecutor<BatchedCopyRun, CopyContext>({
   kernels,

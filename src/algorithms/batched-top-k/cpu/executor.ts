@@ -1,4 +1,5 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
+import { contextPerPlan } from '../../../backends/cpu/segments.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import { radixSampleCap, radixState, radixStateWords } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKRun } from '../problem.js';
@@ -109,20 +110,7 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   weights: { body: runWeights, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.workgroupSize * ctx.kMax * 80 },
 };
 
-/**
- * One context per plan (SegmentedRun.cache), made again only when a run binds other temporary
- * storage: a run's host work is then its launches, and a worker thread is sent the context once per
- * plan instead of once per run (and its kernels see one context object, not a new one each run).
- */
-const contexts = new WeakMap<object, TopKContext>();
-
-function contextOf(run: TopKRun): TopKContext {
-  const cached = run.cache === undefined ? undefined : contexts.get(run.cache);
-  if (cached !== undefined && cached.fits(run)) return cached;
-  const ctx = new TopKContext(run);
-  if (run.cache !== undefined) contexts.set(run.cache, ctx);
-  return ctx;
-}
+const contextOf = contextPerPlan((run: TopKRun) => new TopKContext(run));
 
 const topK = cpuExecutor<TopKRun, TopKContext>({
   kernels,
