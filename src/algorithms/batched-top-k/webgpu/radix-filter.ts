@@ -27,8 +27,8 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
 export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean): WebGpuProgram {
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
-  const items = Array.from({ length: perInvocation }, (_, j) => j);
   const declarations = `
+const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
@@ -82,24 +82,26 @@ var<workgroup> bases: vec2<u32>;`;
       atomicStore(&keptInTile, 0u);
     }
     workgroupBarrier();
-${items.map((j) => `    var index${j} = begin + ${j}u * WG + lid;\n    var slot${j} = SENTINEL;`).join('\n')}
-    // Every index requested before any key it names (items in registers, loops written out: a
-    // private array indexed in a loop may live in slow per-invocation memory).
-${items.map((j) => `    if (!fromKeys && index${j} < to) { index${j} = atomicLoad(&temp[source + index${j}]); }`).join('\n')}
-${items
-  .map(
-    (j) => `    if (begin + ${j}u * WG + lid < to) {
-      let key = orderedKey(keysIn[s.start + index${j}], s.direction);
-      let digit = digitOf(key, p);
-      if (digit > threshold || (digit == threshold && takeBucket)) {
-        slot${j} = atomicAdd(&selectedInTile, 1u);
-      } else if (digit == threshold) {
-        slot${j} = atomicAdd(&keptInTile, 1u) | KEPT;
-        atomicAdd(&localHistogram[digitOf(key, p + 1u)], 1u);
+    var itemIndex: array<u32, PER>;
+    var itemSlot: array<u32, PER>;
+    for (var j = 0u; j < PER; j++) {
+      let c = begin + j * WG + lid;
+      var index = c;
+      var slot = SENTINEL;
+      if (c < to) {
+        if (!fromKeys) { index = atomicLoad(&temp[source + c]); }
+        let key = orderedKey(keysIn[s.start + index], s.direction);
+        let digit = digitOf(key, p);
+        if (digit > threshold || (digit == threshold && takeBucket)) {
+          slot = atomicAdd(&selectedInTile, 1u);
+        } else if (digit == threshold) {
+          slot = atomicAdd(&keptInTile, 1u) | KEPT;
+          atomicAdd(&localHistogram[digitOf(key, p + 1u)], 1u);
+        }
       }
-    }`,
-  )
-  .join('\n')}
+      itemIndex[j] = index;
+      itemSlot[j] = slot;
+    }
     workgroupBarrier();
     if (lid == 0u) {
       bases = vec2<u32>(
@@ -108,19 +110,17 @@ ${items
       );
     }
     let base = workgroupUniformLoad(&bases);
-${items
-  .map(
-    (j) => `    if (slot${j} != SENTINEL) {
-      if ((slot${j} & KEPT) == 0u) {
-        let at = before + base.x + slot${j};
-        if (at < u.kMax) { atomicStore(&temp[selected + at], index${j}); }
+    for (var j = 0u; j < PER; j++) {
+      let slot = itemSlot[j];
+      if (slot == SENTINEL) { continue; }
+      if ((slot & KEPT) == 0u) {
+        let at = before + base.x + slot;
+        if (at < u.kMax) { atomicStore(&temp[selected + at], itemIndex[j]); }
       } else {
-        let at = base.y + (slot${j} & ~KEPT);
-        if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], index${j}); }
+        let at = base.y + (slot & ~KEPT);
+        if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], itemIndex[j]); }
       }
-    }`,
-  )
-  .join('\n')}
+    }
   }
   workgroupBarrier();
   flushHistogram(histogramOf(segment, p + 1u), lid);`;

@@ -20,24 +20,21 @@ import { enterRadixSegment, enterRadixTile, radixProgram } from './radix-common.
 /** The pass-0 program: 'radix-histogram' or, with `fallback`, 'radix-fallback'. */
 export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fallback = false): WebGpuProgram {
   const quadsPer = Math.ceil((facts.radixTileItems / 4 + 1) / facts.workgroupSize);
-  const quads = Array.from({ length: quadsPer }, (_, r) => r);
-  // A tile's quads in registers k0, k1, ... and every loop over its keys written out: a private
-  // array indexed in a loop may live in slow per-invocation memory (as row-radix.ts found).
-  const loadQuads = (first: string, last: string) =>
-    quads.map((r) => `if (${first} + ${r}u * WG + lid <= ${last}) { k${r} = keysIn4[${first} + ${r}u * WG + lid]; }`).join('\n    ');
-  const eachKey = (body: string) =>
-    quads
-      .map(
-        (r) => `    { let q = firstQuad + ${r}u * WG + lid; if (q <= lastQuad) {
-${[0, 1, 2, 3].map((c) => `      { let i = q * 4u + ${c}u; if (i >= a && i < b) { let key = orderedKey(k${r}[${c}], s.direction); ${body} } }`).join('\n')}
-    } }`,
-      )
-      .join('\n');
   const declarations = `
 const FALLBACK: bool = ${fallback};
+const QUADS_PER: u32 = ${quadsPer}u;
 var<workgroup> tileInfo: vec3<u32>;
 var<workgroup> collectedInTile: atomic<u32>;
-var<workgroup> collected: vec2<u32>;`;
+var<workgroup> collected: vec2<u32>;
+// The aligned quads of keysIn covering keys [a, b).
+fn loadQuads(quads: ptr<function, array<vec4<u32>, QUADS_PER>>, a: u32, b: u32, lid: u32) {
+  let firstQuad = a >> 2u;
+  let lastQuad = (b - 1u) >> 2u;
+  for (var r = 0u; r < QUADS_PER; r++) {
+    let q = firstQuad + r * WG + lid;
+    if (q <= lastQuad) { (*quads)[r] = keysIn4[q]; }
+  }
+}`;
   // The fallback runs on the filter passes' grid (maxSegments * filterTiles; workgroup w takes tiles
   // w, w + filterTiles, ...): it rarely has work, and most of its workgroups only read the state.
   const enter = fallback
@@ -51,12 +48,8 @@ var<workgroup> collected: vec2<u32>;`;
   const main = `${enter}
   // The first tile's keys are requested before the state is read (pass 0 of the histogram kernel
   // reads every key once: the loads' latency then overlaps the state's and the barriers').
-  ${quads.map((r) => `var k${r} = vec4<u32>();`).join(' ')}
-  if (!FALLBACK && s.take != 0u && first * RADIX_TILE < s.size) {
-    let firstQuad = (s.start + first * RADIX_TILE) >> 2u;
-    let lastQuad = (s.start + min(first * RADIX_TILE + RADIX_TILE, s.size) - 1u) >> 2u;
-    ${loadQuads('firstQuad', 'lastQuad')}
-  }
+  var quads: array<vec4<u32>, QUADS_PER>;
+  if (!FALLBACK && s.take != 0u && first * RADIX_TILE < s.size) { loadQuads(&quads, s.start + first * RADIX_TILE, s.start + min(first * RADIX_TILE + RADIX_TILE, s.size), lid); }
   if (lid == 0u) {
     tileInfo = vec3<u32>(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_THRESHOLD]), atomicLoad(&temp[state + STATE_COLLECTED]));
   }
@@ -77,17 +70,33 @@ var<workgroup> collected: vec2<u32>;`;
     let b = s.start + to;
     let firstQuad = a >> 2u;
     let lastQuad = (b - 1u) >> 2u;
-    if (FALLBACK || t != first) {
-    ${loadQuads('firstQuad', 'lastQuad')}
+    if (FALLBACK || t != first) { loadQuads(&quads, a, b, lid); }
+    var mine: array<u32, ${quadsPer * 4}>;
+    var mineKeys: array<u32, ${quadsPer * 4}>;
+    var n = 0u;
+    for (var r = 0u; r < QUADS_PER; r++) {
+      let q = firstQuad + r * WG + lid;
+      if (q > lastQuad) { break; }
+      for (var c = 0u; c < 4u; c++) {
+        let i = q * 4u + c;
+        if (i < a || i >= b) { continue; }
+        let key = orderedKey(quads[r][c], s.direction);
+        if (collect) {
+          if (key >= threshold) {
+            mine[n] = i - s.start;
+            mineKeys[n] = key;
+            n += 1u;
+          }
+        } else if (!FALLBACK || key < threshold) {
+          atomicAdd(&localHistogram[digitOf(key, 0u)], 1u);
+        }
+      }
     }
     if (!collect) {
-${eachKey('if (!FALLBACK || key < threshold) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }')}
       workgroupBarrier();
       flushHistogram(histogram, lid);
       continue;
     }
-    var n = 0u;
-${eachKey('if (key >= threshold) { n += 1u; }')}
     if (lid == 0u) { atomicStore(&collectedInTile, 0u); }
     workgroupBarrier();
     var at = 0u;
@@ -100,19 +109,20 @@ ${eachKey('if (key >= threshold) { n += 1u; }')}
       collected = vec2<u32>(base, total);
     }
     let tileCollected = workgroupUniformLoad(&collected);
-    // The collected keys' indices, and their digit-0 histogram through the workgroup's: they crowd
-    // into a few digits (all of them into one when many keys tie at T, as NaNs of random-bit keys
-    // do), and a global atomic per key on one word serializes every tile. The first invocation to
-    // take a digit's count adds it (the exchange also clears the bin); one global atomic per digit
-    // and tile.
-    // Most tiles of a long segment have no key at or above T: their invocations skip the loops.
-    var place = s.start + tileCollected.x + at;
-    if (n > 0u) {
-${eachKey('if (key >= threshold) { if (place < u.candidatesLen) { atomicStore(&temp[u.candidates0At + place], i - s.start); } place += 1u; atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }')}
+    let out = u.candidates0At + s.start + tileCollected.x + at;
+    for (var j = 0u; j < n; j++) {
+      if (s.start + tileCollected.x + at + j < u.candidatesLen) { atomicStore(&temp[out + j], mine[j]); }
     }
+    // Their digit-0 histogram through the workgroup's: the collected keys crowd into a few digits
+    // (all of them into one when many keys tie at T, as NaNs of random-bit keys do), and a global
+    // atomic per key on one word serializes every tile. The first invocation to take a digit's
+    // count adds it (the exchange also clears the bin); one global atomic per digit and tile.
+    for (var j = 0u; j < n; j++) { atomicAdd(&localHistogram[digitOf(mineKeys[j], 0u)], 1u); }
     workgroupBarrier();
-    if (n > 0u) {
-${eachKey('if (key >= threshold) { let d = digitOf(key, 0u); let c = atomicExchange(&localHistogram[d], 0u); if (c != 0u) { atomicAdd(&temp[histogram + d], c); } }')}
+    for (var j = 0u; j < n; j++) {
+      let d = digitOf(mineKeys[j], 0u);
+      let c = atomicExchange(&localHistogram[d], 0u);
+      if (c != 0u) { atomicAdd(&temp[histogram + d], c); }
     }
   }`;
   return radixProgram(fallback ? 'radix-fallback' : 'radix-histogram', facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);

@@ -15,11 +15,9 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
 /** The radix-init program. */
 export function radixInitProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
   const cap = radixSampleCap(facts.workgroupSize);
-  // Each invocation's samples in registers, every loop over them written out: a private array
-  // indexed in a loop may live in slow per-invocation memory (row-radix.ts).
-  const samples = Array.from({ length: Math.ceil(cap / facts.workgroupSize) }, (_, r) => r);
   const declarations = `
-const SAMPLE_CAP: u32 = ${cap}u;`;
+const SAMPLE_CAP: u32 = ${cap}u;
+const SAMPLE_PER: u32 = ${Math.ceil(cap / facts.workgroupSize)}u;`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   for (var w = lid; w < STATE_WORDS; w += WG) { atomicStore(&temp[state + w], 0u); }
@@ -32,14 +30,21 @@ const SAMPLE_CAP: u32 = ${cap}u;`;
     let step = s.size / m;
     let j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
     if (j * 2u <= m) {
-${samples.map((r) => `      var sample${r} = 0u;\n      if (${r}u * WG + lid < m) { sample${r} = orderedKey(keysIn[s.start + (${r}u * WG + lid) * step], s.direction); }`).join('\n')}
+      var samples: array<u32, SAMPLE_PER>;
+      for (var r = 0u; r < SAMPLE_PER; r++) {
+        let i = r * WG + lid;
+        if (i < m) { samples[r] = orderedKey(keysIn[s.start + i * step], s.direction); }
+      }
       var prefix = 0u;
       var remaining = j;
       for (var digitPass = 0u; digitPass < 4u; digitPass++) {
         let shift = 24u - 8u * digitPass;
         let fixed = select(0xffffffffu << (shift + 8u), 0u, digitPass == 0u);
         clearHistogram(256u, lid);
-${samples.map((r) => `        if (${r}u * WG + lid < m && (sample${r} & fixed) == prefix) { atomicAdd(&localHistogram[(sample${r} >> shift) & 255u], 1u); }`).join('\n')}
+        for (var r = 0u; r < SAMPLE_PER; r++) {
+          let i = r * WG + lid;
+          if (i < m && (samples[r] & fixed) == prefix) { atomicAdd(&localHistogram[(samples[r] >> shift) & 255u], 1u); }
+        }
         workgroupBarrier();
         let c = chooseDigit(256u, remaining, lid);
         prefix = prefix | (c.x << shift);

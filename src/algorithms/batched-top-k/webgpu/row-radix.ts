@@ -44,10 +44,15 @@ const quadNumbers = Array.from({ length: quadsPerTrip }, (_, r) => r);
  */
 const loadQuads = (at: (r: number) => string): string =>
   quadNumbers.map((r) => `    let q${r} = ${at(r)};\n    var k${r} = vec4<u32>();\n    if (q${r} <= lastQuad) { k${r} = keysIn4[q${r}]; }`).join('\n');
-/** WGSL: `body` for each key of the trip's quads within [a, b): `raw` its bits, `i` its index in keysIn. */
+/**
+ * WGSL: `body` for each key of the trip's quads within [a, b): `raw` its bits, `i` its index in keysIn.
+ * A quad's four keys in a loop (a vector's component, not an array's element): a software adapter
+ * compiles the shader in a fraction of the time the sixteen-fold written-out body took (Chromium's
+ * SwiftShader lost its device over it).
+ */
 const eachKey = (body: string): string =>
   quadNumbers
-    .map((r) => `    if (q${r} <= lastQuad) {\n${[0, 1, 2, 3].map((c) => `      { let i = q${r} * 4u + ${c}u; if (i >= a && i < b) { let raw = k${r}[${c}]; ${body} } }`).join('\n')}\n    }`)
+    .map((r) => `    if (q${r} <= lastQuad) {\n      for (var lane = 0u; lane < 4u; lane++) { let i = q${r} * 4u + lane; if (i >= a && i < b) { let raw = k${r}[lane]; ${body} } }\n    }`)
     .join('\n');
 
 /** The row-radix program. */
