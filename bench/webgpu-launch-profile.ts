@@ -59,6 +59,20 @@ const cases: ProfileCase[] = [
   topk('topk-vocab', 64, Math.floor(151936 / shrink), 50),
   topk('topk-greedy', 64, Math.floor(151936 / shrink), 1),
   topk('topk-sorted-4096', 64, Math.floor(32768 / shrink), 4096),
+  // The MoE router with per-token k on the device: 'validate' (the default) against 'trust'.
+  ...(['validate', 'trust'] as const).map((guaranteeChecks): ProfileCase => ({
+    id: `topk-router-device-k${guaranteeChecks === 'trust' ? '-trust' : ''}`,
+    label: `top-k 4096x128 k=1..8 per token on the device, '${guaranteeChecks}'`,
+    rows: 4096,
+    cols: 128,
+    plan(keysIn) {
+      const [keysOut, valuesOut] = outputs(4096 * 8);
+      const ks = backend.upload(new Uint32Array(4096).map((_, i) => 1 + (i % 8)));
+      const args = { keysIn, keysOut, valuesOut, segmentSizes: p.constant(128), k: p.perSegment(ks, { min: 1, max: 8 }), selectDirection: p.constantOption('max'), numSegments: p.constant(4096) };
+      const plan = DeviceBatchedTopK.plan(args as never, env({ backend, requirements: { guaranteeChecks } }));
+      return { plan, owned: [keysOut, valuesOut, ks] };
+    },
+  })),
   {
     id: 'reduce-16m',
     label: `reduce sum, one segment of ${M16}`,

@@ -120,17 +120,55 @@ export function planValidation(environment: Env, segments: SegmentFacts, paramet
   return { validates, checks, parameterNames };
 }
 
+/** Segments one workgroup of a spread 'validate' checks: one per invocation of a 256-wide workgroup. */
+export const validateSegmentsPerWorkgroup = 256;
+/** The most workgroups a spread 'validate' has: the last one is found by a 16-bit count. */
+const validateMaxWorkgroups = 65535;
+
+/**
+ * The grid of 'validate'. Where each segment's start follows from its index (one size for every
+ * segment, or strided) and no sum of per-segment sizes is checked, the segments need no scan, and
+ * 'validate' spreads them over ceil(maxSegments / 256) workgroups whose last one to finish reports
+ * (a single workgroup took 4096 per-token ks in ~8 us of the H200's time, one chunk after another).
+ * Packed per-segment sizes (starts from a scan) and a `totalNumItems` check over per-segment sizes
+ * keep one workgroup walking the segments in order.
+ */
+export function validateGrid(segments: SegmentFacts, maxSegments: number): number {
+  const spreads = validateSpreads(segments.segmentSizes.kind === 'perSegment', segments.segmentStride !== undefined, segments.totalNumItems !== undefined, maxSegments);
+  return spreads ? Math.max(1, Math.ceil(maxSegments / validateSegmentsPerWorkgroup)) : 1;
+}
+
+/** Whether 'validate' spreads its segments over workgroups (see validateGrid); backends pick its form by it. */
+export function validateSpreads(perSegmentSizes: boolean, strided: boolean, totalChecked: boolean, maxSegments: number): boolean {
+  if (perSegmentSizes && (!strided || totalChecked)) return false;
+  return Math.ceil(maxSegments / validateSegmentsPerWorkgroup) <= validateMaxWorkgroups;
+}
+
 /**
  * The launches every segmented algorithm starts with: 'validate' when device-only values are
  * checked, and 'segment-offsets' (with its temporary-storage slot) when packed segments have
- * per-segment sizes, so that every later kernel finds segment starts in slot `offsets`.
+ * per-segment sizes, so that every later kernel finds segment starts in slot `offsets` — unless the
+ * plan's kernels never ask where a segment starts (`starts: false`: a batched copy's buffers carry
+ * their own offsets, and only its 'chunked' walk needs their places in the concatenation).
  */
-export function prologueLaunches(algorithm: string, segments: SegmentFacts, maxSegments: number, validation: Validation, layout: TempStorageLayoutBuilder): Launch<PrologueKernel>[] {
+export function prologueLaunches(
+  algorithm: string,
+  segments: SegmentFacts,
+  maxSegments: number,
+  validation: Validation,
+  layout: TempStorageLayoutBuilder,
+  { starts = true }: { readonly starts?: boolean } = {},
+): Launch<PrologueKernel>[] {
   const launches: Launch<PrologueKernel>[] = [];
   if (validation.validates) {
-    launches.push({ kernel: 'validate', variant: undefined, name: `${algorithm}/validate`, grid: 1, pass: 0, purpose: 'check device-only values against their bounds before anything is written' });
+    const grid = validateGrid(segments, maxSegments);
+    const purpose =
+      grid === 1
+        ? 'check device-only values against their bounds before anything is written'
+        : `check device-only values against their bounds before anything is written, ${validateSegmentsPerWorkgroup} segments per workgroup`;
+    launches.push({ kernel: 'validate', variant: undefined, name: `${algorithm}/validate`, grid, pass: 0, purpose });
   }
-  if (segments.segmentStride === undefined && segments.segmentSizes.kind === 'perSegment') {
+  if (starts && segments.segmentStride === undefined && segments.segmentSizes.kind === 'perSegment') {
     layout.add('offsets', (maxSegments + 1) * 4);
     launches.push({ kernel: 'segment-offsets', variant: undefined, name: `${algorithm}/segment-offsets`, grid: 1, pass: 0, purpose: 'exclusive scan of the segment sizes into segment starts' });
   }

@@ -4,7 +4,7 @@
  * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
 import {
@@ -691,6 +691,47 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect(error).toBeInstanceOf(GuaranteeViolationError);
         expect((error as GuaranteeViolationError).message).toBe('k[7001]: 5 is outside the static bounds [1, 4] (found on the device)');
         await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
+      it('the lowest failing segment among thousands of device-only ks over one segment size, then valid calls again', async () => {
+        // One size for every segment: WebGPU's validate spreads the segments over 36 workgroups (256
+        // each) that meet in one atomic status word. Failures in workgroups 8, 27 and 35 must report
+        // segment 2100 whichever workgroup finishes last; a valid call after it must pass (the last
+        // workgroup resets the word), and a failure in workgroup 0 alone must be found on the next.
+        const n = 9000;
+        const sizes = Array.from({ length: n }, () => 3);
+        const ks = sizes.map((_, i) => 1 + (i % 3));
+        const bad = [...ks];
+        for (const at of [7005, 2100, 7001, 8999]) bad[at] = 5;
+        const c = makeCase({ name: 'bad-device-spread', sizes, k: bad, kBound: 4, kKind: 'perSegment-device', sizeKind: 'uniform', seed: 137 });
+        const built = buildCase(backend, c);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).message).toBe('k[2100]: 5 is outside the static bounds [1, 4] (found on the device)');
+        await expectUntouched(built);
+        // One plan (one status buffer) run again with the ks rewritten in place on the device.
+        const kArray = (built.args.k as { values: DeviceArray<'u32'> }).values;
+        const environment = env({ backend });
+        const rewriteKs = async (values: number[]) => {
+          const source = backend.upload(new Uint32Array(values));
+          await DeviceBatchedCopy.copy({ source, destination: kArray, sourceOffsets: p.constant(0), destinationOffsets: p.constant(0), sizes: p.constant(n), numBuffers: p.constant(1) }, environment);
+          source.destroy();
+        };
+        const plan = (DeviceBatchedTopK.plan as unknown as (a: unknown, e: unknown) => { run(t?: unknown): Promise<void> })(built.args, environment);
+        await plan.run();
+        await expect(backend.synchronize()).rejects.toThrow('k[2100]: 5 is outside the static bounds [1, 4] (found on the device)');
+        for (let round = 0; round < 2; round++) {
+          await rewriteKs(ks);
+          await plan.run();
+          await backend.synchronize();
+        }
+        const firstBad = [...ks];
+        firstBad[17] = 7;
+        await rewriteKs(firstBad);
+        await plan.run();
+        const late = await backend.synchronize().catch((e: unknown) => e);
+        expect(late).toBeInstanceOf(GuaranteeViolationError);
+        expect((late as GuaranteeViolationError).message).toBe('k[17]: 7 is outside the static bounds [1, 4] (found on the device)');
         for (const a of built.owned) a.destroy();
       });
       it('a device-only segment size outside its device runtime bounds', async () => {

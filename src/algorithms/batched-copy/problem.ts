@@ -71,11 +71,11 @@ type Geometry = Pick<BatchedCopyProblem, 'maxSegments' | 'maxSegmentSize'> & Par
  * and by both executors. The planner passes the destination's length and the bound on the total.
  */
 export const batchedCopyKernels: KernelTable<Exclude<BatchedCopyKernelId, 'validate' | 'segment-offsets'>, BatchedCopyProblem, BatchedCopyPolicy> = {
-  'check-clear': { slots: ['offsets', 'check'], grid: (problem, policy) => Math.ceil(checkSlotWords((problem as Geometry).destinationLength ?? 0) / policy.workgroupSize), identicalSlots: ['check'] },
-  'check-mark': { slots: ['offsets', 'check'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize), identicalSlots: ['check'] },
-  'check-scan': { slots: ['offsets', 'check'], grid: (problem) => problem.maxSegments, identicalSlots: ['check'] },
-  'check-report': { slots: ['offsets', 'check'], grid: () => 1 },
-  team: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / buffersPerTeamWorkgroup(policy)) },
-  workgroup: { slots: ['offsets'], grid: (problem) => problem.maxSegments },
+  'check-clear': { slots: ['check'], grid: (problem, policy) => Math.ceil(checkSlotWords((problem as Geometry).destinationLength ?? 0) / policy.workgroupSize), identicalSlots: ['check'] },
+  'check-mark': { slots: ['check'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize), identicalSlots: ['check'] },
+  'check-scan': { slots: ['check'], grid: (problem) => problem.maxSegments, identicalSlots: ['check'] },
+  'check-report': { slots: ['check'], grid: () => 1 },
+  team: { slots: [], grid: (problem, policy) => Math.ceil(problem.maxSegments / buffersPerTeamWorkgroup(policy)) },
+  workgroup: { slots: [], grid: (problem) => problem.maxSegments },
   chunked: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(((problem as Geometry).maxTotalItems ?? 0) / policy.chunkItems) },
 };

@@ -8,9 +8,10 @@ import { type KernelParams, countOf, numericView, readSource } from './segments.
  * The kernels every segmented algorithm may launch before its own (dispatch/plan.ts
  * `prologueLaunches`), on the CPU emulator. Their WGSL twins are webgpu/prologue.ts.
  *
- * 'validate' (grid 1) checks every device-only value before anything is written and reports the
- * first violation in the status words (dispatch/problem.ts `StatusCode`); all zeros when everything
- * holds. Order of the checks, so the reported violation is deterministic on every backend:
+ * 'validate' (all in its first workgroup; the WebGPU twin may spread the segments over more) checks
+ * every device-only value before anything is written and reports the first violation in the status
+ * words (dispatch/problem.ts `StatusCode`); all zeros when everything holds. Order of the checks,
+ * so the reported violation is deterministic on every backend:
  * 1. scalar checks (`kind: 'scalar'`) in `run.checks` order, then a device `numSegments` against
  *    `maxSegments`, then `device-bounds` checks in `run.checks` order (none of these has a segment);
  * 2. segments in ascending order (the lowest failing segment wins), each through: its per-segment
@@ -163,7 +164,7 @@ function validate(params: KernelParams, status: Uint32Array): void {
   }
 }
 
-/** The 'validate' kernel (grid 1). */
+/** The 'validate' kernel: its first workgroup checks everything (dispatch/plan.ts validateGrid may give it more). */
 export function runValidate(workgroupId: number, _numWorkgroups: number, _shared: unknown, params: KernelParams): void {
   if (workgroupId !== 0) return;
   const status = params.ctx.status;

@@ -120,8 +120,14 @@ export class SegmentedContext<Run extends SegmentedRun = SegmentedRun> {
     this.sources = sources;
     this.startMode = problem.layout.kind === 'strided' ? 2 : this.sizes.perSegment ? 1 : 0;
     this.sizeDeviceBounds = problem.segmentSizeDeviceBounds === undefined ? undefined : sourceOf({ kind: 'perSegment', array: problem.segmentSizeDeviceBounds });
+    // -1 where the plan never asks where a segment starts (prologueLaunches `starts: false`).
     this.offsetsSlot = this.slotWords('offsets');
-    if (this.startMode === 1 && this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot");
+  }
+
+  /** The 'offsets' slot of packed per-segment sizes (the segment starts). */
+  packedStartsSlot(): number {
+    if (this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot to say where a segment starts");
+    return this.offsetsSlot;
   }
 
   /** Word offset of a temporary-storage slot, or -1 when the layout has none. */
@@ -156,7 +162,7 @@ export class SegmentedContext<Run extends SegmentedRun = SegmentedRun> {
   extent(i: number, capacity: number, out: SegmentExtent): void {
     const size0 = countOf(readSource(this.sizes, i));
     let start: number;
-    if (this.startMode === 1) start = this.tempU32[this.offsetsSlot + i]!;
+    if (this.startMode === 1) start = this.tempU32[this.packedStartsSlot() + i]!;
     else start = i * (this.startMode === 2 ? countOf(readSource(this.stride!, 0)) : size0);
     const itemsLength = this.itemsLength;
     if (start > itemsLength) start = itemsLength;

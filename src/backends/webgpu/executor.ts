@@ -1,7 +1,7 @@
 /// <reference types="@webgpu/types" />
 import type { DeviceArray } from '../backend.js';
 import { temporaryStorageBinding } from '../../dispatch/limits.js';
-import { slotsOfKernel } from '../../dispatch/plan.js';
+import { slotsOfKernel, validateSegmentsPerWorkgroup, validateSpreads } from '../../dispatch/plan.js';
 import { boundsWords } from '../../dispatch/device-checks.js';
 import { type Executor, type KernelTable, type Launch, type SegmentSource, type SegmentedRun, statusWords } from '../../dispatch/problem.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from './program.js';
@@ -217,7 +217,12 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
   const slotsOf = (kernel: string): readonly string[] => slotsOfKernel(algorithm.kernels as KernelTable<string, never, never>, kernel);
 
   const programFor = (launch: Launch, run: Run, facts: Facts, factsKey: string): WebGpuProgram => {
-    const validate = launch.kernel === 'validate' ? validateFacts(run.checks, run.totalNumItems !== undefined, run.parameterNames) : undefined;
+    const total = run.totalNumItems !== undefined;
+    const spread = validateSpreads(facts.sizes.kind === 'perSegment', facts.startMode === 2, total, run.problem.maxSegments);
+    const validate = launch.kernel === 'validate' ? validateFacts(run.checks, total, spread, run.parameterNames) : undefined;
+    if (validate !== undefined && launch.grid !== (spread ? Math.max(1, Math.ceil(run.problem.maxSegments / validateSegmentsPerWorkgroup)) : 1)) {
+      throw new Error(`internal: ${launch.name} has ${launch.grid} workgroups, not its ${spread ? 'spread' : 'ordered'} form's`);
+    }
     const extra = validate === undefined ? (algorithm.programKey?.(launch, run) ?? '') : JSON.stringify(validate);
     const key = `${launch.kernel}|${extra}|${factsKey}`;
     let program = programs.get(key);

@@ -1,4 +1,5 @@
 import { type DeviceCheck, StatusCode } from '../../dispatch/problem.js';
+import { validateSegmentsPerWorkgroup } from '../../dispatch/plan.js';
 import { inclusiveScanWgsl } from './blocks.js';
 import type { WebGpuProgram } from './program.js';
 import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPreamble, segmentUniforms } from './segments.js';
@@ -7,8 +8,10 @@ import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPre
  * The kernels every segmented algorithm may launch before its own, in WGSL: the twins of
  * cpu/prologue.ts.
  *
- * 'validate' (grid 1): checks every device-only value before anything is written and reports the
- * first violation in the status words — the CPU twin's order exactly (cpu/prologue.ts):
+ * 'validate' checks every device-only value before anything is written and reports the first
+ * violation in the status words — the CPU twin's order exactly (cpu/prologue.ts). Its ordered form
+ * (grid 1) is described here; its spread form (grid ceil(maxSegments / 256), where starts need no
+ * scan) at spreadValidate:
  * 1. scalar checks in `run.checks` order, a device `numSegments` against maxSegments, then the
  *    device-bounds checks in order (one invocation: there are few);
  * 2. segments in ascending order, the lowest failing segment winning, each through its per-segment
@@ -26,6 +29,18 @@ import { type SegmentKernelFacts, type SegmentShape, segmentBindings, segmentPre
  */
 
 const validateShape: SegmentShape = { temp: 'none', blockWritable: true, status: true };
+const spreadValidateShape: SegmentShape = { temp: 'none', blockWritable: true, status: 'atomic' };
+
+/** The status report; the spread form's status words are atomic (word 7 is its meeting point). */
+function reportWgsl(spread: boolean): string {
+  const set = (word: number, value: string) => (spread ? `atomicStore(&status[${word}], ${value});` : `status[${word}] = ${value};`);
+  return `fn report(code: u32, parameter: u32, segment: u32, value: u32, lo: u32, hi: u32) {
+  ${set(0, 'code')} ${set(1, 'parameter')} ${set(2, 'segment')} ${set(3, 'value')}
+  ${set(4, 'lo')} ${set(5, 'hi')} ${set(6, '0u')} ${set(7, '0u')}
+  block[0] = code;
+}`;
+}
+
 /**
  * Segments one validate invocation checks per chunk, at most: 16 takes 4096 segments in one chunk of
  * a 256-wide workgroup (each chunk costs a scan and a few dependent loads; 4 chunks took ~10 us of
@@ -54,6 +69,8 @@ export interface CheckFact {
 export interface ValidateFacts {
   readonly checks: readonly CheckFact[];
   readonly total: boolean;
+  /** The spread form (dispatch/plan.ts validateGrid): a segment per invocation, the last workgroup reports. */
+  readonly spread: boolean;
   /** Parameter indices of the status words the kernel writes itself. */
   readonly segmentSizes: number;
   readonly numSegments: number;
@@ -65,8 +82,9 @@ function numeric(dtype: string): 'u32' | 'i32' | 'f32' {
 }
 
 /** The validate facts of a run's checks. */
-export function validateFacts(checks: readonly DeviceCheck[], total: boolean, parameterNames: readonly string[]): ValidateFacts {
+export function validateFacts(checks: readonly DeviceCheck[], total: boolean, spread: boolean, parameterNames: readonly string[]): ValidateFacts {
   return {
+    spread,
     segmentSizes: parameterNames.indexOf('segmentSizes'),
     numSegments: parameterNames.indexOf('numSegments'),
     totalNumItems: parameterNames.indexOf('totalNumItems'),
@@ -148,22 +166,13 @@ export function validateProgram(facts: SegmentKernelFacts, validate: ValidateFac
   const strided = facts.startMode === 2;
   const startOf = strided ? 'mulSat(i, stride)' : facts.startMode === 0 ? 'mulSat(i, size)' : 'packedStart';
 
-  const declarations = `
+  const checksWgsl = `
 const NONE: u32 = 0xffffffffu;
-const PER: u32 = ${validatePerInvocation}u;
-${runLengthWgsl}
 struct Failure { code: u32, parameter: u32, value: u32, lo: u32, hi: u32 }
-var<workgroup> scan: array<u32, ${workgroupSize}>;
 var<workgroup> stop: u32;
 var<workgroup> geometry: vec2<u32>;
 var<workgroup> lowestFailure: atomic<u32>;
-var<workgroup> winner: u32;
-${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}
-fn report(code: u32, parameter: u32, segment: u32, value: u32, lo: u32, hi: u32) {
-  status[0] = code; status[1] = parameter; status[2] = segment; status[3] = value;
-  status[4] = lo; status[5] = hi; status[6] = 0u; status[7] = 0u;
-  block[0] = code;
-}
+${reportWgsl(validate.spread)}
 fn withinU32(bits: u32, lo: u32, hi: u32) -> bool { return bits >= lo && bits <= hi; }
 // Bounds are never negative, so a negative value is below them.
 fn withinI32(bits: u32, lo: u32, hi: u32) -> bool { return bits < 0x80000000u && bits >= lo && bits <= hi; }
@@ -219,6 +228,36 @@ ${segmentChecks.join('\n')}
   ${strided ? `if (size > stride) { return Failure(${StatusCode.LargerThanStride}u, ${validate.segmentSizes}u, size, 0u, stride); }` : ''}
   return Failure(0u, 0u, 0u, 0u, 0u);
 }`;
+  const totalCheck = validate.total
+    ? `if (carry < u.totalMin || carry > u.totalMax) { report(${StatusCode.TotalOutside}u, ${validate.totalNumItems}u, NONE, carry, u.totalMin, u.totalMax); return; }`
+    : '';
+  const shape: SegmentShape = validate.spread ? spreadValidateShape : validateShape;
+  const { declarations, main } = validate.spread
+    ? spreadValidate(checksWgsl, totalCheck, strided)
+    : orderedValidate(checksWgsl, totalCheck, strided, workgroupSize);
+  return {
+    name,
+    cacheKey: `validate|${JSON.stringify(validate)}|${JSON.stringify(facts)}`,
+    workgroupSize: validate.spread ? validateSegmentsPerWorkgroup : workgroupSize,
+    uniforms,
+    bindings: segmentBindings(facts, [], shape),
+    preamble: segmentPreamble(facts, shape),
+    declarations,
+    main,
+  };
+}
+
+/**
+ * The ordered form (grid 1): the workgroup walks the segments in chunks, each invocation a
+ * contiguous run, packed starts from a saturating scan of the sizes.
+ */
+function orderedValidate(checksWgsl: string, totalCheck: string, strided: boolean, workgroupSize: number): { declarations: string; main: string } {
+  const declarations = `${checksWgsl}
+const PER: u32 = ${validatePerInvocation}u;
+${runLengthWgsl}
+var<workgroup> scan: array<u32, ${workgroupSize}>;
+var<workgroup> winner: u32;
+${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}`;
   const main = `
   if (lid == 0u) {
     var stopped = 0u;
@@ -265,23 +304,77 @@ ${segmentChecks.join('\n')}
     workgroupBarrier();
   }
   if (lid == 0u) {
-    ${
-      validate.total
-        ? `if (carry < u.totalMin || carry > u.totalMax) { report(${StatusCode.TotalOutside}u, ${validate.totalNumItems}u, NONE, carry, u.totalMin, u.totalMax); return; }`
-        : ''
-    }
+    ${totalCheck}
     report(0u, 0u, 0u, 0u, 0u, 0u);
   }`;
-  return {
-    name,
-    cacheKey: `validate|${JSON.stringify(validate)}|${JSON.stringify(facts)}`,
-    workgroupSize,
-    uniforms,
-    bindings: segmentBindings(facts, [], validateShape),
-    preamble: segmentPreamble(facts, validateShape),
-    declarations,
-    main,
-  };
+  return { declarations, main };
+}
+
+/**
+ * The spread form (grid ceil(maxSegments / 256), segment starts from their index): invocation `lid`
+ * of workgroup `w` checks segment w * 256 + lid. Workgroups meet in one atomic status word (word 7):
+ * its low 16 bits count the workgroups done, its high 16 bits hold 0xffff minus the lowest workgroup
+ * with a failing segment (0: none). Every workgroup adds itself once (one read-modify-write, so the
+ * word's modification order alone says who is last: no ordering between different words is needed,
+ * which WGSL does not give across workgroups). The last one runs the scalar checks, then, if some
+ * workgroup failed, checks that workgroup's segments again (the inputs are unchanged) and reports the
+ * lowest failing one — the ordered form's report exactly. Its report writes word 7 back to 0 for the
+ * next call.
+ */
+function spreadValidate(checksWgsl: string, totalCheck: string, strided: boolean): { declarations: string; main: string } {
+  const declarations = `${checksWgsl}
+var<workgroup> verdict: vec2<u32>;
+// The lowest failing segment of workgroup w's (NONE if none); every invocation returns it.
+fn lowestFailingOf(w: u32, n: u32, stride: u32, lid: u32) -> u32 {
+  if (lid == 0u) { atomicStore(&lowestFailure, NONE); }
+  workgroupBarrier();
+  let i = w * WG + lid;
+  if (i < n && checkSegment(i, 0u, stride).code != 0u) { atomicMin(&lowestFailure, i); }
+  workgroupBarrier();
+  return atomicLoad(&lowestFailure);
+}`;
+  const main = `
+  if (lid == 0u) { geometry = vec2<u32>(activeSegments(), ${strided ? 'strideValue()' : '0u'}); }
+  let g = workgroupUniformLoad(&geometry);
+  let failing = lowestFailingOf(workgroupIndex, g.x, g.y, lid);
+  if (lid == 0u) {
+    var before: u32;
+    if (failing == NONE) {
+      before = atomicAdd(&status[7], 1u);
+    } else {
+      let mine = (0xffffu - workgroupIndex) << 16u;
+      before = atomicLoad(&status[7]);
+      loop {
+        let next = max(before & 0xffff0000u, mine) | ((before & 0xffffu) + 1u);
+        let swapped = atomicCompareExchangeWeak(&status[7], before, next);
+        if (swapped.exchanged) { break; }
+        before = swapped.old_value;
+      }
+      before = max(before & 0xffff0000u, mine) | (before & 0xffffu);
+    }
+    let last = (before & 0xffffu) + 1u == u.grid;
+    let top = before >> 16u;
+    verdict = vec2<u32>(select(0u, 1u, last), select(NONE, 0xffffu - top, top != 0u));
+  }
+  let v = workgroupUniformLoad(&verdict);
+  if (v.x == 0u) { return; }
+  if (lid == 0u) { stop = select(0u, 1u, scalarChecks()); }
+  if (workgroupUniformLoad(&stop) != 0u) { return; }
+  if (v.y != NONE) {
+    let lowest = lowestFailingOf(v.y, g.x, g.y, lid);
+    let i = v.y * WG + lid;
+    if (i == lowest) {
+      let failure = checkSegment(i, 0u, g.y);
+      report(failure.code, failure.parameter, i, failure.value, failure.lo, failure.hi);
+    }
+    return;
+  }
+  if (lid == 0u) {
+    ${totalCheck === '' ? '' : `let carry = mulSat(g.x, segmentSizeOf(0u)); // one size for every segment (validateGrid)
+    ${totalCheck}`}
+    report(0u, 0u, 0u, 0u, 0u, 0u);
+  }`;
+  return { declarations, main };
 }
 
 /*

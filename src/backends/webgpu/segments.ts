@@ -103,7 +103,13 @@ export interface SegmentShape {
   readonly temp: TempAccess;
   /** validate binds the block read-write (it writes the status word there). */
   readonly blockWritable?: boolean;
-  readonly status?: boolean;
+  /** The status words, as plain words or (the spread validate kernel's) atomic words. */
+  readonly status?: boolean | 'atomic';
+  /**
+   * False where the kernel never asks where a segment starts: no `segmentExtent`, and no offsets
+   * slot to bind (a plan without 'segment-offsets' has none).
+   */
+  readonly starts?: boolean;
 }
 
 /** Storage bindings of a kernel: the algorithm's arrays, then temporary storage, the block and the status words. */
@@ -111,7 +117,7 @@ export function segmentBindings(facts: SegmentKernelFacts, arrays: readonly Prog
   const bindings = [...arrays];
   if (shape.temp !== 'none') bindings.push({ name: 'temp', access: 'read_write', element: shape.temp === 'atomic' ? 'atomic<u32>' : 'u32' });
   if (needsBlock(facts)) bindings.push({ name: 'block', access: shape.blockWritable ? 'read_write' : 'read', element: 'u32' });
-  if (shape.status) bindings.push({ name: 'status', access: 'read_write', element: 'u32' });
+  if (shape.status) bindings.push({ name: 'status', access: 'read_write', element: shape.status === 'atomic' ? 'atomic<u32>' : 'u32' });
   return bindings;
 }
 
@@ -129,7 +135,7 @@ export function segmentUniforms(facts: SegmentKernelFacts, shape: SegmentShape):
   fields.push(...sourceUniforms('numSegments', facts.numSegments), ...sourceUniforms('segmentSize', facts.sizes), ...sourceUniforms('stride', facts.stride));
   for (const [name, fact] of Object.entries(facts.sources)) fields.push(...sourceUniforms(name, fact));
   if (facts.sizeBounds !== undefined) fields.push('sizeBoundsAt', 'sizeBoundsLen');
-  if (facts.startMode === 1 && shape.temp !== 'none') fields.push('offsetsAt');
+  if (facts.startMode === 1 && shape.temp !== 'none' && shape.starts !== false) fields.push('offsetsAt');
   return fields;
 }
 
@@ -199,7 +205,7 @@ export function segmentPreamble(facts: SegmentKernelFacts, shape: SegmentShape):
     `fn failed() -> bool { return ${facts.validates ? 'block[0] != 0u' : 'false'}; }`,
   );
   if (facts.stride !== undefined) parts.push(`fn strideValue() -> u32 { return ${readCount('stride', facts.stride, '0u')}; }`);
-  if (!shape.blockWritable) {
+  if (!shape.blockWritable && shape.starts !== false) {
     parts.push(`// Segment i's start and size, clamped to the items and to capacity (the CPU twin's extent()).
 fn segmentExtent(i: u32, capacity: u32) -> vec2<u32> {
   var size = segmentSizeOf(i);

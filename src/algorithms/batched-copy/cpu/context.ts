@@ -105,7 +105,7 @@ export class CopyContext extends SegmentedContext<BatchedCopyRun> {
 
   /** Where buffer i starts in the concatenation of all buffers (saturating at 2^32 - 1, as the WGSL twin's mulSat). */
   concatStart(i: number): number {
-    if (this.startMode === 1) return this.tempU32[this.offsetsSlot + i]!;
+    if (this.startMode === 1) return this.tempU32[this.packedStartsSlot() + i]!;
     return Math.min(i * this.sizeOf(0), 4294967295);
   }
 }

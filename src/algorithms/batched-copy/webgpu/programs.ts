@@ -18,8 +18,12 @@ import type { CopyKernelFacts } from './facts.js';
  *   (ranges.ts states the rule; problem.ts the slot).
  */
 
-function copyShape(facts: CopyKernelFacts): SegmentShape {
-  return { temp: facts.startMode === 1 ? 'u32' : 'none' };
+/**
+ * A copy kernel's shape: only 'chunked' asks where a buffer starts in the concatenation (the
+ * 'offsets' slot, with packed per-buffer sizes); every other kernel reads a buffer's own offsets.
+ */
+function copyShape(facts: CopyKernelFacts, starts: boolean): SegmentShape {
+  return starts && facts.startMode === 1 ? { temp: 'u32' } : { temp: 'none', starts: false };
 }
 
 function copyBindings(facts: CopyKernelFacts, shape: SegmentShape): ProgramBinding[] {
@@ -49,7 +53,7 @@ fn bufferCopy(i: u32) -> vec3<u32> {
   c = c - c % W;
   return vec3<u32>(s, d, c);
 }
-fn concatStart(i: u32) -> u32 { return ${facts.startMode === 2 ? '0u' : concat}; }`;
+${shape.starts === false ? '' : `fn concatStart(i: u32) -> u32 { return ${facts.startMode === 2 ? '0u' : concat}; }`}`;
 }
 
 /** The move loop: elements [first, to) of buffer i, invocation \`lane\` of \`step\`. */
@@ -77,7 +81,7 @@ function program(facts: CopyKernelFacts, name: string, kernel: string, shape: Se
 
 /** 'team' (team = teamSize) and 'workgroup' (team = WG): a team of invocations per buffer. */
 export function teamProgram(facts: CopyKernelFacts, name: string, team: number): WebGpuProgram {
-  const shape = copyShape(facts);
+  const shape = copyShape(facts, false);
   const main = `
   let i = workgroupIndex * (WG / ${team}u) + lid / ${team}u;
   if (failed() || i >= activeSegments()) { return; }
@@ -87,7 +91,7 @@ export function teamProgram(facts: CopyKernelFacts, name: string, team: number):
 
 /** 'chunked': a chunk of the concatenated buffers per workgroup. */
 export function chunkedProgram(facts: CopyKernelFacts, name: string): WebGpuProgram {
-  const shape = copyShape(facts);
+  const shape = copyShape(facts, true);
   const total = facts.startMode === 1 ? 'concatStart(n)' : 'mulSat(n, sizeOf(0u))';
   const first =
     facts.startMode === 1
@@ -121,7 +125,7 @@ fn sharedAt() -> u32 { return u.checkAt + 2u + u.bitmapWords; }`;
 
 /** 'check-clear': zeroes the bitmaps; no failing buffer yet. */
 export function checkClearProgram(facts: CopyKernelFacts, name: string): WebGpuProgram {
-  const shape: SegmentShape = { temp: 'u32' };
+  const shape: SegmentShape = { temp: 'u32', starts: false };
   const main = `
   if (failed()) { return; }
   let w = workgroupIndex * WG + lid;
@@ -131,7 +135,7 @@ export function checkClearProgram(facts: CopyKernelFacts, name: string): WebGpuP
 
 /** 'check-mark': each buffer's ranges against its arrays; each non-empty buffer's destination start marked (a second mark sets its shared bit). */
 export function checkMarkProgram(facts: CopyKernelFacts, name: string): WebGpuProgram {
-  const shape: SegmentShape = { temp: 'atomic' };
+  const shape: SegmentShape = { temp: 'atomic', starts: false };
   const main = `
   if (failed()) { return; }
   let i = workgroupIndex * WG + lid;
@@ -151,7 +155,7 @@ export function checkMarkProgram(facts: CopyKernelFacts, name: string): WebGpuPr
 
 /** 'check-scan': one workgroup per buffer: does its destination range hold another non-empty buffer's start? */
 export function checkScanProgram(facts: CopyKernelFacts, name: string): WebGpuProgram {
-  const shape: SegmentShape = { temp: 'atomic' };
+  const shape: SegmentShape = { temp: 'atomic', starts: false };
   const declarations = `${bitmaps}
 var<workgroup> found: atomic<u32>;`;
   const main = `
@@ -181,7 +185,7 @@ var<workgroup> found: atomic<u32>;`;
 
 /** 'check-report' (grid 1): the lowest failing buffer into the status words, and word 0 of the block, where later kernels test it. */
 export function checkReportProgram(facts: CopyKernelFacts, name: string): WebGpuProgram {
-  const shape: SegmentShape = { temp: 'u32', blockWritable: true, status: true };
+  const shape: SegmentShape = { temp: 'u32', blockWritable: true, status: true, starts: false };
   const declarations = `
 var<workgroup> otherBuffer: atomic<u32>;
 fn report(code: u32, parameter: u32, buffer: u32, value: u32, w4: u32, w5: u32, w6: u32, w7: u32) {
