@@ -3,7 +3,6 @@ import { radixSample, radixSampleCap, radixState, radixStateWords } from '../pol
 import {
   Segment,
   type TopKContext,
-  bit,
   type TopKKernelParams,
   ensureAscending,
   f32Signed,
@@ -402,28 +401,28 @@ function appendSetBits(dst: Int32Array, at: number, bits: number, base: number):
 /** Bit j set where f32 keys[p + j] (j < 8) is not below `t` (a NaN compares false: it reaches). */
 function notBelowByte(keys: Float32Array, p: number, t: number): number {
   return (
-    bit(!(keys[p]! < t)) |
-    (bit(!(keys[p + 1]! < t)) << 1) |
-    (bit(!(keys[p + 2]! < t)) << 2) |
-    (bit(!(keys[p + 3]! < t)) << 3) |
-    (bit(!(keys[p + 4]! < t)) << 4) |
-    (bit(!(keys[p + 5]! < t)) << 5) |
-    (bit(!(keys[p + 6]! < t)) << 6) |
-    (bit(!(keys[p + 7]! < t)) << 7)
+    +!(keys[p]! < t) |
+    (+!(keys[p + 1]! < t) << 1) |
+    (+!(keys[p + 2]! < t) << 2) |
+    (+!(keys[p + 3]! < t) << 3) |
+    (+!(keys[p + 4]! < t) << 4) |
+    (+!(keys[p + 5]! < t) << 5) |
+    (+!(keys[p + 6]! < t) << 6) |
+    (+!(keys[p + 7]! < t) << 7)
   );
 }
 
 /** Bit j set where f32 keys[p + j] (j < 8) is not above `t` (a NaN compares false: it does not reach). */
 function notAboveByte(keys: Float32Array, p: number, t: number): number {
   return (
-    bit(keys[p]! <= t) |
-    (bit(keys[p + 1]! <= t) << 1) |
-    (bit(keys[p + 2]! <= t) << 2) |
-    (bit(keys[p + 3]! <= t) << 3) |
-    (bit(keys[p + 4]! <= t) << 4) |
-    (bit(keys[p + 5]! <= t) << 5) |
-    (bit(keys[p + 6]! <= t) << 6) |
-    (bit(keys[p + 7]! <= t) << 7)
+    +(keys[p]! <= t) |
+    (+(keys[p + 1]! <= t) << 1) |
+    (+(keys[p + 2]! <= t) << 2) |
+    (+(keys[p + 3]! <= t) << 3) |
+    (+(keys[p + 4]! <= t) << 4) |
+    (+(keys[p + 5]! <= t) << 5) |
+    (+(keys[p + 6]! <= t) << 6) |
+    (+(keys[p + 7]! <= t) << 7)
   );
 }
 
@@ -456,7 +455,7 @@ function collectF32Reaching(keys: Float32Array, dst: Int32Array, out: number, fr
 /** Bit j set where the signed ordered key of keys[p + j] (j < 8) reaches `threshold`: f32 bits through f32Signed, then `^ xor`, or integer bits `^ xor`. */
 function reachingByte(keys: Int32Array, p: number, threshold: number, isF32: boolean, xor: number): number {
   let bits = 0;
-  for (let j = 0; j < 8; j++) bits |= bit((isF32 ? f32Signed(keys[p + j]!) ^ xor : keys[p + j]! ^ xor) >= threshold) << j;
+  for (let j = 0; j < 8; j++) bits |= +((isF32 ? f32Signed(keys[p + j]!) ^ xor : keys[p + j]! ^ xor) >= threshold) << j;
   return bits;
 }
 
