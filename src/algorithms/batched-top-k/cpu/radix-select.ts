@@ -471,8 +471,14 @@ function collectSignedReaching(keys: Int32Array, dst: Int32Array, out: number, f
   return at - out;
 }
 
-let directKeys = new Int32Array(1024);
-let directIndices = new Int32Array(1024);
+/**
+ * The candidates of filter pass 0's shortcut, keys and indices, up to 8192 (more take the digit
+ * passes). Module constants: V8 embeds them, where arrays it must load keep reloading their base and
+ * length after every store of a loop.
+ */
+const directItems = 8192;
+const directKeys = new Int32Array(directItems);
+const directIndices = new Int32Array(directItems);
 
 /**
  * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
@@ -482,10 +488,6 @@ let directIndices = new Int32Array(1024);
  * first tied candidates appended).
  */
 function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number): void {
-  if (directKeys.length < count) {
-    directKeys = new Int32Array(count);
-    directIndices = new Int32Array(count);
-  }
   const keys = ctx.keys;
   const temp = ctx.temp;
   const { start, mask } = seg;
@@ -543,10 +545,11 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
-  // Few keys reached the sampled threshold (at most a tile): sorting them costs less than the digit
-  // passes that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's
-  // first workgroup sorts them in workgroup memory (webgpu/radix-filter.ts).
-  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems) {
+  // Few keys reached the sampled threshold (at most a tile, and at most directItems: tiles past that
+  // only with a GPU's capabilities): sorting them costs less than the digit passes that would re-read
+  // their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first workgroup sorts them in
+  // workgroup memory (webgpu/radix-filter.ts).
+  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems) {
     if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
     return;
   }
