@@ -5,11 +5,12 @@ import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 /*
  * The 'reduce' scan of f32 keys on the CPU (src/algorithms/batched-top-k/cpu/reduce.ts): ranges of
  * 128 keys or more are scanned 32 keys at a time against a float mask of the list's last entry, and
- * ranges of at most 48 keys per result start from a floor sampled from every 8th key (the third
+ * ranges of at most 128 keys per result start from a floor sampled from every 16th key (the second
  * best), falling back to the whole scan when fewer than k keys reach it. Inputs that mislead the
- * floor (the sampled keys the best: 3 keys reach it), sorted and reversed rows (every key enters, or
- * none after the first), ties (also of -0 and +0), NaNs on and off the sample, and rows shorter than
- * the mask's words; both directions, on one thread and with the launch split with a worker.
+ * floor (the sampled keys the best: 2 keys reach it), sorted and reversed rows (every key enters, or
+ * none after the first), ties (also of -0 and +0), NaNs on and off the sample (a NaN floor), and rows
+ * shorter than the mask's words; both directions, on one thread and with the launch split with a
+ * worker.
  */
 function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
   const n = rows * cols;
@@ -20,16 +21,16 @@ function keysFor(style: string, rows: number, cols: number, seed: number): Float
     return a / 4294967296;
   };
   for (let i = 0; i < n; i++) {
-    const j = i % cols; // position in the row: the floor samples j % 8 === 0
+    const j = i % cols; // position in the row: the floor samples j % 16 === 0
     if (style === 'uniform') keys[i] = next() * 2 - 1;
-    else if (style === 'sample-high') keys[i] = j % 8 === 0 ? 100 + next() : next(); // floor too high: fallback
-    else if (style === 'sample-low') keys[i] = j % 8 === 0 ? -100 - next() : next(); // floor too low: every key reaches it
+    else if (style === 'sample-high') keys[i] = j % 16 === 0 ? 100 + next() : next(); // floor too high: fallback
+    else if (style === 'sample-low') keys[i] = j % 16 === 0 ? -100 - next() : next(); // floor too low: every key reaches it
     else if (style === 'ascending') keys[i] = j;
     else if (style === 'descending') keys[i] = -j;
     else if (style === 'ties') keys[i] = Math.floor(next() * 3);
     else if (style === 'all-equal') keys[i] = 1.5;
     else if (style === 'specials') keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : i % 13 === 0 ? Infinity : next() - 0.5;
-    else if (style === 'nan-samples') keys[i] = j % 8 === 0 && j % 16 !== 0 ? NaN : next(); // NaN floor ('max')
+    else if (style === 'nan-samples') keys[i] = j % 32 === 0 ? NaN : next(); // half the samples NaN: a NaN floor for 'max'
     else if (style === 'sparse-nan') keys[i] = j % 97 === 5 ? NaN : next() * 2 - 1; // NaNs off the sample
     // Mostly -0 and +0 (the floor and the list's last entry land on zero: both equal, ties by index).
     else {
@@ -51,7 +52,7 @@ describe("reduce's word-mask scan and sampled floor (f32 keys)", () => {
   for (const [name, make] of backends) {
     it(`agrees with referenceTopK bit for bit (${name})`, async () => {
       const backend = make();
-      // [rows, cols, kMax]: floored (cols <= 48 k), masked only (cols > 48 k), shorter than the mask's words, a partial last word.
+      // [rows, cols, kMax]: floored (cols <= 128 k), masked only (cols > 128 k), shorter than the mask's words, a partial last word.
       for (const [rows, cols, kMax] of [[40, 256, 8], [33, 144, 3], [17, 1000, 5], [25, 100, 6], [19, 173, 8]] as const) {
         // Per-segment k from 1 to kMax (k = 1 and 2 take the locals' path, the others the list).
         const ks = Array.from({ length: rows }, (_, i) => 1 + (i % kMax));

@@ -144,40 +144,42 @@ const maskedRangeMinItems = 128;
 /**
  * Ranges of at most this many keys per result take the sampled floor ({@link topOfRangeFloored}):
  * its sample is a serial chain of conditional moves, which pays where a list filled from the first
- * keys lets many through (4096x256 k = 8: -9% on one thread; 2048x512 k = 8: +3%, 1024x1000 k = 5:
- * +20%).
+ * keys lets many through (on one thread against the plain word-mask scan: 4096x256 k = 8 -13%,
+ * 2048x768 k = 8 -11%; 1024x1000 k = 5 +1%).
  */
-const flooredKeysPerTake = 48;
+const flooredKeysPerTake = 128;
 
-/** One key in this many is sampled for the floor of {@link topOfRangeFloored}. */
-const sampleStride = 8;
+/**
+ * One key in this many is sampled for the floor of {@link topOfRangeFloored}, the second best sample:
+ * ~30 keys reach it at random, fewer than k = 8 in ~6% of the ranges. Every 8th key's third best lets
+ * ~23 through, short in ~4%, but its longer chain of conditional moves ran 4096x256 k = 8 ~13% slower.
+ */
+const sampleStride = 16;
 
 /** The f32 value of a floor given as a 'max' signed ordered key. */
 const floorF32 = new Float32Array(1);
 const floorBits = new Int32Array(floorF32.buffer);
 
 /**
- * The word-mask scan of {@link topOfRange} (f32 keys) from a sampled floor: T = the third best of
- * every 8th key, so that the masks pass ~24 keys at random instead of the ~36 that a list filled from
- * the range's first keys lets through (k = 8 of 256). Only keys reaching T enter; when `take` did, the
- * list is exact (every other key ranks below T, so below every entry) and this returns true. Else
- * (~4% at random for k = 8) it returns false having written only `list`, and the caller scans again.
+ * The word-mask scan of {@link topOfRange} (f32 keys) from a sampled floor T (the second best of every
+ * 16th key), so that from the first word on the masks pass only the ~30 keys at random that reach T,
+ * of which fewer enter the list than the ~36 that a list filled from the range's first keys takes in
+ * (k = 8 of 256). Only keys reaching T enter; when `take` did, the list is exact (every other key
+ * ranks below T, so below every entry) and this returns true. Else (~6% at random for k = 8) it
+ * returns false having written only `list`, and the caller scans again.
  */
 function topOfRangeFloored(ctx: TopKContext, from: number, to: number, start: number, mask: number, take: number, list: Int32Array, indexBase: number): boolean {
   const keys = ctx.keys;
-  // The three best samples, branch-free (int32 Math.max and Math.min compile to conditional moves).
+  // The two best samples, branch-free (int32 Math.max and Math.min compile to conditional moves).
   let first = signBit;
   let second = signBit;
-  let third = signBit;
   for (let p = from; p < to; p += sampleStride) {
     const s = f32Signed(keys[p]!) ^ mask;
     const firstOut = Math.min(first, s);
     first = Math.max(first, s);
-    const secondOut = Math.min(second, firstOut);
     second = Math.max(second, firstOut);
-    third = Math.max(third, secondOut);
   }
-  const floor = third;
+  const floor = second;
   // The floor's value (the 'max' ordered transform is its own inverse on numbers; a NaN's gives a NaN).
   const maxKey = floor ^ mask;
   floorBits[0] = maxKey ^ ((maxKey >> 31) >>> 1);
