@@ -46,9 +46,8 @@ function topOfRange(
 ): number {
   if (take <= 2 && to - from >= take) return topOneOrTwoOfRange(ctx, from, to, start, mask, take, list, indexBase);
   const size = to - from;
-  if (ctx.isF32 && size >= maskedRangeMinItems && size <= flooredKeysPerTake * take && topOfRangeFloored(ctx, from, to, start, mask, take, list, indexBase)) {
-    return take;
-  }
+  const floored = ctx.isF32 && size >= maskedRangeMinItems && size <= flooredKeysPerTake * take;
+  if (floored && topOfRangeFloored(ctx, from, to, start, mask, take, list, indexBase)) return take;
   const keys = ctx.keys;
   const isF32 = ctx.isF32;
   const integerXor = ctx.integerKeyXor ^ mask;
@@ -168,7 +167,16 @@ const floorBits = new Int32Array(floorF32.buffer);
  * ranks below T, so below every entry) and this returns true. Else (~6% at random for k = 8) it
  * returns false having written only `list`, and the caller scans again.
  */
-function topOfRangeFloored(ctx: TopKContext, from: number, to: number, start: number, mask: number, take: number, list: Int32Array, indexBase: number): boolean {
+function topOfRangeFloored(
+  ctx: TopKContext,
+  from: number,
+  to: number,
+  start: number,
+  mask: number,
+  take: number,
+  list: Int32Array,
+  indexBase: number,
+): boolean {
   const keys = ctx.keys;
   // The two best samples, branch-free (int32 Math.max and Math.min compile to conditional moves).
   let first = signBit;
