@@ -3,7 +3,6 @@ import { radixSample, radixSampleCap, radixState, radixStateWords } from '../pol
 import {
   Segment,
   type TopKContext,
-  bit,
   type TopKKernelParams,
   ensureAscending,
   f32Signed,
@@ -402,28 +401,28 @@ function appendSetBits(dst: Int32Array, at: number, bits: number, base: number):
 /** Bit j set where f32 keys[p + j] (j < 8) is not below `t` (a NaN compares false: it reaches). */
 function notBelowByte(keys: Float32Array, p: number, t: number): number {
   return (
-    bit(!(keys[p]! < t)) |
-    (bit(!(keys[p + 1]! < t)) << 1) |
-    (bit(!(keys[p + 2]! < t)) << 2) |
-    (bit(!(keys[p + 3]! < t)) << 3) |
-    (bit(!(keys[p + 4]! < t)) << 4) |
-    (bit(!(keys[p + 5]! < t)) << 5) |
-    (bit(!(keys[p + 6]! < t)) << 6) |
-    (bit(!(keys[p + 7]! < t)) << 7)
+    +!(keys[p]! < t) |
+    (+!(keys[p + 1]! < t) << 1) |
+    (+!(keys[p + 2]! < t) << 2) |
+    (+!(keys[p + 3]! < t) << 3) |
+    (+!(keys[p + 4]! < t) << 4) |
+    (+!(keys[p + 5]! < t) << 5) |
+    (+!(keys[p + 6]! < t) << 6) |
+    (+!(keys[p + 7]! < t) << 7)
   );
 }
 
 /** Bit j set where f32 keys[p + j] (j < 8) is not above `t` (a NaN compares false: it does not reach). */
 function notAboveByte(keys: Float32Array, p: number, t: number): number {
   return (
-    bit(keys[p]! <= t) |
-    (bit(keys[p + 1]! <= t) << 1) |
-    (bit(keys[p + 2]! <= t) << 2) |
-    (bit(keys[p + 3]! <= t) << 3) |
-    (bit(keys[p + 4]! <= t) << 4) |
-    (bit(keys[p + 5]! <= t) << 5) |
-    (bit(keys[p + 6]! <= t) << 6) |
-    (bit(keys[p + 7]! <= t) << 7)
+    +(keys[p]! <= t) |
+    (+(keys[p + 1]! <= t) << 1) |
+    (+(keys[p + 2]! <= t) << 2) |
+    (+(keys[p + 3]! <= t) << 3) |
+    (+(keys[p + 4]! <= t) << 4) |
+    (+(keys[p + 5]! <= t) << 5) |
+    (+(keys[p + 6]! <= t) << 6) |
+    (+(keys[p + 7]! <= t) << 7)
   );
 }
 
@@ -456,7 +455,7 @@ function collectF32Reaching(keys: Float32Array, dst: Int32Array, out: number, fr
 /** Bit j set where the signed ordered key of keys[p + j] (j < 8) reaches `threshold`: f32 bits through f32Signed, then `^ xor`, or integer bits `^ xor`. */
 function reachingByte(keys: Int32Array, p: number, threshold: number, isF32: boolean, xor: number): number {
   let bits = 0;
-  for (let j = 0; j < 8; j++) bits |= bit((isF32 ? f32Signed(keys[p + j]!) ^ xor : keys[p + j]! ^ xor) >= threshold) << j;
+  for (let j = 0; j < 8; j++) bits |= +((isF32 ? f32Signed(keys[p + j]!) ^ xor : keys[p + j]! ^ xor) >= threshold) << j;
   return bits;
 }
 
@@ -472,8 +471,14 @@ function collectSignedReaching(keys: Int32Array, dst: Int32Array, out: number, f
   return at - out;
 }
 
-let directKeys = new Int32Array(1024);
-let directIndices = new Int32Array(1024);
+/**
+ * The candidates of filter pass 0's shortcut, keys and indices, up to 8192 (more take the digit
+ * passes). Module constants: V8 embeds them, where arrays it must load keep reloading their base and
+ * length after every store of a loop.
+ */
+const directItems = 8192;
+const directKeys = new Int32Array(directItems);
+const directIndices = new Int32Array(directItems);
 
 /**
  * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
@@ -483,10 +488,6 @@ let directIndices = new Int32Array(1024);
  * first tied candidates appended).
  */
 function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number): void {
-  if (directKeys.length < count) {
-    directKeys = new Int32Array(count);
-    directIndices = new Int32Array(count);
-  }
   const keys = ctx.keys;
   const temp = ctx.temp;
   const { start, mask } = seg;
@@ -544,10 +545,11 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
-  // Few keys reached the sampled threshold (at most a tile): sorting them costs less than the digit
-  // passes that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's
-  // first workgroup sorts them in workgroup memory (webgpu/radix-filter.ts).
-  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems) {
+  // Few keys reached the sampled threshold (at most a tile, and at most directItems: tiles past that
+  // only with a GPU's capabilities): sorting them costs less than the digit passes that would re-read
+  // their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first workgroup sorts them in
+  // workgroup memory (webgpu/radix-filter.ts).
+  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems) {
     if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
     return;
   }

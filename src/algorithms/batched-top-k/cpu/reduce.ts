@@ -6,7 +6,9 @@ import { Segment, type TopKContext, type TopKKernelParams, f32Signed, resolveSeg
  * of segment floor(w / chunksPerSegment), policy.reduceChunkItems keys. On a GPU each invocation
  * keeps a register top-k of its strided items and the workgroup merges them; on the CPU one bounded
  * insertion list (best first) with a threshold test is the vectorised equivalent: most keys are
- * rejected by one compare against the current k-th best.
+ * rejected by one compare against the current k-th best. For f32 keys that compare is made 32 keys at
+ * a time into a mask, without a branch, and short ranges per result start from a sampled floor
+ * (topOfRangeFloored), so that fewer keys reach the list's mispredicted branches.
  *
  * One chunk per segment: the workgroup writes the outputs. Several: it writes its list to slot
  * `partials` (pairs (orderedKey, index) per workgroup, kMax pairs, padded with the sentinel
@@ -43,6 +45,9 @@ function topOfRange(
   indexBase: number,
 ): number {
   if (take <= 2 && to - from >= take) return topOneOrTwoOfRange(ctx, from, to, start, mask, take, list, indexBase);
+  const size = to - from;
+  const floored = ctx.isF32 && size >= maskedRangeMinItems && size <= flooredKeysPerTake * take;
+  if (floored && topOfRangeFloored(ctx, from, to, start, mask, take, list, indexBase)) return take;
   const keys = ctx.keys;
   const isF32 = ctx.isF32;
   const integerXor = ctx.integerKeyXor ^ mask;
@@ -63,9 +68,38 @@ function topOfRange(
   const last = take - 1;
   let threshold = list[last]!;
   if (isF32) {
-    // A branch-free pre-test rejects most keys: `rotated` is the 'max' sk without the NaN and -0
-    // fixes, shifted so that every NaN ranks above every number. It orders numbers exactly (-0 just
-    // below +0) and never rejects a key the exact test would take; survivors get the exact key.
+    // Keys that may enter, 32 at a time in a mask built without a branch (float compares against the
+    // current last entry's value: a superset, exact for numbers, keeping every NaN for 'max', all keys
+    // while the last entry is a NaN), then the exact test for each: a branch per key that the
+    // threshold decides mispredicts at every entering key.
+    const values = ctx.keysF32;
+    const min = mask !== 0;
+    let value = values[start + list[indexBase + last]!]!;
+    for (; size >= maskedRangeMinItems && p + 32 <= to; p += 32) {
+      let bits = value !== value ? -1 : min ? notAboveWord(values, p, value) : notBelowWord(values, p, value);
+      while (bits !== 0) {
+        const low = bits & -bits;
+        bits ^= low;
+        const q = p + 31 - Math.clz32(low);
+        const s = f32Signed(keys[q]!) ^ mask;
+        if (s > threshold) {
+          let at = last;
+          while (at > 0 && list[at - 1]! < s) {
+            list[at] = list[at - 1]!;
+            list[indexBase + at] = list[indexBase + at - 1]!;
+            at--;
+          }
+          list[at] = s;
+          list[indexBase + at] = q - start;
+          threshold = list[last]!;
+          value = values[start + list[indexBase + last]!]!;
+        }
+      }
+    }
+    // The rest (and short ranges, where a word's mask costs more than it saves): a branch-free
+    // pre-test rejects most keys. `rotated` is the 'max' sk without the NaN and -0 fixes, shifted so
+    // that every NaN ranks above every number. It orders numbers exactly (-0 just below +0) and never
+    // rejects a key the exact test would take; survivors get the exact key.
     let rotatedThreshold = (((threshold ^ mask) - 0x7fffff) | 0) ^ mask;
     for (; p < to; p++) {
       const bits = keys[p]!;
@@ -101,6 +135,136 @@ function topOfRange(
     }
   }
   return take;
+}
+
+/** Ranges of at least this many keys take the word-mask scan (64 keys at k = 3 ran ~9% slower with it). */
+const maskedRangeMinItems = 128;
+
+/**
+ * Ranges of at most this many keys per result take the sampled floor ({@link topOfRangeFloored}):
+ * its sample is a serial chain of conditional moves, which pays where a list filled from the first
+ * keys lets many through (on one thread against the plain word-mask scan: 4096x256 k = 8 -13%,
+ * 2048x768 k = 8 -11%; 1024x1000 k = 5 +1%).
+ */
+const flooredKeysPerTake = 128;
+
+/**
+ * One key in this many is sampled for the floor of {@link topOfRangeFloored}, the second best sample:
+ * ~30 keys reach it at random, fewer than k = 8 in ~6% of the ranges. Every 8th key's third best lets
+ * ~23 through, short in ~4%, but its longer chain of conditional moves ran 4096x256 k = 8 ~13% slower.
+ */
+const sampleStride = 16;
+
+/** The f32 value of a floor given as a 'max' signed ordered key. */
+const floorF32 = new Float32Array(1);
+const floorBits = new Int32Array(floorF32.buffer);
+
+/**
+ * The word-mask scan of {@link topOfRange} (f32 keys) from a sampled floor T (the second best of every
+ * 16th key), so that from the first word on the masks pass only the ~30 keys at random that reach T,
+ * of which fewer enter the list than the ~36 that a list filled from the range's first keys takes in
+ * (k = 8 of 256). Only keys reaching T enter; when `take` did, the list is exact (every other key
+ * ranks below T, so below every entry) and this returns true. Else (~6% at random for k = 8) it
+ * returns false having written only `list`, and the caller scans again.
+ */
+function topOfRangeFloored(
+  ctx: TopKContext,
+  from: number,
+  to: number,
+  start: number,
+  mask: number,
+  take: number,
+  list: Int32Array,
+  indexBase: number,
+): boolean {
+  const keys = ctx.keys;
+  // The two best samples, branch-free (int32 Math.max and Math.min compile to conditional moves).
+  let first = signBit;
+  let second = signBit;
+  for (let p = from; p < to; p += sampleStride) {
+    const s = f32Signed(keys[p]!) ^ mask;
+    const firstOut = Math.min(first, s);
+    first = Math.max(first, s);
+    second = Math.max(second, firstOut);
+  }
+  const floor = second;
+  // The floor's value (the 'max' ordered transform is its own inverse on numbers; a NaN's gives a NaN).
+  const maxKey = floor ^ mask;
+  floorBits[0] = maxKey ^ ((maxKey >> 31) >>> 1);
+  const floorValue = floorF32[0]!;
+  if (floorValue !== floorValue) return false;
+  const values = ctx.keysF32;
+  const min = mask !== 0;
+  const last = take - 1;
+  let count = 0;
+  // While the list fills, keys must reach the floor; then they must beat its last entry (which does).
+  let threshold = (floor - 1) | 0;
+  let value = floorValue;
+  let p = from;
+  for (; p + 32 <= to; p += 32) {
+    let bits = value !== value ? -1 : min ? notAboveWord(values, p, value) : notBelowWord(values, p, value);
+    while (bits !== 0) {
+      const low = bits & -bits;
+      bits ^= low;
+      const q = p + 31 - Math.clz32(low);
+      const s = f32Signed(keys[q]!) ^ mask;
+      if (s > threshold) {
+        let at = count < take ? count++ : last;
+        while (at > 0 && list[at - 1]! < s) {
+          list[at] = list[at - 1]!;
+          list[indexBase + at] = list[indexBase + at - 1]!;
+          at--;
+        }
+        list[at] = s;
+        list[indexBase + at] = q - start;
+        if (count === take) {
+          threshold = list[last]!;
+          value = values[start + list[indexBase + last]!]!;
+        }
+      }
+    }
+  }
+  for (; p < to; p++) {
+    const s = f32Signed(keys[p]!) ^ mask;
+    if (s > threshold) {
+      let at = count < take ? count++ : last;
+      while (at > 0 && list[at - 1]! < s) {
+        list[at] = list[at - 1]!;
+        list[indexBase + at] = list[indexBase + at - 1]!;
+        at--;
+      }
+      list[at] = s;
+      list[indexBase + at] = p - start;
+      if (count === take) threshold = list[last]!;
+    }
+  }
+  return count === take;
+}
+
+/** Bit j set where keys[p + j] (j < 32) is not below `value` (a NaN compares false: it is set). */
+function notBelowWord(keys: Float32Array, p: number, value: number): number {
+  let bits = 0;
+  for (let j = 0; j < 32; j += 4) {
+    bits |=
+      (+!(keys[p + j]! < value) << j) |
+      (+!(keys[p + j + 1]! < value) << (j + 1)) |
+      (+!(keys[p + j + 2]! < value) << (j + 2)) |
+      (+!(keys[p + j + 3]! < value) << (j + 3));
+  }
+  return bits;
+}
+
+/** Bit j set where keys[p + j] (j < 32) is not above `value` (a NaN compares false: it is clear). */
+function notAboveWord(keys: Float32Array, p: number, value: number): number {
+  let bits = 0;
+  for (let j = 0; j < 32; j += 4) {
+    bits |=
+      (+(keys[p + j]! <= value) << j) |
+      (+(keys[p + j + 1]! <= value) << (j + 1)) |
+      (+(keys[p + j + 2]! <= value) << (j + 2)) |
+      (+(keys[p + j + 3]! <= value) << (j + 3));
+  }
+  return bits;
 }
 
 /** {@link topOfRange} for take 1 or 2 (arg-max and top-2, common for routers), in locals instead of memory. */

@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { Segment, type TopKKernelParams, bit, f32Signed, resolveSegment, sortByRank, writeSegmentOutputs } from './common.js';
+import { Segment, type TopKKernelParams, f32Signed, resolveSegment, sortByRank, writeSegmentOutputs } from './common.js';
 
 /*
  * The 'single-tile' variant: one workgroup per segment (grid maxSegments), the whole segment in one
@@ -101,13 +101,13 @@ export function runSingleTile(workgroupId: number, _numWorkgroups: number, share
     if (pass === 0) {
       for (let j = 0; j < size; j++) {
         memory[indexBase + kept] = j;
-        kept += bit(memory[j]! >>> 24 === bin);
+        kept += +(memory[j]! >>> 24 === bin);
       }
     } else {
       for (let c = 0; c < candidates; c++) {
         const j = memory[indexBase + c]!;
         memory[indexBase + kept] = j;
-        kept += bit(((memory[j]! >>> shift) & 255) === bin);
+        kept += +(((memory[j]! >>> shift) & 255) === bin);
       }
     }
     candidates = kept;
@@ -117,11 +117,11 @@ export function runSingleTile(workgroupId: number, _numWorkgroups: number, share
   let selected = 0;
   for (let j = 0; j < size; j++) {
     const s = memory[j]!;
-    const tie = bit(s >= lo) & bit(s <= hi) & bit(ties > 0);
+    const tie = +(s >= lo) & +(s <= hi) & +(ties > 0);
     ties -= tie;
     memory[selected] = s;
     memory[indexBase + selected] = j;
-    selected += bit(s > hi) | tie;
+    selected += +(s > hi) | tie;
   }
   if (ctx.sorted) sortByRank(memory, memory, 0, indexBase, selected);
   writeSegmentOutputs(ctx, segment, seg, memory, indexBase, selected);
