@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
+import { rng } from './rng.js';
 
 /*
  * The 'reduce' scan of f32 keys on the CPU (src/algorithms/batched-top-k/cpu/reduce.ts): ranges of
@@ -15,11 +16,7 @@ import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
 function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
   const n = rows * cols;
   const keys = new Float32Array(n);
-  let a = seed >>> 0;
-  const next = () => {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    return a / 4294967296;
-  };
+  const next = rng(seed);
   for (let i = 0; i < n; i++) {
     const j = i % cols; // position in the row: the floor samples j % 16 === 0
     if (style === 'uniform') keys[i] = next() * 2 - 1;

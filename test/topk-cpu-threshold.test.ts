@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
+import { rng } from './rng.js';
 import { orderedKey } from '../src/algorithms/batched-top-k/keys.js';
 import { radixSample, radixSampleCap, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
 import { planInternals } from '../src/dispatch/plan.js';
@@ -15,11 +16,7 @@ import { planInternals } from '../src/dispatch/plan.js';
 function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
   const n = rows * cols;
   const keys = new Float32Array(n);
-  let a = seed >>> 0;
-  const next = () => {
-    a = (Math.imul(a, 1664525) + 1013904223) >>> 0;
-    return a / 4294967296;
-  };
+  const next = rng(seed);
   // The kernels' sample positions within each segment (policy.ts radixSample).
   const m = Math.min(8192, Math.max(256, cols >>> 5));
   const step = Math.floor(cols / m);
