@@ -734,6 +734,20 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect((late as GuaranteeViolationError).message).toBe('k[17]: 7 is outside the static bounds [1, 4] (found on the device)');
         for (const a of built.owned) a.destroy();
       });
+      it('strided rows with device-only sizes: the lowest segment longer than the stride, among three workgroups of checks', async () => {
+        // Strided starts need no scan, so WebGPU's validate spreads the 700 segments over three
+        // workgroups; segments 650 (the last workgroup) and 400 (the second) are longer than the stride.
+        const sizes = Array.from({ length: 700 }, (_, i) => 1 + (i % 9));
+        sizes[650] = 12;
+        sizes[400] = 11;
+        const c = makeCase({ name: 'bad-stride-spread', sizes, stride: 10, k: 2, sizeKind: 'perSegment-device', seed: 139 });
+        const built = buildCase(backend, c);
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).message).toBe('segmentSizes[400]: 11 is larger than segmentStride 10 (found on the device)');
+        await expectUntouched(built);
+        for (const a of built.owned) a.destroy();
+      });
       it('a device-only segment size outside its device runtime bounds', async () => {
         const c = makeCase({ name: 'bad-device-bounds', sizes: [5, 6, 7], k: 2, sizeKind: 'perSegment-device-bounds', seed: 103 });
         const built = buildCase(backend, c);
