@@ -125,23 +125,25 @@ export const validateSegmentsPerWorkgroup = 256;
 /** The most workgroups a spread 'validate' has: the last one is found by a 16-bit count. */
 const validateMaxWorkgroups = 65535;
 
+/** How 'validate' runs: spread over workgroups or ordered in one, and its grid. */
+export interface ValidateForm {
+  readonly spread: boolean;
+  readonly grid: number;
+}
+
 /**
- * The grid of 'validate'. Where each segment's start follows from its index (one size for every
+ * The form of 'validate'. Where each segment's start follows from its index (one size for every
  * segment, or strided) and no sum of per-segment sizes is checked, the segments need no scan, and
  * 'validate' spreads them over ceil(maxSegments / 256) workgroups whose last one to finish reports
  * (a single workgroup took 4096 per-token ks in ~8 us of the H200's time, one chunk after another).
  * Packed per-segment sizes (starts from a scan) and a `totalNumItems` check over per-segment sizes
- * keep one workgroup walking the segments in order.
+ * keep one workgroup walking the segments in order. The planner sizes the launch by it; backends
+ * pick the kernel's form by it.
  */
-export function validateGrid(segments: SegmentFacts, maxSegments: number): number {
-  const spreads = validateSpreads(segments.segmentSizes.kind === 'perSegment', segments.segmentStride !== undefined, segments.totalNumItems !== undefined, maxSegments);
-  return spreads ? Math.max(1, Math.ceil(maxSegments / validateSegmentsPerWorkgroup)) : 1;
-}
-
-/** Whether 'validate' spreads its segments over workgroups (see validateGrid); backends pick its form by it. */
-export function validateSpreads(perSegmentSizes: boolean, strided: boolean, totalChecked: boolean, maxSegments: number): boolean {
-  if (perSegmentSizes && (!strided || totalChecked)) return false;
-  return Math.ceil(maxSegments / validateSegmentsPerWorkgroup) <= validateMaxWorkgroups;
+export function validateForm(perSegmentSizes: boolean, strided: boolean, totalChecked: boolean, maxSegments: number): ValidateForm {
+  const grid = Math.max(1, Math.ceil(maxSegments / validateSegmentsPerWorkgroup));
+  const spread = !(perSegmentSizes && (!strided || totalChecked)) && grid <= validateMaxWorkgroups;
+  return { spread, grid: spread ? grid : 1 };
 }
 
 /**
@@ -161,7 +163,7 @@ export function prologueLaunches(
 ): Launch<PrologueKernel>[] {
   const launches: Launch<PrologueKernel>[] = [];
   if (validation.validates) {
-    const grid = validateGrid(segments, maxSegments);
+    const { grid } = validateForm(segments.segmentSizes.kind === 'perSegment', segments.segmentStride !== undefined, segments.totalNumItems !== undefined, maxSegments);
     const purpose =
       grid === 1
         ? 'check device-only values against their bounds before anything is written'

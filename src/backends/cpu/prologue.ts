@@ -164,7 +164,7 @@ function validate(params: KernelParams, status: Uint32Array): void {
   }
 }
 
-/** The 'validate' kernel: its first workgroup checks everything (dispatch/plan.ts validateGrid may give it more). */
+/** The 'validate' kernel: its first workgroup checks everything (dispatch/plan.ts validateForm may give it more). */
 export function runValidate(workgroupId: number, _numWorkgroups: number, _shared: unknown, params: KernelParams): void {
   if (workgroupId !== 0) return;
   const status = params.ctx.status;

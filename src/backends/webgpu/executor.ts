@@ -1,11 +1,11 @@
 /// <reference types="@webgpu/types" />
 import type { DeviceArray } from '../backend.js';
 import { temporaryStorageBinding } from '../../dispatch/limits.js';
-import { slotsOfKernel, validateSegmentsPerWorkgroup, validateSpreads } from '../../dispatch/plan.js';
+import { slotsOfKernel, validateForm } from '../../dispatch/plan.js';
 import { boundsWords } from '../../dispatch/device-checks.js';
 import { type Executor, type KernelTable, type Launch, type SegmentSource, type SegmentedRun, statusWords } from '../../dispatch/problem.js';
 import { type WebGpuProgram, uniformBytes, uniformFields } from './program.js';
-import { segmentOffsetsProgram, validateFacts, validateProgram } from './prologue.js';
+import { type ValidateFacts, segmentOffsetsProgram, validateFacts, validateProgram } from './prologue.js';
 import { type SegmentKernelFacts, countOf, needsBlock } from './segments.js';
 import { type CompiledProgram, type WebGpuRuntime, webgpuRuntime } from './webgpu-backend.js';
 
@@ -217,11 +217,12 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
   const slotsOf = (kernel: string): readonly string[] => slotsOfKernel(algorithm.kernels as KernelTable<string, never, never>, kernel);
 
   const programFor = (launch: Launch, run: Run, facts: Facts, factsKey: string): WebGpuProgram => {
-    const total = run.totalNumItems !== undefined;
-    const spread = validateSpreads(facts.sizes.kind === 'perSegment', facts.startMode === 2, total, run.problem.maxSegments);
-    const validate = launch.kernel === 'validate' ? validateFacts(run.checks, total, spread, run.parameterNames) : undefined;
-    if (validate !== undefined && launch.grid !== (spread ? Math.max(1, Math.ceil(run.problem.maxSegments / validateSegmentsPerWorkgroup)) : 1)) {
-      throw new Error(`internal: ${launch.name} has ${launch.grid} workgroups, not its ${spread ? 'spread' : 'ordered'} form's`);
+    let validate: ValidateFacts | undefined;
+    if (launch.kernel === 'validate') {
+      const total = run.totalNumItems !== undefined;
+      const form = validateForm(facts.sizes.kind === 'perSegment', facts.startMode === 2, total, run.problem.maxSegments);
+      if (launch.grid !== form.grid) throw new Error(`internal: ${launch.name} has ${launch.grid} workgroups, not its ${form.spread ? 'spread' : 'ordered'} form's ${form.grid}`);
+      validate = validateFacts(run.checks, total, form.spread, run.parameterNames);
     }
     const extra = validate === undefined ? (algorithm.programKey?.(launch, run) ?? '') : JSON.stringify(validate);
     const key = `${launch.kernel}|${extra}|${factsKey}`;

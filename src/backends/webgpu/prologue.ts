@@ -69,7 +69,7 @@ export interface CheckFact {
 export interface ValidateFacts {
   readonly checks: readonly CheckFact[];
   readonly total: boolean;
-  /** The spread form (dispatch/plan.ts validateGrid): a segment per invocation, the last workgroup reports. */
+  /** The spread form (dispatch/plan.ts validateForm): a segment per invocation, the last workgroup reports. */
   readonly spread: boolean;
   /** Parameter indices of the status words the kernel writes itself. */
   readonly segmentSizes: number;
@@ -338,22 +338,22 @@ fn lowestFailingOf(w: u32, n: u32, stride: u32, lid: u32) -> u32 {
   let g = workgroupUniformLoad(&geometry);
   let failing = lowestFailingOf(workgroupIndex, g.x, g.y, lid);
   if (lid == 0u) {
+    // The high half this workgroup contributes: 0xffff minus its index where it failed (at least 1), else 0.
+    let mine = select(0u, 0xffffu - workgroupIndex, failing != NONE);
     var before: u32;
-    if (failing == NONE) {
+    if (mine == 0u) {
       before = atomicAdd(&status[7], 1u);
     } else {
-      let mine = (0xffffu - workgroupIndex) << 16u;
       before = atomicLoad(&status[7]);
       loop {
-        let next = max(before & 0xffff0000u, mine) | ((before & 0xffffu) + 1u);
+        let next = (max(before >> 16u, mine) << 16u) | ((before & 0xffffu) + 1u);
         let swapped = atomicCompareExchangeWeak(&status[7], before, next);
         if (swapped.exchanged) { break; }
         before = swapped.old_value;
       }
-      before = max(before & 0xffff0000u, mine) | (before & 0xffffu);
     }
     let last = (before & 0xffffu) + 1u == u.grid;
-    let top = before >> 16u;
+    let top = max(before >> 16u, mine);
     verdict = vec2<u32>(select(0u, 1u, last), select(NONE, 0xffffu - top, top != 0u));
   }
   let v = workgroupUniformLoad(&verdict);
@@ -370,7 +370,7 @@ fn lowestFailingOf(w: u32, n: u32, stride: u32, lid: u32) -> u32 {
     return;
   }
   if (lid == 0u) {
-    ${totalCheck === '' ? '' : `let carry = mulSat(g.x, segmentSizeOf(0u)); // one size for every segment (validateGrid)
+    ${totalCheck === '' ? '' : `let carry = mulSat(g.x, segmentSizeOf(0u)); // one size for every segment (validateForm)
     ${totalCheck}`}
     report(0u, 0u, 0u, 0u, 0u, 0u);
   }`;
