@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { SegkitUsageError } from '../src/index.js';
+import { SegkitUsageError, referenceTopK } from '../src/index.js';
 
 /** The error `fn` throws; fails the test when it throws none. */
 export function thrown(fn: () => unknown): unknown {
@@ -17,6 +17,23 @@ export function expectUsageError(error: unknown, message: string): void {
   expect(error).toBeInstanceOf(TypeError);
   expect((error as Error).name).toBe('SegkitUsageError');
   expect((error as Error).message).toBe(message);
+}
+
+/**
+ * referenceTopK over `rows` packed rows of `cols` f32 keys each, with one k per row (or one for every
+ * row) and one direction; indices as values.
+ */
+export function referenceOfRows(keys: Float32Array, rows: number, cols: number, k: number | readonly number[], direction: 'max' | 'min', kMax: number) {
+  return referenceTopK({
+    keyType: 'f32',
+    keys: new Uint32Array(keys.buffer, keys.byteOffset, keys.length),
+    segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
+    segmentSizes: Array.from({ length: rows }, () => cols),
+    k: typeof k === 'number' ? Array.from({ length: rows }, () => k) : k,
+    directions: Array.from({ length: rows }, () => direction),
+    kMax,
+    withValues: true,
+  });
 }
 
 export { rng } from './rng.js';

@@ -3,8 +3,9 @@
  * backend, and the first bit-level difference named by output, segment, slot, values and backends.
  */
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { type Backend, DeviceBatchedTopK, env, p, referenceTopK } from '../src/index.js';
+import { type Backend, DeviceBatchedTopK, env, p } from '../src/index.js';
 import { BackendMismatchError, type BackendRun, type RunContext, firstDifference, testBackendNames, testBackends } from '../src/testing.js';
+import { referenceOfRows } from './helpers.js';
 
 process.env.LP_NUM_THREADS ??= '1';
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -95,16 +96,7 @@ describe('run and compare', () => {
     // Tracked arrays are destroyed once the outputs are downloaded.
     expect(tracked.length).toBe(3 * comparison.runs.length);
     expect(tracked.every((a) => a.destroyed)).toBe(true);
-    const expected = referenceTopK({
-      keyType: 'f32',
-      keys: new Uint32Array(keys.buffer),
-      segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
-      segmentSizes: Array.from({ length: rows }, () => cols),
-      k: Array.from({ length: rows }, () => k),
-      directions: Array.from({ length: rows }, () => 'max' as const),
-      kMax: k,
-      withValues: true,
-    });
+    const expected = referenceOfRows(keys, rows, cols, k, 'max', k);
     const reference: BackendRun = { name: 'reference', outputs: { keysOut: new Float32Array(expected.keys.buffer), valuesOut: expected.values } };
     expect(firstDifference([...comparison.runs, reference], { slotsPerSegment: k })).toBeUndefined();
     expect(comparison.runs[0]!.outputs.keysOut[0]).toBeNaN();

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
-import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
-import { rng } from './rng.js';
+import { referenceOfRows, rng } from './helpers.js';
 
 /*
  * The 'reduce' scan of f32 keys on the CPU (src/algorithms/batched-top-k/cpu/reduce.ts): ranges of
@@ -73,16 +72,7 @@ describe("reduce's word-mask scan and sampled floor (f32 keys)", () => {
             expect(plan.variant).toBe('reduce');
             plan.destroy();
             await DeviceBatchedTopK.select(args, environment);
-            const expected = referenceTopK({
-              keyType: 'f32',
-              keys: new Uint32Array(keys.buffer),
-              segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
-              segmentSizes: Array.from({ length: rows }, () => cols),
-              k: ks,
-              directions: Array.from({ length: rows }, () => direction),
-              kMax,
-              withValues: true,
-            });
+            const expected = referenceOfRows(keys, rows, cols, ks, direction, kMax);
             const label = `${style} ${rows}x${cols} kMax=${kMax} ${direction}`;
             expect(Array.from(new Uint32Array((await backend.download(keysOut)).buffer)), label).toEqual(Array.from(expected.keys));
             expect(Array.from(new Uint32Array((await backend.download(valuesOut)).buffer)), label).toEqual(Array.from(expected.values));

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
-import { referenceTopK } from '../src/algorithms/batched-top-k/reference.js';
-import { rng } from './rng.js';
+import { referenceOfRows, rng } from './helpers.js';
 import { orderedKey } from '../src/algorithms/batched-top-k/keys.js';
 import { radixSample, radixSampleCap, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
 import { planInternals } from '../src/dispatch/plan.js';
@@ -59,16 +58,7 @@ describe('radix-select pass 0 with a sampled threshold', () => {
               const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) };
               const environment = env({ backend, tuning: { variant: 'radix-select' }, requirements: { outputOrdering: ordering } });
               await DeviceBatchedTopK.select(args, environment);
-              const expected = referenceTopK({
-                keyType: 'f32',
-                keys: new Uint32Array(keys.buffer),
-                segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
-                segmentSizes: Array.from({ length: rows }, () => cols),
-                k: Array.from({ length: rows }, () => k),
-                directions: Array.from({ length: rows }, () => direction),
-                kMax: k,
-                withValues: true,
-              });
+              const expected = referenceOfRows(keys, rows, cols, k, direction, k);
               let gotKeys = new Uint32Array((await backend.download(keysOut)).buffer);
               let gotValues = new Uint32Array((await backend.download(valuesOut)).buffer);
               let expectedKeys = expected.keys;

@@ -4,7 +4,7 @@
  * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
 import {
@@ -19,7 +19,7 @@ import {
   topKViolations,
   untouchedBits,
 } from './topk-cases.js';
-import { rng } from '../helpers.js';
+import { referenceOfRows, rng } from '../helpers.js';
 import { makeCase } from './topk-cases.js';
 import { defineTopKPlanLifecycle } from './topk-plan.suite.js';
 
@@ -231,16 +231,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
               expect(plan.variant).toBe('radix-select');
               const temp = backend.alloc('u8', plan.tempStorageBytes);
               await plan.run(temp);
-              const expected = referenceTopK({
-                keyType: 'f32',
-                keys: new Uint32Array(data.buffer),
-                segmentStarts: Array.from({ length: rows }, (_, i) => i * cols),
-                segmentSizes: Array.from({ length: rows }, () => cols),
-                k: Array.from({ length: rows }, () => k),
-                directions: Array.from({ length: rows }, () => direction),
-                kMax: k,
-                withValues: true,
-              });
+              const expected = referenceOfRows(data, rows, cols, k, direction, k);
               const label = `${style} ${direction}`;
               expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
               expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
@@ -655,6 +646,13 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         expect([...bits(await backend.download(built.keysOut))].every((b) => b === untouchedBits)).toBe(true);
         if (built.valuesOut) expect([...bits(await backend.download(built.valuesOut))].every((b) => b === untouchedBits)).toBe(true);
       }
+      /** Runs the case: a GuaranteeViolationError with exactly `message`, and the outputs untouched. */
+      async function expectViolation(built: ReturnType<typeof buildCase>, message: string) {
+        const error = await runCase(backend, built).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(GuaranteeViolationError);
+        expect((error as GuaranteeViolationError).message).toBe(message);
+        await expectUntouched(built);
+      }
       it('a host per-segment value outside its static bounds', async () => {
         const c = makeCase({ name: 'bad-host', sizes: [5, 6, 7], k: [1, 9, 2], kBound: 4, seed: 97 });
         const built = buildCase(backend, c);
@@ -687,10 +685,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         for (const bad of [7005, 7001, 8999]) ks[bad] = 5;
         const c = makeCase({ name: 'bad-device-many', sizes, k: ks, kBound: 4, kKind: 'perSegment-device', sizeKind: 'perSegment-device', seed: 131 });
         const built = buildCase(backend, c);
-        const error = await runCase(backend, built).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(GuaranteeViolationError);
-        expect((error as GuaranteeViolationError).message).toBe('k[7001]: 5 is outside the static bounds [1, 4] (found on the device)');
-        await expectUntouched(built);
+        await expectViolation(built, 'k[7001]: 5 is outside the static bounds [1, 4] (found on the device)');
         for (const a of built.owned) a.destroy();
       });
       it('the lowest failing segment among thousands of device-only ks over one segment size, then valid calls again', async () => {
@@ -705,10 +700,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         for (const at of [7005, 2100, 7001, 8999]) bad[at] = 5;
         const c = makeCase({ name: 'bad-device-spread', sizes, k: bad, kBound: 4, kKind: 'perSegment-device', sizeKind: 'uniform', seed: 137 });
         const built = buildCase(backend, c);
-        const error = await runCase(backend, built).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(GuaranteeViolationError);
-        expect((error as GuaranteeViolationError).message).toBe('k[2100]: 5 is outside the static bounds [1, 4] (found on the device)');
-        await expectUntouched(built);
+        await expectViolation(built, 'k[2100]: 5 is outside the static bounds [1, 4] (found on the device)');
         // One plan (one status buffer) run again with the ks rewritten in place on the device.
         const kArray = (built.args.k as { values: DeviceArray<'u32'> }).values;
         const environment = env({ backend });
@@ -742,10 +734,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         sizes[400] = 11;
         const c = makeCase({ name: 'bad-stride-spread', sizes, stride: 10, k: 2, sizeKind: 'perSegment-device', seed: 139 });
         const built = buildCase(backend, c);
-        const error = await runCase(backend, built).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(GuaranteeViolationError);
-        expect((error as GuaranteeViolationError).message).toBe('segmentSizes[400]: 11 is larger than segmentStride 10 (found on the device)');
-        await expectUntouched(built);
+        await expectViolation(built, 'segmentSizes[400]: 11 is larger than segmentStride 10 (found on the device)');
         for (const a of built.owned) a.destroy();
       });
       it('a device-only segment size outside its device runtime bounds', async () => {
@@ -756,10 +745,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         const narrowed = backend.upload(new Uint32Array([5, 6]));
         built.owned.push(narrowed);
         built.args.segmentSizes = p.perSegment(deviceSizes, { min: 0, max: 7 }, narrowed);
-        const error = await runCase(backend, built).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(GuaranteeViolationError);
-        expect((error as GuaranteeViolationError).message).toBe('segmentSizes[2]: 7 is outside the device runtime bounds [5, 6] (found on the device)');
-        await expectUntouched(built);
+        await expectViolation(built, 'segmentSizes[2]: 7 is outside the device runtime bounds [5, 6] (found on the device)');
         for (const a of built.owned) a.destroy();
       });
       it('a device-only number of segments past what the outputs hold', async () => {
