@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { referenceOfRows, rng } from './helpers.js';
 import { orderedKey } from '../src/algorithms/batched-top-k/keys.js';
-import { radixSample, radixSampleCap, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
+import { radixSample, radixSampleBits, radixSampleCap, radixSamplePosition, radixSampleRun, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
 import { planInternals } from '../src/dispatch/plan.js';
 
 /*
@@ -16,11 +16,11 @@ function keysFor(style: string, rows: number, cols: number, seed: number): Float
   const n = rows * cols;
   const keys = new Float32Array(n);
   const next = rng(seed);
-  // The kernels' sample positions within each segment (policy.ts radixSample).
-  const m = Math.min(8192, Math.max(256, cols >>> 5));
+  // The kernels' sample positions within each segment (policy.ts radixSample, radixSamplePosition).
+  const m = Math.floor(Math.min(8192, Math.max(256, cols >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(cols / m);
   const sampled = new Set<number>();
-  for (let r = 0; r < rows; r++) for (let i = 0; i < m; i++) sampled.add(r * cols + i * step);
+  for (let r = 0; r < rows; r++) for (let i = 0; i < m; i++) sampled.add(r * cols + radixSamplePosition(i, step));
   for (let i = 0; i < n; i++) {
     if (style === 'uniform') keys[i] = next() * 2 - 1;
     else if (style === 'sample-high') keys[i] = sampled.has(i) ? 100 + next() : next(); // T too high: few reach it
@@ -98,9 +98,11 @@ describe('radix-select pass 0 with a sampled threshold', () => {
 describe("radix-init's sampled threshold", () => {
   // The threshold is state the WGSL twin computes alike (twin.test.ts compares it); a wrong one
   // changes no output (a high one falls back, a low one only costs time), so it is checked here.
-  it('is the j-th largest ordered key of the strided sample (small j in one pass, large j by quickselect)', async () => {
+  it("keeps the leading bits of the sample's j-th largest ordered key (small j in one pass, large j by quickselect; 11- and 8-bit digits)", async () => {
     const backend = cpuBackend({ workers: 0 });
-    for (const style of ['uniform', 'ties', 'specials', 'signed-zeros']) {
+    for (const [style, radixBits] of [['uniform', 11], ['uniform', 8], ['ties', 11], ['specials', 11], ['specials', 8], ['signed-zeros', 11]] as const) {
+      // Two rounds of 11-bit digits keep 22 bits; three of 8-bit digits 24.
+      const dropped = 32 - radixSampleBits(radixBits);
       for (const [rows, cols, k] of [[3, 5000, 40], [2, 70000, 100], [2, 9000, 17], [1, 4096, 1], [1, 40000, 2000]] as const) {
         for (const direction of ['max', 'min'] as const) {
           const keys = keysFor(style, rows, cols, rows * 5 + cols + k);
@@ -109,7 +111,7 @@ describe("radix-init's sampled threshold", () => {
           const keysOut = backend.alloc('f32', rows * k);
           const valuesOut = backend.alloc('i32', rows * k);
           const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) };
-          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select' } }));
+          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', policy: { radixBits } } }));
           const temp = backend.alloc('u8', plan.tempStorageBytes);
           const internals = planInternals(plan);
           await internals.runPrefix(temp, plan.launches.findIndex((launch) => launch.kernel === 'radix-init') + 1);
@@ -118,10 +120,11 @@ describe("radix-init's sampled threshold", () => {
           for (let r = 0; r < rows; r++) {
             // Samples of these rows stay below every workgroup size's cap.
             const shape = radixSample(cols, k, radixSampleCap(256))!;
-            const sample = Array.from({ length: shape.m }, (_, i) => orderedKey(bits[r * cols + i * shape.step]!, 'f32', direction)).sort((a, b) => b - a);
-            const label = `${style} ${rows}x${cols} k=${k} ${direction} row ${r} (j = ${shape.j})`;
-            expect(words[state + r * radixStateWords + radixState.mode], label).toBe(1);
-            expect(words[state + r * radixStateWords + radixState.threshold], label).toBe(sample[shape.j - 1]);
+            const sample = Array.from({ length: shape.m }, (_, i) => orderedKey(bits[r * cols + radixSamplePosition(i, shape.step)]!, 'f32', direction)).sort((a, b) => b - a);
+            const label = `${style} ${rows}x${cols} k=${k} ${direction} ${radixBits}-bit row ${r} (j = ${shape.j})`;
+            const threshold = ((sample[shape.j - 1]! >>> dropped) * 2 ** dropped) >>> 0;
+            expect(words[state + r * radixStateWords + radixState.mode], label).toBe(threshold === 0 ? 0 : 1);
+            expect(words[state + r * radixStateWords + radixState.threshold], label).toBe(threshold);
           }
           temp.destroy();
           plan.destroy();

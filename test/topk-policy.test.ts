@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { cpuBackend, selectTopKVariant, topKPolicyFor } from '../src/index.js';
-import { perInvocationWorkgroupSize, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixTileItemsFor, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -23,6 +23,28 @@ describe('top-k policy', () => {
     expect(selectTopKVariant(longRows, capabilitiesWith(16384)).policy.radixBits).toBe(8);
     // Tuning wins on any segment size.
     expect(selectTopKVariant({ ...longRows, segmentSize: { min: 1, max: 5000 } }, roomy, { policy: { radixBits: 11 } }).policy.radixBits).toBe(11);
+  });
+
+  it("radix-select halves its pass-0 tile where whole tiles would give fewer than radixFewTilesPerSlot workgroups per slot", () => {
+    // A GPU's capabilities: 1024 workgroup slots, so 8192 workgroups is the bound.
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+    const full = topKPolicyFor(gpu).radixTileItems;
+    expect(full).toBe(4096);
+    const rows = (maxSegments: number, size: number) => ({ k: { min: 1, max: 100 }, segmentSize: { min: 1, max: size }, segmentSizeDeviceBounds: false, maxSegments });
+    // 64 rows of 151936: 38 tiles each, 2432 workgroups < 8192: 2048-key tiles.
+    expect(selectTopKVariant(rows(64, 151936), gpu).policy.radixTileItems).toBe(2048);
+    // One row of 16M: 4096 tiles < 8192: halved; 256 rows of 262144: 16384 tiles: kept.
+    expect(selectTopKVariant(rows(1, 1 << 24), gpu).policy.radixTileItems).toBe(2048);
+    expect(selectTopKVariant(rows(256, 262144), gpu).policy.radixTileItems).toBe(4096);
+    expect(selectTopKVariant(rows(512, 65536), gpu).policy.radixTileItems).toBe(4096);
+    expect(selectTopKVariant(rows(511, 65536), gpu).policy.radixTileItems).toBe(2048);
+    // Tuning wins; other variants keep the policy's tile.
+    expect(selectTopKVariant(rows(64, 151936), gpu, { policy: { radixTileItems: 4096 } }).policy.radixTileItems).toBe(4096);
+    expect(selectTopKVariant(rows(64, 151936), gpu, { variant: 'row-radix' }).policy.radixTileItems).toBe(4096);
+    // Never below 8 keys an invocation.
+    expect(radixTileItemsFor(1, 5000, { radixTileItems: 2048, workgroupSize: 256 }, 1024)).toBe(2048);
+    expect(radixTileItemsFor(1, 5000, { radixTileItems: 4096, workgroupSize: 256 }, 1024)).toBe(2048);
+    expect(radixFewTilesPerSlot).toBe(8);
   });
 
   it('rejects tuning values the radix kernels cannot run with, naming the value', () => {

@@ -65,9 +65,9 @@ const cases: TwinCase[] = [
     k: 300,
     variant: 'radix-select',
     policy: { radixBits: 11, radixFilterWorkgroups: 64 },
-    // Every 8th key is large: the sample (a stride that is a multiple of 8 here) holds only large keys,
-    // so its threshold is reached by fewer than k keys in the long segment.
-    key: (i, random) => (i % 8 === 0 ? 1000 + Math.round(random() * 4000) : Math.round(random() * 500)),
+    // The first 8 keys of every 256 are large: the long segment's sample (runs of 8 keys every
+    // 8 x 32 there) holds only large keys, so its threshold is reached by fewer than k keys.
+    key: (i, random) => (i % 256 < 8 ? 1000 + Math.round(random() * 4000) : Math.round(random() * 500)),
     launches: ['fallback', 'filter', 'init', 'histogram', 'finalize'],
   },
   {

@@ -196,9 +196,15 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
         const keys = new Float32Array(rows * cols);
         const random = rng(seed);
-        const m = Math.min(8192, Math.max(256, cols >>> 5));
+        const run = 8; // policy.ts radixSampleRun: runs of 8 neighbours, a run every 8 step keys
+        const m = Math.floor(Math.min(8192, Math.max(256, cols >>> 5)) / run) * run;
         const step = Math.floor(cols / m);
-        const sampled = (i: number) => (i % cols) % step === 0 && (i % cols) / step < m;
+        const sampled = (i: number) => {
+          const at = i % cols;
+          const runIndex = Math.floor(at / (run * step));
+          const within = at - runIndex * run * step;
+          return within < run && runIndex * run + within < m;
+        };
         for (let i = 0; i < keys.length; i++) {
           if (style === 'uniform') keys[i] = random() * 2 - 1;
           else if (style === 'sample-high') keys[i] = sampled(i) ? 100 + random() : random(); // few reach T: the fallback pass

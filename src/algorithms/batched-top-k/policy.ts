@@ -33,7 +33,11 @@ export interface TopKPolicy {
    * workgroup, no merge) instead of a workgroup each.
    */
   readonly reduceSmallSegmentItems: number;
-  /** Items one radix-select workgroup scans per tile (pass 0 reads the keys in tiles of this many). */
+  /**
+   * Items one radix-select workgroup scans per tile (pass 0 reads the keys in tiles of this many);
+   * a plan halves it where whole tiles would give too few workgroups (`radixTileItemsFor`) unless
+   * tuning sets it.
+   */
   readonly radixTileItems: number;
   /**
    * Bits per radix-select digit, 4 to 11: ceil(32 / bits) passes, each with a 2^bits-bin histogram
@@ -107,14 +111,38 @@ export function radixSampleCap(workgroupSize: number): number {
 }
 
 /**
- * The sample radix-select's init takes of a segment (both backends): m keys at a stride of `step`
- * from its start, and the rank j (from the top) of the threshold among them, chosen so that about
- * 1.5 take + 8 step keys reach it. Undefined (no threshold) for segments under 1024 keys, take above
- * size / 4, or a rank past half the sample.
+ * The leading bits of the sample's j-th largest ordered key that the sampled threshold keeps (both
+ * backends): whole digits of `radixBits` bits, at least 22 (a relative step of 2^-13 for f32 keys),
+ * the rest zero. The GPU's init finds them in ceil(22 / radixBits) rounds of selection in workgroup
+ * memory, 2 with 11-bit digits; all 32 bits took four 8-bit rounds and held most of the init's time,
+ * and a lower threshold only lets a few more keys reach it.
+ */
+export function radixSampleBits(radixBits: number): number {
+  return Math.min(32, Math.ceil(22 / radixBits) * radixBits);
+}
+
+/**
+ * Neighbouring keys a sample takes together (radixSamplePosition): one 32-byte sector of f32 keys.
+ * A key at a time, every sample cost a memory sector of its own, and one workgroup's misses in flight
+ * bounded the init (~0.018 ms of a 64x151936 plan on an H200).
+ */
+export const radixSampleRun = 8;
+
+/** Where sample i of a segment lies (both backends): runs of radixSampleRun keys, a run every radixSampleRun * step keys. */
+export function radixSamplePosition(i: number, step: number): number {
+  return Math.floor(i / radixSampleRun) * radixSampleRun * step + (i % radixSampleRun);
+}
+
+/**
+ * The sample radix-select's init takes of a segment (both backends): m keys (a multiple of
+ * radixSampleRun) at radixSamplePosition(i, step) from its start, about one key in `step`, and the
+ * rank j (from the top) of the threshold among them, chosen so that about 1.5 take + 8 step keys
+ * reach it. Undefined (no threshold) for segments under 1024 keys, take above size / 4, or a rank
+ * past half the sample.
  */
 export function radixSample(size: number, take: number, cap: number): { m: number; step: number; j: number } | undefined {
   if (size < 1024 || take === 0 || take > Math.floor(size / 4)) return undefined;
-  const m = Math.min(cap, Math.max(256, size >>> 5));
+  const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(size / m);
   const j = 8 + Math.floor((3 * take + 2 * step - 1) / (2 * step));
   return j * 2 > m ? undefined : { m, step, j };
@@ -354,6 +382,9 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
+  if (chosen === 'radix-select' && tuning.policy?.radixTileItems === undefined) {
+    policy.radixTileItems = radixTileItemsFor(facts.maxSegments ?? 1, maxSize, policy, capabilities.parallelism);
+  }
   if (chosen === 'row-radix') checkRowRadixPolicy(policy, capabilities, tuning.policy?.rowRadixWorkgroupSize !== undefined, wideRows);
   if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined && reducePerInvocation(policy, maxSize)) {
     policy.workgroupSize = perInvocationWorkgroupSize(facts.maxSegments ?? 1, policy.workgroupSize, policy.reduceWorkgroups, capabilities);
@@ -365,6 +396,23 @@ export function selectTopKVariant(
   }
   return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
 }
+
+/**
+ * Radix-select's pass-0 tile: the policy's, or half of it (at least 8 keys an invocation) where whole
+ * tiles would give all segments together fewer than radixFewTilesPerSlot workgroups per workgroup
+ * slot. Measured on an H200 (1024 slots), 2026-11-28, GPU ms with 4096- and 2048-key tiles:
+ * 1x16M k=100 0.148 / 0.130 (4096 tiles), 64x151936 k=50 0.090 / 0.085 (2432), 32x131072 k=2048
+ * 0.098 / 0.094 (1024), ragged 128x(1..65536) k=512 0.102 / 0.098 (2048); 256x262144 k=256 0.247 /
+ * 0.262 (16384 tiles: enough workgroups already). 1024-key tiles were slower than 2048 on all four.
+ */
+export function radixTileItemsFor(maxSegments: number, maxSegmentSize: number, policy: Pick<TopKPolicy, 'radixTileItems' | 'workgroupSize'>, parallelism: number): number {
+  const half = policy.radixTileItems / 2;
+  const workgroups = Math.max(1, maxSegments) * Math.ceil(maxSegmentSize / policy.radixTileItems);
+  return workgroups < radixFewTilesPerSlot * parallelism && half >= policy.workgroupSize * 8 && half % policy.workgroupSize === 0 ? half : policy.radixTileItems;
+}
+
+/** See radixTileItemsFor. */
+export const radixFewTilesPerSlot = 8;
 
 /**
  * Row-radix's workgroup: one the tuning set must fit the backend (else a usage error naming it); the

@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { radixSample, radixSampleCap, radixState, radixStateWords } from '../policy.js';
+import { radixSample, radixSampleBits, radixSampleCap, radixSampleRun, radixState, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -142,19 +142,25 @@ export function runRadixInit(workgroupId: number, _numWorkgroups: number, _share
 
 const sample = new Int32Array(8192);
 
-/** The signed ordered key of the sample's j-th largest (policy.ts radixSample), or signBit for none. */
+/** The signed ordered key of the sample's j-th largest (policy.ts radixSample) with its low bits cleared (radixSampleBits), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize));
   if (shape === undefined) return signBit;
   const { m, step, j } = shape;
   const keys = ctx.keys;
   const { start, mask } = seg;
-  if (ctx.isF32) for (let i = 0; i < m; i++) sample[i] = f32Signed(keys[start + i * step]!) ^ mask;
-  else {
+  // Runs of radixSampleRun neighbours, a run every radixSampleRun * step keys (policy.ts radixSamplePosition).
+  const stride = radixSampleRun * step;
+  if (ctx.isF32) {
+    for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = f32Signed(keys[run + c]!) ^ mask;
+  } else {
     const xor = ctx.integerKeyXor ^ mask;
-    for (let i = 0; i < m; i++) sample[i] = keys[start + i * step]! ^ xor;
+    for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = keys[run + c]! ^ xor;
   }
-  return j <= 32 ? jthLargest(sample, m, j) : nthSmallest(sample, m, m - j);
+  const exact = j <= 32 ? jthLargest(sample, m, j) : nthSmallest(sample, m, m - j);
+  // The leading bits the GPU's rounds of selection find (policy.ts radixSampleBits), the rest zero.
+  const kept = radixSampleBits(ctx.radixBits);
+  return kept === 32 ? exact : (((exact ^ signBit) >>> (32 - kept)) << (32 - kept)) ^ signBit;
 }
 
 const largest = new Int32Array(32);

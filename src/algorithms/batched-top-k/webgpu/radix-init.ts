@@ -1,15 +1,17 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleCap } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
  * 'radix-init' (grid maxSegments): zeroes the segment's state and histograms, and estimates the
- * threshold T of pass 0 (the CPU twin's sampledThreshold): on a segment of at least 1024 keys with
- * take <= size / 4, m = min(cap, max(256, size / 32)) keys at a stride of step = floor(size / m),
- * and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about 1.5 take + 8 step keys
- * reach it. The samples stay in registers; an 8-bit radix select over them (four histograms in
- * workgroup memory) finds T. Mode 1 (state word 0) when T exists and is not the smallest key.
+ * threshold T of pass 0 (the CPU twin's sampledThreshold; policy.ts radixSample): on a segment of at
+ * least 1024 keys with take <= size / 4, m keys in runs of 8 neighbours (one 32-byte sector each) at
+ * a stride of 8 step, and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about
+ * 1.5 take + 8 step keys reach it. The samples stay in registers; a radix select over them with the
+ * plan's digits (one histogram in workgroup memory a round) finds the j-th largest's leading
+ * radixSampleBits bits, and T keeps those (the rest zero): two rounds with 11-bit digits. Mode 1
+ * (state word 0) when T is not 0.
  */
 
 /** The radix-init program. */
@@ -17,7 +19,9 @@ export function radixInitProgram(facts: TopKKernelFacts, name: string): WebGpuPr
   const cap = radixSampleCap(facts.workgroupSize);
   const declarations = `
 const SAMPLE_CAP: u32 = ${cap}u;
-const SAMPLE_PER: u32 = ${Math.ceil(cap / facts.workgroupSize)}u;`;
+const SAMPLE_PER: u32 = ${Math.ceil(cap / facts.workgroupSize)}u;
+const SAMPLE_RUN: u32 = ${radixSampleRun}u;
+const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   for (var w = lid; w < STATE_WORDS; w += WG) { atomicStore(&temp[state + w], 0u); }
@@ -26,28 +30,28 @@ const SAMPLE_PER: u32 = ${Math.ceil(cap / facts.workgroupSize)}u;`;
   storageBarrier();
   var threshold = 0u;
   if (s.size >= 1024u && s.take <= s.size / 4u && s.take > 0u) {
-    let m = min(SAMPLE_CAP, max(256u, s.size >> 5u));
+    let m = min(SAMPLE_CAP, max(256u, s.size >> 5u)) / SAMPLE_RUN * SAMPLE_RUN;
     let step = s.size / m;
     let j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
     if (j * 2u <= m) {
       var samples: array<u32, SAMPLE_PER>;
       for (var r = 0u; r < SAMPLE_PER; r++) {
         let i = r * WG + lid;
-        if (i < m) { samples[r] = orderedKey(keysIn[s.start + i * step], s.direction); }
+        if (i < m) { samples[r] = orderedKey(keysIn[s.start + i / SAMPLE_RUN * SAMPLE_RUN * step + i % SAMPLE_RUN], s.direction); }
       }
       var prefix = 0u;
       var remaining = j;
-      for (var digitPass = 0u; digitPass < 4u; digitPass++) {
-        let shift = 24u - 8u * digitPass;
-        let fixed = select(0xffffffffu << (shift + 8u), 0u, digitPass == 0u);
-        clearHistogram(256u, lid);
+      for (var sampleRound = 0u; sampleRound < SAMPLE_ROUNDS; sampleRound++) {
+        // The samples whose digits before this round's are the prefix chosen so far.
+        let fixed = select(0xffffffffu << digitShift(sampleRound - 1u), 0u, sampleRound == 0u);
+        clearHistogram(BINS, lid);
         for (var r = 0u; r < SAMPLE_PER; r++) {
           let i = r * WG + lid;
-          if (i < m && (samples[r] & fixed) == prefix) { atomicAdd(&localHistogram[(samples[r] >> shift) & 255u], 1u); }
+          if (i < m && (samples[r] & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(samples[r], sampleRound)], 1u); }
         }
         workgroupBarrier();
-        let c = chooseDigit(256u, remaining, lid);
-        prefix = prefix | (c.x << shift);
+        let c = chooseDigit(BINS, remaining, lid);
+        prefix = prefix | (c.x << digitShift(sampleRound));
         remaining = remaining - c.y;
       }
       threshold = prefix;
