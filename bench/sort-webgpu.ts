@@ -15,6 +15,8 @@
  *     [--variants=workgroup-radix,radix] (each sort case also with each of these variants forced; a
  *     variant the build has not is recorded as its error; 1xN cases past 1M keys skip workgroup-radix)
  *     [--tag=name] (written into the JSON file's name: sort-webgpu-<tag>.json, to compare builds or policies)
+ *     [--no-subgroups] (the backend without subgroup operations: the radix scatter ranks with four 2-bit
+ *     splits instead of warp-level multisplit, for a before/after in one build)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
  * with --single-cols small enough for its 128 MiB binding limit).
  */
@@ -30,7 +32,7 @@ const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
 const singleCols = Number(argv['single-cols'] ?? 16777216);
 const { device } = await benchDevice();
-const gpu = await webgpuBackend({ device });
+const gpu = await webgpuBackend({ device, ...(argv['no-subgroups'] === undefined ? {} : { subgroups: false }) });
 const timer = passTimer(device);
 const cpu = cpuBackend();
 

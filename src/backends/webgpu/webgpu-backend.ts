@@ -56,6 +56,13 @@ export interface WebGpuBackendOptions {
   powerPreference?: GPUPowerPreference;
   /** Limits to request on top of the ones segkit requests (the adapter's best for workgroup storage, invocations and buffer sizes). */
   requiredLimits?: Record<string, number>;
+  /**
+   * `false`: no subgroup operations, as on an adapter without the `subgroups` feature (the device is
+   * requested without it; a device you pass is used without it), so every kernel takes its path
+   * without them. Tests and before/after measurements of the kernels that use subgroups.
+   * @internal
+   */
+  subgroups?: boolean;
 }
 
 /**
@@ -141,6 +148,12 @@ export interface WebGpuRuntime {
   readonly minUniformBufferOffsetAlignment: number;
   readonly minStorageBufferOffsetAlignment: number;
   readonly subgroups: boolean;
+  /**
+   * The subgroup width when shaders may use subgroup operations and every subgroup has it (the
+   * adapter's subgroupMinSize equals its subgroupMaxSize), else undefined: kernels whose layout
+   * depends on the width (the sort's radix scatter) are specialized on it only then.
+   */
+  readonly fixedSubgroupSize: number | undefined;
   /** Throws when the backend is lost or destroyed. */
   checkUsable(): void;
   bufferOf(array: DeviceArray): GPUBuffer;
@@ -209,12 +222,14 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
   private rejectLost!: (error: Error) => void;
   private destroyedByUser = false;
   private onUncapturedError: ((event: Event) => void) | undefined;
+  readonly fixedSubgroupSize: number | undefined;
 
   constructor(
     readonly device: GPUDevice,
     readonly adapterInfo: WebGpuBackend['adapterInfo'],
     readonly subgroups: boolean,
     subgroupSize: number | undefined,
+    subgroupMaxSize: number | undefined,
     parallelism: number,
     private readonly ownsDevice: boolean,
   ) {
@@ -224,6 +239,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     this.maxWorkgroupsPerDimension = limits.maxComputeWorkgroupsPerDimension;
     this.minUniformBufferOffsetAlignment = limits.minUniformBufferOffsetAlignment;
     this.minStorageBufferOffsetAlignment = limits.minStorageBufferOffsetAlignment;
+    this.fixedSubgroupSize = subgroupSize !== undefined && subgroupMaxSize === subgroupSize ? subgroupSize : undefined;
     this.capabilities = Object.freeze({
       maxWorkgroupSize: Math.min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX),
       workgroupStorageBytes: limits.maxComputeWorkgroupStorageSize,
@@ -605,6 +621,13 @@ function infoOf(info: GPUAdapterInfo | undefined): WebGpuBackend['adapterInfo'] 
   return Object.freeze({ vendor: info.vendor, architecture: info.architecture, device: info.device, description: info.description });
 }
 
+/** The adapter's smallest and largest subgroup widths (undefined without subgroups, or where the adapter does not say). */
+function subgroupSizes(subgroups: boolean, info: GPUAdapterInfo | undefined): { min: number | undefined; max: number | undefined } {
+  if (!subgroups) return { min: undefined, max: undefined };
+  const sizes = info as { subgroupMinSize?: number; subgroupMaxSize?: number } | undefined;
+  return { min: sizes?.subgroupMinSize || undefined, max: sizes?.subgroupMaxSize || undefined };
+}
+
 /** Workgroups the device runs at once, roughly; software adapters run one per host thread. */
 function estimateParallelism(info: GPUAdapterInfo | undefined): number {
   const software = info !== undefined && ((info as { isFallbackAdapter?: boolean }).isFallbackAdapter === true || /llvmpipe|lavapipe|swiftshader/i.test(`${info.description} ${info.device} ${info.architecture}`));
@@ -629,9 +652,9 @@ export async function webgpuBackend(options: WebGpuBackendOptions = {}): Promise
   if (options.device !== undefined) {
     const device = options.device;
     const info = (device as { adapterInfo?: GPUAdapterInfo }).adapterInfo;
-    const subgroups = device.features.has('subgroups');
-    const subgroupSize = subgroups ? (info as { subgroupMinSize?: number } | undefined)?.subgroupMinSize : undefined;
-    return new WebGpuBackendImpl(device, infoOf(info), subgroups, subgroupSize || undefined, estimateParallelism(info), false);
+    const subgroups = options.subgroups !== false && device.features.has('subgroups');
+    const sizes = subgroupSizes(subgroups, info);
+    return new WebGpuBackendImpl(device, infoOf(info), subgroups, sizes.min, sizes.max, estimateParallelism(info), false);
   }
   const adapter = await requestAdapter({ powerPreference: options.powerPreference });
   const requiredLimits: Record<string, number> = {};
@@ -640,13 +663,13 @@ export async function webgpuBackend(options: WebGpuBackendOptions = {}): Promise
     if (typeof value === 'number') requiredLimits[name] = value;
   }
   Object.assign(requiredLimits, options.requiredLimits);
-  const subgroups = adapter.features.has('subgroups');
+  const subgroups = options.subgroups !== false && adapter.features.has('subgroups');
   const device = await adapter.requestDevice({
     label: 'segkit',
     requiredFeatures: subgroups ? (['subgroups'] as GPUFeatureName[]) : [],
     requiredLimits,
   });
   const info = adapter.info;
-  const subgroupSize = subgroups ? (info as { subgroupMinSize?: number }).subgroupMinSize : undefined;
-  return new WebGpuBackendImpl(device, infoOf(info), subgroups, subgroupSize || undefined, estimateParallelism(info), true);
+  const sizes = subgroupSizes(subgroups, info);
+  return new WebGpuBackendImpl(device, infoOf(info), subgroups, sizes.min, sizes.max, estimateParallelism(info), true);
 }

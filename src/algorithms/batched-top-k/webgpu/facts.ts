@@ -1,5 +1,6 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import { type RadixWarpRank, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
 import { reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
 
@@ -39,6 +40,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly rowRadixWorkgroupSize: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
+  /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); null: four 2-bit splits. */
+  readonly radixWarpRank: RadixWarpRank | null;
 }
 
 /** Direction index of an option index, as the kernels resolve it (indices past the end clamp to the last). */
@@ -48,14 +51,18 @@ export function directionOf(directionOfOption: readonly number[], option: number
 }
 
 /** The facts of a run. */
-export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroups'>): TopKKernelFacts {
+export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroups' | 'fixedSubgroupSize'>): TopKKernelFacts {
   const { problem, policy } = run;
   const segments = segmentKernelFacts(run, policy.workgroupSize);
+  const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
+  // The selection sort's radix launches (plan.ts selectionSortLaunches) rank in tiles of tileItems, as sorted.ts builds them.
+  const sortsSelection = run.launches.some((l) => l.kernel === 'sort-histogram');
+  const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems };
   return {
     ...segments,
     sources: segments.sources as TopKKernelFacts['sources'],
     keyType: problem.keyType,
-    valueMode: run.arrays.valuesOut === undefined ? 'none' : problem.valueMode,
+    valueMode,
     valueType: problem.valueType,
     sorted: problem.sorted,
     directionOfOption: problem.directionOfOption,
@@ -70,5 +77,6 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     radixBits: policy.radixBits,
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
+    radixWarpRank: (sortsSelection && radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes)) || null,
   };
 }

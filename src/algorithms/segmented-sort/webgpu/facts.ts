@@ -1,6 +1,7 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import { type SegmentedSortRun, type SingleTileShape, singleTileShape } from '../problem.js';
+import { type RadixWarpRank, radixWarpRankFor } from './radix.js';
 
 /*
  * The static facts of a sort run that the WGSL is specialized on, and nothing else: two runs with
@@ -24,25 +25,31 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly workgroupRadixItemsPerInvocation: number;
   /** The single-tile layout (problem.ts `singleTileShape`): its tile is static, so each size bound's power of two has its own pipeline. */
   readonly singleTile: SingleTileShape;
+  /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); null: four 2-bit splits. */
+  readonly radixWarpRank: RadixWarpRank | null;
 }
 
 /** The facts of a run. */
-export function sortKernelFacts(run: SegmentedSortRun, _runtime: Pick<WebGpuRuntime, 'subgroups'>): SortKernelFacts {
+export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRuntime, 'fixedSubgroupSize'>): SortKernelFacts {
   const { problem, policy } = run;
   const segments = segmentKernelFacts(run, policy.workgroupSize);
   const hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
+  const hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
+  const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
+  const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems };
   return {
     ...segments,
     sources: segments.sources as SortKernelFacts['sources'],
     keyType: problem.keyType,
-    valueMode: run.arrays.valuesOut === undefined ? 'none' : problem.valueMode,
+    valueMode,
     valueType: problem.valueType,
     orderOfOption: problem.orderOfOption,
     hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
-    hasRadix: run.launches.some((l) => l.kernel === 'radix-histogram'),
+    hasRadix,
     hasWorkgroupRadix,
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
+    radixWarpRank: (hasRadix && radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes)) || null,
   };
 }

@@ -238,6 +238,7 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
+          warpRank: facts.radixWarpRank ?? undefined,
         });
   return {
     name,
@@ -248,5 +249,6 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
     preamble: preamble(facts, shape),
     declarations: body.declarations,
     main: body.main,
+    usesSubgroups: 'usesSubgroups' in body && body.usesSubgroups === true,
   };
 }

@@ -16,9 +16,11 @@
  * another, so it is safe on every WebGPU device): the histogram counts each tile's digits; the scan
  * turns them, digit by digit (a digit's tile counts are adjacent: problem.ts), into the items of
  * that digit in earlier tiles, and each digit's total; the scatter ranks its tile in workgroup memory
- * (rank tiles of `rankItems`, looping when a tile is longer): four stable 2-bit splits, each one
- * workgroup scan of packed counters, so the tile ends up stably sorted by the digit, and then writes
- * item p of digit d to (smaller digits' totals + digit d in earlier tiles + p - first p of digit d).
+ * (rank tiles of `rankItems`, looping when a tile is longer) so that the tile ends up stably sorted by
+ * the digit, and then writes item p of digit d to (smaller digits' totals + digit d in earlier tiles +
+ * p - first p of digit d). It ranks by warp-level multisplit where subgroups have one fixed width
+ * ({@link radixWarpRankFor}, `warpRank` below), else by four stable 2-bit splits, each one workgroup
+ * scan of packed counters; both give the same order, so outputs do not depend on which ran.
  * A pass whose digit is the same for every item of the segment (the totals say so) copies instead.
  */
 
@@ -36,6 +38,19 @@ export interface RadixProgramOptions {
    * multiple of the workgroup size, at most 16 items per invocation.
    */
   readonly rankItems: number;
+  /** The scatter's warp-level ranking ({@link radixWarpRankFor}); left out: four 2-bit splits. */
+  readonly warpRank?: RadixWarpRank;
+}
+
+/**
+ * How the scatter ranks a rank tile by warp-level multisplit: `subgroups` subgroups of
+ * `subgroupSize` invocations (the first ones of the workgroup; the rest sit out the ranking), each
+ * `items` sub-rounds of one item a lane.
+ */
+export interface RadixWarpRank {
+  readonly subgroupSize: number;
+  readonly subgroups: number;
+  readonly items: number;
 }
 
 /** Uniform fields the radix programs read (beyond the adapter's). */
@@ -46,6 +61,69 @@ export function radixUniforms(hasValues: boolean): string[] {
 /** Items per invocation in the scatter's ranking. */
 export function radixRankItemsPerInvocation(options: Pick<RadixProgramOptions, 'workgroupSize' | 'rankItems'>): number {
   return Math.max(1, Math.min(16, Math.floor(options.rankItems / options.workgroupSize)));
+}
+
+/** WebGPU's size of a workgroup variable of `bytes`: rounded up to 16. */
+const variableBytes = (bytes: number) => Math.ceil(bytes / 16) * 16;
+
+/** Words of a rank array (keys or indices): one padding word per 32 places. */
+function rankWords(rank: number): number {
+  return rank + Math.ceil(rank / 32);
+}
+
+/** Workgroup memory of the scatter with four 2-bit splits (the declarations in `radixProgramParts`). */
+function scatterSplitBytes(options: Pick<RadixProgramOptions, 'hasValues' | 'workgroupSize' | 'rankItems'>): number {
+  const rank = radixRankItemsPerInvocation(options) * options.workgroupSize;
+  const rankBytes = variableBytes(rankWords(rank) * 4);
+  return variableBytes(16) + rankBytes * (options.hasValues ? 2 : 1) + variableBytes(256 * 4) + variableBytes(Math.max(options.workgroupSize, 128) * 8);
+}
+
+/**
+ * The warp ranking's scan over the 128 pairs of digits (d, d + 128): `pairs` of them an invocation,
+ * on the first `subgroups` subgroups.
+ */
+function digitScanShape(workgroupSize: number, subgroupSize: number): { pairs: number; subgroups: number } {
+  const pairs = Math.ceil(128 / workgroupSize);
+  return { pairs, subgroups: Math.ceil(Math.ceil(128 / pairs) / subgroupSize) };
+}
+
+/** What the warp-level ranking adds: each ranking subgroup's 256 counts in 16 bits, and the digit scan's subgroup sums. */
+function warpRankBytes(workgroupSize: number, warp: Pick<RadixWarpRank, 'subgroupSize' | 'subgroups'>): number {
+  return variableBytes(warp.subgroups * 128 * 4) + variableBytes(digitScanShape(workgroupSize, warp.subgroupSize).subgroups * 4);
+}
+
+/** Workgroup memory of the scatter program these options give (checked against the backend's when the ranking is chosen). */
+export function radixScatterBytes(options: RadixProgramOptions): number {
+  return scatterSplitBytes(options) + (options.warpRank === undefined ? 0 : warpRankBytes(options.workgroupSize, options.warpRank));
+}
+
+/**
+ * The scatter's warp-level ranking for a backend whose subgroups all have `subgroupSize` invocations
+ * (undefined where they may differ, or where shaders may not use subgroups), or undefined where the
+ * scatter keeps the four 2-bit splits: the width must be a power of two from 8 to 32 (one u32 of each
+ * ballot; below 8 a lane would own more than 32 digits' counters) dividing the workgroup size, and
+ * each ranking subgroup's 256 counts (16 bits each, 512 bytes) must fit beside the rank tile in the
+ * workgroup memory the backend has. Where they do not for every subgroup, half of them rank (each
+ * lane twice the items), and so on while a lane ranks at most 32 items. On an H200 (subgroups of 32,
+ * 48 KiB): sort workgroups of 512 ranking 4096 keys with values take 38,928 bytes for the splits,
+ * 8,208 more for 16 subgroups; lavapipe (8, 32 KiB): 2048 keys with values, 16 of the 64 subgroups
+ * rank (10,736 bytes free, 512 each), 16 items a lane.
+ */
+export function radixWarpRankFor(
+  options: Pick<RadixProgramOptions, 'hasValues' | 'workgroupSize' | 'rankItems'>,
+  subgroupSize: number | undefined,
+  workgroupStorageBytes: number,
+): RadixWarpRank | undefined {
+  const width = subgroupSize ?? 0;
+  if (width < 8 || width > 32 || (width & (width - 1)) !== 0 || options.workgroupSize % width !== 0) return undefined;
+  const rank = radixRankItemsPerInvocation(options) * options.workgroupSize;
+  const base = scatterSplitBytes(options);
+  for (let subgroups = options.workgroupSize / width; Number.isInteger(subgroups) && subgroups >= 1; subgroups /= 2) {
+    const items = rank / (subgroups * width);
+    if (items > 32) break;
+    if (base + warpRankBytes(options.workgroupSize, { subgroupSize: width, subgroups }) <= workgroupStorageBytes) return { subgroupSize: width, subgroups, items };
+  }
+  return undefined;
 }
 
 /** WGSL the radix programs share, after the adapter's. */
@@ -141,8 +219,211 @@ const scanMain = `
     if (lane == threads - 1u) { temp[base + 256u * u.sortTiles + digit] = running; }
   }`;
 
-function scatterMain(options: RadixProgramOptions): string {
+/** Where each digit's first place in the rank tile is, as the split ranking leaves it: pairs[d >> 1][d & 1]. */
+const firstPlaces = `    for (var i = 0u; i < ITEMS; i++) {
+      let p = i * WG + lid;
+      if (p < n) {
+        let d = digitOf(rankKeys[rankAt(p)], mask, shift);
+        if (p == 0u || digitOf(rankKeys[rankAt(p - 1u)], mask, shift) != d) { pairs[d >> 1u][d & 1u] = p; }
+      }
+    }
+    workgroupBarrier();
+`;
+
+/** The offsets past this rank tile, from its places (the split ranking). */
+const splitOffsets = `    for (var i = 0u; i < ITEMS; i++) {
+      let p = i * WG + lid;
+      if (p < n) {
+        let d = digitOf(rankKeys[rankAt(p)], mask, shift);
+        if (p + 1u == n || digitOf(rankKeys[rankAt(p + 1u)], mask, shift) != d) { offsets[d] += p + 1u - pairs[d >> 1u][d & 1u]; }
+      }
+    }
+    workgroupBarrier();
+`;
+
+/** The offsets past this rank tile, from the digits' first places (the warp ranking): digit d's items are the places from its first to digit d + 1's (n for the last digit). */
+const warpOffsets = `    for (var d = lid; d < 256u; d += WG) {
+      var end = n;
+      if (d < 255u) { let e = d + 1u; end = pairs[e >> 1u][e & 1u]; }
+      offsets[d] += end - pairs[d >> 1u][d & 1u];
+    }
+    workgroupBarrier();
+`;
+
+/** The rank tile loaded into rankKeys (and rankIndex) and sorted by the digit with four stable 2-bit splits. */
+function splitRank(options: RadixProgramOptions): string {
   const { hasValues } = options;
+  return `    for (var i = 0u; i < ITEMS; i++) {
+      let p = i * WG + lid;
+      if (p < n) { rankKeys[rankAt(p)] = bitsAt(digitPass, start, sub + p);${hasValues ? ' rankIndex[rankAt(p)] = p;' : ''} }
+    }
+    workgroupBarrier();
+    // Four stable splits by 2 bits of the digit, least significant first. Invocation lid owns rank
+    // places [lid * ITEMS, (lid + 1) * ITEMS); places from n on are padding, in the last bucket.
+    for (var split = 0u; split < 8u; split += 2u) {
+      let splitShift = shift + split;
+      var keys: array<u32, ITEMS>;
+      ${hasValues ? 'var index: array<u32, ITEMS>;' : ''}
+      var place: array<u32, ITEMS>;
+      // Bucket b's count in 16 bits: word b / 2, bits 16 * (b % 2).
+      var counts = vec2<u32>(0u, 0u);
+      for (var i = 0u; i < ITEMS; i++) {
+        let p = lid * ITEMS + i;
+        let key = rankKeys[rankAt(p)];
+        keys[i] = key;
+        ${hasValues ? 'index[i] = rankIndex[rankAt(p)];' : ''}
+        var b = 3u;
+        if (p < n) { b = ((radixOrderedKey(key) ^ mask) >> splitShift) & 3u; }
+        let field = (b & 1u) * 16u;
+        let word = counts[b >> 1u];
+        place[i] = b | (((word >> field) & 0xffffu) << 2u);
+        counts[b >> 1u] = word + (1u << field);
+      }
+      let before = scanPairs(counts, lid) - counts;
+      let total = pairs[WG - 1u];
+      let t0 = total.x & 0xffffu;
+      let t1 = t0 + (total.x >> 16u);
+      let bucketStart = vec4<u32>(0u, t0, t1, t1 + (total.y & 0xffffu));
+      workgroupBarrier();
+      for (var i = 0u; i < ITEMS; i++) {
+        let b = place[i] & 3u;
+        let to = bucketStart[b] + ((before[b >> 1u] >> ((b & 1u) * 16u)) & 0xffffu) + (place[i] >> 2u);
+        rankKeys[rankAt(to)] = keys[i];
+        ${hasValues ? 'rankIndex[rankAt(to)] = index[i];' : ''}
+      }
+      workgroupBarrier();
+    }
+`;
+}
+
+/** Where the warp ranking's subgroup and lane are (once per workgroup). */
+function warpSetup(warp: RadixWarpRank): string {
+  return `// Subgroups are runs of ${warp.subgroupSize} consecutive local indices (as every driver forms them for a
+  // 1-D workgroup; the reduce kernels rely on it too), and the backend said every subgroup has that
+  // width. Subgroup w < ${warp.subgroups} ranks places [w * ${warp.subgroupSize * warp.items}, (w + 1) * ${warp.subgroupSize * warp.items}) of each rank tile; the rest sit it out.
+  let warp = lid / ${warp.subgroupSize}u;
+  let lane = subgroupLane;
+  let ranking = warp < ${warp.subgroups}u;
+  let lanesBelow = (1u << lane) - 1u;
+  // The digit scan's invocation index: lid where lanes are numbered as local indices (this keeps the
+  // scan in lane order whatever the numbering).
+  let pairLid = warp * ${warp.subgroupSize}u + lane;`;
+}
+
+/**
+ * The rank tile sorted by the digit with warp-level multisplit (as CUB's Onesweep ranks, "WLMS"):
+ * each ranking subgroup takes its chunk of the tile in `items` sub-rounds of one consecutive item a
+ * lane, in index order. In a sub-round, eight ballots of the digit's bits (padding past n never
+ * counts) give each lane the lanes with its digit; its rank in the subgroup is the subgroup's
+ * running count of that digit before the sub-round plus those lanes below it. Lane L keeps the
+ * running counts of digits L, L + S, L + 2S, ... (S the width) in registers, named (a private array
+ * indexed by the digit may live in slow memory), updated from the same ballots; a lane reads its
+ * digit's count with one shuffle per slot from the lane that owns it. WGSL orders one invocation's
+ * workgroup-memory writes before another's reads only across a barrier, so subgroups share nothing
+ * else without one: then each subgroup's 256 counts go to workgroup memory, per digit an exclusive
+ * scan over the subgroups and a scan over the digits give each (subgroup, digit) its first place,
+ * and each item goes to (digit's first place + its subgroup's first place among them + its rank).
+ * The result is the four splits' order (stable by index within the tile), with 4 barriers to rank a
+ * tile where the splits take 85 at 512 invocations (a Hillis-Steele scan of 19 each), and the first
+ * places come with it (one barrier less after).
+ */
+function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
+  const width = warp.subgroupSize;
+  const logWidth = Math.log2(width);
+  const slots = 256 / width;
+  const scan = digitScanShape(options.workgroupSize, width);
+  const range = (count: number) => Array.from({ length: count }, (_, i) => i);
+  const bit = (b: number, of: string) => `select(~b${b}, b${b}, (${of} & ${1 << b}u) != 0u)`;
+  // Lanes whose digit's bits from logWidth up are slot k's (k static): the ballots or their complements.
+  const slotMatch = (k: number) => range(8 - logWidth).map((h) => (((k >> h) & 1) === 1 ? `b${h + logWidth}` : `~b${h + logWidth}`)).join(' & ');
+  return `    // Digit d's running count in this subgroup (lane d % ${width}, slot d / ${width}).
+    ${range(slots).map((k) => `var slot${k} = 0u;`).join(' ')}
+    var keys: array<u32, ${warp.items}>;
+    var ranks: array<u32, ${warp.items}>;
+    for (var i = 0u; i < ${warp.items}u; i++) {
+      let p = warp * ${width * warp.items}u + i * ${width}u + lane;
+      // Every lane ballots (subgroup operations in uniform control flow); padding with valid false.
+      let valid = ranking && p < n;
+      var key = 0u;
+      if (valid) { key = bitsAt(digitPass, start, sub + p); }
+      keys[i] = key;
+      let d = digitOf(key, mask, shift);
+      let live = subgroupBallot(valid).x;
+      ${range(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
+      let same = live & ${range(8).map((b) => bit(b, 'd')).join('\n        & ')};
+      let owner = d & ${width - 1}u;
+      let slotOfDigit = d >> ${logWidth}u;
+      var before = 0u;
+      ${range(slots).map((k) => `before += select(0u, subgroupShuffle(slot${k}, owner), slotOfDigit == ${k}u);`).join('\n      ')}
+      ranks[i] = before + countOneBits(same & lanesBelow);
+      // This lane's digits (low ${logWidth} bits its own) in this sub-round.
+      let mine = live & ${range(logWidth).map((b) => bit(b, 'lane')).join(' & ')};
+      ${range(slots).map((k) => `slot${k} += countOneBits(mine & ${slotMatch(k)});`).join('\n      ')}
+    }
+    // Subgroup w's count of digit d < 128 in the low half of warpCounts[w * 128 + d], of d + 128 in the high half.
+    if (ranking) {
+      ${range(slots / 2).map((k) => `warpCounts[warp * 128u + lane + ${k * width}u] = slot${k} | (slot${k + slots / 2} << 16u);`).join('\n      ')}
+    }
+    workgroupBarrier();
+    // Invocation t: the pairs of digits (q, q + 128) for q in [t * ${scan.pairs}, (t + 1) * ${scan.pairs}), both halves at once (a
+    // count is at most RANK, below 2^16). Each subgroup's count becomes the digit's items in earlier
+    // subgroups, and the digits' totals are left.
+    var pairTotals: array<u32, ${scan.pairs}>;
+    var pairTotal = 0u;
+    for (var c = 0u; c < ${scan.pairs}u; c++) {
+      let q = pairLid * ${scan.pairs}u + c;
+      var total = 0u;
+      if (q < 128u) {
+        for (var w = 0u; w < ${warp.subgroups}u; w++) {
+          let at = w * 128u + q;
+          let count = warpCounts[at];
+          warpCounts[at] = total;
+          total += count;
+        }
+      }
+      pairTotals[c] = total;
+      pairTotal += total;
+    }
+    // The digits' first places: an exclusive scan of the totals over digits 0..127 (low halves) and
+    // 128..255 (high halves), within each subgroup and then over the first ${scan.subgroups} subgroups' sums.
+    let pairBefore = subgroupExclusiveAdd(pairTotal);
+    let pairSum = subgroupAdd(pairTotal);
+    if (lane == 0u && warp < ${scan.subgroups}u) { warpSums[warp] = pairSum; }
+    workgroupBarrier();
+    if (pairLid * ${scan.pairs}u < 128u) {
+      var first = pairBefore;
+      var lows = 0u;
+      for (var w = 0u; w < ${scan.subgroups}u; w++) {
+        let part = warpSums[w];
+        if (w < warp) { first += part; }
+        lows += part & 0xffffu;
+      }
+      for (var c = 0u; c < ${scan.pairs}u; c++) {
+        let q = pairLid * ${scan.pairs}u + c;
+        if (q < 128u) {
+          let high = q + 128u;
+          pairs[q >> 1u][q & 1u] = first & 0xffffu;
+          pairs[high >> 1u][high & 1u] = lows + (first >> 16u);
+          first += pairTotals[c];
+        }
+      }
+    }
+    workgroupBarrier();
+    for (var i = 0u; i < ${warp.items}u; i++) {
+      let p = warp * ${width * warp.items}u + i * ${width}u + lane;
+      if (ranking && p < n) {
+        let d = digitOf(keys[i], mask, shift);
+        let earlier = (warpCounts[warp * 128u + (d & 127u)] >> ((d >> 7u) * 16u)) & 0xffffu;
+        let to = pairs[d >> 1u][d & 1u] + earlier + ranks[i];
+        rankKeys[rankAt(to)] = keys[i];${options.hasValues ? '\n        rankIndex[rankAt(to)] = p;' : ''}
+      }
+    }
+    workgroupBarrier();
+`;
+}
+
+function scatterMain(options: RadixProgramOptions): string {
+  const { hasValues, warpRank: warp } = options;
   const perThread = Math.ceil(256 / options.workgroupSize);
   return `
   let inGroup = workgroupIndex / u.sortTiles;
@@ -186,58 +467,11 @@ function scatterMain(options: RadixProgramOptions): string {
     }
     return;
   }
+  ${warp === undefined ? '' : warpSetup(warp)}
   for (var sub = range.x; sub < range.y; sub += RANK) {
     let n = min(RANK, range.y - sub);
-    for (var i = 0u; i < ITEMS; i++) {
-      let p = i * WG + lid;
-      if (p < n) { rankKeys[rankAt(p)] = bitsAt(digitPass, start, sub + p);${hasValues ? ' rankIndex[rankAt(p)] = p;' : ''} }
-    }
-    workgroupBarrier();
-    // Four stable splits by 2 bits of the digit, least significant first. Invocation lid owns rank
-    // places [lid * ITEMS, (lid + 1) * ITEMS); places from n on are padding, in the last bucket.
-    for (var split = 0u; split < 8u; split += 2u) {
-      let splitShift = shift + split;
-      var keys: array<u32, ITEMS>;
-      ${hasValues ? 'var index: array<u32, ITEMS>;' : ''}
-      var place: array<u32, ITEMS>;
-      // Bucket b's count in 16 bits: word b / 2, bits 16 * (b % 2).
-      var counts = vec2<u32>(0u, 0u);
-      for (var i = 0u; i < ITEMS; i++) {
-        let p = lid * ITEMS + i;
-        let key = rankKeys[rankAt(p)];
-        keys[i] = key;
-        ${hasValues ? 'index[i] = rankIndex[rankAt(p)];' : ''}
-        var b = 3u;
-        if (p < n) { b = ((radixOrderedKey(key) ^ mask) >> splitShift) & 3u; }
-        let field = (b & 1u) * 16u;
-        let word = counts[b >> 1u];
-        place[i] = b | (((word >> field) & 0xffffu) << 2u);
-        counts[b >> 1u] = word + (1u << field);
-      }
-      let before = scanPairs(counts, lid) - counts;
-      let total = pairs[WG - 1u];
-      let t0 = total.x & 0xffffu;
-      let t1 = t0 + (total.x >> 16u);
-      let bucketStart = vec4<u32>(0u, t0, t1, t1 + (total.y & 0xffffu));
-      workgroupBarrier();
-      for (var i = 0u; i < ITEMS; i++) {
-        let b = place[i] & 3u;
-        let to = bucketStart[b] + ((before[b >> 1u] >> ((b & 1u) * 16u)) & 0xffffu) + (place[i] >> 2u);
-        rankKeys[rankAt(to)] = keys[i];
-        ${hasValues ? 'rankIndex[rankAt(to)] = index[i];' : ''}
-      }
-      workgroupBarrier();
-    }
-    // The rank tile is stably sorted by the digit: place p of digit d goes to offsets[d] + p - (d's first place).
-    for (var i = 0u; i < ITEMS; i++) {
-      let p = i * WG + lid;
-      if (p < n) {
-        let d = digitOf(rankKeys[rankAt(p)], mask, shift);
-        if (p == 0u || digitOf(rankKeys[rankAt(p - 1u)], mask, shift) != d) { pairs[d >> 1u][d & 1u] = p; }
-      }
-    }
-    workgroupBarrier();
-    for (var i = 0u; i < ITEMS; i++) {
+${warp === undefined ? splitRank(options) : warpRank(options, warp)}    // The rank tile is stably sorted by the digit: place p of digit d goes to offsets[d] + p - (d's first place)${warp === undefined ? '' : ', which the ranking left in pairs'}.
+${warp === undefined ? firstPlaces : ''}    for (var i = 0u; i < ITEMS; i++) {
       let p = i * WG + lid;
       if (p < n) {
         let bits = rankKeys[rankAt(p)];
@@ -250,19 +484,11 @@ function scatterMain(options: RadixProgramOptions): string {
       }
     }
     workgroupBarrier();
-    for (var i = 0u; i < ITEMS; i++) {
-      let p = i * WG + lid;
-      if (p < n) {
-        let d = digitOf(rankKeys[rankAt(p)], mask, shift);
-        if (p + 1u == n || digitOf(rankKeys[rankAt(p + 1u)], mask, shift) != d) { offsets[d] += p + 1u - pairs[d >> 1u][d & 1u]; }
-      }
-    }
-    workgroupBarrier();
-  }`;
+${warp === undefined ? splitOffsets : warpOffsets}  }`;
 }
 
 /** A radix program's own declarations and entry-point body (the adapter's WGSL goes before). */
-export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string } {
+export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string; usesSubgroups?: boolean } {
   const shared = common(kernel);
   const pairs = `var<workgroup> pairs: array<vec2<u32>, ${Math.max(options.workgroupSize, 128)}>;`;
   switch (kernel) {
@@ -271,6 +497,7 @@ export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOpti
     case 'scan':
       return { declarations: `${pairs}\n${shared}`, main: scanMain };
     case 'scatter': {
+      const warp = options.warpRank;
       const items = radixRankItemsPerInvocation(options);
       const rank = items * options.workgroupSize;
       // One padding word per 32 keeps the invocations' runs of ITEMS places in distinct banks.
@@ -281,11 +508,15 @@ fn rankAt(p: u32) -> u32 { return p + (p >> 5u); }
 var<workgroup> rankKeys: array<u32, ${padded}>;
 ${options.hasValues ? `var<workgroup> rankIndex: array<u32, ${padded}>;\n` : ''}// Where digit d's next item goes in the segment.
 var<workgroup> offsets: array<u32, 256>;
-// The split scans; then, as 256 words, each digit's first rank place.
-${pairs}
+// The scan of the digits' totals${warp === undefined ? ' and the split scans' : ''}; then, as 256 words, each digit's first rank place.
+${pairs}${warp === undefined ? '' : `
+// Each ranking subgroup's counts of the 256 digits in 16 bits (warpRank), then its first places among each digit's.
+var<workgroup> warpCounts: array<u32, ${warp.subgroups * 128}>;
+// The sums of the digit scan's subgroups.
+var<workgroup> warpSums: array<u32, ${digitScanShape(options.workgroupSize, warp.subgroupSize).subgroups}>;`}
 fn digitOf(bits: u32, mask: u32, shift: u32) -> u32 { return ((radixOrderedKey(bits) ^ mask) >> shift) & 255u; }
 ${shared}`;
-      return { declarations, main: scatterMain(options) };
+      return { declarations, main: scatterMain(options), usesSubgroups: warp !== undefined };
     }
   }
 }

@@ -1,0 +1,177 @@
+/**
+ * The radix scatter's two rankings on WebGPU (segmented-sort/webgpu/radix.ts): warp-level multisplit
+ * where subgroups have one fixed width (lavapipe: 8), and four 2-bit splits on a backend without
+ * subgroups (`webgpuBackend({ subgroups: false })`, as on an adapter without them). Both must give
+ * the reference bit for bit on keys that stress the ranking: heavy ties (whole rank tiles of one
+ * digit), NaN, -0 and +0, sizes around the rank tile and the radix tile, keys only and with values,
+ * both orders, and a workgroup too small for one digit pair an invocation in the digit scan; and
+ * top-k's sorted selections past a tile, which the same kernels sort.
+ *
+ * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
+ */
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { radixRankItemsPerInvocation, radixScatterBytes, radixWarpRankFor } from '../src/algorithms/segmented-sort/webgpu/radix.js';
+import { webgpuRuntime } from '../src/backends/webgpu/webgpu-backend.js';
+import { type Backend, type SortOrder, type WebGpuBackend, DeviceBatchedTopK, env, p, segmentedSortPolicyFor, webgpuBackend } from '../src/index.js';
+import { bitsOf } from './conformance/common.js';
+import { type SortCase, type SortValueMode, buildSortCase, runSortCase } from './conformance/sort-cases.js';
+import { specialF32Bits } from './conformance/topk-cases.js';
+import { referenceOfRows, rng } from './helpers.js';
+import { describeOnWebGpu } from './webgpu-adapter.js';
+
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 60_000 });
+
+const describeRanking = await describeOnWebGpu("the radix scatter's rankings");
+
+const hex = (a: Uint32Array) => Array.from(a, (x) => x.toString(16));
+
+/**
+ * f32 keys, segment by segment: mostly five tied values (-0 and +0 among them), specials (NaN
+ * payloads, infinities, denormals), some random; a segment given `equalHead` starts with that many
+ * copies of one key, so whole rank tiles hold one digit in every pass.
+ */
+function rankingKeys(sizes: readonly number[], seed: number, equalHead: readonly number[]): Uint32Array {
+  const random = rng(seed);
+  const ties = [bitsOf(-1), 0x80000000, 0, bitsOf(1), bitsOf(2.5)];
+  const keys = new Uint32Array(Math.max(1, sizes.reduce((a, b) => a + b, 0)));
+  let at = 0;
+  sizes.forEach((size, s) => {
+    for (let j = 0; j < size; j++) {
+      const r = random();
+      keys[at + j] =
+        j < (equalHead[s] ?? 0) ? bitsOf(-3.75) : r < 0.55 ? ties[Math.floor(random() * ties.length)]! : r < 0.75 ? specialF32Bits[Math.floor(random() * specialF32Bits.length)]! : bitsOf((random() - 0.5) * 1e6);
+    }
+    at += size;
+  });
+  return keys;
+}
+
+function rankingCase(name: string, sizes: number[], values: SortValueMode, seed: number, equalHead: readonly number[] = []): SortCase {
+  const orders = sizes.map((_, i): SortOrder => (i % 2 === 0 ? 'ascending' : 'descending'));
+  return { name, keyType: 'f32', keys: rankingKeys(sizes, seed, equalHead), sizes, orders, sizeKind: 'perSegment', orderKind: 'perSegment', numSegmentsKind: 'uniform', values };
+}
+
+/** The WGSL of every shader module the backend compiles from now on. */
+function captureShaders(backend: WebGpuBackend): string[] {
+  const shaders: string[] = [];
+  const device = backend.device;
+  const create = device.createShaderModule.bind(device);
+  device.createShaderModule = (descriptor: GPUShaderModuleDescriptor) => {
+    shaders.push(descriptor.code);
+    return create(descriptor);
+  };
+  return shaders;
+}
+
+describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-bit splits, with the same results', () => {
+  let warp: WebGpuBackend;
+  let splits: WebGpuBackend;
+  let warpShaders: string[];
+  let splitShaders: string[];
+  beforeAll(async () => {
+    warp = await webgpuBackend();
+    splits = await webgpuBackend({ subgroups: false });
+    warpShaders = captureShaders(warp);
+    splitShaders = captureShaders(splits);
+  });
+  afterAll(() => {
+    warp?.destroy();
+    splits?.destroy();
+  });
+
+  async function expectReference(backend: Backend, c: SortCase, policy?: Record<string, number>): Promise<void> {
+    const built = buildSortCase(backend, c);
+    try {
+      const { plan, keys, values } = await runSortCase(backend, built, { variant: 'radix', policy });
+      expect(plan.variant).toBe('radix');
+      expect(hex(keys), `${c.name}: keys`).toEqual(hex(built.expected.keys));
+      if (values !== undefined) expect(hex(values), `${c.name}: values`).toEqual(hex(built.expected.values));
+    } finally {
+      for (const a of built.owned) a.destroy();
+    }
+  }
+
+  it('the backend knows its fixed subgroup width, and the scatter takes the warp ranking only where it may', () => {
+    const runtime = webgpuRuntime(warp);
+    // The width where it is fixed is the only one (capabilities give the smallest).
+    if (runtime.fixedSubgroupSize !== undefined) expect(runtime.fixedSubgroupSize).toBe(warp.capabilities.subgroupSize);
+    if (warp.capabilities.subgroupSize === undefined) expect(runtime.fixedSubgroupSize).toBeUndefined();
+    expect(webgpuRuntime(splits).fixedSubgroupSize).toBeUndefined();
+    expect(splits.capabilities.subgroupSize).toBeUndefined();
+    const options = { hasValues: true, workgroupSize: 512, rankItems: 4096 };
+    // An H200 (subgroups of 32, 48 KiB): every subgroup ranks, 8 items a lane.
+    expect(radixWarpRankFor(options, 32, 49152)).toEqual({ subgroupSize: 32, subgroups: 16, items: 8 });
+    // 38,928 bytes for the splits' declarations (rank keys and indices 2 x 4224 words, offsets, pairs), 8,208 more for the counts and sums.
+    expect(radixScatterBytes(options)).toBe(38928);
+    expect(radixScatterBytes({ ...options, warpRank: radixWarpRankFor(options, 32, 49152) })).toBe(38928 + 8208);
+    // Lavapipe's 32 KiB with 2048-key rank tiles: a quarter of the 64 subgroups rank, 16 items a lane.
+    expect(radixWarpRankFor({ ...options, rankItems: 2048 }, 8, 32768)).toEqual({ subgroupSize: 8, subgroups: 16, items: 16 });
+    // Widths it does not rank with: unknown or varying (undefined), below 8, past 32, not a power of two, not dividing the workgroup.
+    for (const width of [undefined, 4, 64, 24]) expect(radixWarpRankFor(options, width, 49152)).toBeUndefined();
+    expect(radixWarpRankFor({ ...options, workgroupSize: 48 }, 32, 49152)).toBeUndefined();
+    // Room for 4 subgroups' counts (512 bytes each) and the digit scan's 4 sums beside the splits' 38,928 bytes: 32 items a lane, the most.
+    expect(radixWarpRankFor(options, 32, 38928 + 4 * 512 + 16)).toEqual({ subgroupSize: 32, subgroups: 4, items: 32 });
+    expect(radixWarpRankFor(options, 32, 38928 + 4 * 512 + 15)).toBeUndefined();
+  });
+
+  const policy = () => segmentedSortPolicyFor(warp.capabilities);
+  const cases = (): { c: SortCase; policy?: Record<string, number> }[] => {
+    const { workgroupSize, tileItems } = policy();
+    const rank = radixRankItemsPerInvocation({ workgroupSize, rankItems: tileItems }) * workgroupSize;
+    const sizes = [tileItems + 1, rank - 1, rank, rank + 1, 2 * rank + 3, 4 * rank + 1, 3 * rank + 9];
+    return [
+      { c: rankingCase('values, rank-tile boundaries', sizes, 'indices-u32', 3, [0, 0, 0, 0, 0, 0, 3 * rank]) },
+      { c: rankingCase('keys only, rank-tile boundaries', sizes, 'none', 5, [0, rank - 1, 0, 0, 2 * rank, 0, 0]) },
+      // Radix tiles of 3000 keys: rank tiles that end inside a radix tile and start past another's.
+      { c: rankingCase('payload, radix tiles of 3000', [9001, 3000, 6001, 2 * rank + 1], 'payload', 7, [0, 3000]), policy: { radixTileItems: 3000 } },
+      // 64 invocations of 8: 2 digit pairs an invocation in the digit scan; 16 items a lane.
+      { c: rankingCase('64-invocation workgroups', [5000, 1025, 3 * 1024 + 5], 'indices-f32', 9, [0, 0, 2048]), policy: { workgroupSize: 64, tileItems: 1024, radixTileItems: 3000 } },
+    ];
+  };
+
+  it('warp-level multisplit (subgroups of one fixed width): the reference, bit for bit', async () => {
+    for (const { c, policy } of cases()) await expectReference(warp, c, policy);
+    const scatters = warpShaders.filter((code) => code.includes('// sort/radix/scatter'));
+    expect(scatters.length).toBeGreaterThan(0);
+    // Where the backend has subgroups of one fixed width (lavapipe: 8), every scatter ranks with them.
+    if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) for (const code of scatters) expect(code).toContain('subgroupBallot');
+  });
+
+  it("top-k's sorted selection past a tile (the same radix kernels): the reference on both", async () => {
+    const rows = 3;
+    const cols = 9000;
+    const k = 5000;
+    const keys = new Float32Array(rankingKeys([rows * cols], 11, [2500]).buffer);
+    for (const direction of ['max', 'min'] as const) {
+      const expected = referenceOfRows(keys, rows, cols, k, direction, k);
+      for (const backend of [warp, splits]) {
+        const keysIn = backend.upload(keys);
+        const keysOut = backend.alloc('f32', rows * k);
+        const valuesOut = backend.alloc('i32', rows * k);
+        try {
+          await DeviceBatchedTopK.select(
+            { keysIn, keysOut, valuesOut, segmentSizes: p.constant(cols), k: p.constant(k), selectDirection: p.constantOption(direction), numSegments: p.constant(rows) },
+            env({ backend, tuning: { variant: 'radix-select' } }),
+          );
+          expect(hex(new Uint32Array((await backend.download(keysOut)).buffer)), `${direction}: keys`).toEqual(hex(expected.keys));
+          expect(hex(new Uint32Array((await backend.download(valuesOut)).buffer)), `${direction}: values`).toEqual(hex(expected.values));
+        } finally {
+          for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
+        }
+      }
+    }
+    const scatter = (code: string) => code.includes('// topk/sort-selection/scatter');
+    expect(splitShaders.filter(scatter).every((code) => !code.includes('subgroup'))).toBe(true);
+    if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) {
+      expect(warpShaders.filter(scatter).length).toBeGreaterThan(0);
+      for (const code of warpShaders.filter(scatter)) expect(code).toContain('subgroupBallot');
+    }
+  });
+
+  it('four 2-bit splits (no subgroups): the reference, bit for bit', async () => {
+    for (const { c, policy } of cases()) await expectReference(splits, c, policy);
+    const scatters = splitShaders.filter((code) => code.includes('// sort/radix/scatter'));
+    expect(scatters.length).toBeGreaterThan(0);
+    for (const code of scatters) expect(code).not.toContain('subgroup');
+  });
+});
