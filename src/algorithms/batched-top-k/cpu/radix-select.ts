@@ -158,9 +158,10 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
     for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = keys[run + c]! ^ xor;
   }
   const exact = j <= 32 ? jthLargest(sample, m, j) : nthSmallest(sample, m, m - j);
-  // The leading bits the GPU's rounds of selection find (policy.ts radixSampleBits), the rest zero.
-  const kept = radixSampleBits(ctx.radixBits);
-  return kept === 32 ? exact : (((exact ^ signBit) >>> (32 - kept)) << (32 - kept)) ^ signBit;
+  // The leading bits the GPU's rounds of selection find (policy.ts radixSampleBits), the rest zero
+  // (the signed and unsigned ordered keys differ only in the top bit).
+  const dropped = 32 - radixSampleBits(ctx.radixBits);
+  return (exact >> dropped) << dropped;
 }
 
 const largest = new Int32Array(32);

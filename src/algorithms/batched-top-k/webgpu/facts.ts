@@ -40,8 +40,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly rowRadixWorkgroupSize: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
-  /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); null: four 2-bit splits. */
-  readonly radixWarpRank: RadixWarpRank | null;
+  /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
+  readonly radixWarpRank: RadixWarpRank | undefined;
 }
 
 /** Direction index of an option index, as the kernels resolve it (indices past the end clamp to the last). */
@@ -77,6 +77,6 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     radixBits: policy.radixBits,
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
-    radixWarpRank: (sortsSelection && radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes)) || null,
+    radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
   };
 }

@@ -33,7 +33,7 @@ fn writeOut(start: u32, at: u32, bits: u32, value: u32) {
 export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts, name: string): WebGpuProgram {
   const values = facts.valueMode !== 'none';
   // Ranks in tiles of top-k's single-tile capacity: they fit the workgroup memory finalize's sort has.
-  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank ?? undefined });
+  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank });
   return {
     name,
     cacheKey: `sort-selection/${kernel}|${JSON.stringify(facts)}`,

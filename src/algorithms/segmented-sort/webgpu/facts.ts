@@ -25,8 +25,8 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly workgroupRadixItemsPerInvocation: number;
   /** The single-tile layout (problem.ts `singleTileShape`): its tile is static, so each size bound's power of two has its own pipeline. */
   readonly singleTile: SingleTileShape;
-  /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); null: four 2-bit splits. */
-  readonly radixWarpRank: RadixWarpRank | null;
+  /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
+  readonly radixWarpRank: RadixWarpRank | undefined;
 }
 
 /** The facts of a run. */
@@ -50,6 +50,6 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
-    radixWarpRank: (hasRadix && radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes)) || null,
+    radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
   };
 }

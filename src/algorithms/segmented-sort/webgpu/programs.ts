@@ -234,11 +234,11 @@ ${steps.join('\n')}`,
 /** The program of one of the sort's kernels for these facts. */
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
-  const body = kernel === 'single-tile' ? singleTile(facts) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile(facts) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
-          warpRank: facts.radixWarpRank ?? undefined,
+          warpRank: facts.radixWarpRank,
         });
   return {
     name,
@@ -249,6 +249,6 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
     preamble: preamble(facts, shape),
     declarations: body.declarations,
     main: body.main,
-    usesSubgroups: 'usesSubgroups' in body && body.usesSubgroups === true,
+    usesSubgroups: body.usesSubgroups === true,
   };
 }
