@@ -32,6 +32,11 @@ cat "$OUT/gpu.txt"
 
 source bench/gpu/remote.sh || exit 2
 set +e
+# The GPU's clocks sampled every 200 ms while the suites run (clocks.csv): Dawn/Vulkan work does not
+# hold the SM clock up between bursts (seen at 345-1980 MHz within one call), and a kernel timed
+# while it is low reads up to ~4.5x slower. bench/gpu/clocks.py summarizes the samples.
+nvidia-smi --query-gpu=timestamp,pstate,clocks.sm,clocks.mem,power.draw --format=csv,noheader -lms 200 > "$OUT/clocks.csv" 2>/dev/null &
+CLOCKS=$!
 if [ "${COPY_PROBE:-0}" = 1 ]; then
   echo "== copy-kernel probe" | tee -a "$LOG"
   OUT="$OUT" timeout 120 node bench/gpu/copy-kernel.mjs --mib=256 --target-ms=100 --submits=5 >> "$LOG" 2>&1
@@ -92,6 +97,8 @@ done
 if [ -f "$OUT/reduce-scan-webgpu.json" ] || [ -f "$OUT/sort-webgpu.json" ] || [ -f "$OUT/copy-webgpu.json" ]; then
   python3 "$HERE/compare-segmented.py" "$OUT" --title="segkit vs torch ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
 fi
+kill "$CLOCKS" 2>/dev/null
+python3 "$HERE/clocks.py" "$OUT/clocks.csv" | tee -a "$LOG"
 if [ "$(find "$OUT" -maxdepth 1 -type f | wc -l)" -gt 8 ]; then
-  (cd "$OUT" && tar czf results.tgz ./*.json && rm -f ./*.json)
+  (cd "$OUT" && tar czf results.tgz ./*.json ./*.csv && rm -f ./*.json ./*.csv)
 fi
