@@ -15,6 +15,13 @@ export interface TempSlot {
   readonly bytes: number;
   /** The alias group this slot shares bytes in, if any. */
   readonly aliasOf: string | undefined;
+  /**
+   * Zeroed by the executor at the start of every run, before the first launch (on WebGPU a
+   * `clearBuffer` in the run's command encoder): counters and published flags that one launch's
+   * workgroups meet in. The caller's temporary storage holds anything between runs (other plans may
+   * share it), so a kernel may not rely on what a previous run left.
+   */
+  readonly zeroed: boolean;
 }
 
 /** A finished layout. */
@@ -32,11 +39,11 @@ const alignUp = (bytes: number, alignment: number) => Math.ceil(bytes / alignmen
 
 /** Builds a {@link TempStorageLayout}; zero-byte slots are left out. */
 export class TempStorageLayoutBuilder {
-  private readonly entries: { name: string; bytes: number; members?: { name: string; bytes: number }[] }[] = [];
+  private readonly entries: { name: string; bytes: number; zeroed?: boolean; members?: { name: string; bytes: number }[] }[] = [];
 
-  /** Adds a slot of `bytes` bytes. */
-  add(name: string, bytes: number): this {
-    if (bytes > 0) this.entries.push({ name, bytes });
+  /** Adds a slot of `bytes` bytes; `zeroed`: cleared at the start of every run (see {@link TempSlot.zeroed}). */
+  add(name: string, bytes: number, options: { readonly zeroed?: boolean } = {}): this {
+    if (bytes > 0) this.entries.push({ name, bytes, zeroed: options.zeroed === true });
     return this;
   }
 
@@ -51,8 +58,8 @@ export class TempStorageLayoutBuilder {
     const slots: TempSlot[] = [];
     let offset = 0;
     for (const entry of this.entries) {
-      if (entry.members === undefined) slots.push({ name: entry.name, offset, bytes: entry.bytes, aliasOf: undefined });
-      else for (const member of entry.members) slots.push({ name: member.name, offset, bytes: member.bytes, aliasOf: entry.name });
+      if (entry.members === undefined) slots.push({ name: entry.name, offset, bytes: entry.bytes, aliasOf: undefined, zeroed: entry.zeroed === true });
+      else for (const member of entry.members) slots.push({ name: member.name, offset, bytes: member.bytes, aliasOf: entry.name, zeroed: false });
       offset += alignUp(entry.bytes, slotAlignment);
     }
     const byName = new Map(slots.map((s) => [s.name, s]));
@@ -74,7 +81,7 @@ export function describeLayout(layout: TempStorageLayout): string[] {
   if (layout.totalBytes === 0) return ['none (0 bytes)'];
   return [
     ...layout.slots.map(
-      (s) => `${s.name}: ${s.bytes} bytes at offset ${s.offset}${s.aliasOf === undefined ? '' : ` (aliases ${s.aliasOf})`}`,
+      (s) => `${s.name}: ${s.bytes} bytes at offset ${s.offset}${s.aliasOf === undefined ? '' : ` (aliases ${s.aliasOf})`}${s.zeroed ? ' (zeroed at the start of every run)' : ''}`,
     ),
     `total: ${layout.totalBytes} bytes`,
   ];

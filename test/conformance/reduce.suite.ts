@@ -149,6 +149,8 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           ['multi-workgroup', { chunkTeamSize: 4, loadWords: 4 }],
           ['multi-workgroup', { chunkTeamSize: 32, loadWords: 4 }],
           ['multi-workgroup', { chunkTeamSize: 256, loadWords: 1 }],
+          ['multi-workgroup', { chunkTeamSize: 64, loadWords: 4, lastChunkMerges: false }],
+          ['multi-workgroup', { chunkTeamSize: 16, loadWords: 1, lastChunkMerges: false }],
           ['subgroup', { subgroupSize: 16, loadWords: 1 }],
           ['subgroup', { subgroupSize: 64, loadWords: 4 }],
         ] as const;
@@ -172,6 +174,46 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         const sizes = [8 * chunk, 8 * chunk + 1, 16 * chunk, 16 * chunk + 5];
         expect(await expectReference(makeCase({ name: 'merge blocks', sizes, ops: ['sum', 'argMax', 'min', 'argMin'], flavour: 'ties', seed: 97 }), 'multi-workgroup')).toBe('multi-workgroup');
         expect(await expectReference(makeCase({ name: 'merge blocks, sum', sizes, ops: 'sum', seed: 98 }), 'multi-workgroup')).toBe('multi-workgroup');
+      }, 600_000);
+      it('the chunk partials merged by the last chunk workgroup or by a merge launch: the same bits, one temporary storage for every run', async () => {
+        // 'chunk-merge' meets in slots zeroed at the start of every run (arrivals, published partials):
+        // after a run they hold every count at its end and every partial published, so a run that
+        // did not zero them would merge nothing, or merge the previous run's partials. Two inputs of
+        // the same shape take turns on one temporary storage, with the two-launch form in between.
+        const chunk = 8192;
+        const sizes = [0, 3 * chunk + 7, 40_000, 1, 17 * chunk, 0, 5];
+        const cases = (seed: number) => [
+          makeCase({ name: 'merge forms, per-segment op', sizes, ops: ['sum', 'argMax', 'min', 'argMin', 'max', 'sum', 'argMax'], flavour: 'ties', seed }),
+          makeCase({ name: 'merge forms, i32 sum', valueType: 'i32', sizes, ops: 'sum', flavour: 'wrap', initial: 7, seed: seed + 1 }),
+        ];
+        const [first, second] = [cases(101), cases(111)];
+        for (let c = 0; c < first!.length; c++) {
+          const built = [buildCase(backend, first![c]!), buildCase(backend, second![c]!)];
+          const planOf = (b: BuiltCase, lastChunkMerges: boolean) =>
+            (DeviceSegmentedReduce.plan as unknown as (a: unknown, e: Env) => SegmentedReducePlan)(b.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { lastChunkMerges } } }));
+          const runs = [
+            ['first', built[0]!, planOf(built[0]!, true)],
+            ['second', built[1]!, planOf(built[1]!, true)],
+            ['first', built[0]!, planOf(built[0]!, false)],
+            ['second', built[1]!, planOf(built[1]!, true)],
+            ['first', built[0]!, planOf(built[0]!, true)],
+          ] as const;
+          expect(runs.slice(0, 3).map(([, , plan]) => plan.launches.map((l) => l.kernel).filter((k) => k !== 'segment-offsets'))).toEqual([['chunk-merge'], ['chunk-merge'], ['chunk', 'merge']]);
+          expect(runs[0][2].explain()).toContain('(zeroed at the start of every run)');
+          const temp = backend.alloc('u8', Math.max(...runs.map(([, , plan]) => plan.tempStorageBytes)));
+          try {
+            for (const [input, b, plan] of runs) {
+              await plan.run(temp);
+              const values = bits(await backend.download(b.valuesOut));
+              const label = `${first![c]!.name}, ${input} input (${plan.launches.map((l) => l.kernel).join(', ')})`;
+              expectSameWords(values.subarray(0, sizes.length), b.expected.values, `${label}: values`);
+              if (b.indicesOut) expectSameWords(bits(await backend.download(b.indicesOut)).subarray(0, sizes.length), b.expected.indices, `${label}: indices`);
+            }
+          } finally {
+            temp.destroy();
+            for (const b of built) for (const a of b.owned) a.destroy();
+          }
+        }
       }, 600_000);
       it('the same bits run after run; NaN written canonically', async () => {
         const c = makeCase({ name: 'repeat', sizes: [100_000, 5, 33], ops: 'sum', seed: 83 });

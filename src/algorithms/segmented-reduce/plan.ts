@@ -18,7 +18,7 @@ import {
   segmentedReduceVariants,
   selectSegmentedReduceVariant,
 } from './policy.js';
-import { type SegmentedReduceLaunch, type SegmentedReduceProblem, chunkGroupsPerSegment, chunksPerSegment, partialWords, segmentedReduceKernels } from './problem.js';
+import { type SegmentedReduceLaunch, type SegmentedReduceProblem, chunkGroupsPerSegment, chunksPerSegment, partialWords, publishedPartialWords, segmentedReduceKernels } from './problem.js';
 
 /** The fields of the reduce arguments; any other is a mistake (a typo must never change a result). */
 export const segmentedReduceFields = [
@@ -137,8 +137,19 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
       return [launch('workgroup', 'workgroup', 'one workgroup per segment, chunk by chunk')];
     case 'multi-workgroup': {
       const chunks = chunksPerSegment(maxSegmentSize);
-      layout.add('partials', facts.maxSegments * chunks * partialWords * 4);
       const groups = chunkGroupsPerSegment(maxSegmentSize, policy);
+      if (policy.lastChunkMerges) {
+        layout.add('partials', facts.maxSegments * chunks * publishedPartialWords * 4, { zeroed: true });
+        layout.add('arrivals', facts.maxSegments * 4, { zeroed: true });
+        return [
+          launch(
+            'chunk-merge',
+            'multi-workgroup/chunk-merge',
+            `${chunks} chunks of ${sumOrder.chunkItems} items per segment, ${groups} workgroups per segment (a team of ${policy.chunkTeamSize} invocations per chunk); the last workgroup of a segment to finish combines its partials in order and writes`,
+          ),
+        ];
+      }
+      layout.add('partials', facts.maxSegments * chunks * partialWords * 4);
       return [
         launch(
           'chunk',

@@ -32,6 +32,11 @@ export interface SegmentedReducePolicy {
    * of 4 items; the summation order is the same.
    */
   readonly loadWords: number;
+  /**
+   * 'multi-workgroup': the last chunk workgroup of a segment to finish combines the segment's
+   * partials ('chunk-merge', one launch), or (false) a second launch does ('chunk', 'merge').
+   */
+  readonly lastChunkMerges: boolean;
 }
 
 /**
@@ -68,6 +73,7 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // 0.034 / 0.036, max 0.050 / 0.044 / 0.058 / 0.050, argMax 0.051 / 0.045 / 0.066 / 0.063.
     chunkTeamSize: Math.min(workgroupSize, 64),
     loadWords: 4,
+    lastChunkMerges: true,
   };
 }
 
@@ -87,7 +93,7 @@ const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 1 && (n & (n - 1
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
-  const power = (name: keyof SegmentedReducePolicy, most: number, why: string) => {
+  const power = (name: Exclude<keyof SegmentedReducePolicy, 'lastChunkMerges'>, most: number, why: string) => {
     if (!isPowerOfTwo(policy[name]) || policy[name] > most) {
       throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not a power of two at most ${most} (${why})`);
     }
@@ -97,6 +103,7 @@ function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabil
   power('threadMaxItems', sumOrder.lanes, 'one item per lane of the summation order');
   power('chunkTeamSize', policy.workgroupSize, 'the workgroup size');
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
+  if (typeof policy.lastChunkMerges !== 'boolean') throw new SegkitUsageError(`tuning.policy.lastChunkMerges: ${String(policy.lastChunkMerges)} is not true or false`);
 }
 
 /**

@@ -31,7 +31,7 @@ export interface SegmentedReduceProblem extends SegmentedProblem {
 }
 
 /** The kernels of DeviceSegmentedReduce. */
-export type SegmentedReduceKernelId = 'validate' | 'segment-offsets' | 'thread' | 'subgroup' | 'workgroup' | 'chunk' | 'merge';
+export type SegmentedReduceKernelId = 'validate' | 'segment-offsets' | 'thread' | 'subgroup' | 'workgroup' | 'chunk' | 'merge' | 'chunk-merge';
 
 /** One kernel launch of a reduce plan, in order. */
 export type SegmentedReduceLaunch = Launch<SegmentedReduceKernelId, SegmentedReduceVariant>;
@@ -65,10 +65,21 @@ export function chunkGroupsPerSegment(maxSegmentSize: number, policy: SegmentedR
 }
 
 /**
+ * Chunk workgroups of a segment of `size` items that run the chunk kernels' body (and, in
+ * 'chunk-merge', arrive): those whose first chunk is inside the segment, and at least the first, so
+ * an empty segment's result is written too.
+ */
+export function enteringChunkGroups(size: number, policy: SegmentedReducePolicy): number {
+  return Math.max(1, Math.ceil(Math.ceil(size / sumOrder.chunkItems) / chunksPerWorkgroup(policy)));
+}
+
+/**
  * The reduce kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
  * and by both executors. 'chunk' writes one partial per chunk of each segment to slot `partials`
  * (identical on every backend; a chunk workgroup reduces chunksPerWorkgroup consecutive chunks of one
- * segment); 'merge' combines them.
+ * segment); 'merge' combines them. 'chunk-merge' is both in one launch: each chunk workgroup
+ * publishes its partials, then counts itself in its segment's word of `arrivals`; the last of the
+ * segment's workgroups to arrive combines the partials and writes the result.
  */
 export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId, 'validate' | 'segment-offsets'>, SegmentedReduceProblem, SegmentedReducePolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
@@ -76,6 +87,11 @@ export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId
   workgroup: { slots: ['offsets'], grid: (problem) => problem.maxSegments },
   chunk: { slots: ['offsets', 'partials'], grid: (problem, policy) => problem.maxSegments * chunkGroupsPerSegment(problem.maxSegmentSize, policy), identicalSlots: ['partials'] },
   merge: { slots: ['offsets', 'partials'], grid: (problem) => problem.maxSegments },
+  'chunk-merge': {
+    slots: ['offsets', 'partials', 'arrivals'],
+    grid: (problem, policy) => problem.maxSegments * chunkGroupsPerSegment(problem.maxSegmentSize, policy),
+    identicalSlots: ['partials', 'arrivals'],
+  },
 };
 
 /*
@@ -86,5 +102,15 @@ export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId
  *   chunk c of segment s at pair s * chunksPerSegment + c: a sum's bits (f32: the chunk's canonical
  *   total; integers: the wrapped sum) with index 0, or the chunk's extreme (its bits and its
  *   segment-local index; 0xFFFFFFFF for none). Chunks past a segment's end are not written.
+ *   'chunk-merge' publishes the same pair as four words [bits low, bits high, index low, index
+ *   high], each half of a word in its low 16 bits with {@link publishedBit} set: a word is whole on
+ *   its own, so the merging workgroup needs no ordering between another workgroup's stores (WebGPU's
+ *   atomics are relaxed): it takes a partial once all four words carry the bit. Zeroed every run.
+ * - 'chunk-merge': `arrivals`: maxSegments words, the chunk workgroups of each segment done so far.
+ *   Zeroed every run; a segment's word ends at {@link enteringChunkGroups}.
  */
 export const partialWords = 2;
+/** Words of a published partial ('chunk-merge'). */
+export const publishedPartialWords = 4;
+/** The flag of a published word: its low 16 bits hold half of a value. */
+export const publishedBit = 0x10000;

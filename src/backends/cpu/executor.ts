@@ -79,6 +79,10 @@ export function cpuExecutor<Run extends SegmentedRun, Context extends SegmentedC
         if (!isCpuBackend(run.backend)) throw new Error(`internal: the CPU ${run.algorithm} executor got a ${run.backend.name} backend`);
         const backend: CpuBackend = run.backend;
         const ctx = algorithm.context(run);
+        // Slots the launches meet in (counters, published flags) start at zero in every run, as on WebGPU.
+        for (const slot of run.layout.slots) {
+          if (slot.zeroed) deviceMemory(run.temp!).u8.fill(0, slot.offset, slot.offset + slot.bytes);
+        }
         for (const launch of run.launches) backend.launch(kernelFor(launch.kernel, launch.name, ctx), launch.grid, { ctx, pass: launch.pass });
         // A device-side copy, as the WebGPU executor's copyBufferToBuffer: not a download.
         if (run.statusReport !== undefined && run.status !== undefined) {

@@ -333,6 +333,10 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
           if (entry.words > 0) encoder.copyBufferToBuffer(runtime.bufferOf(array), 0, blockBuffer!, entry.at * 4, entry.words * 4);
         }
       }
+      // Slots the launches meet in (counters, published flags) start at zero in every run.
+      for (const slot of run.layout.slots) {
+        if (slot.zeroed) encoder.clearBuffer(tempBuffer!, slot.offset, Math.ceil(slot.bytes / 4) * 4);
+      }
       // No labels on the encoder and pass (a descriptor costs each call ~1-2 us in Dawn's Node binding);
       // the pipelines carry the kernels' names into Dawn's messages.
       const pass = encoder.beginComputePass();

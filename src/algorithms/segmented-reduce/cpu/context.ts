@@ -37,6 +37,8 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
   readonly canonical: boolean;
   /** Word offset of slot `partials`, or -1. */
   readonly partialsSlot: number;
+  /** Word offset of slot `arrivals` ('chunk-merge'), or -1. */
+  readonly arrivalsSlot: number;
   /** Chunks per segment of the multi-workgroup grid. */
   readonly chunks: number;
 
@@ -66,6 +68,7 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
           : { constant: 0, view: deviceMemory(initial.array).u32, perSegment: initial.kind === 'perSegment', length: initial.array.length };
     this.canonical = problem.canonical;
     this.partialsSlot = this.slotWords('partials');
+    this.arrivalsSlot = this.slotWords('arrivals');
     this.chunks = chunksPerSegment(problem.maxSegmentSize);
   }
 

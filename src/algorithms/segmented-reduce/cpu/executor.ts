@@ -3,7 +3,7 @@ import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import { sumOrder } from '../ops.js';
 import type { SegmentedReduceExecutor, SegmentedReduceKernelId, SegmentedReduceRun } from '../problem.js';
 import { ReduceContext } from './context.js';
-import { runChunk, runMerge, runSubgroup, runThread, runWorkgroup } from './kernels.js';
+import { runChunk, runChunkMerge, runMerge, runSubgroup, runThread, runWorkgroup } from './kernels.js';
 
 /**
  * Each kernel's body, its workgroup memory (none: the CPU keeps lanes in locals) and the items a
@@ -20,6 +20,7 @@ const kernels: Record<SegmentedReduceKernelId, CpuKernelEntry<ReduceContext>> = 
   workgroup: { body: runWorkgroup, bytes: () => 16, items: (grid, { ctx }) => grid * Math.max(1, ctx.maxSegmentSize) },
   chunk: { body: runChunk, bytes: () => 16, items: (grid, { ctx }) => grid * Math.min(ctx.maxSegmentSize, sumOrder.chunkItems) },
   merge: { body: runMerge, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.chunks * 4 },
+  'chunk-merge': { body: runChunkMerge, bytes: () => 16, items: (grid, { ctx }) => grid * Math.min(ctx.maxSegmentSize, sumOrder.chunkItems) },
 };
 
 const reduce = cpuExecutor<SegmentedReduceRun, ReduceContext>({

@@ -2,7 +2,7 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { canonicalNaNBits, f32Signed, minNormalF32 } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
-import { chunksPerWorkgroup, partialWords } from '../problem.js';
+import { chunksPerWorkgroup, enteringChunkGroups, partialWords, publishedBit, publishedPartialWords } from '../problem.js';
 import { type ReduceContext, ValueKind } from './context.js';
 
 /*
@@ -588,71 +588,98 @@ export function runWorkgroup(workgroupId: number, _numWorkgroups: number, _share
   reduceSegment(ctx, workgroupId, 0xffffffff, ctx.opOf(workgroupId));
 }
 
+/** Stores a chunk's partial [bits, index] at word `at`: plainly ('chunk'), or as four published words ('chunk-merge'). */
+function storePartial(temp: Int32Array, at: number, bits: number, index: number, published: boolean): void {
+  if (!published) {
+    temp[at] = bits;
+    temp[at + 1] = index;
+    return;
+  }
+  temp[at] = publishedBit | (bits & 0xffff);
+  temp[at + 1] = publishedBit | (bits >>> 16);
+  temp[at + 2] = publishedBit | (index & 0xffff);
+  temp[at + 3] = publishedBit | (index >>> 16);
+}
+
+/** The bits of partial `c` stored from word `base` (plain or published words). */
+function partialBits(temp: Int32Array, base: number, c: number, published: boolean): number {
+  if (!published) return temp[base + c * partialWords]!;
+  const at = base + c * publishedPartialWords;
+  return (temp[at]! & 0xffff) | (temp[at + 1]! << 16);
+}
+
+/** The index of partial `c` stored from word `base`, unsigned. */
+function partialIndex(temp: Int32Array, base: number, c: number, published: boolean): number {
+  if (!published) return temp[base + c * partialWords + 1]! >>> 0;
+  const at = base + c * publishedPartialWords + 2;
+  return ((temp[at]! & 0xffff) | (temp[at + 1]! << 16)) >>> 0;
+}
+
 /**
- * 'multi-workgroup' chunk: workgroup w reduces chunksPerWorkgroup consecutive chunks of segment
- * floor(w / groups) into their partials; on the device-side direct branch, the first workgroup of a
- * segment reduces the whole segment and writes it.
+ * The chunk kernels' body: workgroup w reduces chunksPerWorkgroup consecutive chunks of segment
+ * floor(w / groups) into their partials. Returns the segment, or -1 when the workgroup has nothing
+ * to do (a failed run, past the active segments, past the segment's chunks, or the device-side
+ * direct branch, where the first workgroup of a segment reduces the whole segment and writes it).
  */
-export function runChunk(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
-  if (ctx.failed()) return;
+function reduceChunks(ctx: ReduceContext, workgroupId: number, published: boolean): number {
+  if (ctx.failed()) return -1;
   const chunks = ctx.chunks;
   const per = chunksPerWorkgroup(ctx.policy);
   const groups = Math.ceil(chunks / per);
   const i = Math.floor(workgroupId / groups);
   const group = workgroupId - i * groups;
-  if (i >= ctx.activeSegments()) return;
+  if (i >= ctx.activeSegments()) return -1;
   if (ctx.directBranch()) {
     if (group === 0) reduceSegment(ctx, i, chunkItems, ctx.opOf(i));
-    return;
+    return -1;
   }
   ctx.extent(i, chunks * chunkItems, extent);
+  if (group >= enteringChunkGroups(extent.size, ctx.policy)) return -1;
   const code = ctx.opOf(i);
   const temp = ctx.temp;
+  const words = published ? publishedPartialWords : partialWords;
   for (let c = group * per; c < Math.min(chunks, (group + 1) * per); c++) {
     const first = c * chunkItems;
-    if (first >= extent.size) return;
+    if (first >= extent.size) break;
     const start = extent.start + first;
     const n = Math.min(chunkItems, extent.size - first);
-    const at = ctx.partialsSlot + (i * chunks + c) * partialWords;
+    const at = ctx.partialsSlot + (i * chunks + c) * words;
     if (code === OpCode.Sum) {
       if (ctx.valueKind === ValueKind.F32) {
         f32Scratch[0] = ctx.canonical ? chunkTotalF32(ctx.valueF32, ctx.valueBits, start, n) : sumF32(ctx, start, n);
-        temp[at] = bitsScratch[0]!;
+        storePartial(temp, at, bitsScratch[0]!, 0, published);
       } else {
-        temp[at] = sumInt(ctx.valueBits, start, n);
+        storePartial(temp, at, sumInt(ctx.valueBits, start, n), 0, published);
       }
-      temp[at + 1] = 0;
     } else {
       extreme(ctx, start, n, takesMin(code) ? -1 : 0, first);
-      temp[at] = extremeBits;
-      temp[at + 1] = extremeIndex;
+      storePartial(temp, at, extremeBits, extremeIndex, published);
     }
   }
+  return i;
 }
 
-/** 'multi-workgroup' merge: workgroup w combines segment w's chunk partials in order and writes its result. */
-export function runMerge(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
-  if (ctx.failed() || workgroupId >= ctx.activeSegments() || ctx.directBranch()) return;
-  const i = workgroupId;
+/** Combines segment i's chunk partials in order (the chunk tree) and writes its result. */
+function mergeSegment(ctx: ReduceContext, i: number, published: boolean): void {
   const chunks = ctx.chunks;
   ctx.extent(i, chunks * chunkItems, extent);
   const size = extent.size;
   const used = Math.ceil(size / chunkItems);
   const code = ctx.opOf(i);
   const temp = ctx.temp;
-  const base = ctx.partialsSlot + i * chunks * partialWords;
+  const base = ctx.partialsSlot + i * chunks * (published ? publishedPartialWords : partialWords);
   if (code === OpCode.Sum) {
     if (ctx.valueKind !== ValueKind.F32) {
       let s = 0;
-      for (let c = 0; c < used; c++) s = (s + temp[base + c * partialWords]!) | 0;
+      for (let c = 0; c < used; c++) s = (s + partialBits(temp, base, c, published)) | 0;
       finish(ctx, i, code, size, s);
     } else if (ctx.canonical) {
       chunkTree.reset();
-      for (let c = 0; c < used; c++) chunkTree.push(f32Of(temp[base + c * partialWords]!));
+      for (let c = 0; c < used; c++) chunkTree.push(f32Of(partialBits(temp, base, c, published)));
       finish(ctx, i, code, size, chunkTree.total());
     } else {
       let s = 0;
-      for (let c = 0; c < used; c++) s += f32Of(temp[base + c * partialWords]!);
+      for (let c = 0; c < used; c++) s += f32Of(partialBits(temp, base, c, published));
       finish(ctx, i, code, size, Math.fround(s));
     }
     return;
@@ -662,14 +689,37 @@ export function runMerge(workgroupId: number, _numWorkgroups: number, _shared: W
   extremeIndex = noIndex;
   let best = 0;
   for (let c = 0; c < used; c++) {
-    const bits = temp[base + c * partialWords]!;
+    const bits = partialBits(temp, base, c, published);
     const k = keyOf(bits, kind) ^ mask;
     // Chunks come in index order: a later chunk wins only when strictly better.
     if (extremeIndex === noIndex || k > best) {
       best = k;
       extremeBits = bits;
-      extremeIndex = temp[base + c * partialWords + 1]! >>> 0;
+      extremeIndex = partialIndex(temp, base, c, published);
     }
   }
   finish(ctx, i, code, size, 0);
+}
+
+/** 'multi-workgroup' chunk: a workgroup's chunks into their partials (see {@link reduceChunks}). */
+export function runChunk(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  reduceChunks(ctx, workgroupId, false);
+}
+
+/** 'multi-workgroup' merge: workgroup w combines segment w's chunk partials in order and writes its result. */
+export function runMerge(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  if (ctx.failed() || workgroupId >= ctx.activeSegments() || ctx.directBranch()) return;
+  mergeSegment(ctx, workgroupId, false);
+}
+
+/**
+ * 'multi-workgroup' chunk-merge: a workgroup's chunks into published partials, then its arrival in
+ * the segment's word of `arrivals` (Atomics: workgroups may run on worker threads, and the add orders
+ * the partials written before it); the last of the segment's workgroups to arrive merges.
+ */
+export function runChunkMerge(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: KernelParams<ReduceContext>): void {
+  const i = reduceChunks(ctx, workgroupId, true);
+  if (i < 0) return;
+  const arrived = Atomics.add(ctx.temp, ctx.arrivalsSlot + i, 1) + 1;
+  if (arrived === enteringChunkGroups(extent.size, ctx.policy)) mergeSegment(ctx, i, true);
 }

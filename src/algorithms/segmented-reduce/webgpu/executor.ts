@@ -2,7 +2,7 @@ import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { type SegmentedReduceExecutor, type SegmentedReduceRun, chunksPerSegment, segmentedReduceKernels } from '../problem.js';
 import { type ReduceKernelFacts, kernelFacts } from './facts.js';
-import { chunkProgram, mergeProgram, teamProgram, threadProgram } from './programs.js';
+import { chunkMergeProgram, chunkProgram, mergeProgram, teamProgram, threadProgram } from './programs.js';
 
 /*
  * Reduce on WebGPU: its programs by kernel id and its own uniforms; the generic executor
@@ -15,6 +15,7 @@ const programs: Record<keyof typeof segmentedReduceKernels, (facts: ReduceKernel
   workgroup: (facts, name) => teamProgram(facts, name, facts.workgroupSize),
   chunk: chunkProgram,
   merge: mergeProgram,
+  'chunk-merge': chunkMergeProgram,
 };
 
 /** Runs reduce plans on the WebGPU backend: one encoder, one compute pass, one submit. */

@@ -1,5 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { OpCode } from '../ops.js';
+import { publishedBit } from '../problem.js';
 import type { ReduceKernelFacts } from './facts.js';
 import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reducePreamble, reduceUniforms, teamLoadWords, teamReduceWgsl } from './preamble.js';
 
@@ -74,6 +75,9 @@ export function threadProgram(facts: ReduceKernelFacts, name: string): WebGpuPro
   return program(facts, name, `thread,${slots}`, temp(facts, false), '', main);
 }
 
+/** Chunks of a segment of `size` items. */
+const chunksOfWgsl = 'fn chunksOf(size: u32) -> u32 { return size / CHUNK + select(0u, 1u, size % CHUNK != 0u); }';
+
 /** 'subgroup' (team = subgroupSize) and 'workgroup' (team = WG): a team of invocations per segment. */
 export function teamProgram(facts: ReduceKernelFacts, name: string, team: number): WebGpuProgram {
   const segmentsPerWorkgroup = facts.workgroupSize / team;
@@ -83,7 +87,7 @@ ${chunkTreeWgsl}
 const SEGMENTS: u32 = ${segmentsPerWorkgroup}u;
 var<workgroup> teamChunks: array<u32, SEGMENTS>;
 var<workgroup> rounds: u32;
-fn chunksOf(size: u32) -> u32 { return size / CHUNK + select(0u, 1u, size % CHUNK != 0u); }`;
+${chunksOfWgsl}`;
   const main = `
   let t = lid % TEAM;
   let i = workgroupIndex * SEGMENTS + lid / TEAM;
@@ -128,18 +132,18 @@ function directExpr(facts: ReduceKernelFacts): string {
   return `(count${facts.sizeBounds.toUpperCase()}(blockWord(u.sizeBoundsAt, u.sizeBoundsLen, 1u)) <= CHUNK)`;
 }
 
+/** The chunk workgroups that enter for a segment of `size` items (problem.ts `enteringChunkGroups`). */
+const chunkCountsWgsl = `
+${chunksOfWgsl}
+fn enteringGroups(size: u32) -> u32 { return max(1u, (chunksOf(size) + PER_WORKGROUP - 1u) / PER_WORKGROUP); }`;
+
 /**
- * 'chunk': a workgroup reduces PER_WORKGROUP consecutive chunks of one segment, a team of
- * chunkTeamSize invocations each, into their partials (or, on the direct branch, its first team the
- * whole segment).
+ * The opening of the chunk kernels: the workgroup's segment, its team and chunk, whether it enters
+ * (its first chunk is inside the segment, or it is the segment's first workgroup), the team's total.
+ * Direct branch: the segment's first team writes the whole segment and the workgroup ends.
  */
-export function chunkProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
-  const team = facts.chunkTeamSize;
-  const declarations = `
-${teamReduceWgsl(facts, team)}
-const PER_WORKGROUP: u32 = WG / TEAM;
-${segmentState}`;
-  const main = `
+function chunkOpening(facts: ReduceKernelFacts): string {
+  return `
   let groups = (u.chunks + PER_WORKGROUP - 1u) / PER_WORKGROUP;
   let i = workgroupIndex / groups;
   let group = workgroupIndex % groups;
@@ -150,7 +154,7 @@ ${segmentState}`;
     if (!failed() && i < activeSegments()) {
       let direct = ${directExpr(facts)};
       let e = segmentExtent(i, select(u.chunks * CHUNK, CHUNK, direct));
-      s = Entered(e.x, e.y, segmentOpOf(i), select(0u, 1u, group * PER_WORKGROUP * CHUNK < e.y || (direct && group == 0u)), select(0u, 1u, direct));
+      s = Entered(e.x, e.y, segmentOpOf(i), select(0u, 1u, group < enteringGroups(e.y) || (direct && group == 0u)), select(0u, 1u, direct));
     }
     entered = s;
   }
@@ -159,20 +163,40 @@ ${segmentState}`;
   let base = c * CHUNK;
   let n = select(0u, min(CHUNK, s.size - base), base < s.size);
   let total = teamTree(s.code, teamLanes(s.code, s.start, n, base, t), lid, t);
-  if (t != 0u) { return; }
   if (s.direct == 1u) {
-    if (c == 0u) { finish(i, s.code, s.size, total); }
+    if (t == 0u && c == 0u) { finish(i, s.code, s.size, total); }
     return;
-  }
-  if (n == 0u) { return; }
+  }`;
+}
+
+/**
+ * 'chunk': a workgroup reduces PER_WORKGROUP consecutive chunks of one segment, a team of
+ * chunkTeamSize invocations each, into their partials (or, on the direct branch, its first team the
+ * whole segment).
+ */
+export function chunkProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const team = facts.chunkTeamSize;
+  const declarations = `
+${teamReduceWgsl(facts, team)}
+const PER_WORKGROUP: u32 = WG / TEAM;
+${chunkCountsWgsl}
+${segmentState}`;
+  const main = `${chunkOpening(facts)}
+  if (t != 0u || n == 0u) { return; }
   let at = u.partialsAt + (i * u.chunks + c) * 2u;
   temp[at] = total.bits;
   temp[at + 1u] = total.index;`;
   return program(facts, name, `chunk,${team}`, temp(facts, true, team), declarations, main, ['chunks', 'partialsAt']);
 }
 
-/** 'merge': a segment's partials combined in order (the chunk tree), then its result. */
-export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+/**
+ * The merge of a segment's partials, shared by 'merge' and 'chunk-merge': each invocation the
+ * neighbours' tree of 8 partials, a tree over the workgroup's invocations (neighbours first; shuffles
+ * below the subgroup width), then the chunk tree over these blocks of WG * 8 partials. `published`:
+ * the partials are 'chunk-merge''s four published words (problem.ts), read with atomic loads and
+ * taken once every word carries its flag; else plain [bits, index] pairs.
+ */
+function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations: string; body: (base: string) => string } {
   const shuffle = Math.min(facts.workgroupSize, facts.shuffleWidth);
   const sum = constantOpCode(facts) === OpCode.Sum;
   const levels: string[] = [];
@@ -199,16 +223,48 @@ export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProg
   workgroupBarrier();`
       : '';
   const block = Array.from({ length: 8 }, (_, k) => k);
-  const loads = block
-    .map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`)
-    .join('\n');
-  const pairs = block.map((k) => `Pair(select(identity.bits, b${k}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, i${k}, first + ${k}u < used)`})`).join(', ');
+  // Published words: all of the block's words are loaded before any is tested (as the plain loads),
+  // and a block whose words are not all flagged yet is read again, partial by partial, until they are:
+  // their workgroups stored them before they arrived, so only the stores' visibility is awaited.
+  const loads = published
+    ? block
+        .map((k) => {
+          const at = `at${k}`;
+          const index = sum ? '' : `\n  let i${k}l = atomicLoad(&temp[${at} + 2u]);\n  let i${k}h = atomicLoad(&temp[${at} + 3u]);`;
+          return `  let ${at} = base + min(first + ${k}u, last) * 4u;\n  let b${k}l = atomicLoad(&temp[${at}]);\n  let b${k}h = atomicLoad(&temp[${at} + 1u]);${index}`;
+        })
+        .join('\n')
+    : block.map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`).join('\n');
+  const flags = block.map((k) => (sum ? `b${k}l & b${k}h` : `b${k}l & b${k}h & i${k}l & i${k}h`)).join(' & ');
+  const wordOf = (name: string) => `((${name}l & 0xffffu) | (${name}h << 16u))`;
+  const bitsOf = (k: number) => (published ? wordOf(`b${k}`) : `b${k}`);
+  const indexOf = (k: number) => (published ? wordOf(`i${k}`) : `i${k}`);
+  const pairs = block.map((k) => `Pair(select(identity.bits, ${bitsOf(k)}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, ${indexOf(k)}, first + ${k}u < used)`})`).join(', ');
+  const awaitPublished = published
+    ? `
+fn publishedWord(at: u32) -> u32 {
+  loop {
+    let low = atomicLoad(&temp[at]);
+    let high = atomicLoad(&temp[at + 1u]);
+    if ((low & high & PUBLISHED) != 0u) { return (low & 0xffffu) | (high << 16u); }
+  }
+}
+fn publishedPartial(at: u32) -> Pair { return Pair(publishedWord(at), ${sum ? '0u' : 'publishedWord(at + 2u)'}); }`
+    : '';
+  const slowPath = published
+    ? `
+  if ((${flags} & PUBLISHED) == 0u) {
+    for (var k = 0u; k < BLOCK; k++) {
+      if (first + k < used) { p[k] = publishedPartial(base + (first + k) * 4u); }
+    }
+  }`
+    : '';
   const declarations = `
 const BLOCK: u32 = 8u;
+${published ? `const PUBLISHED: u32 = ${publishedBit}u;` : ''}
 ${chunkTreeWgsl}
-${segmentState}
 var<workgroup> pairBits: array<u32, WG>;
-var<workgroup> pairIndex: array<u32, WG>;
+var<workgroup> pairIndex: array<u32, WG>;${awaitPublished}
 // Neighbours first over 8 partials (the padding -0, or none), as the chunk tree's lowest levels.
 // The 8 partials' loads are all issued before the first is used (one at a time, a lone workgroup
 // waits out each load's latency in turn); a partial past the last is read at the last and dropped.
@@ -216,7 +272,7 @@ fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
   let identity = identityPair(code);
   let last = max(used, 1u) - 1u;
 ${loads}
-  var p = array<Pair, 8>(${pairs});
+  var p = array<Pair, 8>(${pairs});${slowPath}
   for (var w = 1u; w < BLOCK; w = w * 2u) {
     for (var k = 0u; k < BLOCK; k += 2u * w) { p[k] = combine(code, p[k], p[k + w]); }
   }
@@ -231,6 +287,25 @@ fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
   ${memory}
   return v;
 }`;
+  const body = (base: string) => `
+  let used = chunksOf(s.size);
+  let partials = ${base};
+  startChunks(s.code);
+  for (var first = 0u; first < used; first += WG * BLOCK) {
+    let block = blockOf(partials, first + lid * BLOCK, used, s.code);
+    let total = blocksTree(s.code, block, lid);
+    if (lid == 0u) { pushChunk(s.code, total); }
+  }
+  if (lid == 0u) { finish(i, s.code, s.size, chunksTotal(s.code)); }`;
+  return { declarations, body };
+}
+
+/** 'merge': a segment's partials combined in order (the chunk tree), then its result. */
+export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const merge = mergeWgsl(facts, false);
+  const declarations = `${merge.declarations}
+${chunksOfWgsl}
+${segmentState}`;
   const main = `
   let i = workgroupIndex;
   if (lid == 0u) {
@@ -242,15 +317,43 @@ fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
     entered = s;
   }
   let s = workgroupUniformLoad(&entered);
-  if (s.go == 0u) { return; }
-  let used = s.size / CHUNK + select(0u, 1u, s.size % CHUNK != 0u);
-  let base = u.partialsAt + i * u.chunks * 2u;
-  startChunks(s.code);
-  for (var first = 0u; first < used; first += WG * BLOCK) {
-    let block = blockOf(base, first + lid * BLOCK, used, s.code);
-    let total = blocksTree(s.code, block, lid);
-    if (lid == 0u) { pushChunk(s.code, total); }
-  }
-  if (lid == 0u) { finish(i, s.code, s.size, chunksTotal(s.code)); }`;
+  if (s.go == 0u) { return; }${merge.body('u.partialsAt + i * u.chunks * 2u')}`;
   return program(facts, name, 'merge', temp(facts, true), declarations, main, ['chunks', 'partialsAt']);
+}
+
+/**
+ * 'chunk-merge': 'chunk' with published partials, then each workgroup's arrival in its segment's
+ * word of `arrivals` (after a barrier: the workgroup's stores are all issued when it counts itself);
+ * the workgroup that brings the word to the segment's entering workgroups merges as 'merge' does,
+ * reading the published words. No workgroup waits for another to run: the last to arrive waits only
+ * for stores already issued to become visible, so the kernel needs no forward progress between
+ * workgroups.
+ */
+export function chunkMergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
+  const team = facts.chunkTeamSize;
+  const merge = mergeWgsl(facts, true);
+  const declarations = `
+${teamReduceWgsl(facts, team)}
+const PER_WORKGROUP: u32 = WG / TEAM;
+${merge.declarations}
+${chunkCountsWgsl}
+${segmentState}
+var<workgroup> lastToArrive: u32;
+fn publish(at: u32, word: u32) {
+  atomicStore(&temp[at], PUBLISHED | (word & 0xffffu));
+  atomicStore(&temp[at + 1u], PUBLISHED | (word >> 16u));
+}`;
+  const main = `${chunkOpening(facts)}
+  if (t == 0u && n != 0u) {
+    let at = u.partialsAt + (i * u.chunks + c) * 4u;
+    publish(at, total.bits);
+    publish(at + 2u, total.index);
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let arrived = atomicAdd(&temp[u.arrivalsAt + i], 1u) + 1u;
+    lastToArrive = select(0u, 1u, arrived == enteringGroups(s.size));
+  }
+  if (workgroupUniformLoad(&lastToArrive) == 0u) { return; }${merge.body('u.partialsAt + i * u.chunks * 4u')}`;
+  return program(facts, name, `chunk-merge,${team}`, { temp: 'atomic', vector: teamLoadWords(facts, team) === 4 }, declarations, main, ['chunks', 'partialsAt', 'arrivalsAt']);
 }
