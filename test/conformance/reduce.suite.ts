@@ -149,8 +149,8 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           ['multi-workgroup', { chunkTeamSize: 4, loadWords: 4 }],
           ['multi-workgroup', { chunkTeamSize: 32, loadWords: 4 }],
           ['multi-workgroup', { chunkTeamSize: 256, loadWords: 1 }],
-          ['multi-workgroup', { chunkTeamSize: 64, loadWords: 4, lastChunkMerges: false }],
-          ['multi-workgroup', { chunkTeamSize: 16, loadWords: 1, lastChunkMerges: false }],
+          ['multi-workgroup', { chunkTeamSize: 64, loadWords: 4, lastChunkMerges: true }],
+          ['multi-workgroup', { chunkTeamSize: 16, loadWords: 1, lastChunkMerges: true }],
           ['subgroup', { subgroupSize: 16, loadWords: 1 }],
           ['subgroup', { subgroupSize: 64, loadWords: 4 }],
         ] as const;

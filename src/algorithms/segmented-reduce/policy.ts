@@ -34,7 +34,8 @@ export interface SegmentedReducePolicy {
   readonly loadWords: number;
   /**
    * 'multi-workgroup': the last chunk workgroup of a segment to finish combines the segment's
-   * partials ('chunk-merge', one launch), or (false) a second launch does ('chunk', 'merge').
+   * partials ('chunk-merge', one launch: one dispatch less of host time), or (false) a second launch
+   * does ('chunk', 'merge'). The same bits either way.
    */
   readonly lastChunkMerges: boolean;
 }
@@ -73,7 +74,12 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // 0.034 / 0.036, max 0.050 / 0.044 / 0.058 / 0.050, argMax 0.051 / 0.045 / 0.066 / 0.063.
     chunkTeamSize: Math.min(workgroupSize, 64),
     loadWords: 4,
-    lastChunkMerges: true,
+    // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --configs, 2026-11-28,
+    // two calls): sum 0.043 in one launch against 0.036 in two, max 0.052 against 0.044. Timing-only
+    // builds put the difference in the merge itself: the chunk phase with its arrivals alone takes
+    // 0.029 (sum), as the chunk launch does, and the last workgroup's merge of 2048 partials then
+    // takes ~14 us, where the merge launch adds ~7 us to the pass. So two launches by default.
+    lastChunkMerges: false,
   };
 }
 
