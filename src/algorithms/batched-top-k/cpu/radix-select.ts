@@ -556,9 +556,9 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
   // Few keys reached the sampled threshold (at most a tile, and at most directItems: tiles past that
-  // only with a GPU's capabilities): sorting them costs less than the digit passes that would re-read
-  // their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first workgroup sorts them in
-  // workgroup memory (webgpu/radix-filter.ts).
+  // only with a GPU's capabilities): picking the best among them costs less than the digit passes
+  // that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first
+  // workgroup picks them in workgroup memory, by a radix select or a sort (webgpu/radix-filter.ts).
   if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems) {
     if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
     return;

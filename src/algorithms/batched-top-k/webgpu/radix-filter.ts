@@ -173,6 +173,21 @@ const TILE_PER_INVOCATION: u32 = ${tilePerInvocation}u;
 var<workgroup> selectedTotal: u32;
 const INDEX_BUCKET_MAX: u32 = ${indexBucketMax}u;
 var<workgroup> selectedFound: atomic<u32>;
+// Counts a digit into the invocation's run of equal digits, adding the run to localHistogram when
+// the digit changes: the candidates share their leading digits (they all reached the sampled
+// threshold; a tied key's indices share their top bits), and one add per run spares that bin a
+// serialized atomic per candidate.
+fn countDigit(digit: u32, run: ptr<function, vec2<u32>>) {
+  if ((*run).y > 0u && (*run).x != digit) {
+    atomicAdd(&localHistogram[(*run).x], (*run).y);
+    (*run).y = 0u;
+  }
+  (*run).x = digit;
+  (*run).y += 1u;
+}
+fn flushRun(run: vec2<u32>) {
+  if (run.y > 0u) { atomicAdd(&localHistogram[run.x], run.y); }
+}
 fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direction: u32, selected: u32, lid: u32) {
   loadEntries(at, count, count, start, direction, lid);
   // The take-th best key T: its leading bits (key >> shift) at the digit where its bucket was taken
@@ -184,10 +199,12 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
   for (var p = 0u; p < PASSES; p++) {
     clearHistogram(BINS, lid);
     let decided = select(digitShift(p - 1u), 0u, p == 0u);
+    var run = vec2<u32>(0u, 0u);
     for (var j = lid; j < count; j += WG) {
       let key = sortKeys[sortSlot(j)];
-      if (p == 0u || (key >> decided) == (prefix >> decided)) { atomicAdd(&localHistogram[digitOf(key, p)], 1u); }
+      if (p == 0u || (key >> decided) == (prefix >> decided)) { countDigit(digitOf(key, p), &run); }
     }
+    flushRun(run);
     workgroupBarrier();
     let chosen = chooseDigit(BINS, remaining, lid);
     shift = digitShift(p);
@@ -199,18 +216,23 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
     }
   }
   // T tied: the remaining smallest indices among the candidates equal to T (bins hold 255 - digit:
-  // the best bin is the smallest index digit), as finalize takes ties.
+  // the best bin is the smallest index digit), as finalize takes ties; from the highest index byte
+  // the segment's size can set.
   var highest = 0xffffffffu;
   if (tied) {
     var indexPrefix = 0u;
-    for (var digitPass = 0u; digitPass < 4u; digitPass++) {
+    var firstPass = 0u;
+    while (firstPass < 3u && ((max(size, 1u) - 1u) >> (24u - 8u * firstPass)) == 0u) { firstPass++; }
+    for (var digitPass = firstPass; digitPass < 4u; digitPass++) {
       let indexShift = 24u - 8u * digitPass;
       let fixed = select(0xffffffffu << (indexShift + 8u), 0u, digitPass == 0u);
       clearHistogram(256u, lid);
+      var run = vec2<u32>(0u, 0u);
       for (var j = lid; j < count; j += WG) {
         let index = order[sortSlot(j)];
-        if (sortKeys[sortSlot(j)] == prefix && (index & fixed) == indexPrefix) { atomicAdd(&localHistogram[255u - ((index >> indexShift) & 255u)], 1u); }
+        if (sortKeys[sortSlot(j)] == prefix && (index & fixed) == indexPrefix) { countDigit(255u - ((index >> indexShift) & 255u), &run); }
       }
+      flushRun(run);
       workgroupBarrier();
       let chosen = chooseDigit(256u, remaining, lid);
       indexPrefix = indexPrefix | ((255u - chosen.x) << indexShift);
