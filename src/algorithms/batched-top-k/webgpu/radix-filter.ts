@@ -35,7 +35,7 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  */
 
 /** Most indices of one bucket of the select's index-order write (its rank count reads every member). */
-export const indexBucketMax = 64;
+const indexBucketMax = 64;
 
 /**
  * The radix-filter program. `tiesAsFound` (the requirements let tied items be taken as found) turns
