@@ -122,6 +122,10 @@ const smallPolicy: TopKPolicy = {
   rowRadixWorkgroupSize: 4,
   rowRadixWideItems: 16384,
   rowRadixWideMinK: 1024,
+  rowRadixFewRows: 128,
+  rowRadixFewRowsMaxItems: 65536,
+  radixCandidateSelect: true,
+  radixCandidateSelectSorted: false,
 };
 
 function uploadU32(cpu: CpuBackend, values: ArrayLike<number>): DeviceArray {
@@ -534,6 +538,10 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       rowRadixWorkgroupSize: 1024,
       rowRadixWideItems: 16384,
       rowRadixWideMinK: 1024,
+      rowRadixFewRows: 128,
+      rowRadixFewRowsMaxItems: 65536,
+      radixCandidateSelect: true,
+      radixCandidateSelectSorted: false,
     };
     const random = rng(99);
     const sizes = [10000, 2048, 1, 9000];

@@ -80,6 +80,13 @@ describe('top-k policy', () => {
     expect(selectTopKVariant(longest, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('max segment size 65537 > rowRadixMaxItems 65536');
     expect(selectTopKVariant(longest, capabilities).variant).toBe('radix-select');
     expect(selectTopKVariant(longer, capabilities, { policy: { rowRadixMaxItems: 32768 } }).variant).toBe('radix-select');
+    // Few rows (under rowRadixFewRows): row-radix only up to rowRadixFewRowsMaxItems keys a row (by default rowRadixMaxItems').
+    const fewShort = selectTopKVariant(longer, capabilities, { policy: { rowRadixFewRowsMaxItems: 32768 } });
+    expect(fewShort.variant).toBe('radix-select');
+    expect(fewShort.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('64 segments (< rowRadixFewRows 128) of up to 65536 keys > rowRadixFewRowsMaxItems 32768');
+    expect(selectTopKVariant({ ...longer, maxSegments: 128 }, capabilities, { policy: { rowRadixFewRowsMaxItems: 32768 } }).variant).toBe('row-radix');
+    expect(selectTopKVariant(longer, capabilities, { policy: { rowRadixFewRowsMaxItems: 32768, rowRadixFewRows: 64 } }).variant).toBe('row-radix');
+    expect(() => selectTopKVariant(longer, capabilities, { policy: { radixCandidateSelect: 'yes' as never } })).toThrow('tuning.policy.radixCandidateSelect: yes is not a boolean');
     const pastTile = selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 } }, capabilities);
     expect(pastTile.variant).toBe('row-radix');
     expect(pastTile.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(

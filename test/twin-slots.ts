@@ -19,9 +19,10 @@ export async function compareLaunchByLaunch(
   gpu: { plan: Plan; backend: Backend },
   cpu: { plan: Plan; backend: Backend },
   identicalSlots: (kernel: string) => readonly string[],
+  lastLaunch = gpu.plan.launches.length,
 ): Promise<number> {
   let compared = 0;
-  for (let count = 1; count <= gpu.plan.launches.length; count++) {
+  for (let count = 1; count <= lastLaunch; count++) {
     const launch = gpu.plan.launches[count - 1]!;
     const slots = identicalSlots(launch.kernel);
     if (slots.length === 0) continue;

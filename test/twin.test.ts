@@ -35,6 +35,14 @@ interface TwinCase {
   readonly launches?: readonly string[];
   /** Routing weights: the 'weights' launch writes weightsOut (no temporary storage), compared after it runs. */
   readonly weights?: 'softmax' | 'sigmoid-renormalize';
+  /** Output order (default sorted). */
+  readonly outputOrdering?: 'sorted' | 'unsorted';
+  /**
+   * Every segment takes filter pass 0's pick among its sampled candidates, which writes the
+   * selection in a fixed order (rank order, or index order from the select where its index buckets
+   * hold the segment): the `selected` slot is compared after that launch too.
+   */
+  readonly pickedSelection?: boolean;
 }
 
 const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100);
@@ -79,6 +87,33 @@ const cases: TwinCase[] = [
   },
   { name: 'reduce, then softmax routing weights', sizes: [128, 0, 77, 128], k: 8, variant: 'reduce', deviceK: true, weights: 'softmax' },
   { name: 'single-tile, then sigmoid-renormalize routing weights', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile', weights: 'sigmoid-renormalize' },
+  {
+    name: "radix-select unsorted: filter pass 0 selects the best k among the sampled candidates (radix select in workgroup memory, 8-bit digits, then index order)",
+    sizes: [16384, 9000, 16384, 4097],
+    k: 400,
+    variant: 'radix-select',
+    outputOrdering: 'unsorted',
+    launches: ['filter'],
+    pickedSelection: true,
+  },
+  {
+    name: 'radix-select unsorted, 11-bit digits: the select over random keys, ties, NaN and -0',
+    sizes: [16384, 20000, 5000],
+    k: 300,
+    variant: 'radix-select',
+    outputOrdering: 'unsorted',
+    policy: { radixBits: 11 },
+    key: (i, random) => (i % 97 === 0 ? NaN : i % 89 === 0 ? -0 : random() < 0.5 ? Math.round(random() * 50) : random()),
+    pickedSelection: true,
+  },
+  {
+    name: 'radix-select sorted with radixCandidateSelectSorted: the select, then the sort of the selection alone',
+    sizes: [16384, 9000],
+    k: 400,
+    variant: 'radix-select',
+    policy: { radixCandidateSelectSorted: true },
+    pickedSelection: true,
+  },
   { name: 'radix-select sorted past the tile (the selection sort)', sizes: [9000, 6000, 3], k: 5000, variant: 'radix-select' },
   { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', weights: 'softmax' },
 ];
@@ -115,7 +150,7 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
         const k = c.deviceK === true ? p.perSegment(backend.upload(ks), { min: 1, max: c.k }) : p.constant(c.k as 1); // a case table's k: checked when planning, not typed as a literal
         const plan = DeviceBatchedTopK.plan(
           { keysIn, keysOut, valuesOut, ...(c.weights === undefined ? {} : { weights: { kind: c.weights, scale: 2.5 }, weightsOut }), segmentSizes: p.perSegment([...c.sizes], { min: 0, max: total }), k, selectDirection: p.constantOption('max'), numSegments: p.uniform(n) },
-          env({ backend, tuning: { variant: c.variant, ...(c.policy === undefined ? {} : { policy: c.policy }) } }),
+          env({ backend, requirements: { outputOrdering: c.outputOrdering ?? 'sorted' }, tuning: { variant: c.variant, ...(c.policy === undefined ? {} : { policy: c.policy }) } }),
         ) as Plan;
         return { plan, keysOut, valuesOut, weightsOut, owned: [keysIn, keysOut, valuesOut, weightsOut] as DeviceArray[] };
       };
@@ -125,6 +160,11 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
         expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
         for (const part of c.launches ?? []) expect(onGpu.plan.launches.some((l) => l.name.includes(part)), `a launch named *${part}*`).toBe(true);
         let compared = await compareLaunchByLaunch({ plan: onGpu.plan, backend: gpu }, { plan: onCpu.plan, backend: cpu }, identicalSlots);
+        if (c.pickedSelection === true) {
+          const filter0 = onGpu.plan.launches.findIndex((l) => l.kernel === 'radix-filter') + 1;
+          expect(filter0).toBeGreaterThan(0);
+          compared += await compareLaunchByLaunch({ plan: onGpu.plan, backend: gpu }, { plan: onCpu.plan, backend: cpu }, (kernel) => (kernel === 'radix-filter' ? ['selected'] : []), filter0);
+        }
         if (c.weights !== undefined) {
           // The weights launch writes no temporary storage: compare its output after the last launch.
           expect(onGpu.plan.launches.at(-1)!.kernel).toBe('weights');

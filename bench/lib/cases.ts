@@ -272,6 +272,32 @@ export function mismatches(
 }
 
 /**
+ * A row-major output put in rank order ('max': NaN first, then key descending, then index
+ * ascending) on each row's first min(k_i, size_i) slots: unsorted output compared with the sorted
+ * reference.
+ */
+export function inRankOrder(c: Case, keys: Float32Array, indices: Int32Array): { keys: Float32Array; indices: Int32Array } {
+  const out = { keys: keys.slice(), indices: indices.slice() };
+  // NaN ranks above every number; -0 and +0 are equal (ties by index).
+  const before = (a: number, b: number) => {
+    const [ka, kb] = [keys[a]!, keys[b]!];
+    if (Number.isNaN(ka) !== Number.isNaN(kb)) return Number.isNaN(ka) ? -1 : 1;
+    if (!Number.isNaN(ka) && ka !== kb) return ka > kb ? -1 : 1;
+    return indices[a]! - indices[b]!;
+  };
+  for (let r = 0; r < c.rows; r++) {
+    const base = r * c.kMax;
+    const take = Math.min(kOf(c, r), sizeOf(c, r));
+    const slots = Array.from({ length: take }, (_, j) => base + j).sort(before);
+    slots.forEach((from, j) => {
+      out.keys[base + j] = keys[from]!;
+      out.indices[base + j] = indices[from]!;
+    });
+  }
+  return out;
+}
+
+/**
  * Checks a dense peer's output (rows x peerK) against the reference on each row's first
  * min(k_i, size_i) slots, by key value only (peers break ties their own way).
  */

@@ -4,9 +4,9 @@
  * forced through tuning, every parameter kind, both layouts, and bad input leaving outputs untouched.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, topKPolicyFor, topKVariants } from '../../src/index.js';
+import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
-import { rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
+import { radixSample, radixSampleCap, radixSamplePosition, radixState, radixStateWords, rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
 import {
   type Allowed,
   type NumericKind,
@@ -251,6 +251,142 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           }
         }, 180_000);
       }
+    });
+
+    describe("radix-select: filter pass 0's pick among the candidates (a radix select, or a sort)", () => {
+      /*
+       * Rows built so the sampled threshold is known exactly: every sampled position (policy.ts
+       * radixSamplePosition) holds the least hot key (0, or -0), so the threshold is that key and the
+       * candidates are exactly the `hot` hot keys (the sampled positions and the first others); the
+       * cold keys lie far below (NaN among them for 'min', where it ranks last). The hot keys' values
+       * decide the threshold's ties.
+       */
+      type Hot = 'ties' | 'all-equal' | 'specials';
+      const nanBits = [0x7fc00000, 0x7f800001, 0xffc00001];
+      function rowKeys(cols: number, hot: number, take: number, style: Hot, direction: 'max' | 'min', random: () => number): Uint32Array {
+        const { workgroupSize } = topKPolicyFor(backend.capabilities);
+        const sample = radixSample(cols, take, radixSampleCap(workgroupSize))!;
+        const row = new Float32Array(cols);
+        const bitsOfRow = new Uint32Array(row.buffer);
+        const isHot = new Uint8Array(cols);
+        for (let i = 0; i < sample.m; i++) isHot[radixSamplePosition(i, sample.step)] = 1;
+        let hotCount = sample.m;
+        for (let i = 0; i < cols && hotCount < hot; i++) {
+          if (isHot[i] === 0) {
+            isHot[i] = 2;
+            hotCount++;
+          }
+        }
+        const sign = direction === 'max' ? 1 : -1;
+        for (let i = 0; i < cols; i++) {
+          if (isHot[i] === 0) {
+            // Cold: far below the hot keys (for 'min', far above, and NaN, which ranks last there).
+            if (direction === 'min' && random() < 0.1) bitsOfRow[i] = nanBits[i % 3]!;
+            else row[i] = sign * (-1e6 - random() * 1e6);
+          } else if (isHot[i] === 1 || style === 'all-equal') {
+            row[i] = random() < 0.5 ? -0 : 0; // the least hot key, -0 and +0 equal
+          } else if (style === 'ties') {
+            row[i] = sign * Math.floor(random() * 4); // 0, 1, 2, 3: the threshold falls in a tie
+          } else {
+            const r = random();
+            if (direction === 'max' && r < 0.2) bitsOfRow[i] = nanBits[i % 3]!; // NaN ranks first for 'max'
+            else if (r < 0.4) row[i] = sign * Infinity;
+            else row[i] = r < 0.7 ? (i % 2 === 0 ? -0 : 0) : sign * 1;
+          }
+        }
+        return bitsOfRow;
+      }
+
+      /** The reference's sorted rows, each row's selection put in index order. */
+      function byIndex(expected: { keys: Uint32Array; values: Uint32Array }, rows: number, kMax: number, takes: number[]): { keys: Uint32Array; values: Uint32Array } {
+        const out = { keys: expected.keys.slice(), values: expected.values.slice() };
+        for (let r = 0; r < rows; r++) {
+          const slots = Array.from({ length: takes[r]! }, (_, j) => r * kMax + j).sort((a, b) => (expected.values[a]! | 0) - (expected.values[b]! | 0));
+          slots.forEach((from, j) => {
+            out.keys[r * kMax + j] = expected.keys[from]!;
+            out.values[r * kMax + j] = expected.values[from]!;
+          });
+        }
+        return out;
+      }
+
+      // Output order and the policy values that choose the pick; 8-bit digits unless set (rows under 64K).
+      // Where pipelines compile slowly, the sort (the defaults' sorted pick, tested throughout) is left out.
+      type Config = [Requirements['outputOrdering'], Partial<TopKPolicy>];
+      const configs: Config[] = [
+        ['unsorted', {}],
+        ['unsorted', { radixBits: 11 }],
+        ['sorted', { radixCandidateSelectSorted: true }],
+        ['sorted', { radixCandidateSelectSorted: true, radixBits: 11 }],
+        ...(options.compilesSlowly === true ? [] : ([['unsorted', { radixCandidateSelect: false }], ['sorted', {}]] satisfies Config[])),
+      ];
+
+      it('ties at the threshold, all-equal candidates, NaN, -0 and infinities; take 1, take = candidates, candidates = the tile; rows past the index buckets', async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        // Rows of 16384 keys (8-bit digits: index buckets of 64 keys) and 20000 (past them: finalize orders the selection).
+        const shapes: { cols: number; hot: number; take: number }[] = [
+          { cols: 16384, hot: 1200, take: 700 },
+          { cols: 16384, hot: tileItems, take: tileItems - 3 },
+          { cols: 16384, hot: 1000, take: 1000 },
+          { cols: 20000, hot: 1500, take: 1 },
+          { cols: 20000, hot: tileItems, take: tileItems },
+        ];
+        // Where pipelines compile slowly (and run slowly: lavapipe), each style in one direction, specials in both.
+        const directions = (style: Hot): ('max' | 'min')[] => (options.compilesSlowly !== true || style === 'specials' ? ['max', 'min'] : style === 'ties' ? ['max'] : ['min']);
+        for (const style of ['ties', 'all-equal', 'specials'] as const) {
+          for (const direction of directions(style)) {
+            const random = rng(shapes.length * 31 + style.length * 7 + direction.length);
+            const rows = shapes.length;
+            const stride = 20000;
+            const data = new Uint32Array(rows * stride);
+            shapes.forEach((shape, r) => data.set(rowKeys(shape.cols, shape.hot, shape.take, style, direction, random), r * stride));
+            const kMax = Math.max(...shapes.map((shape) => shape.take));
+            const takes = shapes.map((shape) => shape.take);
+            const expected = referenceTopK({
+              keyType: 'f32',
+              keys: data,
+              segmentStarts: shapes.map((_, r) => r * stride),
+              segmentSizes: shapes.map((shape) => shape.cols),
+              k: takes,
+              directions: shapes.map(() => direction),
+              kMax,
+              withValues: true,
+            });
+            const inIndexOrder = byIndex(expected, rows, kMax, takes);
+            const keysIn = backend.upload(new Float32Array(data.buffer));
+            const keysOut = backend.alloc('f32', rows * kMax);
+            const valuesOut = backend.alloc('i32', rows * kMax);
+            const args = {
+              keysIn,
+              keysOut,
+              valuesOut,
+              segmentSizes: p.perSegment(shapes.map((shape) => shape.cols), { min: 1, max: stride }),
+              segmentStride: p.constant(stride),
+              k: p.perSegment(takes, { min: 1, max: kMax }),
+              selectDirection: p.uniformOption(direction, ['max', 'min']),
+              numSegments: p.uniform(rows),
+            };
+            for (const [outputOrdering, policy] of configs) {
+              const label = `${style} ${direction} ${outputOrdering} ${JSON.stringify(policy)}`;
+              const plan = DeviceBatchedTopK.plan(args, env({ backend, requirements: { outputOrdering }, tuning: { variant: 'radix-select', policy } }));
+              const temp = backend.alloc('u8', plan.tempStorageBytes);
+              await plan.run(temp);
+              const want = outputOrdering === 'sorted' ? expected : inIndexOrder;
+              expect(bits(await backend.download(keysOut)), `${label}: keys`).toEqual(want.keys);
+              expect(bits(await backend.download(valuesOut)), `${label}: values`).toEqual(want.values);
+              // Every row took the pick: a sampled threshold reached by exactly its hot keys.
+              const words = new Uint32Array((await backend.download(temp)).buffer);
+              const stateAt = Number(/segmentState: \d+ bytes at offset (\d+)/.exec(plan.explain())![1]) / 4;
+              shapes.forEach((shape, r) => {
+                expect(words[stateAt + r * radixStateWords + radixState.mode], `${label}, row ${r}: sampled`).toBe(1);
+                expect(words[stateAt + r * radixStateWords + radixState.collected], `${label}, row ${r}: candidates`).toBe(shape.hot);
+              });
+              temp.destroy();
+            }
+            for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
+          }
+        }
+      }, 600_000);
     });
 
     describe('row-radix: one workgroup per row', () => {

@@ -82,6 +82,25 @@ export interface TopKPolicy {
    * reads the keys once where row-radix reads its row three times in one workgroup.
    */
   readonly rowRadixWideMinK: number;
+  /**
+   * A call of fewer segments than this has few rows: one workgroup per row leaves most of the
+   * device idle, so row-radix takes its rows only up to `rowRadixFewRowsMaxItems` keys.
+   */
+  readonly rowRadixFewRows: number;
+  /** Most keys of a row that row-radix takes in a call of fewer than `rowRadixFewRows` segments. */
+  readonly rowRadixFewRowsMaxItems: number;
+  /**
+   * Radix-select's filter pass 0, where the keys that reached the sampled threshold fit a tile, with
+   * unsorted output: true selects the best take among them (a radix select in workgroup memory, then
+   * written in index order), false sorts them all and takes the first take (the earlier way, kept to
+   * measure against).
+   */
+  readonly radixCandidateSelect: boolean;
+  /**
+   * The same with sorted output: true selects the best take and sorts only them (where that shrinks
+   * the sort's padded size), false sorts every candidate.
+   */
+  readonly radixCandidateSelectSorted: boolean;
 }
 
 /** Radix-select state words per segment (problem.ts). */
@@ -224,6 +243,10 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     rowRadixWorkgroupSize: rowRadixWorkgroupSizeFor(capabilities, { tileItems, radixBits }),
     rowRadixWideItems: rowRadixDefaults.wideItems,
     rowRadixWideMinK: rowRadixDefaults.wideMinK,
+    rowRadixFewRows: rowRadixDefaults.fewRows,
+    rowRadixFewRowsMaxItems: rowRadixDefaults.fewRowsMaxItems,
+    radixCandidateSelect: radixCandidateSelectDefaults.unsorted,
+    radixCandidateSelectSorted: radixCandidateSelectDefaults.sorted,
   };
 }
 
@@ -275,7 +298,36 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
  */
 export const rowRadixMinParallelism = 128;
 
-export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024 } as const;
+/**
+ * `fewRows`, `fewRowsMaxItems` (rowRadixFewRows, rowRadixFewRowsMaxItems): a call of fewer than 128
+ * rows keeps fewer than one row-radix workgroup per multiprocessor of a large GPU (an H200 has 132),
+ * where radix-select spreads every row over the device; past some row length its launches win. Not
+ * measured yet: the default row length (65536, that of rowRadixMaxItems) changes no choice; on the
+ * H200, 64x65536 k=2048 ran 0.095 ms row-radix / 0.102 radix-select (2026-11-24, sorted), and
+ * radix-select's candidate select (radixCandidateSelect) may move that. To choose the value, compare
+ * `--tune='few32k={"policy":{"rowRadixFewRowsMaxItems":32768}}'` with the default on the indexer
+ * cases (bench/topk-webgpu.ts, docs/top-k.md).
+ */
+export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024, fewRows: 128, fewRowsMaxItems: 65536 } as const;
+
+/**
+ * radixCandidateSelect's defaults. Unsorted: the select replaces a sort of every candidate (3.3K
+ * for k = 2048, 0.036 ms of the 0.093 of 32x131072 k=2048 on the H200, sorted) and finalize's sort
+ * of the selection by index, with three histogram rounds over at most a tile in workgroup memory;
+ * less work on any device, so on by default. Sorted: it replaces the sort of the candidates (padded
+ * to 4096) by the select and a sort of the take (padded to 2048): not measured yet, so off, as
+ * before; compare `--tune='selsorted={"policy":{"radixCandidateSelectSorted":true}}'`.
+ */
+export const radixCandidateSelectDefaults = { unsorted: true, sorted: false } as const;
+
+/**
+ * How radix-select's filter pass 0 picks the best take among candidates that fit a tile (both
+ * twins): 'select' (a radix select; the selection written in index order when unsorted, in rank
+ * order when sorted) or 'sort' (every candidate sorted, the first take written in rank order).
+ */
+export function radixCandidateShortcut(policy: Pick<TopKPolicy, 'radixCandidateSelect' | 'radixCandidateSelectSorted'>, sorted: boolean): 'select' | 'sort' {
+  return (sorted ? policy.radixCandidateSelectSorted : policy.radixCandidateSelect) ? 'select' : 'sort';
+}
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
 export interface TopKSelectorFacts {
@@ -323,12 +375,16 @@ export function selectTopKVariant(
   const rowLimit = pastTile ? `rowRadixPastTileMaxItems ${policy.rowRadixPastTileMaxItems} (kMax ${kMax} > tile ${policy.tileItems})` : `rowRadixMaxItems ${policy.rowRadixMaxItems}`;
   const rowMaxItems = pastTile ? policy.rowRadixPastTileMaxItems : policy.rowRadixMaxItems;
   const manySlots = capabilities.parallelism >= rowRadixMinParallelism;
-  const rowFits = manySlots && maxSize <= rowMaxItems && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
+  const fewRows = (facts.maxSegments ?? 1) < policy.rowRadixFewRows;
+  const fewRowsFit = !fewRows || maxSize <= policy.rowRadixFewRowsMaxItems;
+  const rowFits = manySlots && maxSize <= rowMaxItems && fewRowsFit && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
   const rowReason = !rowFits
     ? !manySlots
       ? `the backend has ${capabilities.parallelism} workgroup slots (< ${rowRadixMinParallelism}): one workgroup per row would run its passes alone`
       : maxSize > rowMaxItems
       ? `max segment size ${maxSize} > ${rowLimit}`
+      : !fewRowsFit
+      ? `${facts.maxSegments ?? 1} segments (< rowRadixFewRows ${policy.rowRadixFewRows}) of up to ${maxSize} keys > rowRadixFewRowsMaxItems ${policy.rowRadixFewRowsMaxItems}`
       : totalItems > policy.rowRadixMaxTotalItems
         ? `${facts.maxSegments ?? 1} segments of up to ${maxSize} keys (${totalItems}) > rowRadixMaxTotalItems ${policy.rowRadixMaxTotalItems}`
         : `rows past rowRadixWideItems ${policy.rowRadixWideItems} (max segment size ${maxSize}) with kMax ${kMax} < rowRadixWideMinK ${policy.rowRadixWideMinK}`
@@ -439,6 +495,9 @@ function checkRowRadixPolicy(policy: { -readonly [P in keyof TopKPolicy]: TopKPo
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
+  for (const name of ['radixCandidateSelect', 'radixCandidateSelectSorted'] as const) {
+    if (typeof policy[name] !== 'boolean') throw new SegkitUsageError(`tuning.policy.${name}: ${String(policy[name])} is not a boolean`);
+  }
   // The workgroup size first: the workgroup memory of the other values follows from it.
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);

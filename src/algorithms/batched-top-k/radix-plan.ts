@@ -16,8 +16,9 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *   radix-filter p   (grid maxSegments * filterTiles), p = 0 .. P-2: choose digit p's threshold
  *                                                 bucket, select the items above it, keep its members
  *                                                 as candidates with their digit-(p+1) histogram; at
- *                                                 p = 0, where pass 0's candidates fit a tile, sort
- *                                                 them and select the best take instead
+ *                                                 p = 0, where pass 0's candidates fit a tile, pick
+ *                                                 the best take among them in one workgroup instead
+ *                                                 (a radix select, or a sort)
  *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
  *                                                 (smallest indices, or as found), order, write
  *
@@ -76,7 +77,7 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
     launch('radix-fallback', 'fallback', 0, 'only where fewer than k keys reached the sampled threshold: the histogram of the keys below it'),
   ];
   for (let pass = 0; pass + 1 < passes; pass++) {
-    const shortcut = pass === 0 && !relaxed.tiesAsFound ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: their sort in one workgroup, the best selected)` : '';
+    const shortcut = pass === 0 && !relaxed.tiesAsFound ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: the best picked among them in one workgroup, by a radix select or a sort: policy.ts radixCandidateShortcut)` : '';
     launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}${shortcut}`));
   }
   const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';

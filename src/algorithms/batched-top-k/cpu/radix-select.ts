@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { radixSample, radixSampleBits, radixSampleCap, radixSampleRun, radixState, radixStateWords } from '../policy.js';
+import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRun, radixState, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -489,7 +489,9 @@ const directIndices = new Int32Array(directItems);
 
 /**
  * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
- * then smaller index), written as pass 0's selection. Later passes then find the selection full and
+ * then smaller index), written as pass 0's selection: in rank order, or in index order where the
+ * WGSL twin selects them for unsorted output (policy.ts radixCandidateShortcut; its radix select
+ * takes the same items, webgpu/radix-filter.ts). Later passes then find the selection full and
  * return, and finalize writes it; the outputs are those of the digit passes (the same top `take` by
  * rank), only with ties taken by index (so not under `tiesAsFound`, where the digit passes take the
  * first tied candidates appended).
@@ -515,6 +517,7 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
   }
   const take = seg.take;
   sortByRank(directKeys, directIndices, 0, 0, count, true, take);
+  if (!ctx.sorted && radixCandidateShortcut(ctx.policy, false) === 'select') directIndices.subarray(0, take).sort();
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
   temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
@@ -553,9 +556,9 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
   // Few keys reached the sampled threshold (at most a tile, and at most directItems: tiles past that
-  // only with a GPU's capabilities): sorting them costs less than the digit passes that would re-read
-  // their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first workgroup sorts them in
-  // workgroup memory (webgpu/radix-filter.ts).
+  // only with a GPU's capabilities): picking the best among them costs less than the digit passes
+  // that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first
+  // workgroup picks them in workgroup memory, by a radix select or a sort (webgpu/radix-filter.ts).
   if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems) {
     if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
     return;

@@ -1,7 +1,7 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { type TopKExecutor, type TopKRun, radixFilterTiles, radixTiles, reduceChunks, topKKernels } from '../problem.js';
-import { reducePerInvocation } from '../policy.js';
+import { radixCandidateShortcut, reducePerInvocation } from '../policy.js';
 import { type TopKKernelFacts, kernelFacts } from './facts.js';
 import { radixFilterProgram } from './radix-filter.js';
 import { radixFinalizeProgram } from './radix-finalize.js';
@@ -29,7 +29,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-init': radixInitProgram,
   'radix-histogram': (facts, name) => radixHistogramProgram(facts, name),
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
-  'radix-filter': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound),
+  'radix-filter': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound, shortcutOf(run)),
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run)),
   'row-radix': rowRadixProgram,
   'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
@@ -37,6 +37,9 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'sort-scatter': (facts, name) => selectionSortProgram('scatter', facts, name),
   weights: (facts, name, run) => weightsProgram(facts, name, run.problem.weights?.kind ?? 0),
 };
+
+/** How filter pass 0 picks the best take among few candidates (policy.ts radixCandidateShortcut). */
+const shortcutOf = (run: TopKRun) => radixCandidateShortcut(run.policy, run.problem.sorted);
 
 /** Only finalize (and the filters, for ties) read the requirements' relaxations; keying the other kernels on them would compile the same WGSL twice. */
 const relaxationsOf = (run: TopKRun) => ({ tiesAsFound: run.problem.tiesAsFound, orderAsFound: run.problem.orderAsFound });
@@ -56,7 +59,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       : launch.kernel === 'radix-finalize'
         ? JSON.stringify(relaxationsOf(run))
         : launch.kernel === 'radix-filter'
-          ? String(run.problem.tiesAsFound)
+          ? `${run.problem.tiesAsFound},${shortcutOf(run)}`
         : launch.kernel === 'weights'
           ? String(run.problem.weights?.kind ?? 0)
           : '',

@@ -118,27 +118,27 @@ ${declarations}`,
 
 /**
  * WGSL of the radix kernels that sort a selection in workgroup memory (finalize; filter pass 0 over
- * few candidates): `sortKeys` and `order` of `tileItems` words, the bitonic sort, and
- * `sortIndices(at, count, start, direction, lid)`, which loads `count` item indices from temp words
- * [at, at + count) with their ordered keys, pads to a power of two and sorts them. The kernel defines
- * `sortLoad`/`sortStore` (how entries compare: by key, or by index alone).
+ * few candidates): `sortKeys` and `order` of `tileItems` words, the bitonic sort,
+ * `loadEntries(at, count, padded, start, direction, lid)`, which loads `count` item indices from temp
+ * words [at, at + count) with their ordered keys (`withKeys`; else keys 0) and pads entries
+ * [count, padded) to rank last, and `sortIndices(at, count, start, direction, lid)`, which loads them
+ * padded to a power of two and sorts them. The kernel defines `sortLoad`/`sortStore` (how entries
+ * compare: by key, or by index alone, where `withKeys` can be false).
  *
  * The loads come in rounds of LOAD_BATCH per invocation, every index of a round requested before any
  * key it names: one workgroup sorts its segment's selection alone, and a load at a time (an index,
  * then its key) left it waiting on two memory round trips per entry. A selection already in order
- * (filter pass 0's own, best first, as finalize then finds it) skips the sort: the CPU twin's
- * `inRankOrder`.
+ * (filter pass 0's own, in rank order when sorted or index order when not, as finalize then finds it)
+ * skips the sort: the CPU twin's `inRankOrder` and `ensureAscending`.
  */
-export function selectionSortWgsl(tileItems: number): string {
+export function selectionSortWgsl(tileItems: number, withKeys = true): string {
   return `var<workgroup> sortKeys: array<u32, ${sortSlotsFor(tileItems)}>;
 var<workgroup> order: array<u32, ${sortSlotsFor(tileItems)}>;
 var<workgroup> outOfOrder: atomic<u32>;
 var<workgroup> sortNeeded: u32;
 const LOAD_BATCH: u32 = 8u;
 ${bitonicSortWgsl}
-fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
-  let padded = nextPowerOfTwo(count);
-  if (lid == 0u) { atomicStore(&outOfOrder, 0u); }
+fn loadEntries(at: u32, count: u32, padded: u32, start: u32, direction: u32, lid: u32) {
   for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
     var indices: array<u32, LOAD_BATCH>;
     for (var r = 0u; r < LOAD_BATCH; r++) {
@@ -151,12 +151,16 @@ fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
       if (j < padded) {
         order[sortSlot(j)] = indices[r];
         var key = 0u;
-        if (j < count) { key = orderedKey(keysIn[start + indices[r]], direction); }
+        ${withKeys ? 'if (j < count) { key = orderedKey(keysIn[start + indices[r]], direction); }' : '// Compared by index alone: no key is read.'}
         sortKeys[sortSlot(j)] = key;
       }
     }
   }
   workgroupBarrier();
+}
+fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
+  if (lid == 0u) { atomicStore(&outOfOrder, 0u); }
+  loadEntries(at, count, nextPowerOfTwo(count), start, direction, lid);
   var inOrder = true;
   for (var j = lid + 1u; j < count; j += WG) { inOrder = inOrder && !sortBefore(sortLoad(j), sortLoad(j - 1u)); }
   if (!inOrder) { atomicStore(&outOfOrder, 1u); }

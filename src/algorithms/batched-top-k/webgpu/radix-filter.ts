@@ -15,25 +15,45 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  * reserves its ranges with one global atomic per list.
  *
  * Digit 0 after a sampled pass 0 whose candidates fit a tile (tileItems; not when ties may be taken
- * as found): the segment's first workgroup sorts the candidates instead and writes the best take as
- * digit 0's selection (the CPU twin's selectAmongCandidates); the later digits and finalize's choice
- * find nothing left to take.
+ * as found): the segment's first workgroup picks the best take (larger key, then smaller index) among
+ * them in workgroup memory and writes them as digit 0's selection (the CPU twin's
+ * selectAmongCandidates); the later digits and finalize's choice find nothing left to take. How
+ * (policy.ts radixCandidateShortcut):
+ *
+ * - 'sort': a bitonic sort of every candidate; the first take, in rank order.
+ * - 'select': a radix select over the candidates' ordered keys (a histogram of one digit per round
+ *   with workgroup atomics, the threshold bucket from a scan, at most ceil(32 / BITS) rounds, each
+ *   over the candidates with the key's bits decided so far), then, where the take-th best key T is
+ *   tied, the same over the indices of the candidates equal to T (8-bit digits from the top: the
+ *   smallest win, finalize's rule). Selected: keys above T and the ties up to the last index taken,
+ *   the very items the sort takes. Unsorted output writes them in index order, so finalize finds
+ *   its order and skips its sort: a counting sort by index >> shift into at most INDEX_BUCKETS
+ *   buckets of at most INDEX_BUCKET_MAX indices (segments of up to 131072 keys with 11-bit
+ *   digits), then each item's rank among its bucket's few members; a longer segment's selection is
+ *   written as found and finalize sorts it by index. Sorted output compacts the selection and sorts
+ *   only it (take padded to a power of two, not the candidates), where that shrinks the sort.
  */
+
+/** Most indices of one bucket of the select's index-order write (its rank count reads every member). */
+const indexBucketMax = 64;
 
 /**
  * The radix-filter program. `tiesAsFound` (the requirements let tied items be taken as found) turns
- * off digit 0's shortcut, which takes ties by index.
+ * off digit 0's shortcut, which takes ties by index; `shortcut` says how it picks (above).
  */
-export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean): WebGpuProgram {
+export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean, shortcut: 'select' | 'sort'): WebGpuProgram {
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
+  const indexBuckets = Math.max(256, 2 ** facts.radixBits);
   const declarations = `
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
+const SORTED: bool = ${facts.sorted};
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
 ${selectionSortWgsl(facts.tileItems)}
+${shortcut === 'select' ? candidateSelectWgsl(indexBuckets, Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -55,13 +75,12 @@ var<workgroup> bases: vec2<u32>;`;
   if (before >= s.take || w * RADIX_TILE >= count) { return; }
   let fromKeys = info.z == 1u;
   if (p == 0u && !fromKeys && !TIES_AS_FOUND && count <= TILE) {
-    // Few keys reached the sampled threshold: the first workgroup sorts them in workgroup memory
-    // (best first: key, then index) and takes the first take as digit 0's selection; the later
-    // digits find the selection full.
+    // Few keys reached the sampled threshold: the first workgroup picks the best take among them in
+    // workgroup memory (key, then index: pickWgsl) as digit 0's selection; the later digits find the
+    // selection full.
     if (w == 0u) {
-      sortIndices(bufferAt(0u) + s.start, count, s.start, s.direction, lid);
       let selected = u.selectedAt + segment * u.kMax;
-      for (var j = lid; j < min(s.take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[sortSlot(j)]); }
+      ${pickWgsl(shortcut)}
       if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
     }
     return;
@@ -124,5 +143,196 @@ var<workgroup> bases: vec2<u32>;`;
   }
   workgroupBarrier();
   flushHistogram(histogramOf(segment, p + 1u), lid);`;
-  return radixProgram('radix-filter', facts, name, { keys: true, outputs: false }, declarations, main);
+  return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: false }, declarations, main);
+}
+
+
+/** WGSL of the shortcut's first workgroup: the best take of the `count` candidates to temp words [selected, ...). */
+function pickWgsl(shortcut: 'select' | 'sort'): string {
+  const sortAll = `sortIndices(bufferAt(0u) + s.start, count, s.start, s.direction, lid);
+      for (var j = lid; j < min(s.take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[sortSlot(j)]); }`;
+  if (shortcut === 'sort') return sortAll;
+  // Sorted, the select pays where the take's sort is shorter than the candidates' (a smaller power of two).
+  return `if (!SORTED || nextPowerOfTwo(s.take) < nextPowerOfTwo(count)) {
+        selectCandidates(bufferAt(0u) + s.start, count, s.start, s.size, s.take, s.direction, selected, lid);
+      } else {
+        ${sortAll}
+      }`;
+}
+
+/**
+ * WGSL: `selectCandidates(at, count, start, size, take, direction, selected, lid)`, the 'select'
+ * shortcut (above): the candidates' indices at temp words [at, at + count) and their ordered keys in
+ * the sort's arrays, the best take found by radix selects, written to temp words [selected, ...):
+ * in index order when unsorted (or as found past INDEX_BUCKET_MAX), in rank order when sorted.
+ * localHistogram holds the digits' counts, then the index buckets' (INDEX_BUCKETS of them).
+ */
+function candidateSelectWgsl(indexBuckets: number, tilePerInvocation: number): string {
+  return `const INDEX_BUCKETS: u32 = ${indexBuckets}u;
+const TILE_PER_INVOCATION: u32 = ${tilePerInvocation}u;
+var<workgroup> selectedTotal: u32;
+const INDEX_BUCKET_MAX: u32 = ${indexBucketMax}u;
+var<workgroup> selectedFound: atomic<u32>;
+// Counts a digit into the invocation's run of equal digits, adding the run to localHistogram when
+// the digit changes: the candidates share their leading digits (they all reached the sampled
+// threshold; a tied key's indices share their top bits), and one add per run spares that bin a
+// serialized atomic per candidate.
+fn countDigit(digit: u32, run: ptr<function, vec2<u32>>) {
+  if ((*run).y > 0u && (*run).x != digit) {
+    atomicAdd(&localHistogram[(*run).x], (*run).y);
+    (*run).y = 0u;
+  }
+  (*run).x = digit;
+  (*run).y += 1u;
+}
+fn flushRun(run: vec2<u32>) {
+  if (run.y > 0u) { atomicAdd(&localHistogram[run.x], run.y); }
+}
+fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direction: u32, selected: u32, lid: u32) {
+  loadEntries(at, count, count, start, direction, lid);
+  // The take-th best key T: its leading bits (key >> shift) at the digit where its bucket was taken
+  // whole, or all of them where T is tied past the last digit.
+  var prefix = 0u;
+  var shift = 0u;
+  var remaining = take;
+  var tied = true;
+  for (var p = 0u; p < PASSES; p++) {
+    clearHistogram(BINS, lid);
+    let decided = select(digitShift(p - 1u), 0u, p == 0u);
+    var run = vec2<u32>(0u, 0u);
+    for (var j = lid; j < count; j += WG) {
+      let key = sortKeys[sortSlot(j)];
+      if (p == 0u || (key >> decided) == (prefix >> decided)) { countDigit(digitOf(key, p), &run); }
+    }
+    flushRun(run);
+    workgroupBarrier();
+    let chosen = chooseDigit(BINS, remaining, lid);
+    shift = digitShift(p);
+    prefix = prefix | (chosen.x << shift);
+    remaining -= chosen.y;
+    if (chosen.z == remaining) {
+      tied = false;
+      break;
+    }
+  }
+  // T tied: the remaining smallest indices among the candidates equal to T (bins hold 255 - digit:
+  // the best bin is the smallest index digit), as finalize takes ties; from the highest index byte
+  // the segment's size can set.
+  var highest = 0xffffffffu;
+  if (tied) {
+    var indexPrefix = 0u;
+    var firstPass = 0u;
+    while (firstPass < 3u && ((max(size, 1u) - 1u) >> (24u - 8u * firstPass)) == 0u) { firstPass++; }
+    for (var digitPass = firstPass; digitPass < 4u; digitPass++) {
+      let indexShift = 24u - 8u * digitPass;
+      let fixed = select(0xffffffffu << (indexShift + 8u), 0u, digitPass == 0u);
+      clearHistogram(256u, lid);
+      var run = vec2<u32>(0u, 0u);
+      for (var j = lid; j < count; j += WG) {
+        let index = order[sortSlot(j)];
+        if (sortKeys[sortSlot(j)] == prefix && (index & fixed) == indexPrefix) { countDigit(255u - ((index >> indexShift) & 255u), &run); }
+      }
+      flushRun(run);
+      workgroupBarrier();
+      let chosen = chooseDigit(256u, remaining, lid);
+      indexPrefix = indexPrefix | ((255u - chosen.x) << indexShift);
+      remaining -= chosen.y;
+      highest = indexPrefix | ((1u << indexShift) - 1u);
+      if (chosen.z == remaining) { break; }
+    }
+  }
+  // Mark the rest unselected (index SENTINEL: no index of a segment is 0xffffffff).
+  let bound = prefix >> shift;
+  for (var j = lid; j < count; j += WG) {
+    let at = sortSlot(j);
+    let high = sortKeys[at] >> shift;
+    if (!(high > bound || (high == bound && order[at] <= highest))) { order[at] = SENTINEL; }
+  }
+  var bucketShift = 0u;
+  while (bucketShift < 31u && ((max(size, 1u) - 1u) >> bucketShift) >= INDEX_BUCKETS) { bucketShift++; }
+  if (SORTED) {
+    writeRanked(count, take, selected, lid);
+  } else if ((1u << bucketShift) <= INDEX_BUCKET_MAX) {
+    writeByIndex(count, bucketShift, selected, lid);
+  } else {
+    // As found: finalize sorts it by index.
+    if (lid == 0u) { atomicStore(&selectedFound, 0u); }
+    workgroupBarrier();
+    for (var j = lid; j < count; j += WG) {
+      let index = order[sortSlot(j)];
+      if (index != SENTINEL) {
+        let to = atomicAdd(&selectedFound, 1u);
+        if (to < u.kMax) { atomicStore(&temp[selected + to], index); }
+      }
+    }
+  }
+}
+// Sorted: the selection compacted to entries [0, n) (through registers, then the sort pads), sorted,
+// written in rank order. The compaction's order comes from atomics; the sort's does not (distinct
+// indices).
+fn writeRanked(count: u32, take: u32, selected: u32, lid: u32) {
+  if (lid == 0u) { atomicStore(&selectedFound, 0u); }
+  workgroupBarrier();
+  var entries: array<vec2<u32>, TILE_PER_INVOCATION>;
+  var slots: array<u32, TILE_PER_INVOCATION>;
+  for (var r = 0u; r < TILE_PER_INVOCATION; r++) {
+    let j = r * WG + lid;
+    slots[r] = SENTINEL;
+    if (j < count) {
+      let entry = sortLoad(j);
+      entries[r] = entry;
+      if (entry.y != SENTINEL) { slots[r] = atomicAdd(&selectedFound, 1u); }
+    }
+  }
+  workgroupBarrier();
+  if (lid == 0u) { selectedTotal = min(atomicLoad(&selectedFound), count); }
+  let n = workgroupUniformLoad(&selectedTotal);
+  for (var r = 0u; r < TILE_PER_INVOCATION; r++) {
+    if (slots[r] != SENTINEL) { sortStore(slots[r], entries[r]); }
+  }
+  for (var j = n + lid; j < nextPowerOfTwo(n); j += WG) { sortStore(j, vec2<u32>(0u, SENTINEL)); }
+  workgroupBarrier();
+  bitonicSort(n, lid);
+  for (var j = lid; j < min(take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[sortSlot(j)]); }
+}
+// Unsorted: index order. Counts per bucket of index >> bucketShift, an exclusive scan, each index
+// placed in its bucket's range (of sortKeys, free now), then written at its bucket's start plus the
+// members below it.
+fn writeByIndex(count: u32, bucketShift: u32, selected: u32, lid: u32) {
+  clearHistogram(INDEX_BUCKETS, lid);
+  for (var j = lid; j < count; j += WG) {
+    let index = order[sortSlot(j)];
+    if (index != SENTINEL) { atomicAdd(&localHistogram[index >> bucketShift], 1u); }
+  }
+  workgroupBarrier();
+  let per = (INDEX_BUCKETS + WG - 1u) / WG;
+  let lo = min(lid * per, INDEX_BUCKETS);
+  let hi = min(lo + per, INDEX_BUCKETS);
+  var sum = 0u;
+  for (var b = lo; b < hi; b++) { sum += atomicLoad(&localHistogram[b]); }
+  var running = inclusiveScan(sum, lid) - sum;
+  for (var b = lo; b < hi; b++) {
+    let c = atomicLoad(&localHistogram[b]);
+    atomicStore(&localHistogram[b], running);
+    running += c;
+  }
+  workgroupBarrier();
+  for (var j = lid; j < count; j += WG) {
+    let index = order[sortSlot(j)];
+    if (index != SENTINEL) { sortKeys[sortSlot(atomicAdd(&localHistogram[index >> bucketShift], 1u))] = index; }
+  }
+  workgroupBarrier();
+  // Each bucket's word now holds its end, the next one's start.
+  let total = atomicLoad(&localHistogram[INDEX_BUCKETS - 1u]);
+  for (var slot = lid; slot < total; slot += WG) {
+    let index = sortKeys[sortSlot(slot)];
+    let bucket = index >> bucketShift;
+    var first = 0u;
+    if (bucket > 0u) { first = atomicLoad(&localHistogram[bucket - 1u]); }
+    let to = atomicLoad(&localHistogram[bucket]);
+    var rank = first;
+    for (var m = first; m < to; m++) { rank += select(0u, 1u, sortKeys[sortSlot(m)] < index); }
+    if (rank < u.kMax) { atomicStore(&temp[selected + rank], index); }
+  }
+}`;
 }
