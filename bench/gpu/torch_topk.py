@@ -2,7 +2,8 @@
 """torch.topk on the cases of bench/topk-webgpu.ts, timed with CUDA events; prints one JSON object
 (and writes $OUT/torch-topk.json when OUT is set, or --out=DIR).
 
-f32, largest=True, sorted=True, indices returned (torch always returns them). Per case:
+f32, largest=True, sorted=True, indices returned (torch always returns them); for k >= 256 also
+sorted=False (unsortedMs). Per case:
 - singleMs: median over many single calls, events recorded around each call (after warm-up);
 - batchedMs: median over several batches of N back-to-back calls, events around the batch, / N;
 - copySameBytesMs: y.copy_(x) of the same tensor, batched the same way;
@@ -95,6 +96,11 @@ for label, x, k, valid in cases():
     single = single_ms(fn, RUNS)
     batched, n = batched_ms(fn, single, BATCH_MS)
     extra = {}
+    if k >= 256:
+        # Unsorted output (what a sparse-attention indexer takes), beside segkit's unsorted tunings.
+        un = lambda: torch.topk(x, k, dim=1, largest=True, sorted=False)
+        un1 = single_ms(un, RUNS)
+        extra["unsortedMs"] = round(batched_ms(un, un1, BATCH_MS)[0], 5)
     if k == 1:
         am = lambda: torch.argmax(x, dim=1)
         am1 = single_ms(am, RUNS)
