@@ -301,22 +301,24 @@ export const rowRadixMinParallelism = 128;
 /**
  * `fewRows`, `fewRowsMaxItems` (rowRadixFewRows, rowRadixFewRowsMaxItems): a call of fewer than 128
  * rows keeps fewer than one row-radix workgroup per multiprocessor of a large GPU (an H200 has 132),
- * where radix-select spreads every row over the device; past some row length its launches win. Not
- * measured yet: the default row length (65536, that of rowRadixMaxItems) changes no choice; on the
- * H200, 64x65536 k=2048 ran 0.095 ms row-radix / 0.102 radix-select (2026-11-24, sorted), and
- * radix-select's candidate select (radixCandidateSelect) may move that. To choose the value, compare
- * `--tune='few32k={"policy":{"rowRadixFewRowsMaxItems":32768}}'` with the default on the indexer
- * cases (bench/topk-webgpu.ts, docs/top-k.md).
+ * where radix-select spreads every row over the device; past some row length its launches win. The
+ * default row length (65536, that of rowRadixMaxItems) changes no choice: on the H200 (GPU ms,
+ * bench/topk-webgpu.ts --tune, 2026-11-28 11:20 UTC, two rounds), 64x65536 k=2048 ran row-radix
+ * 0.096 against radix-select 0.096 sorted (0.095 with radixCandidateSelectSorted), and 0.079
+ * against 0.086 unsorted; 64x32768 k=2048 0.070 against 0.093. Lower it where radix-select wins:
+ * `--tune='few32k={"policy":{"rowRadixFewRowsMaxItems":32768}}'` against the default.
  */
 export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024, fewRows: 128, fewRowsMaxItems: 65536 } as const;
 
 /**
  * radixCandidateSelect's defaults. Unsorted: the select replaces a sort of every candidate (3.3K
  * for k = 2048, 0.036 ms of the 0.093 of 32x131072 k=2048 on the H200, sorted) and finalize's sort
- * of the selection by index, with three histogram rounds over at most a tile in workgroup memory;
- * less work on any device, so on by default. Sorted: it replaces the sort of the candidates (padded
- * to 4096) by the select and a sort of the take (padded to 2048): not measured yet, so off, as
- * before; compare `--tune='selsorted={"policy":{"radixCandidateSelectSorted":true}}'`.
+ * of the selection by index, with three histogram rounds over at most a tile in workgroup memory.
+ * H200, radix-select with unsorted output (GPU ms, 2026-11-28 11:20 UTC, two rounds): 32x131072
+ * k=2048 0.101 -> 0.083, 64x65536 k=2048 0.104 -> 0.086; so on. Sorted: the select and a sort of
+ * the take (padded to 2048) instead of the sort of the candidates (padded to 4096) measured the
+ * same (32x131072 0.0935 against 0.0932; 256x262144 k=256 0.266 against 0.248, slower), so off;
+ * compare `--tune='selsorted={"policy":{"radixCandidateSelectSorted":true}}'`.
  */
 export const radixCandidateSelectDefaults = { unsorted: true, sorted: false } as const;
 
