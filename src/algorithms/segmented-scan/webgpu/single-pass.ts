@@ -1,0 +1,202 @@
+import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { laneItems } from '../order.js';
+import { clearWordsPerInvocation } from '../problem.js';
+import type { ScanKernelFacts } from './facts.js';
+import { fetchWgsl, laneWgsl, registersWgsl, vectorWgsl } from './multi-workgroup.js';
+import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
+
+/*
+ * The multi-workgroup variant in one pass over the items, where every association order gives the
+ * same bits (plan.ts `scanPath`): a decoupled look-back (Merrill & Garland) with fallback (the
+ * "decoupled fallback" of SPAA'25), safe without forward progress between workgroups and with
+ * relaxed atomics only. The CPU twins are cpu/kernels.ts `runLookbackClear` and `runSinglePass`.
+ *
+ * - 'lookback-clear' zeroes the `lookback` slot (problem.ts): the tile counter and every tile's two
+ *   words. It runs in the same pass just before, so its writes are visible to 'single-pass'.
+ * - 'single-pass': a workgroup takes the next tile from the counter (so a tile's predecessors were
+ *   all taken by workgroups that started earlier), loads it, and publishes its aggregate (tile 0:
+ *   its inclusive value, from the initial value). Invocation 0 then looks back: it reads the
+ *   predecessors' words from the nearest on, folding in aggregates until it meets an inclusive
+ *   value. A predecessor whose words are not ready after `lookbackPolls` reads is not waited for:
+ *   the whole workgroup reduces that tile from the input (the same chains as its owner, so the same
+ *   aggregate), publishes it, and looks on from there. So a tile finishes whether or not its
+ *   predecessors' workgroups ever run alongside it. With its carry, the tile publishes its inclusive
+ *   value and writes its scan.
+ *
+ * Every published word stands on its own: `status << 16 | half`, the low and the high half of the
+ * 32-bit value in two words, each written with atomicMax. Status only grows (0 not ready, 1
+ * aggregate, 2 inclusive), and every writer of a status writes the same value (a tile's aggregate is
+ * the same bits whoever reduces it), so a reader that sees the same status in both words holds both
+ * halves of that status's value; no ordering between the two words is needed.
+ */
+
+export type SinglePassKernel = 'lookback-clear' | 'single-pass';
+
+/** The clear: each invocation zeroes `clearWordsPerInvocation` words, a workgroup's stride apart. */
+function clearProgram(facts: ScanKernelFacts, name: string): WebGpuProgram {
+  return {
+    name,
+    cacheKey: `scan/lookback-clear|${facts.workgroupSize}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms: ['lookbackAt', 'lookbackWords'],
+    bindings: [{ name: 'temp', access: 'read_write', element: 'u32' }],
+    preamble: '',
+    declarations: '',
+    main: `
+  let first = workgroupIndex * WG * ${clearWordsPerInvocation}u + lid;
+  for (var k = 0u; k < ${clearWordsPerInvocation}u; k++) {
+    let j = first + k * WG;
+    if (j < u.lookbackWords) { temp[u.lookbackAt + j] = 0u; }
+  }`,
+  };
+}
+
+/** WGSL of the look-back words: publishing a value with a status, and invocation 0's walk back. */
+const lookbackWgsl = `const NOT_READY: u32 = 0u;
+const AGGREGATE: u32 = 1u;
+const INCLUSIVE: u32 = 2u;
+var<workgroup> tileTicket: u32;
+// x: 1 when the carry is known, else y is the predecessor to reduce from the input; z: the carry.
+var<workgroup> lookState: vec3<u32>;
+// Words of segment s's tile t.
+fn lookAt(segment: u32, t: u32) -> u32 { return u.lookbackAt + 1u + 2u * (segment * u.tiles + t); }
+fn publish(at: u32, status: u32, value: u32) {
+  atomicMax(&temp[at], (status << 16u) | (value & 0xffffu));
+  atomicMax(&temp[at + 1u], (status << 16u) | (value >> 16u));
+}
+// Invocation 0's look-back state: the next predecessor is next - 1; acc combines those after it.
+var<private> lookNext: u32;
+var<private> lookAcc: u32;
+var<private> lookHasAcc: bool;
+// Walks back from lookNext while the words are ready; returns lookState.
+fn lookBack(segment: u32, op: u32) -> vec3<u32> {
+  var polls = 0u;
+  loop {
+    let k = lookNext - 1u;
+    let at = lookAt(segment, k);
+    let lo = atomicLoad(&temp[at]);
+    let hi = atomicLoad(&temp[at + 1u]);
+    let status = lo >> 16u;
+    if (status != NOT_READY && status == (hi >> 16u)) {
+      let value = (lo & 0xffffu) | (hi << 16u);
+      lookAcc = select(value, combine(op, value, lookAcc), lookHasAcc);
+      lookHasAcc = true;
+      lookNext = k;
+      polls = 0u;
+      // Tile 0 publishes only its inclusive value: the walk ends there at the latest.
+      if (status == INCLUSIVE) { return vec3<u32>(1u, 0u, lookAcc); }
+    } else {
+      polls++;
+      if (polls >= u.lookbackPolls) { return vec3<u32>(0u, k, 0u); }
+    }
+  }
+}`;
+
+/** The single-pass program: tiles of the lane functions, read once; vec4 loads with `loadWords` 4. */
+function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuProgram {
+  const vector = facts.loadWords === 4;
+  const shape: ScanShape = { values: true, temp: 'atomic', vector };
+  const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
+  // A tile's aggregate into tileTotal (invocation 0), from its loads x.
+  const aggregate = (x: string, first: string, n: string) => {
+    const staged = `stageTile(${x}, ${first}, ${n}, s.op, lid);
+      laneTotals(${n}, s.op, lid);`;
+    return `${vector ? `if (direct && ${n} == TILE_ITEMS) {
+      laneTotalDirect(${x}, s.op, lid);
+    } else {
+      ${staged}
+    }` : staged}
+    laneTileTotal(${n}, s.op, lid);`;
+  };
+  const staged = `stageTile(x, s.start + offset, n, s.op, lid);
+    laneTotals(n, s.op, lid);
+    laneScan(n, s.op, hasCarry, carry, lid);
+    storeTileLanes(to, count, s.op, lid);`;
+  const main = `
+  if (lid == 0u) { tileTicket = atomicAdd(&temp[u.lookbackAt], 1u); }
+  let ticket = workgroupUniformLoad(&tileTicket);
+  let segment = ticket / u.tiles;
+  let t = ticket % u.tiles;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  if (t >= tiles) { return; }
+  ${vector ? 'let direct = (s.start & 3u) == 0u;' : ''}
+  let offset = t * TILE_ITEMS;
+  let n = min(s.size - offset, TILE_ITEMS);
+  let x = ${fetch('s.start + offset', 'n')};
+  ${aggregate('x', 's.start + offset', 'n')}
+  var own = 0u;
+  if (lid == 0u) {
+    own = tileTotal;
+    if (t == 0u) {
+      let inclusive = select(own, combine(s.op, initialCarry(s), own), s.hasInitial != 0u);
+      publish(lookAt(segment, 0u), INCLUSIVE, finishValue(s.op, inclusive));
+      lookState = vec3<u32>(1u, 0u, initialCarry(s));
+    } else {
+      publish(lookAt(segment, t), AGGREGATE, finishValue(s.op, own));
+      lookNext = t;
+      lookHasAcc = false;
+      lookState = lookBack(segment, s.op);
+    }
+  }
+  // The look-back: a predecessor not ready is reduced here, then the walk goes on.
+  loop {
+    let state = workgroupUniformLoad(&lookState);
+    if (state.x == 1u) { break; }
+    let first = s.start + state.y * TILE_ITEMS;
+    let y = ${fetch('first', 'TILE_ITEMS')};
+    ${aggregate('y', 'first', 'TILE_ITEMS')}
+    if (lid == 0u) {
+      // Tile 0 as its owner publishes it: its inclusive value, from the initial value.
+      var value = finishValue(s.op, tileTotal);
+      if (state.y == 0u) {
+        value = finishValue(s.op, select(tileTotal, combine(s.op, initialCarry(s), tileTotal), s.hasInitial != 0u));
+        publish(lookAt(segment, 0u), INCLUSIVE, value);
+      } else {
+        publish(lookAt(segment, state.y), AGGREGATE, value);
+      }
+      lookAcc = select(value, combine(s.op, value, lookAcc), lookHasAcc);
+      lookHasAcc = true;
+      lookNext = state.y;
+      if (state.y == 0u) { lookState = vec3<u32>(1u, 0u, lookAcc); } else { lookState = lookBack(segment, s.op); }
+    }
+  }
+  let carry = workgroupUniformLoad(&lookState).z;
+  let hasCarry = t > 0u || s.hasInitial != 0u;
+  if (lid == 0u && t > 0u) { publish(lookAt(segment, t), INCLUSIVE, finishValue(s.op, combine(s.op, carry, own))); }
+  if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+  // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
+  let to = s.start + offset + s.exclusive;
+  let count = min(n, s.size - offset - s.exclusive);
+  ${vector ? `if (direct && n == TILE_ITEMS) {
+    laneScanDirect(x, s.op, hasCarry, carry, lid);
+    storeTileDirect(to, count, s.op, lid);
+  } else {
+    ${staged}
+  }` : staged}`;
+  const declarations = `
+${orderConstantsWgsl}
+${enterSegmentWgsl}
+${tileWgsl(false, true)}
+${laneWgsl(true)}
+${fetchWgsl}
+${vector ? `${registersWgsl}\n${vectorWgsl}` : ''}
+${lookbackWgsl}`;
+  return {
+    name,
+    cacheKey: `scan/single-pass|${vector}|${JSON.stringify({ ...facts, tilesPerStep: 0 })}`,
+    workgroupSize: facts.workgroupSize,
+    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls'],
+    bindings: scanBindings(facts, shape),
+    preamble: scanPreamble(facts, shape),
+    declarations,
+    main,
+  };
+}
+
+/** The program of a single-pass kernel for these facts (`laneItems` lanes of one invocation each). */
+export function singlePassKernelProgram(kernel: SinglePassKernel, facts: ScanKernelFacts, name: string): WebGpuProgram {
+  if (facts.workgroupSize * laneItems !== 2048) throw new Error(`internal: the single-pass scan needs one lane per invocation, not workgroupSize ${facts.workgroupSize}`);
+  return kernel === 'lookback-clear' ? clearProgram(facts, name) : singlePassProgram(facts, name);
+}
