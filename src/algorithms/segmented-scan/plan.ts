@@ -180,7 +180,7 @@ function scanPath(facts: ScanFacts, canonical: boolean, policy: ScanPolicy): Sca
   if (policy.passes !== 1) return { singlePass: false, why: `reduce-then-scan: policy passes ${policy.passes}` };
   if (policy.workgroupSize !== tileLanes) return { singlePass: false, why: `reduce-then-scan: the single pass needs workgroupSize ${tileLanes} (one lane per invocation), the policy has ${policy.workgroupSize}` };
   const orderFree = facts.valueType !== 'f32' ? `${facts.valueType} ${ops}` : `f32 ${ops}${facts.op.occurring.includes('sum') ? " (sums under determinism 'not-guaranteed')" : ''}`;
-  return { singlePass: true, why: `single pass (decoupled look-back with fallback): ${orderFree} give the same bits in every association order` };
+  return { singlePass: true, why: `single pass (decoupled look-back with fallback): every association order gives the same bits for ${orderFree}` };
 }
 
 /** The option index -> code table of an option parameter, as the kernels read option indices. */
