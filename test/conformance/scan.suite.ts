@@ -168,15 +168,17 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(why(twoPasses)).toContain('reduce-then-scan: policy passes 2');
         const narrow = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { workgroupSize: 128 } });
         expect(why(narrow)).toContain('the single pass needs workgroupSize 256');
-        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 3 } })).toThrow(SegkitUsageError);
+        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 3 } })).toThrow('tuning.policy.passes');
+        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { lookbackWindow: 512 } })).toThrow('tuning.policy.lookbackWindow');
       });
 
       for (const valueType of ['i32', 'u32', 'f32'] as const) {
         const ops: ScanOp[] = valueType === 'f32' ? ['min', 'max', 'max', 'min'] : ['sum', 'min', 'max', 'sum', 'sum'];
-        it(`${valueType}: long segments at tile boundaries, every operator and mode, initial values; look-back polled and reduced at the first miss (lookbackPolls 1); vec4 and word loads`, async () => {
+        it(`${valueType}: long segments at tile boundaries, every operator and mode, initial values; look-back windows of 1, 32 and 256, reduced at the first miss (lookbackPolls 1); vec4 and word loads`, async () => {
           // f32: NaNs with payloads, -0, ±Inf, subnormals; integers: sums that wrap.
           const c = makeCase({ name: `single-${valueType}`, valueType, flavour: valueType === 'f32' ? 'special' : 'wrap', sizes: longSizes, ops, modes: [...bothModes], initial: true, seed: 41 });
-          for (const policy of [{}, { lookbackPolls: 1 }, { lookbackPolls: 1, loadWords: 1 }]) {
+          // Windows of 32 (the default), 1 and 256 predecessors; word loads (loadWords 1).
+          for (const policy of [{}, { lookbackPolls: 1 }, { lookbackPolls: 1, lookbackWindow: 1 }, { lookbackPolls: 2, lookbackWindow: 256 }, { lookbackPolls: 1, loadWords: 1 }]) {
             const plan = await expectReference(c, 'multi-workgroup', policy);
             expect(ownKernels(plan)).toEqual(singlePass);
           }

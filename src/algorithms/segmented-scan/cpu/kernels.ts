@@ -665,7 +665,9 @@ function publishedTotal(ctx: ScanContext, seg: ScanSegment, tile: number): numbe
  * back over its predecessors' words for its carry, publishes its inclusive value and writes its scan.
  * On one thread the tiles run in order, and the predecessor's inclusive value is always there; on
  * worker threads a predecessor may be in flight on another thread: its words are read
- * `lookbackPolls` times, then its tile is reduced from the input here (the WGSL's fallback).
+ * `lookbackPolls` times, then its tile is reduced from the input here (the WGSL's fallback). The
+ * twin reads one predecessor at a time where the WGSL reads a window of `lookbackWindow`: the same
+ * values folded in the same order, so the same outputs and words.
  */
 export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const ticket = Atomics.add(ctx.tempU32, ctx.lookbackSlot, 1);

@@ -36,6 +36,7 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
       spans: spansPerSegment(problem, policy),
       lookbackWords: lookbackWords(problem),
       lookbackPolls: policy.lookbackPolls,
+      lookbackWindow: policy.lookbackWindow,
     };
   },
   // A uniform initial value is a value of the scan's type: its bits, not a count.

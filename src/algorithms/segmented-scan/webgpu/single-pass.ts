@@ -15,9 +15,10 @@ import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, sca
  *   words. It runs in the same pass just before, so its writes are visible to 'single-pass'.
  * - 'single-pass': a workgroup takes the next tile from the counter (so a tile's predecessors were
  *   all taken by workgroups that started earlier), loads it, and publishes its aggregate (tile 0:
- *   its inclusive value, from the initial value). Invocation 0 then looks back: it reads the
- *   predecessors' words from the nearest on, folding in aggregates until it meets an inclusive
- *   value. A predecessor whose words are not ready after `lookbackPolls` reads is not waited for:
+ *   its inclusive value, from the initial value). Then it looks back: the first `lookbackWindow`
+ *   invocations read the words of as many predecessors at once, and invocation 0 folds them in from
+ *   the nearest on until it meets an inclusive value, window after window. A predecessor whose words
+ *   are not ready after `lookbackPolls` windows is not waited for:
  *   the whole workgroup reduces that tile from the input (the same chains as its owner, so the same
  *   aggregate), publishes it, and looks on from there. So a tile finishes whether or not its
  *   predecessors' workgroups ever run alongside it. With its carry, the tile publishes its inclusive
@@ -51,45 +52,57 @@ function clearProgram(facts: ScanKernelFacts, name: string): WebGpuProgram {
   };
 }
 
-/** WGSL of the look-back words: publishing a value with a status, and invocation 0's walk back. */
-const lookbackWgsl = `const NOT_READY: u32 = 0u;
+/**
+ * WGSL of the look-back words: publishing a value with a status, and the window of predecessors the
+ * first `lookbackWindow` invocations read at once (invocation j the (j + 1)-th nearest), which
+ * invocation 0 then folds in from the nearest on.
+ */
+const lookbackWgsl = (workgroupSize: number) => `const NOT_READY: u32 = 0u;
 const AGGREGATE: u32 = 1u;
 const INCLUSIVE: u32 = 2u;
 var<workgroup> tileTicket: u32;
-// x: 1 when the carry is known, else y is the predecessor to reduce from the input; z: the carry.
+// x: 0 read the window of predecessors before tile y; 1 done, z the carry; 2 reduce tile y from the input.
 var<workgroup> lookState: vec3<u32>;
+var<workgroup> lookWords: array<vec2<u32>, ${workgroupSize}>;
 // Words of segment s's tile t.
 fn lookAt(segment: u32, t: u32) -> u32 { return u.lookbackAt + 1u + 2u * (segment * u.tiles + t); }
 fn publish(at: u32, status: u32, value: u32) {
   atomicMax(&temp[at], (status << 16u) | (value & 0xffffu));
   atomicMax(&temp[at + 1u], (status << 16u) | (value >> 16u));
 }
-// Invocation 0's look-back state: the next predecessor is next - 1; acc combines those after it.
+// Invocation 0's look-back: the predecessors before lookNext are still to fold in; lookAcc combines
+// those from lookNext on (lookHasAcc: any); lookPolls counts the windows that stopped at the same
+// predecessor not ready.
 var<private> lookNext: u32;
 var<private> lookAcc: u32;
 var<private> lookHasAcc: bool;
-// Walks back from lookNext while the words are ready; returns lookState.
-fn lookBack(segment: u32, op: u32) -> vec3<u32> {
-  var polls = 0u;
-  loop {
-    let k = lookNext - 1u;
-    let at = lookAt(segment, k);
-    let lo = atomicLoad(&temp[at]);
-    let hi = atomicLoad(&temp[at + 1u]);
-    let status = lo >> 16u;
-    if (status != NOT_READY && status == (hi >> 16u)) {
-      let value = (lo & 0xffffu) | (hi << 16u);
-      lookAcc = select(value, combine(op, value, lookAcc), lookHasAcc);
-      lookHasAcc = true;
-      lookNext = k;
-      polls = 0u;
-      // Tile 0 publishes only its inclusive value: the walk ends there at the latest.
-      if (status == INCLUSIVE) { return vec3<u32>(1u, 0u, lookAcc); }
-    } else {
-      polls++;
-      if (polls >= u.lookbackPolls) { return vec3<u32>(0u, k, 0u); }
-    }
+var<private> lookPolls: u32;
+fn lookFold(op: u32, value: u32) {
+  lookAcc = select(value, combine(op, value, lookAcc), lookHasAcc);
+  lookHasAcc = true;
+}
+// Invocation 0, after the window was read: folds in its ready words from the nearest on; the next state.
+fn lookWindow(op: u32) -> vec3<u32> {
+  let n = min(u.lookbackWindow, lookNext);
+  var folded = 0u;
+  var stop = 0u;
+  for (var j = 0u; j < n; j++) {
+    let w = lookWords[j];
+    let status = w.x >> 16u;
+    if (status == NOT_READY || status != (w.y >> 16u)) { stop = 1u; break; }
+    lookFold(op, (w.x & 0xffffu) | (w.y << 16u));
+    folded++;
+    // Tile 0 publishes only its inclusive value: the walk ends there at the latest.
+    if (status == INCLUSIVE) { stop = 2u; break; }
   }
+  lookNext -= folded;
+  if (folded > 0u) { lookPolls = 0u; }
+  if (stop == 2u) { return vec3<u32>(1u, 0u, lookAcc); }
+  if (stop == 1u) {
+    lookPolls++;
+    if (lookPolls >= u.lookbackPolls) { return vec3<u32>(2u, lookNext - 1u, 0u); }
+  }
+  return vec3<u32>(0u, lookNext, 0u);
 }`;
 
 /** The single-pass program: tiles of the lane functions, read once; vec4 loads with `loadWords` 4. */
@@ -137,13 +150,24 @@ function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuProgram 
       publish(lookAt(segment, t), AGGREGATE, finishValue(s.op, own));
       lookNext = t;
       lookHasAcc = false;
-      lookState = lookBack(segment, s.op);
+      lookPolls = 0u;
+      lookState = vec3<u32>(0u, t, 0u);
     }
   }
-  // The look-back: a predecessor not ready is reduced here, then the walk goes on.
+  // The look-back, window after window; a predecessor not ready after lookbackPolls windows is
+  // reduced here from the input, then the walk goes on before it.
   loop {
     let state = workgroupUniformLoad(&lookState);
     if (state.x == 1u) { break; }
+    if (state.x == 0u) {
+      if (lid < min(u.lookbackWindow, state.y)) {
+        let at = lookAt(segment, state.y - 1u - lid);
+        lookWords[lid] = vec2<u32>(atomicLoad(&temp[at]), atomicLoad(&temp[at + 1u]));
+      }
+      workgroupBarrier();
+      if (lid == 0u) { lookState = lookWindow(s.op); }
+      continue;
+    }
     let first = s.start + state.y * TILE_ITEMS;
     let y = ${fetch('first', 'TILE_ITEMS')};
     ${aggregate('y', 'first', 'TILE_ITEMS')}
@@ -156,10 +180,10 @@ function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuProgram 
       } else {
         publish(lookAt(segment, state.y), AGGREGATE, value);
       }
-      lookAcc = select(value, combine(s.op, value, lookAcc), lookHasAcc);
-      lookHasAcc = true;
+      lookFold(s.op, value);
       lookNext = state.y;
-      if (state.y == 0u) { lookState = vec3<u32>(1u, 0u, lookAcc); } else { lookState = lookBack(segment, s.op); }
+      lookPolls = 0u;
+      lookState = select(vec3<u32>(0u, state.y, 0u), vec3<u32>(1u, 0u, lookAcc), state.y == 0u);
     }
   }
   let carry = workgroupUniformLoad(&lookState).z;
@@ -182,12 +206,12 @@ ${tileWgsl(false, true)}
 ${laneWgsl(true)}
 ${fetchWgsl}
 ${vector ? `${registersWgsl}\n${vectorWgsl}` : ''}
-${lookbackWgsl}`;
+${lookbackWgsl(facts.workgroupSize)}`;
   return {
     name,
     cacheKey: `scan/single-pass|${vector}|${JSON.stringify({ ...facts, tilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
-    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls'],
+    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls', 'lookbackWindow'],
     bindings: scanBindings(facts, shape),
     preamble: scanPreamble(facts, shape),
     declarations,
