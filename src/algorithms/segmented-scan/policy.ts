@@ -62,7 +62,8 @@ export interface ScanPolicy {
   readonly lookbackPolls: number;
   /**
    * 'multi-workgroup', single pass: predecessors whose words a tile reads at once, one invocation
-   * each (at most `workgroupSize`); invocation 0 folds them in from the nearest. 1: one at a time.
+   * each (at most 256, the single pass's workgroup); invocation 0 folds them in from the nearest. 1:
+   * one at a time.
    */
   readonly lookbackWindow: number;
 }
@@ -209,8 +210,8 @@ export function selectScanVariant(
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
   if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
-  if (policy.lookbackWindow > policy.workgroupSize) {
-    throw new SegkitUsageError(`tuning.policy.lookbackWindow: ${policy.lookbackWindow} exceeds workgroupSize ${policy.workgroupSize} (one invocation reads each predecessor)`);
+  if (policy.lookbackWindow > tileLanes) {
+    throw new SegkitUsageError(`tuning.policy.lookbackWindow: ${policy.lookbackWindow} exceeds ${tileLanes}, the invocations of the single pass's workgroup (one reads each predecessor)`);
   }
   if (policy.passes !== 1 && policy.passes !== 2) throw new SegkitUsageError(`tuning.policy.passes: ${policy.passes} is not 1 or 2 (passes over the items)`);
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
