@@ -15,7 +15,10 @@
  * ('not-guaranteed'): e.g. the single pass (policy passes 1) against reduce-then-scan (passes 2) on
  * i32 sums, f32 min and 'not-guaranteed' f32 sums, in one process:
  *     --cases=long --ops=cumsum --scan-configs='[{"label":"i32-1","dtype":"i32","policy":{"passes":1}},
- *       {"label":"i32-2","dtype":"i32","policy":{"passes":2}},{"label":"min-1","scanOp":"min"},...]' Each row has the call's GPU time (its one compute pass, `segkitGpuMs`) and each
+ *       {"label":"i32-2","dtype":"i32","policy":{"passes":2}},{"label":"min-1","scanOp":"min"},...]'
+ * A scan row names the path its plan took (`path`: explain()'s 'multi-workgroup path:' line). Its
+ * `mismatchesVsCpu` is 0 wherever the bits are pinned; under 'not-guaranteed' the backends round f32
+ * sums differently, so there it counts rounding differences, not errors. Each row has the call's GPU time (its one compute pass, `segkitGpuMs`) and each
  * launch's own (`launchGpuMs`, a timed pass per dispatch, as bench/webgpu-launch-profile.ts) with
  * their sum.
  */
