@@ -131,7 +131,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
 
     describe('single pass (decoupled look-back with fallback)', () => {
       const ownKernels = (plan: ScanPlan) => plan.launches.map((l) => l.kernel).filter((k) => k !== 'validate' && k !== 'segment-offsets');
-      const singlePass = ['lookback-clear', 'single-pass'];
+      const singlePass = ['single-pass'];
       const planOf = (c: ScanCase, tuning: { variant?: ScanVariant; policy?: Partial<ScanPolicy> }, requirements?: { determinism: 'not-guaranteed' }) => {
         const built = buildCase(backend, c);
         try {

@@ -131,9 +131,9 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   const spineTiles = spineTilesPerSegment(maxSegmentSize);
   const workgroups = (n: number) => `${n} workgroup${n === 1 ? '' : 's'} per segment`;
   if (path.singlePass) {
-    layout.add('lookback', lookbackWords(geometry) * 4);
+    // The counter and the words start at zero in every run (the executor clears the slot first).
+    layout.add('lookback', lookbackWords(geometry) * 4, { zeroed: true });
     return [
-      launch('lookback-clear', 'multi-workgroup/lookback-clear', "clear the tile counter and every tile's look-back words"),
       launch(
         'single-pass',
         'multi-workgroup/single-pass',

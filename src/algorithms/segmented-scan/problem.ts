@@ -40,7 +40,6 @@ export type ScanKernelId =
   | 'spine-scan'
   | 'spine-walk'
   | 'tile-scan'
-  | 'lookback-clear'
   | 'single-pass';
 
 /** One kernel launch of a scan plan, in order. */
@@ -86,9 +85,6 @@ export function lookbackWords(problem: { maxSegments: number; maxSegmentSize: nu
   return 1 + 2 * problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
 }
 
-/** Words one invocation of 'lookback-clear' zeroes. */
-export const clearWordsPerInvocation = 4;
-
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const perSpan = (problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy) => problem.maxSegments * spansPerSegment(problem, policy);
 const perSpineTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * spineTilesPerSegment(problem.maxSegmentSize);
@@ -108,8 +104,8 @@ const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => pr
  *   three 'spine-walk' (a workgroup per segment: its tile totals' scan in place, 2048 at a time, for
  *   segments of at most `spineWorkgroupMaxTiles` tiles), 'tile-scan' (a workgroup per span of
  *   tiles: the items' scan, carried in from the tile totals' scan); or, where every association order
- *   gives the same bits (plan.ts `scanPath`), 'lookback-clear' (zeroes the `lookback` slot) and
- *   'single-pass' (a workgroup per tile: the decoupled look-back, webgpu/single-pass.ts).
+ *   gives the same bits (plan.ts `scanPath`), 'single-pass' instead (a workgroup per tile: the
+ *   decoupled look-back, webgpu/single-pass.ts).
  */
 export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
@@ -120,7 +116,6 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
   'spine-scan': { slots: spineSlots, grid: perSpineTile },
   'spine-walk': { slots: spineSlots, grid: perSegment },
   'tile-scan': { slots: spineSlots, grid: perSpan },
-  'lookback-clear': { slots: ['lookback'], grid: (problem, policy) => Math.ceil(lookbackWords(problem) / (clearWordsPerInvocation * policy.workgroupSize)) },
   'single-pass': { slots: ['offsets', 'lookback'], grid: perTile },
 };
 
@@ -134,7 +129,8 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
  *   2048): maxSegments * spineTilesPerSegment words, the totals of 2048 tile totals each
  *   ('spine-reduce'), then their inclusive scan ('spine-top'); 'spine-walk' needs no `spineTotals`. Sums are canonical f32 values (a NaN
  *   as 0x7fc00000), so both backends hold the same words.
- * - single pass: `lookback`: {@link lookbackWords} words, word 0 the counter workgroups take their
+ * - single pass: `lookback` (zeroed by the executor at the start of every run):
+ *   {@link lookbackWords} words, word 0 the counter workgroups take their
  *   tiles from, then segment s's tile t at 1 + 2 (s * tilesPerSegment + t): the low and the high
  *   16 bits of the tile's published value, each as `status << 16 | half` (status 0 not ready, 1 its
  *   aggregate, 2 its inclusive value). After a run every tile of a segment holds status 2 and the

@@ -2,7 +2,7 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { ScanValueType } from '../order.js';
 import type { ScanPolicy } from '../policy.js';
-import { type ScanProblem, type ScanRun, lookbackWords, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
+import { type ScanProblem, type ScanRun, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 
 /*
  * What every CPU scan kernel reads beyond the segments (SegmentedContext), resolved once per run:
@@ -51,8 +51,6 @@ export class ScanContext extends SegmentedContext<ScanRun> {
   readonly tileTotalsSlot: number;
   readonly spineTotalsSlot: number;
   readonly lookbackSlot: number;
-  /** Words of the `lookback` slot (problem.ts `lookbackWords`). */
-  readonly lookbackWords: number;
   readonly tilesPerSegment: number;
   readonly spineTilesPerSegment: number;
   /** Tiles per workgroup of the tile launches, and workgroups per segment (problem.ts `tileSpan`). */
@@ -89,7 +87,6 @@ export class ScanContext extends SegmentedContext<ScanRun> {
     this.tileTotalsSlot = this.slotWords('tileTotals');
     this.spineTotalsSlot = this.slotWords('spineTotals');
     this.lookbackSlot = this.slotWords('lookback');
-    this.lookbackWords = lookbackWords(problem);
     this.tilesPerSegment = tilesPerSegment(problem.maxSegmentSize);
     this.spineTilesPerSegment = spineTilesPerSegment(problem.maxSegmentSize);
     this.tileSpan = tileSpan(problem, run.policy);

@@ -1,6 +1,5 @@
 import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
 import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
-import { clearWordsPerInvocation } from '../problem.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
 
 /*
@@ -613,19 +612,12 @@ function scanTile(ctx: ScanContext, seg: ScanSegment, tile: number, hasCarry: bo
 }
 
 // ---------------------------------------------------------------------------------------------
-// Single pass (decoupled look-back): the twins of webgpu/single-pass.ts, on the same `lookback` words.
+// Single pass (decoupled look-back): the twin of webgpu/single-pass.ts, on the same `lookback` words
+// (zeroed by the executor before the run's first launch).
 
 const notReady = 0;
 const aggregateStatus = 1;
 const inclusiveStatus = 2;
-
-/** 'lookback-clear': workgroup w zeroes its share of the `lookback` slot (the counter and the tiles' words). */
-export function runLookbackClear(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
-  const share = clearWordsPerInvocation * ctx.policy.workgroupSize;
-  const first = workgroupId * share;
-  const last = Math.min(first + share, ctx.lookbackWords);
-  if (first < last) ctx.temp.fill(0, ctx.lookbackSlot + first, ctx.lookbackSlot + last);
-}
 
 /** `a ⊕ b` on bits, `a` the earlier term: what the WGSL `combine` gives where every order gives the same bits (f32 sums: any rounding). */
 function combineBits(ctx: ScanContext, op: number, a: number, b: number): number {

@@ -1,10 +1,10 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import { countOf } from '../../../backends/webgpu/segments.js';
 import { valueBits } from '../order.js';
-import { type ScanExecutor, type ScanRun, lookbackWords, scanKernels, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
+import { type ScanExecutor, type ScanRun, scanKernels, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 import { type ScanKernelFacts, scanKernelFacts } from './facts.js';
 import { type MultiWorkgroupKernel, multiWorkgroupProgram } from './multi-workgroup.js';
-import { singlePassKernelProgram } from './single-pass.js';
+import { singlePassProgram } from './single-pass.js';
 import { threadProgram } from './thread.js';
 import { workgroupProgram } from './workgroup.js';
 
@@ -22,7 +22,7 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
   program(launch, run, facts) {
     if (launch.kernel === 'thread') return threadProgram(facts, launch.name);
     if (launch.kernel === 'workgroup') return workgroupProgram(facts, launch.name);
-    if (launch.kernel === 'lookback-clear' || launch.kernel === 'single-pass') return singlePassKernelProgram(launch.kernel, facts, launch.name);
+    if (launch.kernel === 'single-pass') return singlePassProgram(facts, launch.name);
     if (launch.kernel in scanKernels) return multiWorkgroupProgram(launch.kernel as MultiWorkgroupKernel, facts, launch.name, hasSpine(run));
     throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
   },
@@ -34,7 +34,6 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
       spineTiles: spineTilesPerSegment(problem.maxSegmentSize),
       tileSpan: tileSpan(problem, policy),
       spans: spansPerSegment(problem, policy),
-      lookbackWords: lookbackWords(problem),
       lookbackPolls: policy.lookbackPolls,
       lookbackWindow: policy.lookbackWindow,
     };

@@ -1,6 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { laneItems } from '../order.js';
-import { clearWordsPerInvocation } from '../problem.js';
+import { laneItems, tileItems } from '../order.js';
 import type { ScanKernelFacts } from './facts.js';
 import { fetchWgsl, laneWgsl, registersWgsl, vectorWgsl } from './multi-workgroup.js';
 import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
@@ -9,11 +8,11 @@ import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, sca
  * The multi-workgroup variant in one pass over the items, where every association order gives the
  * same bits (plan.ts `scanPath`): a decoupled look-back (Merrill & Garland) with fallback (the
  * "decoupled fallback" of SPAA'25), safe without forward progress between workgroups and with
- * relaxed atomics only. The CPU twins are cpu/kernels.ts `runLookbackClear` and `runSinglePass`.
+ * relaxed atomics only. The CPU twin is cpu/kernels.ts `runSinglePass`.
  *
- * - 'lookback-clear' zeroes the `lookback` slot (problem.ts): the tile counter and every tile's two
- *   words. It runs in the same pass just before, so its writes are visible to 'single-pass'.
- * - 'single-pass': a workgroup takes the next tile from the counter (so a tile's predecessors were
+ * The `lookback` slot (problem.ts): the tile counter and every tile's two words, zeroed by the
+ * executor at the start of every run (a clearBuffer in the run's encoder, before the pass).
+ * 'single-pass': a workgroup takes the next tile from the counter (so a tile's predecessors were
  *   all taken by workgroups that started earlier), loads it, and publishes its aggregate (tile 0:
  *   its inclusive value, from the initial value). Then it looks back: the first `lookbackWindow`
  *   invocations read the words of as many predecessors at once, and invocation 0 folds them in from
@@ -30,27 +29,6 @@ import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, sca
  * the same bits whoever reduces it), so a reader that sees the same status in both words holds both
  * halves of that status's value; no ordering between the two words is needed.
  */
-
-export type SinglePassKernel = 'lookback-clear' | 'single-pass';
-
-/** The clear: each invocation zeroes `clearWordsPerInvocation` words, a workgroup's stride apart. */
-function clearProgram(facts: ScanKernelFacts, name: string): WebGpuProgram {
-  return {
-    name,
-    cacheKey: `scan/lookback-clear|${facts.workgroupSize}`,
-    workgroupSize: facts.workgroupSize,
-    uniforms: ['lookbackAt', 'lookbackWords'],
-    bindings: [{ name: 'temp', access: 'read_write', element: 'u32' }],
-    preamble: '',
-    declarations: '',
-    main: `
-  let first = workgroupIndex * WG * ${clearWordsPerInvocation}u + lid;
-  for (var k = 0u; k < ${clearWordsPerInvocation}u; k++) {
-    let j = first + k * WG;
-    if (j < u.lookbackWords) { temp[u.lookbackAt + j] = 0u; }
-  }`,
-  };
-}
 
 /**
  * WGSL of the look-back words: publishing a value with a status, and the window of predecessors the
@@ -105,8 +83,9 @@ fn lookWindow(op: u32) -> vec3<u32> {
   return vec3<u32>(0u, lookNext, 0u);
 }`;
 
-/** The single-pass program: tiles of the lane functions, read once; vec4 loads with `loadWords` 4. */
-function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuProgram {
+/** The single-pass program: tiles of the lane functions (one lane per invocation), read once; vec4 loads with `loadWords` 4. */
+export function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuProgram {
+  if (facts.workgroupSize * laneItems !== tileItems) throw new Error(`internal: the single-pass scan needs one lane per invocation, not workgroupSize ${facts.workgroupSize}`);
   const vector = facts.loadWords === 4;
   const shape: ScanShape = { values: true, temp: 'atomic', vector };
   const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
@@ -217,10 +196,4 @@ ${lookbackWgsl(facts.workgroupSize)}`;
     declarations,
     main,
   };
-}
-
-/** The program of a single-pass kernel for these facts (`laneItems` lanes of one invocation each). */
-export function singlePassKernelProgram(kernel: SinglePassKernel, facts: ScanKernelFacts, name: string): WebGpuProgram {
-  if (facts.workgroupSize * laneItems !== 2048) throw new Error(`internal: the single-pass scan needs one lane per invocation, not workgroupSize ${facts.workgroupSize}`);
-  return kernel === 'lookback-clear' ? clearProgram(facts, name) : singlePassProgram(facts, name);
 }
