@@ -10,7 +10,15 @@
  *     [--scan-configs='[{"label":"words1","policy":{"loadWords":1}}]']
  * --configs: reduce tunings to time side by side (each case and reduce op once per config; a config's
  * variant is skipped where it does not apply); --scan-configs the same for cumsum; the default is the
- * plan's own choice. Each row has the call's GPU time (its one compute pass, `segkitGpuMs`) and each
+ * plan's own choice. A scan config may also name the scan's `scanOp` ('sum', 'min', 'max'; default
+ * 'sum'), its `dtype` ('f32' or 'i32': the f32 values times 1000, rounded) and `determinism`
+ * ('not-guaranteed'): e.g. the single pass (policy passes 1) against reduce-then-scan (passes 2) on
+ * i32 sums, f32 min and 'not-guaranteed' f32 sums, in one process:
+ *     --cases=long --ops=cumsum --scan-configs='[{"label":"i32-1","dtype":"i32","policy":{"passes":1}},
+ *       {"label":"i32-2","dtype":"i32","policy":{"passes":2}},{"label":"min-1","scanOp":"min"},...]'
+ * A scan row names the path its plan took (`path`: explain()'s 'multi-workgroup path:' line). Its
+ * `mismatchesVsCpu` is 0 wherever the bits are pinned; under 'not-guaranteed' the backends round f32
+ * sums differently, so there it counts rounding differences, not errors. Each row has the call's GPU time (its one compute pass, `segkitGpuMs`) and each
  * launch's own (`launchGpuMs`, a timed pass per dispatch, as bench/webgpu-launch-profile.ts) with
  * their sum.
  */
@@ -31,7 +39,7 @@ const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');
 const opFilter = argv.ops?.split(',');
-interface Config { label: string; variant?: string; policy?: Record<string, number> }
+interface Config { label: string; variant?: string; policy?: Record<string, number>; scanOp?: 'sum' | 'min' | 'max'; dtype?: 'f32' | 'i32'; determinism?: 'not-guaranteed' }
 const configs: Config[] = argv.configs ? (JSON.parse(argv.configs) as Config[]) : [{ label: 'default' }];
 const scanConfigs: Config[] = argv['scan-configs'] ? (JSON.parse(argv['scan-configs']) as Config[]) : [{ label: 'default' }];
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
@@ -96,21 +104,35 @@ async function time(backend: Backend, call: () => Promise<unknown>): Promise<{ m
 const results: Record<string, unknown>[] = [];
 for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.includes(x.id))) {
   const items = shape.lengths === undefined ? shape.rows * shape.stride : shape.lengths.reduce((a, b) => a + b, 0);
-  const on = (backend: Backend) => ({ valuesIn: backend.upload(shape.data), valuesOut: backend.alloc('f32', shape.rows), indicesOut: backend.alloc('i32', shape.rows), scanOut: backend.alloc('f32', shape.data.length) });
+  // i32 values for scan configs with dtype 'i32' (made only when a config asks for them).
+  const wantsI32 = opFilter?.includes('cumsum') !== false && scanConfigs.some((x) => x.dtype === 'i32');
+  const dataI32 = wantsI32 ? Int32Array.from(shape.data, (x) => Math.round(x * 1000)) : undefined;
+  const on = (backend: Backend) => ({
+    valuesIn: backend.upload(shape.data),
+    valuesOut: backend.alloc('f32', shape.rows),
+    indicesOut: backend.alloc('i32', shape.rows),
+    scanOut: backend.alloc('f32', shape.data.length),
+    ...(dataI32 === undefined ? {} : { valuesInI32: backend.upload(dataI32), scanOutI32: backend.alloc('i32', shape.data.length) }),
+  });
   const g = on(gpu);
   const c = on(cpu);
   const segments = (a: ReturnType<typeof on>) => ({
     segmentSizes: shape.lengths === undefined ? p.uniform(shape.stride) : p.perSegment(shape.lengths, { max: shape.stride }),
     ...(shape.lengths === undefined ? {} : { segmentStride: p.uniform(shape.stride) }),
     numSegments: p.uniform(shape.rows),
-    valuesIn: a.valuesIn,
   });
   for (const op of (['sum', 'max', 'argMax', 'cumsum'] as const).filter((o) => opFilter === undefined || opFilter.includes(o))) for (const config of op === 'cumsum' ? scanConfigs : configs) {
     const tuning = { ...(config.variant === undefined ? {} : { variant: config.variant }), ...(config.policy === undefined ? {} : { policy: config.policy }) };
+    const i32 = op === 'cumsum' && config.dtype === 'i32';
+    const requirements = op === 'cumsum' && config.determinism !== undefined ? { determinism: config.determinism } : {};
+    const scanOut = (a: ReturnType<typeof on>) => (i32 ? a.scanOutI32! : a.scanOut);
     const planOn = (backend: Backend, a: ReturnType<typeof on>, t: object = {}) =>
       op === 'cumsum'
-        ? DeviceSegmentedScan.plan({ ...segments(a), valuesOut: a.scanOut, op: p.constantOption('sum'), mode: p.constantOption('inclusive') } as never, env({ backend, tuning: t as never }))
-        : DeviceSegmentedReduce.plan({ ...segments(a), valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend, tuning: t as never }));
+        ? DeviceSegmentedScan.plan(
+            { ...segments(a), valuesIn: i32 ? a.valuesInI32! : a.valuesIn, valuesOut: scanOut(a), op: p.constantOption(config.scanOp ?? 'sum'), mode: p.constantOption('inclusive') } as never,
+            env({ backend, tuning: t as never, requirements }),
+          )
+        : DeviceSegmentedReduce.plan({ ...segments(a), valuesIn: a.valuesIn, valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend, tuning: t as never }));
     let gp: ReturnType<typeof planOn>;
     try {
       gp = planOn(gpu, g, tuning);
@@ -123,14 +145,16 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     const ct = cp.tempStorageBytes > 0 ? cpu.alloc('u8', cp.tempStorageBytes) : undefined;
     await gp.run(gt);
     await cp.run(ct);
-    const out = op === 'cumsum' ? 'scanOut' : op === 'argMax' ? 'indicesOut' : 'valuesOut';
-    const [a, b] = [new Uint32Array((await gpu.download(g[out] as DeviceArray)).buffer), new Uint32Array((await cpu.download(c[out] as DeviceArray)).buffer)];
+    const out = (x: ReturnType<typeof on>): DeviceArray => (op === 'cumsum' ? scanOut(x) : op === 'argMax' ? x.indicesOut : x.valuesOut);
+    const [a, b] = [new Uint32Array((await gpu.download(out(g))).buffer), new Uint32Array((await cpu.download(out(c))).buffer)];
     let mismatches = 0;
     for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) mismatches++;
     const t = await time(gpu, () => gp.run(gt));
     const gpuT = await timer.gpuTimeMs(() => gp.run(gt), () => gpu.synchronize(), runs);
     const perLaunch = device.features.has('timestamp-query') ? await launches.launchTimesMs(() => gp.run(gt), () => gpu.synchronize(), runs) : [];
-    const row = { case: shape.label, op, config: config.label, variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4),
+    // Which way the multi-workgroup scan went (explain()'s 'multi-workgroup path:' line), for scan rows.
+    const path = op === 'cumsum' ? gp.explain().split('\n').find((line) => line.includes('multi-workgroup path:'))?.trim() : undefined;
+    const row = { case: shape.label, op, config: config.label, ...(op === 'cumsum' ? { scanOp: config.scanOp ?? 'sum', dtype: config.dtype ?? 'f32', determinism: config.determinism ?? 'run-to-run', path } : {}), variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4),
       launchGpuMs: perLaunch.map((x) => +x.toFixed(4)), launchGpuSumMs: +perLaunch.reduce((x, y) => x + y, 0).toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
     console.log(JSON.stringify(row));
     results.push(row);
@@ -139,7 +163,7 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     gp.destroy();
     cp.destroy();
   }
-  for (const x of [g, c]) for (const arr of Object.values(x)) arr.destroy();
+  for (const x of [g, c]) for (const arr of Object.values(x)) arr?.destroy();
 }
 if (argv.out) writeFileSync(`${argv.out}/reduce-scan-webgpu.json`, JSON.stringify(results, null, 1));
 gpu.destroy();

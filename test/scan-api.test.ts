@@ -86,11 +86,14 @@ describe('the policy selector', () => {
       'tuning.policy.workgroupSize: 8 is below 16, the invocations a tile',
     );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tile: 4 } as never })).toThrow('tuning.policy.tile: not a policy value of this algorithm');
-    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2 });
+    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 1, lookbackPolls: 64, lookbackWindow: 32 });
     expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(4096);
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tileWorkgroups: 0 } })).toThrow('tuning.policy.tileWorkgroups');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { loadWords: 2 } })).toThrow('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tilesPerStep: 3 } })).toThrow('tuning.policy.tilesPerStep: 3 is not 1, 2 or 4 (full tiles a step)');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { passes: 3 } })).toThrow('tuning.policy.passes: 3 is not 1 or 2 (passes over the items)');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackWindow: 257 } })).toThrow('tuning.policy.lookbackWindow: 257 exceeds 256');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackPolls: 0 } })).toThrow('tuning.policy.lookbackPolls: 0 is not a positive integer');
   });
   it('the host bounds that pick the variant: the stride, the values, the static minimum', () => {
     const strided = plan({ ...base, segmentSizes: p.perSegment([3, 5], { max: 1 << 20 }), segmentStride: p.constant(8), numSegments: p.constant(2) });
@@ -106,10 +109,9 @@ describe('the policy selector', () => {
 
 describe('explain() and temporary storage', () => {
   it('names the facts, the choice, the pruned variants, the temp layout and the launches', () => {
-    const text = plan(
-      { ...base, segmentSizes: p.perSegment(new Array(10).fill(256), { max: 1 << 20 }), op: p.perSegmentOption(new Array(10).fill('max'), ['sum', 'max']), initialValue: p.constant(0) },
-      env({ backend, tuning: { variant: 'multi-workgroup' } }),
-    ).explain();
+    const args = { ...base, segmentSizes: p.perSegment(new Array(10).fill(256), { max: 1 << 20 }), op: p.perSegmentOption(new Array(10).fill('max'), ['sum', 'max']), initialValue: p.constant(0) };
+    const text = plan(args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { passes: 2 } } })).explain();
+    expect(text).toContain('multi-workgroup path: reduce-then-scan: policy passes 2');
     expect(text).toContain('DeviceSegmentedScan on cpu: 10 segments, f32 values, max segment size 256');
     expect(text).toContain('segmentSizes: perSegment, static bounds [0, 1048576], host runtime bounds [256, 256]');
     expect(text).toContain('op: perSegment, options [sum, max], value max');
@@ -119,6 +121,12 @@ describe('explain() and temporary storage', () => {
     expect(text).toContain('tileTotals: 40 bytes at offset 256');
     expect(text).toMatch(/Launches \(4\):\n {2}1\. scan\/segment-offsets x1 workgroups/);
     expect(text).toContain('scan/multi-workgroup/tile-reduce[f32,op=per-segment,inclusive,init] x10 workgroups: 1 workgroup per segment');
+    // Only max occurs: the single pass, its counter and words (1 + 2 x 10 tiles, zeroed by the executor), one launch after the offsets.
+    const single = plan(args, env({ backend, tuning: { variant: 'multi-workgroup' } })).explain();
+    expect(single).toContain('multi-workgroup path: single pass (decoupled look-back with fallback): every association order gives the same bits for f32 max');
+    expect(single).toContain('lookback: 84 bytes at offset 256 (zeroed at the start of every run)');
+    expect(single).toMatch(/Launches \(2\):\n {2}1\. scan\/segment-offsets x1 workgroups/);
+    expect(single).toContain('scan/multi-workgroup/single-pass[f32,op=per-segment,inclusive,init] x10 workgroups: 1 workgroup per segment, tiles taken in the order workgroups start');
   });
   it('no temporary storage where none is needed; the tile totals per segment where segments split', () => {
     expect(plan(base).tempStorageBytes).toBe(0);

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type Backend,
   type DeviceArray,
+  type ScanOp,
   type ScanPlan,
   type ScanPolicy,
   type ScanVariant,
@@ -21,6 +22,7 @@ import {
   p,
   scanVariants,
 } from '../../src/index.js';
+import { planInternals } from '../../src/dispatch/plan.js';
 import { rng } from '../rng.js';
 import { type BuiltCase, type ScanCase, bits, bitsOf, buildCase, makeCase, runCase, untouchedBits } from './scan-cases.js';
 
@@ -124,6 +126,115 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(walked.launches.map((l) => l.kernel)).toContain('spine-walk');
         const three = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2048 });
         expect(three.launches.map((l) => l.kernel)).toContain('spine-reduce');
+      }, 600_000);
+    });
+
+    describe('single pass (decoupled look-back with fallback)', () => {
+      const ownKernels = (plan: ScanPlan) => plan.launches.map((l) => l.kernel).filter((k) => k !== 'validate' && k !== 'segment-offsets');
+      const singlePass = ['single-pass'];
+      const planOf = (c: ScanCase, tuning: { variant?: ScanVariant; policy?: Partial<ScanPolicy> }, requirements?: { determinism: 'not-guaranteed' }) => {
+        const built = buildCase(backend, c);
+        try {
+          return (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning, requirements }));
+        } finally {
+          owned(built)();
+        }
+      };
+      /** Sizes around tile boundaries (2048 items), empty and single-item segments among long ones. */
+      const longSizes = [150_001, 0, 2048, 2049, 2047, 5 * 2048, 5 * 2048 + 1, 1, 4097, 123_457, 3 * 2048 - 1];
+
+      it('taken where every association order gives the same bits, and explain() says which path and why', () => {
+        const multi = { variant: 'multi-workgroup' as const };
+        const why = (plan: ScanPlan) => plan.explain().split('\n').find((line) => line.includes('multi-workgroup path:'));
+        for (const [valueType, ops] of [['i32', 'sum'], ['u32', ['sum', 'min', 'max']], ['f32', ['min', 'max']]] as const) {
+          const plan = planOf(makeCase({ name: 'path', valueType, sizes: [100_000, 5], ops: ops as ScanOp | ScanOp[], seed: 1 }), multi);
+          expect(ownKernels(plan), valueType).toEqual(singlePass);
+          expect(why(plan)).toContain(`single pass (decoupled look-back with fallback): every association order gives the same bits for ${valueType}`);
+        }
+        // Without a forced variant, one long segment takes it wherever the selector splits it across workgroups.
+        const natural = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], ops: 'max', seed: 1 }), {});
+        if (natural.variant === 'multi-workgroup') expect(ownKernels(natural)).toEqual(singlePass);
+        // f32 sums: canonical under 'run-to-run' (reduce-then-scan), any order under 'not-guaranteed'.
+        const f32Sum = makeCase({ name: 'path', sizes: [100_000, 5], ops: ['sum', 'max'], seed: 1 });
+        const canonical = planOf(f32Sum, multi);
+        expect(ownKernels(canonical)).toContain('tile-reduce');
+        expect(why(canonical)).toContain("reduce-then-scan: f32 sums under determinism 'run-to-run'");
+        const fast = planOf(f32Sum, multi, { determinism: 'not-guaranteed' });
+        expect(ownKernels(fast)).toEqual(singlePass);
+        expect(why(fast)).toContain("f32 sum, max (sums under determinism 'not-guaranteed')");
+        // The policy keeps reduce-then-scan selectable.
+        const twoPasses = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 2 } });
+        expect(ownKernels(twoPasses)).toEqual(['tile-reduce', 'spine-scan', 'tile-scan']);
+        expect(why(twoPasses)).toContain('reduce-then-scan: policy passes 2');
+        const narrow = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { workgroupSize: 128 } });
+        expect(why(narrow)).toContain('the single pass needs workgroupSize 256');
+        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 3 } })).toThrow('tuning.policy.passes');
+        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { lookbackWindow: 512 } })).toThrow('tuning.policy.lookbackWindow');
+      });
+
+      for (const valueType of ['i32', 'u32', 'f32'] as const) {
+        const ops: ScanOp[] = valueType === 'f32' ? ['min', 'max', 'max', 'min'] : ['sum', 'min', 'max', 'sum', 'sum'];
+        it(`${valueType}: long segments at tile boundaries, every operator and mode, initial values; look-back windows of 1, 32 and 256, reduced at the first miss (lookbackPolls 1); vec4 and word loads`, async () => {
+          // f32: NaNs with payloads, -0, ±Inf, subnormals; integers: sums that wrap.
+          const c = makeCase({ name: `single-${valueType}`, valueType, flavour: valueType === 'f32' ? 'special' : 'wrap', sizes: longSizes, ops, modes: [...bothModes], initial: true, seed: 41 });
+          // Windows of 32 (the default), 1 and 256 predecessors; word loads (loadWords 1).
+          for (const policy of [{}, { lookbackPolls: 1 }, { lookbackPolls: 1, lookbackWindow: 1 }, { lookbackPolls: 2, lookbackWindow: 256 }, { lookbackPolls: 1, loadWords: 1 }]) {
+            const plan = await expectReference(c, 'multi-workgroup', policy);
+            expect(ownKernels(plan)).toEqual(singlePass);
+          }
+          // Reduce-then-scan on the same case: the same bits.
+          await expectReference(c, 'multi-workgroup', { passes: 2 });
+        }, 600_000);
+      }
+
+      it("f32 sums under 'not-guaranteed': exact sums (small integers) give the reference's bits in one pass", async () => {
+        const c = makeCase({ name: 'single-fast', sizes: [130_001, 2048, 7, 4 * 2048], ops: 'sum', modes: ['inclusive', 'exclusive'], initial: [3, -0, 1e6, -2], seed: 43 });
+        const random = rng(47);
+        for (let i = 0; i < c.values.length; i++) c.values[i] = bitsOf(Math.floor(random() * 17) - 8);
+        const built = buildCase(backend, c);
+        for (const lookbackPolls of [64, 1]) {
+          const { plan, out } = await runCase(backend, built, { variant: 'multi-workgroup', policy: { lookbackPolls }, requirements: { determinism: 'not-guaranteed' } });
+          expect(ownKernels(plan)).toEqual(singlePass);
+          expectBits(out, built.expected, 'single-fast');
+        }
+        owned(built)();
+      }, 600_000);
+
+      it('device-only sizes and item count', async () => {
+        const c = makeCase({ name: 'single-device', valueType: 'i32', flavour: 'wrap', sizes: [5 * 2048 + 17, 2048, 60_000], sizeKind: 'perSegment-device', numSegmentsKind: 'device', ops: 'sum', modes: 'exclusive', initial: 7, seed: 53 });
+        const plan = await expectReference(c, 'multi-workgroup', { lookbackPolls: 1 });
+        expect(ownKernels(plan)).toEqual(singlePass);
+      }, 600_000);
+
+      it("the look-back words after a run: the counter at the grid, every tile's inclusive value", async () => {
+        const sizes = [5 * 2048 + 3, 2 * 2048, 0];
+        const c = makeCase({ name: 'single-words', valueType: 'u32', flavour: 'wrap', sizes, ops: 'sum', modes: 'inclusive', initial: 9, seed: 59 });
+        const built = buildCase(backend, c);
+        const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { lookbackPolls: 1 } } }));
+        const temp = backend.alloc('u8', plan.tempStorageBytes);
+        await plan.run(temp);
+        const words = bits(await backend.download(temp));
+        const tiles = Math.ceil(Math.max(...sizes) / 2048);
+        const at = planInternals(plan).layout.slot('lookback').offset / 4;
+        expect(words[at]).toBe(sizes.length * tiles);
+        let start = 0;
+        sizes.forEach((size, segment) => {
+          for (let t = 0; t < tiles; t++) {
+            const lo = words[at + 1 + 2 * (segment * tiles + t)]!;
+            const hi = words[at + 1 + 2 * (segment * tiles + t) + 1]!;
+            if (t * 2048 >= size) {
+              expect([lo, hi], `segment ${segment} tile ${t}`).toEqual([0, 0]);
+              continue;
+            }
+            const inclusive = built.expected[start + Math.min(size, (t + 1) * 2048) - 1]!;
+            expect([lo >>> 16, hi >>> 16], `segment ${segment} tile ${t}`).toEqual([2, 2]);
+            expect(((lo & 0xffff) | (hi << 16)) >>> 0, `segment ${segment} tile ${t}`).toBe(inclusive);
+          }
+          start += size;
+        });
+        expectBits(bits(await backend.download(built.valuesOut)), built.expected, 'single-words');
+        temp.destroy();
+        owned(built)();
       }, 600_000);
     });
 

@@ -9,9 +9,9 @@ import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import type { NumericFacts, OptionFacts } from '../../params/resolve.js';
 import type { ScanArgs } from './args.js';
-import { OpCode, type ScanMode, type ScanOp, type ScanValueType, scanModes, scanOps, valueBits } from './order.js';
+import { OpCode, type ScanMode, type ScanOp, type ScanValueType, scanModes, scanOps, tileLanes, valueBits } from './order.js';
 import { type ScanPolicy, type ScanSelection, type ScanVariant, scanVariants, selectScanVariant } from './policy.js';
-import { type ScanKernelId, type ScanLaunch, type ScanProblem, scanKernels, spineTilesPerSegment, tilesPerSegment } from './problem.js';
+import { type ScanKernelId, type ScanLaunch, type ScanProblem, lookbackWords, scanKernels, spineTilesPerSegment, tilesPerSegment } from './problem.js';
 
 const u32Max = 4294967295;
 
@@ -114,7 +114,7 @@ function specialization(facts: ScanFacts, canonical: boolean): string {
 }
 
 /** The launches of the chosen variant (after the prologue's) and their temporary-storage slots. */
-function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentSize: number, spec: string, layout: TempStorageLayoutBuilder): ScanLaunch[] {
+function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentSize: number, spec: string, path: ScanPath, layout: TempStorageLayoutBuilder): ScanLaunch[] {
   const { policy, variant } = selection;
   const geometry = { maxSegments: facts.maxSegments, maxSegmentSize };
   const launch = (kernel: Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, name: string, purpose: string): ScanLaunch => ({
@@ -130,6 +130,17 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   const tiles = tilesPerSegment(maxSegmentSize);
   const spineTiles = spineTilesPerSegment(maxSegmentSize);
   const workgroups = (n: number) => `${n} workgroup${n === 1 ? '' : 's'} per segment`;
+  if (path.singlePass) {
+    // The counter and the words start at zero in every run (the executor clears the slot first).
+    layout.add('lookback', lookbackWords(geometry) * 4, { zeroed: true });
+    return [
+      launch(
+        'single-pass',
+        'multi-workgroup/single-pass',
+        `${workgroups(tiles)}, tiles taken in the order workgroups start: each tile publishes its aggregate, looks back over its predecessors' words for its carry (reducing a predecessor not ready after ${policy.lookbackPolls} polls from the input itself), publishes its inclusive value and writes its scan`,
+      ),
+    ];
+  }
   layout.add('tileTotals', facts.maxSegments * tiles * 4);
   const launches = [launch('tile-reduce', 'multi-workgroup/tile-reduce', `${workgroups(tiles)}: each tile's total`)];
   if (spineTiles > 1 && tiles <= policy.spineWorkgroupMaxTiles) {
@@ -146,6 +157,30 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   }
   launches.push(launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}: scan each tile from its carry`));
   return launches;
+}
+
+/** How the multi-workgroup variant runs: one pass with look-back, or reduce-then-scan; and why. */
+interface ScanPath {
+  readonly singlePass: boolean;
+  readonly why: string;
+}
+
+/**
+ * The multi-workgroup variant's path. The single pass combines the tiles' aggregates in whatever
+ * order the look-back meets them (and a fallback may reduce a tile a second time), so it is taken
+ * only where every association order gives the same bits: min and max (ties keep the earlier bits,
+ * an associative rule), integer sums (modulo 2^32), and f32 sums under 'not-guaranteed'. Canonical
+ * f32 sums need the carries from the scan of the tile totals in their fixed order (order.ts).
+ */
+function scanPath(facts: ScanFacts, canonical: boolean, policy: ScanPolicy): ScanPath {
+  const ops = facts.op.occurring.join(', ');
+  if (facts.valueType === 'f32' && canonical && facts.op.occurring.includes('sum')) {
+    return { singlePass: false, why: "reduce-then-scan: f32 sums under determinism 'run-to-run' take their carries from the scan of the tile totals in the canonical order" };
+  }
+  if (policy.passes !== 1) return { singlePass: false, why: `reduce-then-scan: policy passes ${policy.passes}` };
+  if (policy.workgroupSize !== tileLanes) return { singlePass: false, why: `reduce-then-scan: the single pass needs workgroupSize ${tileLanes} (one lane per invocation), the policy has ${policy.workgroupSize}` };
+  const orderFree = facts.valueType !== 'f32' ? `${facts.valueType} ${ops}` : `f32 ${ops}${facts.op.occurring.includes('sum') ? " (sums under determinism 'not-guaranteed')" : ''}`;
+  return { singlePass: true, why: `single pass (decoupled look-back with fallback): every association order gives the same bits for ${orderFree}` };
 }
 
 /** The option index -> code table of an option parameter, as the kernels read option indices. */
@@ -186,13 +221,14 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
     environment.tuning as { variant?: ScanVariant; policy?: Partial<ScanPolicy> },
   );
   const canonical = requirements.determinism === 'run-to-run';
+  const path = scanPath(facts, canonical, selection.policy);
 
   // initialValue never takes part in the device checks: any value of its type is valid (resolveFacts).
   const validation = planValidation(environment, facts, [facts.op, facts.mode]);
   const layoutBuilder = new TempStorageLayoutBuilder();
   const launches = [
     ...prologueLaunches('scan', facts, facts.maxSegments, validation, layoutBuilder),
-    ...variantLaunches(selection, facts, maxSegmentSize, specialization(facts, canonical), layoutBuilder),
+    ...variantLaunches(selection, facts, maxSegmentSize, specialization(facts, canonical), path, layoutBuilder),
   ];
   const layout = layoutBuilder.build();
   const initial = facts.initialValue;
@@ -215,7 +251,7 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
     kernels: scanKernels,
     layout,
     summary: `DeviceSegmentedScan on ${backend.name}: ${segmentsText} segment${facts.maxSegments === 1 ? '' : 's'}, ${args.valuesIn.dtype} values, max segment size ${maxSegmentSize}`,
-    requirementNotes: requirementNotes(requirements),
+    requirementNotes: [...requirementNotes(requirements), ...(selection.variant === 'multi-workgroup' ? [`multi-workgroup path: ${path.why}`] : [])],
     arrays: { valuesIn: args.valuesIn, valuesOut: args.valuesOut },
     checkArrays: () => checkArrays(args, backend),
     hostDtypes: { initialValue: facts.valueType === 'f32' ? 'f32' : 'u32' },

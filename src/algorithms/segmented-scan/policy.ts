@@ -45,6 +45,27 @@ export interface ScanPolicy {
    * at a time, which keeps the shader small.)
    */
   readonly tilesPerStep: number;
+  /**
+   * 'multi-workgroup': passes over the items where every association order gives the same bits
+   * (min and max of any type, integer sums, f32 sums under determinism 'not-guaranteed'): 1, the
+   * single-pass scan (decoupled look-back with fallback: each tile publishes its aggregate, looks
+   * back over its predecessors' words for its carry, and reads its items once), or 2, reduce-then-scan
+   * as for canonical f32 sums. The single pass needs `workgroupSize` 256 (one lane per invocation).
+   */
+  readonly passes: number;
+  /**
+   * 'multi-workgroup', single pass: how many times a tile reads a predecessor's look-back words that
+   * are not ready before it reduces that predecessor's tile from the input itself (the fallback that
+   * makes the scan finish without forward progress between workgroups). A poll is one read of the
+   * look-back window that stopped at that predecessor. 1: at the first miss.
+   */
+  readonly lookbackPolls: number;
+  /**
+   * 'multi-workgroup', single pass: predecessors whose words a tile reads at once, one invocation
+   * each (at most 256, the single pass's workgroup); invocation 0 folds them in from the nearest. 1:
+   * one at a time.
+   */
+  readonly lookbackWindow: number;
 }
 
 /**
@@ -85,6 +106,14 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   a step 0.111 (tileWorkgroups 2048) / 0.113 (1024); 2 a step at tileWorkgroups 2048 0.1046; a word
  *   at a time (`loadWords` 1) 0.131, as before the vec4 path (0.132: tile-reduce 0.043, spine-walk
  *   0.021, tile-scan 0.077).
+ * - `passes` 1, `lookbackPolls` 64 and `lookbackWindow` 32: not measured on a GPU yet (2026-11-28).
+ *   The single pass reads the items once where reduce-then-scan reads them twice (16M f32 items:
+ *   0.107 ms in three launches against torch.cumsum's 0.071 on the H200; the copy bound is ~0.04
+ *   ms). 64 polls are a guess at a few microseconds of waiting before a workgroup re-reads a
+ *   predecessor's 8 KB itself. A window of 32 (a warp's worth, as CUB's look-back): with ~8000
+ *   tiles in ~40 us a tile starts every ~5 ns, so a tile looking back one predecessor per L2 round
+ *   trip (~0.2-0.5 us) would walk dozens of aggregates before an inclusive value.
+ *   bench/reduce-scan-webgpu.ts --scan-configs times both passes and several poll counts in one process.
  * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
  * are tuning values (`tuning.policy`).
  */
@@ -97,6 +126,9 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     tileWorkgroups: 4 * capabilities.parallelism,
     loadWords: 4,
     tilesPerStep: 2,
+    passes: 1,
+    lookbackPolls: 64,
+    lookbackWindow: 32,
   };
 }
 
@@ -178,6 +210,10 @@ export function selectScanVariant(
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
   if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
+  if (policy.lookbackWindow > tileLanes) {
+    throw new SegkitUsageError(`tuning.policy.lookbackWindow: ${policy.lookbackWindow} exceeds ${tileLanes}, the invocations of the single pass's workgroup (one reads each predecessor)`);
+  }
+  if (policy.passes !== 1 && policy.passes !== 2) throw new SegkitUsageError(`tuning.policy.passes: ${policy.passes} is not 1 or 2 (passes over the items)`);
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);

@@ -29,7 +29,18 @@ export interface ScanProblem extends SegmentedProblem {
 }
 
 /** The kernels of the scan. */
-export type ScanKernelId = 'validate' | 'segment-offsets' | 'thread' | 'workgroup' | 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
+export type ScanKernelId =
+  | 'validate'
+  | 'segment-offsets'
+  | 'thread'
+  | 'workgroup'
+  | 'tile-reduce'
+  | 'spine-reduce'
+  | 'spine-top'
+  | 'spine-scan'
+  | 'spine-walk'
+  | 'tile-scan'
+  | 'single-pass';
 
 /** One kernel launch of a scan plan, in order. */
 export type ScanLaunch = Launch<ScanKernelId, ScanVariant>;
@@ -66,10 +77,19 @@ export function spansPerSegment(problem: { maxSegments: number; maxSegmentSize: 
   return Math.ceil(tilesPerSegment(problem.maxSegmentSize) / tileSpan(problem, policy));
 }
 
+/**
+ * Words of the single pass's `lookback` slot: the tile counter, then two words per tile of every
+ * segment (the halves of its published value, each with the status).
+ */
+export function lookbackWords(problem: { maxSegments: number; maxSegmentSize: number }): number {
+  return 1 + 2 * problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
+}
+
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const perSpan = (problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy) => problem.maxSegments * spansPerSegment(problem, policy);
 const perSpineTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * spineTilesPerSegment(problem.maxSegmentSize);
 const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
+const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
 
 /**
  * The scan's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
@@ -83,7 +103,9 @@ const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
  *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), or instead of those
  *   three 'spine-walk' (a workgroup per segment: its tile totals' scan in place, 2048 at a time, for
  *   segments of at most `spineWorkgroupMaxTiles` tiles), 'tile-scan' (a workgroup per span of
- *   tiles: the items' scan, carried in from the tile totals' scan).
+ *   tiles: the items' scan, carried in from the tile totals' scan); or, where every association order
+ *   gives the same bits (plan.ts `scanPath`), 'single-pass' instead (a workgroup per tile: the
+ *   decoupled look-back, webgpu/single-pass.ts).
  */
 export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
@@ -94,6 +116,7 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
   'spine-scan': { slots: spineSlots, grid: perSpineTile },
   'spine-walk': { slots: spineSlots, grid: perSegment },
   'tile-scan': { slots: spineSlots, grid: perSpan },
+  'single-pass': { slots: ['offsets', 'lookback'], grid: perTile },
 };
 
 /*
@@ -106,4 +129,10 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
  *   2048): maxSegments * spineTilesPerSegment words, the totals of 2048 tile totals each
  *   ('spine-reduce'), then their inclusive scan ('spine-top'); 'spine-walk' needs no `spineTotals`. Sums are canonical f32 values (a NaN
  *   as 0x7fc00000), so both backends hold the same words.
+ * - single pass: `lookback` (zeroed by the executor at the start of every run):
+ *   {@link lookbackWords} words, word 0 the counter workgroups take their
+ *   tiles from, then segment s's tile t at 1 + 2 (s * tilesPerSegment + t): the low and the high
+ *   16 bits of the tile's published value, each as `status << 16 | half` (status 0 not ready, 1 its
+ *   aggregate, 2 its inclusive value). After a run every tile of a segment holds status 2 and the
+ *   counter the grid, on every backend.
  */

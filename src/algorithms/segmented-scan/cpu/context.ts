@@ -50,6 +50,7 @@ export class ScanContext extends SegmentedContext<ScanRun> {
   // Slots, word offsets (-1 when absent).
   readonly tileTotalsSlot: number;
   readonly spineTotalsSlot: number;
+  readonly lookbackSlot: number;
   readonly tilesPerSegment: number;
   readonly spineTilesPerSegment: number;
   /** Tiles per workgroup of the tile launches, and workgroups per segment (problem.ts `tileSpan`). */
@@ -85,6 +86,7 @@ export class ScanContext extends SegmentedContext<ScanRun> {
     this.tempF32 = run.temp === undefined ? new Float32Array(0) : deviceMemory(run.temp).f32;
     this.tileTotalsSlot = this.slotWords('tileTotals');
     this.spineTotalsSlot = this.slotWords('spineTotals');
+    this.lookbackSlot = this.slotWords('lookback');
     this.tilesPerSegment = tilesPerSegment(problem.maxSegmentSize);
     this.spineTilesPerSegment = spineTilesPerSegment(problem.maxSegmentSize);
     this.tileSpan = tileSpan(problem, run.policy);

@@ -581,17 +581,18 @@ export function runTileScan(workgroupId: number, _n: number, _shared: unknown, {
   if (segment < 0) return;
   const first = (workgroupId % ctx.spans) * ctx.tileSpan;
   const last = Math.min(first + ctx.tileSpan, tilesOf(seg.size));
-  for (let tile = first; tile < last; tile++) scanTile(ctx, seg, segment, tile);
+  for (let tile = first; tile < last; tile++) {
+    const carry = tile > 0 ? ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile - 1]! : initialCarry(ctx, seg);
+    scanTile(ctx, seg, tile, tile > 0 || seg.hasInitial, carry);
+  }
 }
 
-/** Tile `tile` of a resolved segment, scanned from its carry and written. */
-function scanTile(ctx: ScanContext, seg: ScanSegment, segment: number, tile: number): void {
+/** Tile `tile` of a resolved segment, scanned from its carry (the bits of a tile total's scan) and written. */
+function scanTile(ctx: ScanContext, seg: ScanSegment, tile: number, hasCarry: boolean, carry: number): void {
   const from = tile * tileItems;
   const n = Math.min(seg.size - from, tileItems);
   const shift = seg.exclusive;
   if (tile === 0 && shift === 1) writeExclusiveFirst(ctx, seg);
-  const hasCarry = tile > 0 || seg.hasInitial;
-  const carry = tile > 0 ? ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile - 1]! : initialCarry(ctx, seg);
   // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
   const count = Math.min(n, seg.size - from - shift);
   const to = seg.start + from + shift;
@@ -608,4 +609,98 @@ function scanTile(ctx: ScanContext, seg: ScanSegment, segment: number, tile: num
     const bits = tileBits[j]!;
     out[to + j] = canonicalSum && (bits & 0x7fffffff) > 0x7f800000 ? canonicalNaNBits : bits;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Single pass (decoupled look-back): the twin of webgpu/single-pass.ts, on the same `lookback` words
+// (zeroed by the executor before the run's first launch).
+
+const notReady = 0;
+const aggregateStatus = 1;
+const inclusiveStatus = 2;
+
+/** `a ⊕ b` on bits, `a` the earlier term: what the WGSL `combine` gives where every order gives the same bits (f32 sums: any rounding). */
+function combineBits(ctx: ScanContext, op: number, a: number, b: number): number {
+  if (op === OpCode.sum) return ctx.isF32 ? canonicalBits(Math.fround(f32Of(a) + f32Of(b))) : (a + b) >>> 0;
+  const mask = op === OpCode.min ? -1 : 0;
+  const keyOf = ctx.isF32 ? (bits: number) => f32Signed(bits) ^ mask : (bits: number) => bits ^ ctx.integerKeyXor ^ mask;
+  return keyOf(b) > keyOf(a) ? b >>> 0 : a >>> 0;
+}
+
+/** Publishes `value` with `status` in the two words at `at` (each word's status only grows: the WGSL's atomicMax). */
+function publish(ctx: ScanContext, at: number, status: number, value: number): void {
+  const words = ctx.tempU32;
+  const lo = ((status << 16) | (value & 0xffff)) >>> 0;
+  const hi = ((status << 16) | (value >>> 16)) >>> 0;
+  for (const [word, bits] of [[at, lo], [at + 1, hi]] as const) {
+    let seen = Atomics.load(words, word);
+    while (seen < bits) {
+      const before = Atomics.compareExchange(words, word, seen, bits);
+      if (before === seen) break;
+      seen = before;
+    }
+  }
+}
+
+/** The aggregate of tile `tile` of a resolved segment as published (tile 0: its inclusive value from the initial value). */
+function publishedTotal(ctx: ScanContext, seg: ScanSegment, tile: number): number {
+  const from = tile * tileItems;
+  const n = Math.min(seg.size - from, tileItems);
+  loadItems(ctx, seg.op, seg.start + from, n);
+  const total = tileScan(ctx, seg.op, n, false, 0, false);
+  if (tile > 0 || !seg.hasInitial) return total;
+  return combineBits(ctx, seg.op, initialCarry(ctx, seg), total);
+}
+
+/**
+ * 'single-pass': the workgroup takes the next tile from the counter, publishes its aggregate, looks
+ * back over its predecessors' words for its carry, publishes its inclusive value and writes its scan.
+ * On one thread the tiles run in order, and the predecessor's inclusive value is always there; on
+ * worker threads a predecessor may be in flight on another thread: its words are read
+ * `lookbackPolls` times, then its tile is reduced from the input here (the WGSL's fallback). The
+ * twin reads one predecessor at a time where the WGSL reads a window of `lookbackWindow`: the same
+ * values folded in the same order, so the same outputs and words.
+ */
+export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const ticket = Atomics.add(ctx.tempU32, ctx.lookbackSlot, 1);
+  const tiles = ctx.tilesPerSegment;
+  const segment = Math.floor(ticket / tiles);
+  const tile = ticket % tiles;
+  if (ctx.failed() || segment >= ctx.activeSegments()) return;
+  const seg = tileSegment;
+  resolveScanSegment(ctx, segment, tiles * tileItems, seg);
+  if (tile >= tilesOf(seg.size)) return;
+  const wordsOf = (t: number) => ctx.lookbackSlot + 1 + 2 * (segment * tiles + t);
+  const own = publishedTotal(ctx, seg, tile);
+  publish(ctx, wordsOf(tile), tile === 0 ? inclusiveStatus : aggregateStatus, own);
+  let carry = initialCarry(ctx, seg);
+  if (tile > 0) {
+    // The exclusive prefix: the nearest inclusive value, then the aggregates after it, earlier first.
+    let acc = 0;
+    let hasAcc = false;
+    let status = notReady;
+    for (let k = tile - 1; status !== inclusiveStatus; k--) {
+      const at = wordsOf(k);
+      let lo = 0;
+      let hi = 0;
+      for (let polls = 0; polls < ctx.policy.lookbackPolls; polls++) {
+        lo = Atomics.load(ctx.tempU32, at);
+        hi = Atomics.load(ctx.tempU32, at + 1);
+        if (lo >>> 16 !== notReady && lo >>> 16 === hi >>> 16) break;
+      }
+      status = lo >>> 16 === hi >>> 16 ? lo >>> 16 : notReady;
+      let value: number;
+      if (status !== notReady) value = ((lo & 0xffff) | (hi << 16)) >>> 0;
+      else {
+        value = publishedTotal(ctx, seg, k);
+        status = k === 0 ? inclusiveStatus : aggregateStatus;
+        publish(ctx, at, status, value);
+      }
+      acc = hasAcc ? combineBits(ctx, seg.op, value, acc) : value;
+      hasAcc = true;
+    }
+    carry = acc;
+    publish(ctx, wordsOf(tile), inclusiveStatus, combineBits(ctx, seg.op, carry, own));
+  }
+  scanTile(ctx, seg, tile, tile > 0 || seg.hasInitial, carry);
 }

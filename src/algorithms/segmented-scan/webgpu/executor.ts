@@ -4,6 +4,7 @@ import { valueBits } from '../order.js';
 import { type ScanExecutor, type ScanRun, scanKernels, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 import { type ScanKernelFacts, scanKernelFacts } from './facts.js';
 import { type MultiWorkgroupKernel, multiWorkgroupProgram } from './multi-workgroup.js';
+import { singlePassProgram } from './single-pass.js';
 import { threadProgram } from './thread.js';
 import { workgroupProgram } from './workgroup.js';
 
@@ -21,13 +22,21 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
   program(launch, run, facts) {
     if (launch.kernel === 'thread') return threadProgram(facts, launch.name);
     if (launch.kernel === 'workgroup') return workgroupProgram(facts, launch.name);
+    if (launch.kernel === 'single-pass') return singlePassProgram(facts, launch.name);
     if (launch.kernel in scanKernels) return multiWorkgroupProgram(launch.kernel as MultiWorkgroupKernel, facts, launch.name, hasSpine(run));
     throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
   },
   programKey: (_launch, run) => String(hasSpine(run)),
   uniforms(run) {
     const { problem, policy } = run;
-    return { tiles: tilesPerSegment(problem.maxSegmentSize), spineTiles: spineTilesPerSegment(problem.maxSegmentSize), tileSpan: tileSpan(problem, policy), spans: spansPerSegment(problem, policy) };
+    return {
+      tiles: tilesPerSegment(problem.maxSegmentSize),
+      spineTiles: spineTilesPerSegment(problem.maxSegmentSize),
+      tileSpan: tileSpan(problem, policy),
+      spans: spansPerSegment(problem, policy),
+      lookbackPolls: policy.lookbackPolls,
+      lookbackWindow: policy.lookbackWindow,
+    };
   },
   // A uniform initial value is a value of the scan's type: its bits, not a count.
   uniformWord: (name, value, run) => (name === 'initialValue' ? valueBits(value, run.problem.valueType) : countOf(value)),

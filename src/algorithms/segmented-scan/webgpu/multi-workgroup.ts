@@ -304,7 +304,7 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]
  * 'tile-scan') the outputs go through workgroup memory, on their way to coalesced stores. The same
  * chains as `laneTotals` / `laneScan`, so the same bits.
  */
-const vectorWgsl = `${laneStore('storeTileDirect', 'valuesOut', false)}
+export const vectorWgsl = `${laneStore('storeTileDirect', 'valuesOut', false)}
 fn fetchLane(first: u32, lid: u32) -> array<u32, ${laneItems}> {
   let a = valuesIn4[(first >> 2u) + 2u * lid];
   let b = valuesIn4[(first >> 2u) + 2u * lid + 1u];
@@ -337,7 +337,7 @@ ${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
  * workgroup tile and the tile's total into tileTotal; ends on a barrier. The chains of `laneScan`, so
  * the same bits; needs `laneCount` (laneWgsl).
  */
-const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+export const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
   let count = laneCount(n, lid);
   var p: array<u32, ${laneItems}>;
   p[0] = x[0];
@@ -352,8 +352,10 @@ ${laneCarryWgsl('total')}    var e = inner;
 ${unrolled((k) => `    if (${k}u < count) { tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE); }`)}
   }
   workgroupBarrier();
-}
-// Lane lid's words of the n (<= 2048) at temp[first...]: its own 8 consecutive ones (the tile totals
+}`;
+
+/** WGSL: `fetchWords`, a lane's tile totals for 'spine-walk' (plain temp words). */
+const fetchWordsWgsl = `// Lane lid's words of the n (<= 2048) at temp[first...]: its own 8 consecutive ones (the tile totals
 // are few and in the device's cache: no coalescing to keep), issued at once.
 fn fetchWords(first: u32, n: u32, lid: u32) -> array<u32, ${laneItems}> {
   let last = max(n, 1u) - 1u;
@@ -604,6 +606,7 @@ ${tileWgsl(true, body.values)}
 ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
 ${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
+${lanes && kernel === 'spine-walk' ? fetchWordsWgsl : ''}
 ${vector ? vectorWgsl : ''}
 ${vector && step > 1 ? stepWgsl(step, kernel as 'tile-reduce' | 'tile-scan') : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
