@@ -144,16 +144,20 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       const longSizes = [150_001, 0, 2048, 2049, 2047, 5 * 2048, 5 * 2048 + 1, 1, 4097, 123_457, 3 * 2048 - 1];
 
       it('taken where every association order gives the same bits, and explain() says which path and why', () => {
-        const multi = { variant: 'multi-workgroup' as const };
+        // The single pass is selectable (policy passes 1); reduce-then-scan is the default (passes 2).
+        const multi = { variant: 'multi-workgroup' as const, policy: { passes: 1 } };
         const why = (plan: ScanPlan) => plan.explain().split('\n').find((line) => line.includes('multi-workgroup path:'));
         for (const [valueType, ops] of [['i32', 'sum'], ['u32', ['sum', 'min', 'max']], ['f32', ['min', 'max']]] as const) {
           const plan = planOf(makeCase({ name: 'path', valueType, sizes: [100_000, 5], ops: ops as ScanOp | ScanOp[], seed: 1 }), multi);
           expect(ownKernels(plan), valueType).toEqual(singlePass);
           expect(why(plan)).toContain(`single pass (decoupled look-back with fallback): every association order gives the same bits for ${valueType}`);
         }
-        // Without a forced variant, one long segment takes it wherever the selector splits it across workgroups.
+        // Without tuning, one long segment takes reduce-then-scan (passes 2, the default: policy.ts has the measurements).
         const natural = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], ops: 'max', seed: 1 }), {});
-        if (natural.variant === 'multi-workgroup') expect(ownKernels(natural)).toEqual(singlePass);
+        if (natural.variant === 'multi-workgroup') {
+          expect(ownKernels(natural)).toContain('tile-reduce');
+          expect(why(natural)).toContain('reduce-then-scan: policy passes 2');
+        }
         // f32 sums: canonical under 'run-to-run' (reduce-then-scan), any order under 'not-guaranteed'.
         const f32Sum = makeCase({ name: 'path', sizes: [100_000, 5], ops: ['sum', 'max'], seed: 1 });
         const canonical = planOf(f32Sum, multi);
@@ -166,7 +170,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         const twoPasses = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 2 } });
         expect(ownKernels(twoPasses)).toEqual(['tile-reduce', 'spine-scan', 'tile-scan']);
         expect(why(twoPasses)).toContain('reduce-then-scan: policy passes 2');
-        const narrow = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { workgroupSize: 128 } });
+        const narrow = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 1, workgroupSize: 128 } });
         expect(why(narrow)).toContain('the single pass needs workgroupSize 256');
         expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 3 } })).toThrow('tuning.policy.passes');
         expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { lookbackWindow: 512 } })).toThrow('tuning.policy.lookbackWindow');
@@ -179,7 +183,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
           const c = makeCase({ name: `single-${valueType}`, valueType, flavour: valueType === 'f32' ? 'special' : 'wrap', sizes: longSizes, ops, modes: [...bothModes], initial: true, seed: 41 });
           // Windows of 32 (the default), 1 and 256 predecessors; word loads (loadWords 1).
           for (const policy of [{}, { lookbackPolls: 1 }, { lookbackPolls: 1, lookbackWindow: 1 }, { lookbackPolls: 2, lookbackWindow: 256 }, { lookbackPolls: 1, loadWords: 1 }]) {
-            const plan = await expectReference(c, 'multi-workgroup', policy);
+            const plan = await expectReference(c, 'multi-workgroup', { passes: 1, ...policy });
             expect(ownKernels(plan)).toEqual(singlePass);
           }
           // Reduce-then-scan on the same case: the same bits.
@@ -193,7 +197,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         for (let i = 0; i < c.values.length; i++) c.values[i] = bitsOf(Math.floor(random() * 17) - 8);
         const built = buildCase(backend, c);
         for (const lookbackPolls of [64, 1]) {
-          const { plan, out } = await runCase(backend, built, { variant: 'multi-workgroup', policy: { lookbackPolls }, requirements: { determinism: 'not-guaranteed' } });
+          const { plan, out } = await runCase(backend, built, { variant: 'multi-workgroup', policy: { passes: 1, lookbackPolls }, requirements: { determinism: 'not-guaranteed' } });
           expect(ownKernels(plan)).toEqual(singlePass);
           expectBits(out, built.expected, 'single-fast');
         }
@@ -202,7 +206,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
 
       it('device-only sizes and item count', async () => {
         const c = makeCase({ name: 'single-device', valueType: 'i32', flavour: 'wrap', sizes: [5 * 2048 + 17, 2048, 60_000], sizeKind: 'perSegment-device', numSegmentsKind: 'device', ops: 'sum', modes: 'exclusive', initial: 7, seed: 53 });
-        const plan = await expectReference(c, 'multi-workgroup', { lookbackPolls: 1 });
+        const plan = await expectReference(c, 'multi-workgroup', { passes: 1, lookbackPolls: 1 });
         expect(ownKernels(plan)).toEqual(singlePass);
       }, 600_000);
 
@@ -210,7 +214,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         const sizes = [5 * 2048 + 3, 2 * 2048, 0];
         const c = makeCase({ name: 'single-words', valueType: 'u32', flavour: 'wrap', sizes, ops: 'sum', modes: 'inclusive', initial: 9, seed: 59 });
         const built = buildCase(backend, c);
-        const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { lookbackPolls: 1 } } }));
+        const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { passes: 1, lookbackPolls: 1 } } }));
         const temp = backend.alloc('u8', plan.tempStorageBytes);
         await plan.run(temp);
         const words = bits(await backend.download(temp));

@@ -106,14 +106,18 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   a step 0.111 (tileWorkgroups 2048) / 0.113 (1024); 2 a step at tileWorkgroups 2048 0.1046; a word
  *   at a time (`loadWords` 1) 0.131, as before the vec4 path (0.132: tile-reduce 0.043, spine-walk
  *   0.021, tile-scan 0.077).
- * - `passes` 1, `lookbackPolls` 64 and `lookbackWindow` 32: not measured on a GPU yet (2026-11-28).
- *   The single pass reads the items once where reduce-then-scan reads them twice (16M f32 items:
- *   0.107 ms in three launches against torch.cumsum's 0.071 on the H200; the copy bound is ~0.04
- *   ms). 64 polls are a guess at a few microseconds of waiting before a workgroup re-reads a
- *   predecessor's 8 KB itself. A window of 32 (a warp's worth, as CUB's look-back): with ~8000
- *   tiles in ~40 us a tile starts every ~5 ns, so a tile looking back one predecessor per L2 round
- *   trip (~0.2-0.5 us) would walk dozens of aggregates before an inclusive value.
- *   bench/reduce-scan-webgpu.ts --scan-configs times both passes and several poll counts in one process.
+ * - `passes` 2: the single pass reads the items once where reduce-then-scan reads them twice, but
+ *   it measured slower. H200, one segment of 16M items, GPU ms (bench/reduce-scan-webgpu.ts
+ *   --scan-configs, 2026-11-28 11:24 UTC, two rounds in one process; single pass / reduce-then-scan):
+ *   i32 sum 0.175 / 0.090, f32 min 0.266 / 0.186, f32 sum under 'not-guaranteed' 0.179 / 0.094. The
+ *   single pass's own values: `lookbackWindow` 1 / 32 / 64: 0.266 / 0.175 / 0.173 (i32 sum);
+ *   `lookbackPolls` 1 / 64 / 512: 0.181 / 0.175 / 0.175; word loads (`loadWords` 1) 0.191. Its 8192
+ *   tiles of 2048 items each take a tile number from one atomic counter and publish and look back
+ *   through L2: per tile that costs more than the second read of the items saves. So 2 by default
+ *   on every backend; 1 stays selectable (tested on every backend, fallback included).
+ * - `lookbackPolls` 64 and `lookbackWindow` 32 (the single pass): the fastest measured above. A
+ *   window of 32 is a warp's worth, as CUB's look-back; fewer polls fall back to re-reading a
+ *   predecessor's 8 KB sooner, which cost more than waiting for it.
  * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
  * are tuning values (`tuning.policy`).
  */
@@ -126,7 +130,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     tileWorkgroups: 4 * capabilities.parallelism,
     loadWords: 4,
     tilesPerStep: 2,
-    passes: 1,
+    passes: 2,
     lookbackPolls: 64,
     lookbackWindow: 32,
   };
