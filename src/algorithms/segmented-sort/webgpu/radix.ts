@@ -44,7 +44,7 @@ export type RadixKernel = 'histogram' | 'scan' | 'scatter';
  */
 export type RadixLoads = 1 | 2 | 3;
 
-/** The scatter's loads where a caller has no sort policy (top-k's selection sort): the sort policy's default. */
+/** The loads where a caller has no sort policy (top-k's selection sort): the sort policy's default. */
 export const defaultRadixLoads: RadixLoads = 3;
 
 /** Keys a histogram invocation loads before counting them (radix loads 3). */
@@ -287,7 +287,7 @@ const warpOffsets = `    for (var d = lid; d < 256u; d += WG) {
     workgroupBarrier();
 `;
 
-/** The workgroup array that carries each key's value (rankValues) or its index in the rank tile (rankIndex, scatter loads 1) through the ranking. */
+/** The workgroup array that carries each key's value (rankValues) or its index in the rank tile (rankIndex, radix loads 1) through the ranking. */
 function carriedArray(options: Pick<RadixProgramOptions, 'loads'>): string {
   return options.loads === 1 ? 'rankIndex' : 'rankValues';
 }
