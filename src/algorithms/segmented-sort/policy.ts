@@ -98,7 +98,10 @@ export const segmentedSortPolicyLimits = {
  * 2026-11-24, 512 invocations, 8 / 16 items (and 1024x1024): 4096x256 0.0350 / 0.0328, 256x4096
  * 0.0565 / 0.0512, 16384x64 0.0262 / 0.0258, 65536x16 0.0173 / 0.0164, 1024x1024 0.0452 / 0.0414
  * (4 and 32: 256x4096 0.0745 and 0.0564). Radix over 64x32768: 0.418 ms with 512 invocations, 0.567
- * with 256 (the same 4096-item tiles).
+ * with 256 (the same 4096-item tiles). Radix tiles of 8192 items on the CPU backend, which shares
+ * this policy (bench/sort-cpu.ts, f32 keys with indices, 2 shared cores, 2026-11-28, medians of three
+ * alternating rounds, 4096 / 8192 items): 16x65536 59.1 / 54.9 ms, 1x1048576 58.5 / 59.9 ms, within
+ * the machine's noise; an H200 sweep gave 64x32768 0.272 / 0.255 ms (not yet other shapes).
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
