@@ -6,7 +6,9 @@
  * indices (an argsort) and its figure includes the download of both outputs. Every segkit result is
  * checked against `referenceSegmentedSort` once.
  *
- * Run: npx tsx bench/sort-cpu.ts [--runs=N] [--workers=N]   (writes bench/results/sort-cpu.json)
+ * Run: npx tsx bench/sort-cpu.ts [--runs=N] [--workers=N] [--shapes=16x65536,1x1048576] (only the shapes whose id
+ *   contains one of these) [--policy='{"radixTileItems":8192}'] (env.tuning.policy of every sort) [--tag=name]
+ *   (writes bench/results/sort-cpu[-name].json)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
@@ -22,7 +24,9 @@ tf.env().set('IS_TEST', true);
 await tf.setBackend('cpu');
 await tf.ready();
 const backend = argv.workers !== undefined ? cpuBackend({ workers: Number(argv.workers) }) : cpuBackend();
-const environment = env({ backend });
+const tuningPolicy = argv.policy === undefined ? undefined : (JSON.parse(String(argv.policy)) as Record<string, number>);
+const environment = env({ backend, ...(tuningPolicy === undefined ? {} : { tuning: { policy: tuningPolicy } }) });
+const onlyShapes = argv.shapes === undefined ? undefined : String(argv.shapes).split(',');
 
 interface Shape {
   id: string;
@@ -38,7 +42,7 @@ const shapes: Shape[] = [
 ];
 
 const rows: Record<string, unknown>[] = [];
-for (const shape of shapes) {
+for (const shape of shapes.filter((s) => onlyShapes === undefined || onlyShapes.some((o) => s.id.includes(o)))) {
   const { sizes } = shape;
   const total = sizes.reduce((a, b) => a + b, 0);
   const keys = new Float32Array(total);
@@ -112,7 +116,7 @@ for (const shape of shapes) {
   valuesOut.destroy();
 }
 const table = printTable(rows);
-console.log(`\n${runs} runs, medians; ${cpus().length} CPUs (${cpus()[0]?.model}), load ${loadavg().map((l) => l.toFixed(1)).join(' ')}; ratios > 1: segkit faster`);
+console.log(`\n${runs} runs, medians; ${cpus().length} CPUs (${cpus()[0]?.model}), load ${loadavg().map((l) => l.toFixed(1)).join(' ')}; ratios > 1: segkit faster${tuningPolicy === undefined ? '' : `; policy ${JSON.stringify(tuningPolicy)}`}`);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/sort-cpu.json', JSON.stringify({ runs, rows, table }, null, 2));
+writeFileSync(`bench/results/sort-cpu${argv.tag === undefined ? '' : `-${String(argv.tag)}`}.json`, JSON.stringify({ runs, rows, table, policy: tuningPolicy }, null, 2));
 backend.destroy();

@@ -14,6 +14,8 @@
  *     segment 1 to cols keys, packed; torch sorts the padded rows) [--policy='{"tileItemsPerInvocation":8}'] (env.tuning.policy of every sort)
  *     [--variants=workgroup-radix,radix] (each sort case also with each of these variants forced; a
  *     variant the build has not is recorded as its error; 1xN cases past 1M keys skip workgroup-radix)
+ *     [--policies='[{"radixLoads":1},{"radixLoads":3}]'] (each sort case once per policy, one after the other in this
+ *     process, each over --policy; the case's id names its policy: a before/after of policy values in one process)
  *     [--tag=name] (written into the JSON file's name: sort-webgpu-<tag>.json, to compare builds or policies)
  *     [--no-subgroups] (the backend without subgroup operations: the radix scatter ranks with four 2-bit
  *     splits instead of warp-level multisplit, for a before/after in one build)
@@ -46,11 +48,14 @@ interface Case {
   variant?: string;
   /** Top-k with this k (sorted) instead of a sort. */
   k?: number;
+  /** env.tuning.policy values over --policy's (--policies). */
+  policy?: Record<string, number>;
 }
 const tuningPolicy = argv.policy === undefined ? undefined : (JSON.parse(String(argv.policy)) as Record<string, number>);
 const extraShapes = argv.shapes === undefined ? [] : String(argv.shapes).split(',').map((shape) => ({ ragged: shape.endsWith('r'), dims: shape.replace(/r$/, '').split('x').map(Number) as [number, number] }));
 const forcedVariants = argv.variants === undefined ? [] : String(argv.variants).split(',');
-const cases: Case[] = [
+const policySweep = argv.policies === undefined ? undefined : (JSON.parse(String(argv.policies)) as Record<string, number>[]);
+const baseCases: Case[] = [
   { id: 'sort 4096x256', rows: 4096, cols: 256 },
   { id: 'sort 256x4096', rows: 256, cols: 4096 },
   { id: 'sort 64x32768', rows: 64, cols: 32768 },
@@ -59,6 +64,8 @@ const cases: Case[] = [
   { id: 'topk 16x65536 k=10000', rows: 16, cols: 65536, k: 10000 },
   ...extraShapes.map(({ ragged, dims: [rows, cols] }) => ({ id: `sort ${rows}x${cols}${ragged ? 'r' : ''}`, rows, cols, ragged })),
 ];
+// Each sort case once per policy of --policies, in turn.
+const cases = policySweep === undefined ? baseCases : baseCases.flatMap((c) => (c.k !== undefined ? [c] : policySweep.map((policy) => ({ ...c, id: `${c.id} ${JSON.stringify(policy)}`, policy }))));
 for (const c of [...cases]) {
   if (c.k !== undefined) continue;
   for (const variant of forcedVariants) {
@@ -117,7 +124,8 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     const outLength = c.k === undefined ? total : c.rows * c.k;
     const keysOut = gpu.alloc('f32', outLength);
     const valuesOut = gpu.alloc('u32', outLength);
-    const tuning = { ...(tuningPolicy ? { policy: tuningPolicy } : {}), ...(c.variant ? { variant: c.variant } : {}) };
+    const policy = tuningPolicy || c.policy ? { ...tuningPolicy, ...c.policy } : undefined;
+    const tuning = { ...(policy ? { policy } : {}), ...(c.variant ? { variant: c.variant } : {}) };
     const plan =
       c.k === undefined
         ? DeviceSegmentedSort.plan(

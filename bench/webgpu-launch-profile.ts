@@ -4,9 +4,11 @@
  * scan's reduce-then-scan steps, the sort's digit passes) hold the time.
  *
  *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--out=DIR] [--out-file=NAME]
- *     [--shrink=N] [--tune='{"variant":"radix-select"}'] [--toggles=enable-dawn-features=...]
+ *     [--shrink=N] [--tune='{"variant":"radix-select"}'] [--sort-policies='[{"radixLoads":1},{"radixLoads":3}]']
+ *     [--toggles=enable-dawn-features=...]
  * (--shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
- * cases' policy tuning; --toggles, comma-separated Dawn instance flags, for diagnostics)
+ * cases' policy tuning; --sort-policies profiles each sort case once per env.tuning.policy, its id
+ * suffixed -p<i> (i the policy's place in the list); --toggles, comma-separated Dawn instance flags, for diagnostics)
  * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it).
  */
 /// <reference types="@webgpu/types" />
@@ -22,6 +24,7 @@ const shrink = Number(argv.shrink ?? 1);
 const M16 = Math.floor((16 * 1024 * 1024) / shrink);
 
 const topkTuning = argv.tune ? (JSON.parse(argv.tune) as Record<string, unknown>) : undefined;
+const sortPolicies = argv['sort-policies'] ? (JSON.parse(argv['sort-policies']) as Record<string, number>[]) : undefined;
 const { device } = await benchDevice({ toggles: argv.toggles?.split(',') });
 const backend = await webgpuBackend({ device });
 const timer = launchTimer(device);
@@ -98,17 +101,24 @@ const cases: ProfileCase[] = [
   ...[
     [64, Math.floor(32768 / shrink)],
     [1, M16],
-  ].map(([rows, cols]): ProfileCase => ({
-    id: `sort-${rows}x${cols}`,
-    label: `sort ${rows}x${cols}`,
-    rows: rows!,
-    cols: cols!,
-    plan(keysIn) {
-      const [keysOut, valuesOut] = outputs(rows! * cols!);
-      const plan = DeviceSegmentedSort.plan({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols!), order: p.constantOption('ascending'), numSegments: p.uniform(rows!) } as never, env({ backend }));
-      return { plan, owned: [keysOut, valuesOut] };
-    },
-  })),
+  ].flatMap(([rows, cols]) =>
+    (sortPolicies ?? [undefined]).map(
+      (policy, i): ProfileCase => ({
+        id: `sort-${rows}x${cols}${policy === undefined ? '' : `-p${i}`}`,
+        label: `sort ${rows}x${cols}${policy === undefined ? '' : ` ${JSON.stringify(policy)}`}`,
+        rows: rows!,
+        cols: cols!,
+        plan(keysIn) {
+          const [keysOut, valuesOut] = outputs(rows! * cols!);
+          const plan = DeviceSegmentedSort.plan(
+            { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols!), order: p.constantOption('ascending'), numSegments: p.uniform(rows!) } as never,
+            env({ backend, ...(policy === undefined ? {} : { tuning: { policy } }) }),
+          );
+          return { plan, owned: [keysOut, valuesOut] };
+        },
+      }),
+    ),
+  ),
 ];
 
 interface LaunchTime {

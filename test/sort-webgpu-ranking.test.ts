@@ -5,7 +5,8 @@
  * the reference bit for bit on keys that stress the ranking: heavy ties (whole rank tiles of one
  * digit), NaN, -0 and +0, sizes around the rank tile and the radix tile, keys only and with values,
  * both orders, and a workgroup too small for one digit pair an invocation in the digit scan; and
- * top-k's sorted selections past a tile, which the same kernels sort.
+ * top-k's sorted selections past a tile, which the same kernels sort; each way the scatter loads a
+ * rank tile (`radixLoads`).
  *
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
@@ -166,6 +167,20 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
       expect(warpShaders.filter(scatter).length).toBeGreaterThan(0);
       for (const code of warpShaders.filter(scatter)) expect(code).toContain('subgroupBallot');
     }
+  });
+
+  it('every radixLoads (gathered, carried, loaded ahead) on both rankings: the reference, bit for bit', async () => {
+    // Loads 3 (the default) ran above; keys only load the same way under 1 and 2 but for the histogram (conformance covers them).
+    const withValues = cases().filter(({ c }) => c.values !== 'none');
+    for (const radixLoads of [1, 2]) {
+      for (const backend of [warp, splits]) {
+        for (const { c, policy } of withValues) await expectReference(backend, { ...c, name: `${c.name}, loads ${radixLoads}` }, { ...policy, radixLoads });
+      }
+    }
+    // Loads 1 carries indices and gathers each value at the write; 2 and 3 carry the values.
+    const scatters = [...warpShaders, ...splitShaders].filter((code) => code.includes('// sort/radix/scatter') && code.includes('valueAt'));
+    expect(scatters.some((code) => code.includes('var<workgroup> rankIndex'))).toBe(true);
+    expect(scatters.some((code) => code.includes('var<workgroup> rankValues'))).toBe(true);
   });
 
   it('four 2-bit splits (no subgroups): the reference, bit for bit', async () => {

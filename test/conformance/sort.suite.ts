@@ -109,6 +109,14 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const grouped = makeSortCase({ name: 'groups', keyType: 'f32', flavour: 'special', sizes: [5000, 3000, 0, 7000, 100, 2500, 1], orders: alternating(7), seed: 20 });
         await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
         await expectReference(grouped, 'radix', { radixMaxTiles: 2 });
+        // Each way the radix kernels load (results do not depend on it), with values and without.
+        for (const radixLoads of thorough ? [1, 2, 3] : [1, 2]) {
+          for (const values of thorough ? (['payload', 'none'] as const) : (['payload'] as const)) {
+            const c = makeSortCase({ name: `loads ${radixLoads} ${values}`, keyType: 'f32', flavour: 'special', sizes: [5000, 777, 0, 12000], orders: alternating(4), values, seed: 21 });
+            await expectReference(c, 'radix', { radixLoads });
+            await expectReference(c, 'radix', { radixLoads, radixTileItems: 300 });
+          }
+        }
       }, 900_000);
       it('single-tile layouts: segments sharing a workgroup, items per invocation, groups per invocation', async () => {
         // Sizes on both sides of every power of two up to 1024, so a workgroup's segments pad to its largest.
@@ -118,6 +126,16 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
           ? [{}, { tileItemsPerInvocation: 2 }, { tileItemsPerInvocation: 4 }, { tileItemsPerInvocation: 16 }, { tileItemsPerInvocation: 32 }, { workgroupSize: 64 }, { workgroupSize: 64, tileItemsPerInvocation: 2 }]
           : [{ workgroupSize: 64, tileItemsPerInvocation: 2 }, { workgroupSize: 64, tileItemsPerInvocation: 32 }];
         for (const policy of policies) expect(await expectReference(c, 'single-tile', policy)).toBe('single-tile');
+        // Loads in flight per invocation (tileLoadBatch): one at a time, a batch past some workgroups'
+        // entries (64 invocations, 2 items each), payloads gathered in batches, keys only.
+        for (const tileLoadBatch of thorough ? [1, 2, 4, 16] : [1, 16]) {
+          expect(await expectReference(c, 'single-tile', { tileLoadBatch })).toBe('single-tile');
+          if (thorough) expect(await expectReference(c, 'single-tile', { tileLoadBatch, workgroupSize: 64, tileItemsPerInvocation: 2 })).toBe('single-tile');
+          for (const values of ['payload', 'none'] as const) {
+            const other = makeSortCase({ name: `layouts ${values}`, keyType: 'i32', flavour: 'ties', sizes, orders: 'descending', values, seed: 63 });
+            expect(await expectReference(other, 'single-tile', { tileLoadBatch })).toBe('single-tile');
+          }
+        }
         // Short rows only: many segments to a workgroup, the last workgroup partly past numSegments.
         const rows = randomSizes(1000, 40, 67);
         await expectReference(makeSortCase({ name: 'short rows', keyType: 'i32', flavour: 'ties', sizes: rows, orders: alternating(rows.length), values: 'payload', seed: 71 }), 'single-tile');
@@ -226,6 +244,11 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         for (const perInvocation of [1, 3, 64]) {
           expect(() => plan(built.args, { policy: { tileItemsPerInvocation: perInvocation } })).toThrow(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
         }
+        for (const batch of [3, 32]) {
+          expect(() => plan(built.args, { policy: { tileLoadBatch: batch } })).toThrow(`tuning.policy.tileLoadBatch: ${batch} is not a power of two from 1 to 16`);
+        }
+        expect(() => plan(built.args, { policy: { radixLoads: 4 } })).toThrow('tuning.policy.radixLoads: 4 is not 1, 2 or 3');
+        expect(() => plan(built.args, { policy: { radixLoads: 0 } })).toThrow('tuning.policy.radixLoads: 0 is not a positive integer');
         for (const items of [3, 32]) {
           expect(() => plan(built.args, { policy: { workgroupRadixItemsPerInvocation: items } })).toThrow(`tuning.policy.workgroupRadixItemsPerInvocation: ${items} is not a power of two from 1 to 16`);
         }

@@ -146,7 +146,7 @@ function variantLaunches(
         const pass = radixLaunchPass(group, digit);
         launches.push(launch('radix-histogram', 'radix', 'radix/histogram', `${which}pass ${digit}: histogram of digit ${digit} of ${from} (${tiles} tiles per segment)`, pass, segments * tiles));
         launches.push(launch('radix-scan', 'radix', 'radix/scan', `${which}pass ${digit}: where each tile's digits go in its segment (${scanWorkgroups} workgroups per segment)`, pass, segments * scanWorkgroups));
-        launches.push(launch('radix-scatter', 'radix', 'radix/scatter', `${which}pass ${digit}: rank each tile by digit ${digit} in workgroup memory (stable 2-bit splits), then scatter ${from} into ${to}`, pass, segments * tiles));
+        launches.push(launch('radix-scatter', 'radix', 'radix/scatter', `${which}pass ${digit}: rank each tile by digit ${digit} in workgroup memory (stable), then write each digit's run of ${from} into ${to}`, pass, segments * tiles));
       }
     }
   }

@@ -4,6 +4,7 @@ import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { workgroupRadixBytes } from './problem.js';
 import { tileItemsFor } from '../batched-top-k/policy.js';
+import { defaultRadixLoads } from './webgpu/radix.js';
 
 /** The variants of DeviceSegmentedSort. */
 export type SegmentedSortVariant = 'single-tile' | 'workgroup-radix' | 'radix';
@@ -23,6 +24,15 @@ export interface SegmentedSortPolicy {
    */
   readonly tileItemsPerInvocation: number;
   /**
+   * Loads each single-tile invocation has in flight at once (a power of two, 1 to 16): it requests
+   * this many of its keys before storing the first in workgroup memory, and gathers this many
+   * outputs' key bits (and payloads) before writing the first; 1 loads one at a time, each waited
+   * for. Left out (top-k's selection sort has no single-tile launch): {@link defaultTileLoadBatch}.
+   * Not yet measured on a GPU (issue 11: 1 is the kernel of run 12, 256 rows of 4096 keys with
+   * indices in 0.0509 ms on an H200).
+   */
+  readonly tileLoadBatch?: number;
+  /**
    * Items one radix histogram/scatter workgroup (a tile of a segment) covers, at most (more when
    * `radixMaxTiles` caps the tiles). The scatter ranks its tile in workgroup memory `tileItems` keys
    * at a time (at most 16 per invocation), so a tile longer than that takes several rounds.
@@ -34,6 +44,16 @@ export interface SegmentedSortPolicy {
    * tiles, and more segments run in groups (launches one after the other, reusing the counts).
    */
   readonly radixMaxTiles: number;
+  /**
+   * How the radix kernels load, 1 to 3 (webgpu/radix.ts `RadixLoads`): 1 has the scatter load each
+   * key as its ranking reaches it and gather each value by its index at the write; 2 carries the
+   * values, loaded beside their keys, through workgroup memory instead; 3 also has each ranking lane
+   * load every key and value of its chunk before its first ballot, and the histogram eight keys an
+   * invocation before counting them. Results are the same for each; the CPU backend has no use for
+   * it. Left out (top-k's selection sort): 3. Not yet measured on a GPU (issue 11: 1 is the kernel
+   * of run 12, 2.09 ms for 1x16M keys with indices on an H200).
+   */
+  readonly radixLoads?: number;
   /**
    * Items each 'workgroup-radix' invocation ranks per tile (a power of two, 1 to 16): the workgroup
    * sorts its segment tile by tile, `workgroupSize` times this many keys (and values) at a time in
@@ -49,6 +69,9 @@ export interface SegmentedSortPolicy {
   readonly workgroupRadixMinSegments?: number;
 }
 
+
+/** Single-tile's loads in flight an invocation where the policy leaves them out. */
+export const defaultTileLoadBatch = 8;
 
 /**
  * Static limits every built-in policy lies within; `SegmentedSortVariantsFor` reads the same numbers
@@ -75,7 +98,10 @@ export const segmentedSortPolicyLimits = {
  * 2026-11-24, 512 invocations, 8 / 16 items (and 1024x1024): 4096x256 0.0350 / 0.0328, 256x4096
  * 0.0565 / 0.0512, 16384x64 0.0262 / 0.0258, 65536x16 0.0173 / 0.0164, 1024x1024 0.0452 / 0.0414
  * (4 and 32: 256x4096 0.0745 and 0.0564). Radix over 64x32768: 0.418 ms with 512 invocations, 0.567
- * with 256 (the same 4096-item tiles).
+ * with 256 (the same 4096-item tiles). Radix tiles of 8192 items on the CPU backend, which shares
+ * this policy (bench/sort-cpu.ts, f32 keys with indices, 2 shared cores, 2026-11-28, medians of three
+ * alternating rounds, 4096 / 8192 items): 16x65536 59.1 / 54.9 ms, 1x1048576 58.5 / 59.9 ms, within
+ * the machine's noise; an H200 sweep gave 64x32768 0.272 / 0.255 ms (not yet other shapes).
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
@@ -83,8 +109,10 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     workgroupSize,
     tileItems: tileItemsFor(capabilities.workgroupStorageBytes),
     tileItemsPerInvocation: 16,
+    tileLoadBatch: defaultTileLoadBatch,
     radixTileItems: 16 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
+    radixLoads: defaultRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     ...workgroupRadixThresholds,
   };
@@ -195,6 +223,9 @@ function checkPolicy(policy: Required<SegmentedSortPolicy>, capabilities: Backen
     throw new SegkitUsageError(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
   }
   if (policy.tileItems % policy.workgroupSize !== 0) throw new SegkitUsageError(`tuning.policy.tileItems: ${policy.tileItems} is not a multiple of workgroupSize ${policy.workgroupSize}`);
+  if (policy.radixLoads > 3) throw new SegkitUsageError(`tuning.policy.radixLoads: ${policy.radixLoads} is not 1, 2 or 3`);
+  const batch = policy.tileLoadBatch;
+  if (batch > 16 || (batch & (batch - 1)) !== 0) throw new SegkitUsageError(`tuning.policy.tileLoadBatch: ${batch} is not a power of two from 1 to 16`);
   const rankItems = policy.workgroupRadixItemsPerInvocation;
   if (rankItems > 16 || (rankItems & (rankItems - 1)) !== 0) {
     throw new SegkitUsageError(`tuning.policy.workgroupRadixItemsPerInvocation: ${rankItems} is not a power of two from 1 to 16`);

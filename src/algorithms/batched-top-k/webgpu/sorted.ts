@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type RadixKernel, radixProgramParts, radixUniforms } from '../../segmented-sort/webgpu/radix.js';
+import { type RadixKernel, defaultRadixLoads, radixProgramParts, radixUniforms } from '../../segmented-sort/webgpu/radix.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
@@ -33,7 +33,7 @@ fn writeOut(start: u32, at: u32, bits: u32, value: u32) {
 export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts, name: string): WebGpuProgram {
   const values = facts.valueMode !== 'none';
   // Ranks in tiles of top-k's single-tile capacity: they fit the workgroup memory finalize's sort has.
-  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank });
+  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank, loads: defaultRadixLoads });
   return {
     name,
     cacheKey: `sort-selection/${kernel}|${JSON.stringify(facts)}`,

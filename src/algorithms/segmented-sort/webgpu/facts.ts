@@ -1,7 +1,8 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import { defaultTileLoadBatch } from '../policy.js';
 import { type SegmentedSortRun, type SingleTileShape, singleTileShape } from '../problem.js';
-import { type RadixWarpRank, radixWarpRankFor } from './radix.js';
+import { type RadixLoads, type RadixWarpRank, defaultRadixLoads, radixWarpRankFor } from './radix.js';
 
 /*
  * The static facts of a sort run that the WGSL is specialized on, and nothing else: two runs with
@@ -27,6 +28,10 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly singleTile: SingleTileShape;
   /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
   readonly radixWarpRank: RadixWarpRank | undefined;
+  /** Loads each single-tile invocation has in flight at once (policy.ts `tileLoadBatch`); undefined without a single-tile launch. */
+  readonly tileLoadBatch: number | undefined;
+  /** How the radix scatter loads a rank tile (policy.ts `radixLoads`); undefined without radix launches. */
+  readonly radixLoads: RadixLoads | undefined;
 }
 
 /** The facts of a run. */
@@ -35,6 +40,7 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
   const segments = segmentKernelFacts(run, policy.workgroupSize);
   const hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
   const hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
+  const hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
   const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
   const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems };
   return {
@@ -44,12 +50,14 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     valueMode,
     valueType: problem.valueType,
     orderOfOption: problem.orderOfOption,
-    hasSingleTile: run.launches.some((l) => l.kernel === 'single-tile'),
+    hasSingleTile,
     hasRadix,
     hasWorkgroupRadix,
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
+    tileLoadBatch: hasSingleTile ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
+    radixLoads: hasRadix ? ((policy.radixLoads as RadixLoads | undefined) ?? defaultRadixLoads) : undefined,
   };
 }

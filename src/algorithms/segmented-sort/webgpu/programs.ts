@@ -78,6 +78,7 @@ fn enterSegment(i: u32) -> vec3<u32> {
     parts.push(indexValueWgsl(facts.valueType));
     const values = facts.valueMode === 'payload' ? '  valuesOut[start + at] = valuesIn[start + index];\n' : facts.valueMode === 'indices' ? '  valuesOut[start + at] = indexValue(index);\n' : '';
     parts.push(`fn writeItem(start: u32, at: u32, index: u32) {\n  keysOut[start + at] = keysIn[start + index];\n${values}}`);
+    parts.push(`fn writeOut(start: u32, at: u32, bits: u32, value: u32) {\n  keysOut[start + at] = bits;${facts.valueMode === 'none' ? '' : '\n  valuesOut[start + at] = value;'}\n}`);
   }
   if (shape.variant !== 'single-tile') {
     parts.push(`fn ${shape.variant === 'radix' ? 'radixSegment' : 'enterWorkgroupRadix'}(i: u32) -> vec4<u32> {
@@ -91,7 +92,6 @@ fn radixOrderedKey(bits: u32) -> u32 { return orderedBits(bits); }`);
     if (shape.outputs) {
       const value = facts.valueMode === 'payload' ? 'valuesIn[start + j]' : 'indexValue(j)';
       if (facts.valueMode !== 'none') parts.push(`fn sourceValue(start: u32, j: u32) -> u32 { return ${value}; }`);
-      parts.push(`fn writeOut(start: u32, at: u32, bits: u32, value: u32) {\n  keysOut[start + at] = bits;${facts.valueMode === 'none' ? '' : '\n  valuesOut[start + at] = value;'}\n}`);
     }
   }
   return parts.join('\n');
@@ -121,6 +121,8 @@ function exchange(m: number, n: number, up: string): string {
  */
 function singleTile(facts: SortKernelFacts): { declarations: string; main: string } {
   const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = facts.singleTile;
+  // Set wherever the plan has a single-tile launch (facts.ts).
+  const batch = facts.tileLoadBatch!;
   const logE = Math.log2(e);
   const padShift = Math.max(logE, 4);
   const words = segments * tile + ((segments * tile) >> padShift);
@@ -199,7 +201,7 @@ ${steps.join('\n')}`,
   while (pw < largestCount) { pw = pw << 1u; }
   let logPw = countTrailingZeros(pw);
   let total = ${segments}u << logPw;
-  for (var j = lid; j < total; j += WG) {
+${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
     let q = j >> logPw;
     let jl = j & (pw - 1u);
     let a = entryAt(q * ${tile}u + jl);
@@ -207,7 +209,7 @@ ${steps.join('\n')}`,
     var entry = vec2<u32>(0xffffffffu, 0xffffffffu);
     if (jl < segmentSize[q]) { entry = vec2<u32>(orderedBits(keysIn[segmentStart[q] + jl]) ^ segmentMask[q], jl); }
     entries[a] = entry;
-  }
+  }` : batchedLoad(tile, batch)}
   workgroupBarrier();
   tileFirstStep(logPw - ${logE}u, total >> ${logE}u, lid);
   workgroupBarrier();
@@ -223,12 +225,61 @@ ${steps.join('\n')}`,
       workgroupBarrier();
     }
   }
-  for (var j = lid; j < total; j += WG) {
+${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
     let q = j >> logPw;
     let jl = j & (pw - 1u);
     if (jl < segmentSize[q]) { writeItem(segmentStart[q], jl, entries[entryAt(q * ${tile}u + jl)].y); }
-  }`,
+  }` : batchedWrite(facts, tile, batch)}`,
   };
+}
+
+/**
+ * Single-tile's load of the keys into workgroup memory, `batch` entries an invocation at a time
+ * (policy.ts `tileLoadBatch`): every key of a batch is requested before the first is used, in named
+ * registers (not an array indexed in a loop). Entry j of the workgroup is the same as the one-at-a-time loop's.
+ */
+function batchedLoad(tile: number, batch: number): string {
+  const range = Array.from({ length: batch }, (_, b) => b);
+  return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
+${range
+  .map(
+    (b) => `    let j${b} = batchStart + ${b}u * WG;
+    let q${b} = j${b} >> logPw;
+    let jl${b} = j${b} & (pw - 1u);
+    let item${b} = j${b} < total && jl${b} < segmentSize[q${b}];
+    var key${b} = 0u;
+    if (item${b}) { key${b} = keysIn[segmentStart[q${b}] + jl${b}]; }`,
+  )
+  .join('\n')}
+${range
+  .map(
+    (b) => `    // Padding: after every item (the largest sort key, an index no item has).
+    if (j${b} < total) { entries[entryAt(q${b} * ${tile}u + jl${b})] = select(vec2<u32>(0xffffffffu, 0xffffffffu), vec2<u32>(orderedBits(key${b}) ^ segmentMask[q${b}], jl${b}), item${b}); }`,
+  )
+  .join('\n')}
+  }`;
+}
+
+/** Single-tile's writes, `batch` an invocation at a time: every gather of a batch (the key's bits, a payload) is requested before the first write. */
+function batchedWrite(facts: SortKernelFacts, tile: number, batch: number): string {
+  const range = Array.from({ length: batch }, (_, b) => b);
+  const payload = facts.valueMode === 'payload';
+  return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
+${range
+  .map(
+    (b) => `    let j${b} = batchStart + ${b}u * WG;
+    let q${b} = j${b} >> logPw;
+    let jl${b} = j${b} & (pw - 1u);
+    let item${b} = j${b} < total && jl${b} < segmentSize[q${b}];
+    var index${b} = 0u;
+    var bits${b} = 0u;${payload ? `\n    var value${b} = 0u;` : ''}
+    if (item${b}) { index${b} = entries[entryAt(q${b} * ${tile}u + jl${b})].y; bits${b} = keysIn[segmentStart[q${b}] + index${b}];${payload ? ` value${b} = valuesIn[segmentStart[q${b}] + index${b}];` : ''} }`,
+  )
+  .join('\n')}
+${range
+  .map((b) => `    if (item${b}) { writeOut(segmentStart[q${b}], jl${b}, bits${b}, ${payload ? `value${b}` : facts.valueMode === 'indices' ? `indexValue(index${b})` : '0u'}); }`)
+  .join('\n')}
+  }`;
 }
 
 /** The program of one of the sort's kernels for these facts. */
@@ -239,6 +290,8 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
           warpRank: facts.radixWarpRank,
+          // Set wherever the plan has radix launches (facts.ts).
+          loads: facts.radixLoads!,
         });
   return {
     name,

@@ -18,14 +18,37 @@
  * that digit in earlier tiles, and each digit's total; the scatter ranks its tile in workgroup memory
  * (rank tiles of `rankItems`, looping when a tile is longer) so that the tile ends up stably sorted by
  * the digit, and then writes item p of digit d to (smaller digits' totals + digit d in earlier tiles +
- * p - first p of digit d). It ranks by warp-level multisplit where subgroups have one fixed width
+ * p - first p of digit d), so a digit's places in the rank tile go to consecutive words (the writes
+ * are runs, as CUB's Onesweep writes them). It ranks by warp-level multisplit where subgroups have one fixed width
  * ({@link radixWarpRankFor}, `warpRank` below), else by four stable 2-bit splits, each one workgroup
  * scan of packed counters; both give the same order, so outputs do not depend on which ran.
  * A pass whose digit is the same for every item of the segment (the totals say so) copies instead.
+ * How the histogram and the scatter load their keys and values is {@link RadixLoads}.
  */
 
 /** The kernels of the radix sort. */
 export type RadixKernel = 'histogram' | 'scan' | 'scatter';
+
+/**
+ * How the radix kernels load (the sort policy's `radixLoads`; the results are the same for each):
+ * - 1: the scatter loads each key as the ranking reaches it, and at the write gathers each value
+ *   from the source by the item's index in the rank tile (the rank tile carries indices): the lanes
+ *   of a subgroup read scattered words, one load each in turn; the histogram counts each key as it
+ *   arrives;
+ * - 2: the scatter loads each value beside its key (coalesced) and carries it through the ranking
+ *   in workgroup memory in place of the index, so the write reads workgroup memory only;
+ * - 3: as 2, and each ranking lane loads every key and value of its chunk of the rank tile before
+ *   its first ballot (all of them in flight at once, instead of one load a lane between ballots;
+ *   the four 2-bit splits load the whole rank tile before ranking in any case), and the histogram
+ *   loads eight keys an invocation before counting them.
+ */
+export type RadixLoads = 1 | 2 | 3;
+
+/** The loads where a caller has no sort policy (top-k's selection sort): the sort policy's default. */
+export const defaultRadixLoads: RadixLoads = 3;
+
+/** Keys a histogram invocation loads before counting them (radix loads 3). */
+const histogramBatch = 8;
 
 /** What the radix programs are specialized on. */
 export interface RadixProgramOptions {
@@ -40,6 +63,8 @@ export interface RadixProgramOptions {
   readonly rankItems: number;
   /** The scatter's warp-level ranking ({@link radixWarpRankFor}); left out: four 2-bit splits. */
   readonly warpRank?: RadixWarpRank;
+  /** How the histogram and the scatter load. */
+  readonly loads: RadixLoads;
 }
 
 /**
@@ -93,7 +118,7 @@ function warpRankBytes(workgroupSize: number, warp: Pick<RadixWarpRank, 'subgrou
 }
 
 /** Workgroup memory of the scatter program these options give (checked against the backend's when the ranking is chosen). */
-export function radixScatterBytes(options: RadixProgramOptions): number {
+export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads'>): number {
   return scatterSplitBytes(options) + (options.warpRank === undefined ? 0 : warpRankBytes(options.workgroupSize, options.warpRank));
 }
 
@@ -168,7 +193,18 @@ fn scanPairs(value: vec2<u32>, lid: u32) -> vec2<u32> {
   return parts.join('\n');
 }
 
-const histogramMain = `
+function histogramMain(loads: RadixLoads): string {
+  const count = (key: string) => `atomicAdd(&histogram[((radixOrderedKey(${key}) ^ s.z) >> shift) & 255u], 1u);`;
+  const range = Array.from({ length: histogramBatch }, (_, b) => b);
+  const counting =
+    loads === 3
+      ? `// ${histogramBatch} loads in flight before their counts (named registers, not an array indexed in a loop).
+  for (var j = range.x + lid; j < range.y; j += ${histogramBatch}u * WG) {
+    ${range.map((b) => `var k${b} = 0u; let in${b} = j + ${b}u * WG < range.y; if (in${b}) { k${b} = bitsAt(digit, s.x, j + ${b}u * WG); }`).join('\n    ')}
+    ${range.map((b) => `if (in${b}) { ${count(`k${b}`)} }`).join('\n    ')}
+  }`
+      : `for (var j = range.x + lid; j < range.y; j += WG) { ${count('bitsAt(digit, s.x, j)')} }`;
+  return `
   let inGroup = workgroupIndex / u.sortTiles;
   let s = enterRadix((u.launchPass >> 2u) * u.sortGroupSegments + inGroup, lid);
   if (s.w == 0u) { return; }
@@ -178,10 +214,11 @@ const histogramMain = `
   let range = tileRange(s.y, tile);
   let digit = u.launchPass & 3u;
   let shift = 8u * digit;
-  for (var j = range.x + lid; j < range.y; j += WG) { atomicAdd(&histogram[((radixOrderedKey(bitsAt(digit, s.x, j)) ^ s.z) >> shift) & 255u], 1u); }
+  ${counting}
   workgroupBarrier();
   let at = countsBase(inGroup) + tile;
   for (var d = lid; d < 256u; d += WG) { temp[at + d * u.sortTiles] = atomicLoad(&histogram[d]); }`;
+}
 
 // problem.ts radixScanShape, in WGSL: threads per digit, digits per workgroup.
 const scanMain = `
@@ -250,12 +287,18 @@ const warpOffsets = `    for (var d = lid; d < 256u; d += WG) {
     workgroupBarrier();
 `;
 
-/** The rank tile loaded into rankKeys (and rankIndex) and sorted by the digit with four stable 2-bit splits. */
+/** The workgroup array that carries each key's value (rankValues) or its index in the rank tile (rankIndex, radix loads 1) through the ranking. */
+function carriedArray(options: Pick<RadixProgramOptions, 'loads'>): string {
+  return options.loads === 1 ? 'rankIndex' : 'rankValues';
+}
+
+/** The rank tile loaded into rankKeys (and rankValues or rankIndex) and sorted by the digit with four stable 2-bit splits. */
 function splitRank(options: RadixProgramOptions): string {
   const { hasValues } = options;
+  const carried = options.loads === 1 ? 'rankIndex[rankAt(p)] = p;' : 'rankValues[rankAt(p)] = valueAt(digitPass, start, sub + p);';
   return `    for (var i = 0u; i < ITEMS; i++) {
       let p = i * WG + lid;
-      if (p < n) { rankKeys[rankAt(p)] = bitsAt(digitPass, start, sub + p);${hasValues ? ' rankIndex[rankAt(p)] = p;' : ''} }
+      if (p < n) { rankKeys[rankAt(p)] = bitsAt(digitPass, start, sub + p);${hasValues ? ` ${carried}` : ''} }
     }
     workgroupBarrier();
     // Four stable splits by 2 bits of the digit, least significant first. Invocation lid owns rank
@@ -263,7 +306,7 @@ function splitRank(options: RadixProgramOptions): string {
     for (var split = 0u; split < 8u; split += 2u) {
       let splitShift = shift + split;
       var keys: array<u32, ITEMS>;
-      ${hasValues ? 'var index: array<u32, ITEMS>;' : ''}
+      ${hasValues ? 'var carried: array<u32, ITEMS>;' : ''}
       var place: array<u32, ITEMS>;
       // Bucket b's count in 16 bits: word b / 2, bits 16 * (b % 2).
       var counts = vec2<u32>(0u, 0u);
@@ -271,7 +314,7 @@ function splitRank(options: RadixProgramOptions): string {
         let p = lid * ITEMS + i;
         let key = rankKeys[rankAt(p)];
         keys[i] = key;
-        ${hasValues ? 'index[i] = rankIndex[rankAt(p)];' : ''}
+        ${hasValues ? `carried[i] = ${carriedArray(options)}[rankAt(p)];` : ''}
         var b = 3u;
         if (p < n) { b = ((radixOrderedKey(key) ^ mask) >> splitShift) & 3u; }
         let field = (b & 1u) * 16u;
@@ -289,7 +332,7 @@ function splitRank(options: RadixProgramOptions): string {
         let b = place[i] & 3u;
         let to = bucketStart[b] + ((before[b >> 1u] >> ((b & 1u) * 16u)) & 0xffffu) + (place[i] >> 2u);
         rankKeys[rankAt(to)] = keys[i];
-        ${hasValues ? 'rankIndex[rankAt(to)] = index[i];' : ''}
+        ${hasValues ? `${carriedArray(options)}[rankAt(to)] = carried[i];` : ''}
       }
       workgroupBarrier();
     }
@@ -336,17 +379,27 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const bit = (b: number, of: string) => `select(~b${b}, b${b}, (${of} & ${1 << b}u) != 0u)`;
   // Lanes whose digit's bits from logWidth up are slot k's (k static): the ballots or their complements.
   const slotMatch = (k: number) => range(8 - logWidth).map((h) => (((k >> h) & 1) === 1 ? `b${h + logWidth}` : `~b${h + logWidth}`)).join(' & ');
+  const loads = options.loads;
+  const values = options.hasValues && loads !== 1;
+  // Item i of this lane's chunk: key and (loads 2, 3) value into keys[i] and values[i]; padding keeps key 0.
+  const load = `keys[i] = bitsAt(digitPass, start, sub + p);${values ? ' values[i] = valueAt(digitPass, start, sub + p);' : ''}`;
+  const chunkPlace = `let p = warp * ${width * warp.items}u + i * ${width}u + lane;`;
   return `    // Digit d's running count in this subgroup (lane d % ${width}, slot d / ${width}).
     ${range(slots).map((k) => `var slot${k} = 0u;`).join(' ')}
-    var keys: array<u32, ${warp.items}>;
-    var ranks: array<u32, ${warp.items}>;
+    var keys: array<u32, ${warp.items}>;${values ? `
+    var values: array<u32, ${warp.items}>;` : ''}
+    var ranks: array<u32, ${warp.items}>;${loads === 3 ? `
+    // Every load of the chunk in flight before the first ballot.
     for (var i = 0u; i < ${warp.items}u; i++) {
-      let p = warp * ${width * warp.items}u + i * ${width}u + lane;
+      ${chunkPlace}
+      if (ranking && p < n) { ${load} }
+    }` : ''}
+    for (var i = 0u; i < ${warp.items}u; i++) {
+      ${chunkPlace}
       // Every lane ballots (subgroup operations in uniform control flow); padding with valid false.
-      let valid = ranking && p < n;
-      var key = 0u;
-      if (valid) { key = bitsAt(digitPass, start, sub + p); }
-      keys[i] = key;
+      let valid = ranking && p < n;${loads === 3 ? '' : `
+      if (valid) { ${load} }`}
+      let key = keys[i];
       let d = digitOf(key, mask, shift);
       let live = subgroupBallot(valid).x;
       ${range(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
@@ -415,7 +468,7 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
         let d = digitOf(keys[i], mask, shift);
         let earlier = (warpCounts[warp * 128u + (d & 127u)] >> ((d >> 7u) * 16u)) & 0xffffu;
         let to = pairs[d >> 1u][d & 1u] + earlier + ranks[i];
-        rankKeys[rankAt(to)] = keys[i];${options.hasValues ? '\n        rankIndex[rankAt(to)] = p;' : ''}
+        rankKeys[rankAt(to)] = keys[i];${options.hasValues ? `\n        ${carriedArray(options)}[rankAt(to)] = ${values ? 'values[i]' : 'p'};` : ''}
       }
     }
     workgroupBarrier();
@@ -438,8 +491,7 @@ function scatterMain(options: RadixProgramOptions): string {
   let shift = 8u * digitPass;
   let last = digitPass == 3u;
   let toKeys = select(u.sortKeys1At, u.sortKeys0At, (digitPass & 1u) == 0u);
-  ${hasValues ? `let fromValues = select(u.sortValues1At, u.sortValues0At, (digitPass & 1u) == 1u);
-  let toValues = select(u.sortValues1At, u.sortValues0At, (digitPass & 1u) == 0u);` : ''}
+  ${hasValues ? 'let toValues = select(u.sortValues1At, u.sortValues0At, (digitPass & 1u) == 0u);' : ''}
   // Where digit d's first item of this tile goes: the totals of smaller digits (a scan over the 256
   // totals, ${perThread} per invocation) plus digit d's items in earlier tiles.
   let base = countsBase(inGroup);
@@ -461,8 +513,7 @@ function scatterMain(options: RadixProgramOptions): string {
   if (constant) {
     for (var j = range.x + lid; j < range.y; j += WG) {
       let bits = bitsAt(digitPass, start, j);
-      ${hasValues ? `var value = 0u;
-      if (digitPass == 0u) { value = sourceValue(start, j); } else { value = temp[fromValues + start + j]; }` : 'let value = 0u;'}
+      let value = ${hasValues ? 'valueAt(digitPass, start, j)' : '0u'};
       if (last) { writeOut(start, j, bits, value); } else { temp[toKeys + start + j] = bits;${hasValues ? ' temp[toValues + start + j] = value;' : ''} }
     }
     return;
@@ -477,9 +528,7 @@ ${warp === undefined ? firstPlaces : ''}    for (var i = 0u; i < ITEMS; i++) {
         let bits = rankKeys[rankAt(p)];
         let d = digitOf(bits, mask, shift);
         let to = offsets[d] + p - pairs[d >> 1u][d & 1u];
-        ${hasValues ? `let j = sub + rankIndex[rankAt(p)];
-        var value = 0u;
-        if (digitPass == 0u) { value = sourceValue(start, j); } else { value = temp[fromValues + start + j]; }` : 'let value = 0u;'}
+        let value = ${!hasValues ? '0u' : options.loads === 1 ? 'valueAt(digitPass, start, sub + rankIndex[rankAt(p)])' : 'rankValues[rankAt(p)]'};
         if (last) { writeOut(start, to, bits, value); } else { temp[toKeys + start + to] = bits;${hasValues ? ' temp[toValues + start + to] = value;' : ''} }
       }
     }
@@ -493,7 +542,7 @@ export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOpti
   const pairs = `var<workgroup> pairs: array<vec2<u32>, ${Math.max(options.workgroupSize, 128)}>;`;
   switch (kernel) {
     case 'histogram':
-      return { declarations: `var<workgroup> histogram: array<atomic<u32>, 256>;\n${shared}`, main: histogramMain };
+      return { declarations: `var<workgroup> histogram: array<atomic<u32>, 256>;\n${shared}`, main: histogramMain(options.loads) };
     case 'scan':
       return { declarations: `${pairs}\n${shared}`, main: scanMain };
     case 'scatter': {
@@ -506,7 +555,7 @@ export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOpti
 const RANK = ${rank}u;
 fn rankAt(p: u32) -> u32 { return p + (p >> 5u); }
 var<workgroup> rankKeys: array<u32, ${padded}>;
-${options.hasValues ? `var<workgroup> rankIndex: array<u32, ${padded}>;\n` : ''}// Where digit d's next item goes in the segment.
+${options.hasValues ? `// Each rank place's ${options.loads === 1 ? 'index in the rank tile' : 'value'}.\nvar<workgroup> ${carriedArray(options)}: array<u32, ${padded}>;\n` : ''}// Where digit d's next item goes in the segment.
 var<workgroup> offsets: array<u32, 256>;
 // The scan of the digits' totals${warp === undefined ? ' and the split scans' : ''}; then, as 256 words, each digit's first rank place.
 ${pairs}${warp === undefined ? '' : `
@@ -515,7 +564,12 @@ var<workgroup> warpCounts: array<u32, ${warp.subgroups * 128}>;
 // The sums of the digit scan's subgroups.
 var<workgroup> warpSums: array<u32, ${digitScanShape(options.workgroupSize, warp.subgroupSize).subgroups}>;`}
 fn digitOf(bits: u32, mask: u32, shift: u32) -> u32 { return ((radixOrderedKey(bits) ^ mask) >> shift) & 255u; }
-${shared}`;
+${shared}${options.hasValues ? `
+// The value of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
+fn valueAt(digit: u32, start: u32, j: u32) -> u32 {
+  if (digit == 0u) { return sourceValue(start, j); }
+  return temp[select(u.sortValues1At, u.sortValues0At, (digit & 1u) == 1u) + start + j];
+}` : ''}`;
       return { declarations, main: scatterMain(options), usesSubgroups: warp !== undefined };
     }
   }
