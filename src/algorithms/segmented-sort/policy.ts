@@ -27,7 +27,7 @@ export interface SegmentedSortPolicy {
    * Loads each single-tile invocation has in flight at once (a power of two, 1 to 16): it requests
    * this many of its keys before storing the first in workgroup memory, and gathers this many
    * outputs' key bits (and payloads) before writing the first; 1 loads one at a time, each waited
-   * for. Left out (top-k's selection sort has no single-tile launch): {@link defaultTileLoadBatch}.
+   * for. Left out (top-k's selection sort has no single-tile launch): 8, the built-in policies' value.
    * Not yet measured on a GPU (issue 11: 1 is the kernel of run 12, 256 rows of 4096 keys with
    * indices in 0.0509 ms on an H200).
    */
