@@ -37,7 +37,7 @@ const cases: TwinCase[] = [
   // 4 digit totals per invocation in the scatter's scan; rank tiles of 1024 keys, 16 per invocation.
   { name: 'radix with 64-invocation workgroups', sizes: [5000, 1200, 1100], variant: 'radix', policy: { workgroupSize: 64, tileItems: 1024, radixTileItems: 3000 } },
   // The radix kernels' loads (radixLoads) leave the same slots: values gathered at the write, carried without loading ahead.
-  { name: 'radix, values gathered at the write (radixLoads 1)', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixLoads: 1 } },
+  { name: 'radix, keys and values loaded ahead of the ranking (radixLoads 3)', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixLoads: 3 } },
   { name: 'radix, values carried, keys loaded as ranked (radixLoads 2)', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixLoads: 2 } },
   { name: 'radix over keys whose low digits are all equal (those passes copy)', sizes: [6000, 4500], variant: 'radix', policy: { radixTileItems: 1000 }, integerKeys: true },
   { name: 'workgroup-radix beside single-tile (the natural plan for a few segments of at most 8192 keys)', sizes: [300, 8000, 0, 77, 4100, 1] },

@@ -27,9 +27,10 @@ export interface SegmentedSortPolicy {
    * Loads each single-tile invocation has in flight at once (a power of two, 1 to 16): it requests
    * this many of its keys before storing the first in workgroup memory, and gathers this many
    * outputs' key bits (and payloads) before writing the first; 1 loads one at a time, each waited
-   * for. Left out (top-k's selection sort has no single-tile launch): 8, the built-in policies' value.
-   * Not yet measured on a GPU (issue 11: 1 is the kernel of run 12, 256 rows of 4096 keys with
-   * indices in 0.0509 ms on an H200).
+   * for. Left out (top-k's selection sort has no single-tile launch): 4, the built-in policies' value.
+   * H200 (bench/sort-webgpu.ts --policies, GPU ms, 2026-11-28 11:28 UTC; 1 / 2 / 4 / 8 / 16):
+   * 256x4096 0.0508 / 0.0492 / 0.0492 / 0.0495 / 0.0516, 4096x256 0.0325 / 0.0308 / 0.0308 /
+   * 0.0311 / 0.0342.
    */
   readonly tileLoadBatch?: number;
   /**
@@ -50,8 +51,10 @@ export interface SegmentedSortPolicy {
    * values, loaded beside their keys, through workgroup memory instead; 3 also has each ranking lane
    * load every key and value of its chunk before its first ballot, and the histogram eight keys an
    * invocation before counting them. Results are the same for each; the CPU backend has no use for
-   * it. Left out (top-k's selection sort): 3. Not yet measured on a GPU (issue 11: 1 is the kernel
-   * of run 12, 2.09 ms for 1x16M keys with indices on an H200).
+   * it. Left out (top-k's selection sort): the default, 1. H200 (bench/sort-webgpu.ts --policies and
+   * --policy, GPU ms, 2026-11-28 11:28 UTC; 1 / 2 / 3): 64x32768 0.270 / 0.274 / 0.267, 1x16M in
+   * fresh processes 2.08 and 2.15 / 2.18 / 2.13; per launch, 3's histogram is faster (16M: 0.045
+   * against 0.059 ms) and its scatter no faster (0.42 against 0.40). No gain, so 1.
    */
   readonly radixLoads?: number;
   /**
@@ -71,7 +74,7 @@ export interface SegmentedSortPolicy {
 
 
 /** Single-tile's loads in flight an invocation where the policy leaves them out. */
-export const defaultTileLoadBatch = 8;
+export const defaultTileLoadBatch = 4;
 
 /**
  * Static limits every built-in policy lies within; `SegmentedSortVariantsFor` reads the same numbers
@@ -87,7 +90,7 @@ export const segmentedSortPolicyLimits = {
 /**
  * The policy for a backend's capabilities. The tile is top-k's (`tileItemsFor`: keys and indices,
  * 8 bytes an item, in the workgroup memory the backend has), so a segment that top-k sorts in one
- * tile the sort also does; radix tiles of 4096 items (16 per invocation of 256), as top-k's radix-select.
+ * tile the sort also does; radix tiles of 8192 items (32 per invocation of 256).
  *
  * Workgroups of 512 invocations where the backend has them, and 16 items per single-tile invocation:
  * the fastest of the combinations measured on an H200 (Dawn/Vulkan, bench/sort-webgpu.ts GPU time,
@@ -101,7 +104,8 @@ export const segmentedSortPolicyLimits = {
  * with 256 (the same 4096-item tiles). Radix tiles of 8192 items on the CPU backend, which shares
  * this policy (bench/sort-cpu.ts, f32 keys with indices, 2 shared cores, 2026-11-28, medians of three
  * alternating rounds, 4096 / 8192 items): 16x65536 59.1 / 54.9 ms, 1x1048576 58.5 / 59.9 ms, within
- * the machine's noise; an H200 sweep gave 64x32768 0.272 / 0.255 ms (not yet other shapes).
+ * the machine's noise. H200, GPU ms, 4096 / 8192 (bench/sort-webgpu.ts, 2026-11-28 11:28 UTC):
+ * 64x32768 0.270 / 0.252, 1x16M (fresh processes) 2.08-2.15 / 1.96. So 8192.
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
@@ -110,7 +114,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     tileItems: tileItemsFor(capabilities.workgroupStorageBytes),
     tileItemsPerInvocation: 16,
     tileLoadBatch: defaultTileLoadBatch,
-    radixTileItems: 16 * Math.min(256, capabilities.maxWorkgroupSize),
+    radixTileItems: 32 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
     radixLoads: defaultRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),

@@ -45,7 +45,7 @@ export type RadixKernel = 'histogram' | 'scan' | 'scatter';
 export type RadixLoads = 1 | 2 | 3;
 
 /** The loads where a caller has no sort policy (top-k's selection sort): the sort policy's default. */
-export const defaultRadixLoads: RadixLoads = 3;
+export const defaultRadixLoads: RadixLoads = 1;
 
 /** Keys a histogram invocation loads before counting them (radix loads 3). */
 const histogramBatch = 8;
