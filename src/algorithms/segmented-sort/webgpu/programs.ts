@@ -233,6 +233,14 @@ ${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
   };
 }
 
+/** Entry b of a batch: its place j in the workgroup, its segment q and place jl there, and whether it holds an item. */
+function batchEntryWgsl(b: number): string {
+  return `    let j${b} = batchStart + ${b}u * WG;
+    let q${b} = j${b} >> logPw;
+    let jl${b} = j${b} & (pw - 1u);
+    let item${b} = j${b} < total && jl${b} < segmentSize[q${b}];`;
+}
+
 /**
  * Single-tile's load of the keys into workgroup memory, `batch` entries an invocation at a time
  * (policy.ts `tileLoadBatch`): every key of a batch is requested before the first is used, in named
@@ -243,10 +251,7 @@ function batchedLoad(tile: number, batch: number): string {
   return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
 ${range
   .map(
-    (b) => `    let j${b} = batchStart + ${b}u * WG;
-    let q${b} = j${b} >> logPw;
-    let jl${b} = j${b} & (pw - 1u);
-    let item${b} = j${b} < total && jl${b} < segmentSize[q${b}];
+    (b) => `${batchEntryWgsl(b)}
     var key${b} = 0u;
     if (item${b}) { key${b} = keysIn[segmentStart[q${b}] + jl${b}]; }`,
   )
@@ -267,10 +272,7 @@ function batchedWrite(facts: SortKernelFacts, tile: number, batch: number): stri
   return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
 ${range
   .map(
-    (b) => `    let j${b} = batchStart + ${b}u * WG;
-    let q${b} = j${b} >> logPw;
-    let jl${b} = j${b} & (pw - 1u);
-    let item${b} = j${b} < total && jl${b} < segmentSize[q${b}];
+    (b) => `${batchEntryWgsl(b)}
     var index${b} = 0u;
     var bits${b} = 0u;${payload ? `\n    var value${b} = 0u;` : ''}
     if (item${b}) { index${b} = entries[entryAt(q${b} * ${tile}u + jl${b})].y; bits${b} = keysIn[segmentStart[q${b}] + index${b}];${payload ? ` value${b} = valuesIn[segmentStart[q${b}] + index${b}];` : ''} }`,
