@@ -105,7 +105,9 @@ export const segmentedSortPolicyLimits = {
  * this policy (bench/sort-cpu.ts, f32 keys with indices, 2 shared cores, 2026-11-28, medians of three
  * alternating rounds, 4096 / 8192 items): 16x65536 59.1 / 54.9 ms, 1x1048576 58.5 / 59.9 ms, within
  * the machine's noise. H200, GPU ms, 4096 / 8192 (bench/sort-webgpu.ts, 2026-11-28 11:28 UTC):
- * 64x32768 0.270 / 0.252, 1x16M (fresh processes) 2.08-2.15 / 1.96. So 8192.
+ * 64x32768 0.270 / 0.252, 1x16M (fresh processes) 2.08-2.15 / 1.96. So 8192. Longer tiles (12:12
+ * UTC, 8192 / 16384 / 32768): 1x16M 1.94 / 1.87 / 1.84, but 64x32768 0.248-0.255 / 0.262 / 0.432
+ * (128 and 64 tiles leave the device idle); one size for both stays 8192.
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
