@@ -102,15 +102,15 @@ export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId
  *   chunk c of segment s at pair s * chunksPerSegment + c: a sum's bits (f32: the chunk's canonical
  *   total; integers: the wrapped sum) with index 0, or the chunk's extreme (its bits and its
  *   segment-local index; 0xFFFFFFFF for none). Chunks past a segment's end are not written.
- *   'chunk-merge' publishes the same pair as four words [bits low, bits high, index low, index
- *   high], each half of a word in its low 16 bits with {@link publishedBit} set: a word is whole on
- *   its own, so the merging workgroup needs no ordering between another workgroup's stores (WebGPU's
- *   atomics are relaxed): it takes a partial once all four words carry the bit. Zeroed every run.
+ *   'chunk-merge' publishes the same pair as four words, the bits and the index each as two
+ *   published words with status 1 (dispatch/published-words.ts): the merging workgroup needs no
+ *   ordering between another workgroup's stores, and takes a partial once all four words carry the
+ *   status. Zeroed every run.
  * - 'chunk-merge': `arrivals`: maxSegments words, the chunk workgroups of each segment done so far.
  *   Zeroed every run; a segment's word ends at {@link enteringChunkGroups}.
  */
 export const partialWords = 2;
 /** Words of a published partial ('chunk-merge'). */
 export const publishedPartialWords = 4;
-/** The flag of a published word: its low 16 bits hold half of a value. */
-export const publishedBit = 0x10000;
+/** The status 'chunk-merge' publishes its partials with. */
+export const partialStatus = 1;

@@ -2,7 +2,8 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { canonicalNaNBits, f32Signed, minNormalF32 } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
-import { chunksPerWorkgroup, enteringChunkGroups, partialWords, publishedBit, publishedPartialWords } from '../problem.js';
+import { publishedValue, publishedWords } from '../../../dispatch/published-words.js';
+import { chunksPerWorkgroup, enteringChunkGroups, partialStatus, partialWords, publishedPartialWords } from '../problem.js';
 import { type ReduceContext, ValueKind } from './context.js';
 
 /*
@@ -595,24 +596,22 @@ function storePartial(temp: Int32Array, at: number, bits: number, index: number,
     temp[at + 1] = index;
     return;
   }
-  temp[at] = publishedBit | (bits & 0xffff);
-  temp[at + 1] = publishedBit | (bits >>> 16);
-  temp[at + 2] = publishedBit | (index & 0xffff);
-  temp[at + 3] = publishedBit | (index >>> 16);
+  [temp[at], temp[at + 1]] = publishedWords(partialStatus, bits);
+  [temp[at + 2], temp[at + 3]] = publishedWords(partialStatus, index);
 }
 
 /** The bits of partial `c` stored from word `base` (plain or published words). */
 function partialBits(temp: Int32Array, base: number, c: number, published: boolean): number {
   if (!published) return temp[base + c * partialWords]!;
   const at = base + c * publishedPartialWords;
-  return (temp[at]! & 0xffff) | (temp[at + 1]! << 16);
+  return publishedValue(temp[at]!, temp[at + 1]!) | 0;
 }
 
 /** The index of partial `c` stored from word `base`, unsigned. */
 function partialIndex(temp: Int32Array, base: number, c: number, published: boolean): number {
   if (!published) return temp[base + c * partialWords + 1]! >>> 0;
   const at = base + c * publishedPartialWords + 2;
-  return ((temp[at]! & 0xffff) | (temp[at + 1]! << 16)) >>> 0;
+  return publishedValue(temp[at]!, temp[at + 1]!);
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { OpCode } from '../ops.js';
-import { publishedBit } from '../problem.js';
+import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
+import { partialStatus } from '../problem.js';
 import type { ReduceKernelFacts } from './facts.js';
 import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reducePreamble, reduceUniforms, teamLoadWords, teamReduceWgsl } from './preamble.js';
 
@@ -236,7 +237,7 @@ function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations
         .join('\n')
     : block.map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`).join('\n');
   const flags = block.map((k) => (sum ? `b${k}l & b${k}h` : `b${k}l & b${k}h & i${k}l & i${k}h`)).join(' & ');
-  const wordOf = (name: string) => `((${name}l & 0xffffu) | (${name}h << 16u))`;
+  const wordOf = (name: string) => `publishedValue(${name}l, ${name}h)`;
   const bitsOf = (k: number) => (published ? wordOf(`b${k}`) : `b${k}`);
   const indexOf = (k: number) => (published ? wordOf(`i${k}`) : `i${k}`);
   const pairs = block.map((k) => `Pair(select(identity.bits, ${bitsOf(k)}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, ${indexOf(k)}, first + ${k}u < used)`})`).join(', ');
@@ -246,7 +247,7 @@ fn publishedWord(at: u32) -> u32 {
   loop {
     let low = atomicLoad(&temp[at]);
     let high = atomicLoad(&temp[at + 1u]);
-    if ((low & high & PUBLISHED) != 0u) { return (low & 0xffffu) | (high << 16u); }
+    if (publishedStatus(low, high) == PARTIAL_STATUS) { return publishedValue(low, high); }
   }
 }
 fn publishedPartial(at: u32) -> Pair { return Pair(publishedWord(at), ${sum ? '0u' : 'publishedWord(at + 2u)'}); }`
@@ -261,7 +262,10 @@ fn publishedPartial(at: u32) -> Pair { return Pair(publishedWord(at), ${sum ? '0
     : '';
   const declarations = `
 const BLOCK: u32 = 8u;
-${published ? `const PUBLISHED: u32 = ${publishedBit}u;` : ''}
+${published ? `${publishedWordsWgsl}
+const PARTIAL_STATUS: u32 = ${partialStatus}u;
+// Status 1 is one bit: every word of a block carries it when their AND does.
+const PUBLISHED: u32 = PARTIAL_STATUS << 16u;` : ''}
 ${chunkTreeWgsl}
 var<workgroup> pairBits: array<u32, WG>;
 var<workgroup> pairIndex: array<u32, WG>;${awaitPublished}
@@ -340,8 +344,8 @@ ${chunkCountsWgsl}
 ${segmentState}
 var<workgroup> lastToArrive: u32;
 fn publish(at: u32, word: u32) {
-  atomicStore(&temp[at], PUBLISHED | (word & 0xffffu));
-  atomicStore(&temp[at + 1u], PUBLISHED | (word >> 16u));
+  atomicStore(&temp[at], publishedLow(PARTIAL_STATUS, word));
+  atomicStore(&temp[at + 1u], publishedHigh(PARTIAL_STATUS, word));
 }`;
   const main = `${chunkOpening(facts)}
   if (t == 0u && n != 0u) {

@@ -1,4 +1,5 @@
 import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
+import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
 import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
 
@@ -630,8 +631,7 @@ function combineBits(ctx: ScanContext, op: number, a: number, b: number): number
 /** Publishes `value` with `status` in the two words at `at` (each word's status only grows: the WGSL's atomicMax). */
 function publish(ctx: ScanContext, at: number, status: number, value: number): void {
   const words = ctx.tempU32;
-  const lo = ((status << 16) | (value & 0xffff)) >>> 0;
-  const hi = ((status << 16) | (value >>> 16)) >>> 0;
+  const [lo, hi] = publishedWords(status, value);
   for (const [word, bits] of [[at, lo], [at + 1, hi]] as const) {
     let seen = Atomics.load(words, word);
     while (seen < bits) {
@@ -686,11 +686,11 @@ export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown
       for (let polls = 0; polls < ctx.policy.lookbackPolls; polls++) {
         lo = Atomics.load(ctx.tempU32, at);
         hi = Atomics.load(ctx.tempU32, at + 1);
-        if (lo >>> 16 !== notReady && lo >>> 16 === hi >>> 16) break;
+        if (publishedStatus(lo, hi) !== notReady) break;
       }
-      status = lo >>> 16 === hi >>> 16 ? lo >>> 16 : notReady;
+      status = publishedStatus(lo, hi);
       let value: number;
-      if (status !== notReady) value = ((lo & 0xffff) | (hi << 16)) >>> 0;
+      if (status !== notReady) value = publishedValue(lo, hi);
       else {
         value = publishedTotal(ctx, seg, k);
         status = k === 0 ? inclusiveStatus : aggregateStatus;

@@ -1,4 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
 import { laneItems, tileItems } from '../order.js';
 import type { ScanKernelFacts } from './facts.js';
 import { fetchWgsl, laneWgsl, registersWgsl, vectorWgsl } from './multi-workgroup.js';
@@ -44,9 +45,10 @@ var<workgroup> lookState: vec3<u32>;
 var<workgroup> lookWords: array<vec2<u32>, ${workgroupSize}>;
 // Words of segment s's tile t.
 fn lookAt(segment: u32, t: u32) -> u32 { return u.lookbackAt + 1u + 2u * (segment * u.tiles + t); }
+${publishedWordsWgsl}
 fn publish(at: u32, status: u32, value: u32) {
-  atomicMax(&temp[at], (status << 16u) | (value & 0xffffu));
-  atomicMax(&temp[at + 1u], (status << 16u) | (value >> 16u));
+  atomicMax(&temp[at], publishedLow(status, value));
+  atomicMax(&temp[at + 1u], publishedHigh(status, value));
 }
 // Invocation 0's look-back: the predecessors before lookNext are still to fold in; lookAcc combines
 // those from lookNext on (lookHasAcc: any); lookPolls counts the windows that stopped at the same
@@ -66,9 +68,9 @@ fn lookWindow(op: u32) -> vec3<u32> {
   var stop = 0u;
   for (var j = 0u; j < n; j++) {
     let w = lookWords[j];
-    let status = w.x >> 16u;
-    if (status == NOT_READY || status != (w.y >> 16u)) { stop = 1u; break; }
-    lookFold(op, (w.x & 0xffffu) | (w.y << 16u));
+    let status = publishedStatus(w.x, w.y);
+    if (status == NOT_READY) { stop = 1u; break; }
+    lookFold(op, publishedValue(w.x, w.y));
     folded++;
     // Tile 0 publishes only its inclusive value: the walk ends there at the latest.
     if (status == INCLUSIVE) { stop = 2u; break; }

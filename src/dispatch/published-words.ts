@@ -1,0 +1,34 @@
+/*
+ * A 32-bit value that one workgroup publishes for others within a launch, as two words that each
+ * stand on their own: word 0 is `status << 16 | low half`, word 1 `status << 16 | high half`.
+ * WebGPU's atomics are relaxed, so nothing orders the two stores as another workgroup sees them; a
+ * reader takes the value only when both words carry the same status, and status 0 means not
+ * published (the words live in temporary-storage slots zeroed at the start of every run). Reduce's
+ * one-launch merge publishes its partials with status 1; the scan's look-back its aggregates (1)
+ * and inclusive values (2). The CPU twins use the functions, the kernels {@link publishedWordsWgsl}.
+ */
+
+/** Bits of a word below its status: one half of the value. */
+export const publishedHalfBits = 16;
+
+/** The two words of `value` published with `status` (at least 1). */
+export function publishedWords(status: number, value: number): [low: number, high: number] {
+  return [((status << publishedHalfBits) | (value & 0xffff)) >>> 0, ((status << publishedHalfBits) | (value >>> publishedHalfBits)) >>> 0];
+}
+
+/** The status both words carry, or 0 when they do not carry the same one (not published, or not yet whole). */
+export function publishedStatus(low: number, high: number): number {
+  const status = low >>> publishedHalfBits;
+  return status === high >>> publishedHalfBits ? status : 0;
+}
+
+/** The value two words hold (meaningful where {@link publishedStatus} is not 0). */
+export function publishedValue(low: number, high: number): number {
+  return ((low & 0xffff) | (high << publishedHalfBits)) >>> 0;
+}
+
+/** The same in WGSL: `publishedLow`/`publishedHigh` make the words, `publishedStatus`/`publishedValue` read them. */
+export const publishedWordsWgsl = `fn publishedLow(status: u32, value: u32) -> u32 { return (status << 16u) | (value & 0xffffu); }
+fn publishedHigh(status: u32, value: u32) -> u32 { return (status << 16u) | (value >> 16u); }
+fn publishedStatus(low: u32, high: u32) -> u32 { return select(0u, low >> 16u, (low >> 16u) == (high >> 16u)); }
+fn publishedValue(low: u32, high: u32) -> u32 { return (low & 0xffffu) | (high << 16u); }`;
