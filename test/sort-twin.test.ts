@@ -39,6 +39,8 @@ const cases: TwinCase[] = [
   // The radix kernels' loads (radixLoads) leave the same slots: values gathered at the write, carried without loading ahead.
   { name: 'radix, keys and values loaded ahead of the ranking (radixLoads 3)', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixLoads: 3 } },
   { name: 'radix, values carried, keys loaded as ranked (radixLoads 2)', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixLoads: 2 } },
+  // 6 x ceil(7000 / 1400) = 30 tiles of 1400 items leave the 8 wanted, and 18 of 2800 too: tiles of 2800 (four times 700, the most).
+  { name: 'radix tiles lengthened while the batch keeps radixMinTiles', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixMinTiles: 8 } },
   { name: 'radix over keys whose low digits are all equal (those passes copy)', sizes: [6000, 4500], variant: 'radix', policy: { radixTileItems: 1000 }, integerKeys: true },
   { name: 'workgroup-radix beside single-tile (the natural plan for a few segments of at most 8192 keys)', sizes: [300, 8000, 0, 77, 4100, 1] },
   // Low digits all equal: passes 0 and 1 skip, so pass 2 writes buffer 0 and pass 3 the outputs.

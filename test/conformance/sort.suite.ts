@@ -109,6 +109,8 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const grouped = makeSortCase({ name: 'groups', keyType: 'f32', flavour: 'special', sizes: [5000, 3000, 0, 7000, 100, 2500, 1], orders: alternating(7), seed: 20 });
         await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
         await expectReference(grouped, 'radix', { radixMaxTiles: 2 });
+        // Tiles lengthened to 600 and 1200 items while 7 segments keep radixMinTiles: 7 * ceil(7000 / 1200) = 42 tiles.
+        await expectReference(grouped, 'radix', { radixTileItems: 300, radixMinTiles: 40 });
         // Each way the radix kernels load (results do not depend on it), with values and without.
         for (const radixLoads of thorough ? [1, 2, 3] : [2, 3]) {
           for (const values of thorough ? (['payload', 'none'] as const) : (['payload'] as const)) {

@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { workgroupRadixBytes } from './problem.js';
+import { defaultRadixMinTiles, workgroupRadixBytes } from './problem.js';
 import { tileItemsFor } from '../batched-top-k/policy.js';
 import { defaultRadixLoads } from './webgpu/radix.js';
 
@@ -45,6 +45,14 @@ export interface SegmentedSortPolicy {
    * tiles, and more segments run in groups (launches one after the other, reusing the counts).
    */
   readonly radixMaxTiles: number;
+  /**
+   * Tiles the radix kernels keep over a batch where they can: a tile grows from `radixTileItems` to
+   * two and then four times that while the batch still makes at least this many (problem.ts
+   * `tilesPerSegment`). Longer tiles pay the per-tile work (counts, scan entries, the rounds'
+   * set-up) fewer times; too few leave multiprocessors idle. Left out (top-k's selection sort): the
+   * built-in policies' value, {@link defaultRadixMinTiles}.
+   */
+  readonly radixMinTiles?: number;
   /**
    * How the radix kernels load, 1 to 3 (webgpu/radix.ts `RadixLoads`): 1 has the scatter load each
    * key as its ranking reaches it and gather each value by its index at the write; 2 carries the
@@ -118,6 +126,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     tileLoadBatch: defaultTileLoadBatch,
     radixTileItems: 32 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
+    radixMinTiles: defaultRadixMinTiles,
     radixLoads: defaultRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     ...workgroupRadixThresholds,

@@ -53,12 +53,25 @@ export type SegmentedSortExecutor = Executor<SegmentedSortRun>;
 export const radixPasses = 4;
 
 /**
- * Radix tiles per segment: enough for `radixTileItems` items each, within `radixMaxTiles` over all
- * segments. Tile t of a segment of n items covers items [t * c, min((t + 1) * c, n)), c = ceil(n / tiles).
+ * Every built-in policy's `radixMinTiles`. H200 (bench/sort-webgpu.ts --policies, GPU ms, 2026-11-28
+ * 12:12 UTC), radix tiles of 8192 / 16384 / 32768 items: 1x16M (2048 / 1024 / 512 tiles) 1.94 / 1.87 /
+ * 1.84, 64x32768 (256 / 128 / 64 tiles) 0.248-0.255 / 0.262 / 0.432. Down to 512 tiles a longer tile
+ * was faster, below 256 slower.
+ */
+export const defaultRadixMinTiles = 512;
+
+/**
+ * Radix tiles per segment: enough for `radixTileItems` items each, or two or four times that while the
+ * batch keeps `radixMinTiles` tiles, within `radixMaxTiles` over all segments. Tile t of a segment of n
+ * items covers items [t * c, min((t + 1) * c, n)), c = ceil(n / tiles).
  */
 export function tilesPerSegment(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
-  const wanted = Math.ceil(problem.maxSegmentSize / policy.radixTileItems);
-  return Math.max(1, Math.min(wanted, Math.floor(policy.radixMaxTiles / Math.max(1, problem.maxSegments))));
+  const segments = Math.max(1, problem.maxSegments);
+  const minTiles = policy.radixMinTiles ?? defaultRadixMinTiles;
+  let tileItems = policy.radixTileItems;
+  while (tileItems < 4 * policy.radixTileItems && segments * Math.ceil(problem.maxSegmentSize / (2 * tileItems)) >= minTiles) tileItems *= 2;
+  const wanted = Math.ceil(problem.maxSegmentSize / tileItems);
+  return Math.max(1, Math.min(wanted, Math.floor(policy.radixMaxTiles / segments)));
 }
 
 /** Segments one radix group covers: as many as `radixMaxTiles` tiles hold. */
