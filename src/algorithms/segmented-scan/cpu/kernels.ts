@@ -1,6 +1,6 @@
 import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
 import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
-import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
+import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems } from '../order.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
 
 /*
@@ -10,7 +10,8 @@ import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegmen
  * 'thread' and 'workgroup' scan whole segments in one pass: f32 sums through `scanF32Canonical`
  * (the canonical order with the upper levels' carries advanced once per tile), everything else as a
  * running combine, which gives the same bits in any order (min, max and integer sums associate).
- * The multi-workgroup kernels work tile by tile as their twins do, through `tileScan`.
+ * The multi-workgroup kernels work tile by tile as their twins do: canonical f32 tiles through
+ * `tileTotalF32` and `scanTileF32` (one pass down a tile's items each), the rest through `tileScan`.
  */
 
 const threadSegment = new ScanSegment();
@@ -84,92 +85,47 @@ const tileCarries = new CanonicalLevel();
 
 /**
  * The canonical f32 inclusive sum of `n` items from `from`, written from `to` (NaN as its canonical
- * bits), `initial` the flushed initial value or -0 for none: tile by tile ({@link canonicalTileF32},
- * {@link writeTileF32}), each full tile's total advancing `tileCarries` for the carry into the next.
+ * bits), `initial` the flushed initial value or -0 for none, in one pass down the items: a lane's
+ * carry `C ⊕ (R_g ⊕ q_m)` is known when the lane starts (it depends on the lanes before it only), so
+ * each item's output follows from its lane prefix at once. Full lanes take their 8 items unrolled
+ * (loads and flushes ahead of the chain of additions; the next lane's chain, which does not depend on
+ * this one's, overlaps it). Each full tile's total advances `tileCarries` for the carry into the next.
  */
 function scanF32Canonical(ctx: ScanContext, from: number, n: number, to: number, initial: number): void {
   tileCarries.start(initial);
   let carry = initial;
   for (let t = 0; t < n; t += tileItems) {
     const count = n - t < tileItems ? n - t : tileItems;
-    const total = canonicalTileF32(ctx.inF32, from + t, count, carry);
-    writeTileF32(count, ctx.outF32, ctx.outU32, to + t);
+    const total = scanTileF32(ctx.inF32, from + t, count, ctx.outF32, ctx.outU32, to + t, carry);
     if (count === tileItems) carry = tileCarries.ingest(total);
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// One canonical f32 tile, in three phases as a GPU workgroup runs it (order.ts): lane prefixes,
-// the carries into lanes, the outputs. Each phase is a loop whose iterations are independent (or
-// chains of 8 additions that the next lane's chain overlaps), where one pass down the items would
-// wait on every addition's latency: the carry into a lane depends on all the lanes before it.
-
-/** Lane prefixes p_k of the tile's items (f32 values held as doubles). */
-const tilePrefixes = new Float64Array(tileItems);
-/** Lane totals L_l, then the carry into each lane `C ⊕ (R_g ⊕ q_m)`. */
-const tileLaneTotals = new Float64Array(tileLanes);
-const tileLaneCarries = new Float64Array(tileLanes);
-
 /**
- * Phases 1 and 2 of a canonical tile of `n` (1 <= n <= tileItems) f32 values from `base` of `x`
- * (flushed as they are read): the lane prefixes into `tilePrefixes`, the lane totals, and the carry
- * into each lane from `carry` (-0 for none) into `tileLaneCarries`. Returns the tile's total T.
+ * One canonical f32 tile of `count` (1 <= count <= tileItems) items from `at` of `x`, its inclusive
+ * scan from `carry` (flushed; -0 for none) written from `put`, in one pass; returns the tile's total
+ * when the tile is full (a short tile's total is nobody's carry).
  */
-function canonicalTileF32(x: Float32Array, base: number, n: number, carry: number): number {
-  const lanes = n === tileItems ? fullTileLanes(x, base) : tileLanePrefixes(x, base, n);
-  const totals = tileLaneTotals;
-  const carries = tileLaneCarries;
+function scanTileF32(x: Float32Array, at: number, count: number, out: Float32Array, outU32: Uint32Array, put: number, carry: number): number {
+  const m = minNormalF32;
+  // r: the groups before this one (R_g); q: the lanes before this one in its group (q_m); -0 for none.
   let r = -0;
-  for (let g = 0; g < lanes; g += groupLanes) {
-    const stop = g + groupLanes < lanes ? g + groupLanes : lanes;
-    let q = -0;
-    for (let l = g; l < stop; l++) {
-      carries[l] = addF32(carry, addF32(r, q));
-      q = addF32(q, totals[l]!);
-    }
-    r = addF32(r, q);
-  }
-  return r;
-}
-
-/** Lane prefixes and totals of a partial tile of `n` items; returns the lanes it has. */
-function tileLanePrefixes(x: Float32Array, base: number, n: number): number {
-  const m = minNormalF32;
-  const prefixes = tilePrefixes;
+  let q = -0;
   let lane = 0;
-  for (let b = 0; b < n; b += laneItems, lane++) {
-    const stop = b + laneItems < n ? b + laneItems : n;
-    let p = -0;
-    for (let k = b; k < stop; k++) {
-      let y = x[base + k]!;
-      if (!(Math.abs(y) >= m)) y *= 0;
-      p = Math.fround(p + y);
-      if (!(Math.abs(p) >= m)) p *= 0;
-      prefixes[k] = p;
-    }
-    tileLaneTotals[lane] = p;
-  }
-  return lane;
-}
-
-/**
- * Lane prefixes and totals of a full tile, a lane's 8 items unrolled (the loads and flushes of its
- * items ahead of its chain of additions, which the next lane's chain overlaps). Returns tileLanes.
- */
-function fullTileLanes(x: Float32Array, base: number): number {
-  const m = minNormalF32;
-  const prefixes = tilePrefixes;
-  const totals = tileLaneTotals;
-  for (let lane = 0, k = 0; lane < tileLanes; lane++, k += laneItems) {
-    const at = base + k;
-    let y0 = x[at]!;
-    let y1 = x[at + 1]!;
-    let y2 = x[at + 2]!;
-    let y3 = x[at + 3]!;
-    let y4 = x[at + 4]!;
-    let y5 = x[at + 5]!;
-    let y6 = x[at + 6]!;
-    let y7 = x[at + 7]!;
+  let k = 0;
+  for (; k + laneItems <= count; k += laneItems) {
+    let e = Math.fround(r + q);
+    if (!(Math.abs(e) >= m)) e *= 0;
+    e = Math.fround(carry + e);
+    if (!(Math.abs(e) >= m)) e *= 0;
+    let y0 = x[at + k]!;
+    let y1 = x[at + k + 1]!;
+    let y2 = x[at + k + 2]!;
+    let y3 = x[at + k + 3]!;
+    let y4 = x[at + k + 4]!;
+    let y5 = x[at + k + 5]!;
+    let y6 = x[at + k + 6]!;
+    let y7 = x[at + k + 7]!;
     if (!(Math.abs(y0) >= m)) y0 *= 0;
     if (!(Math.abs(y1) >= m)) y1 *= 0;
     if (!(Math.abs(y2) >= m)) y2 *= 0;
@@ -180,48 +136,124 @@ function fullTileLanes(x: Float32Array, base: number): number {
     if (!(Math.abs(y7) >= m)) y7 *= 0;
     // -0 + y0 is y0: the lane's first prefix is its first item.
     let p = y0;
-    prefixes[k] = p;
+    writeCanonical(out, outU32, put + k, Math.fround(e + p));
     p = Math.fround(p + y1);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 1] = p;
+    writeCanonical(out, outU32, put + k + 1, Math.fround(e + p));
     p = Math.fround(p + y2);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 2] = p;
+    writeCanonical(out, outU32, put + k + 2, Math.fround(e + p));
     p = Math.fround(p + y3);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 3] = p;
+    writeCanonical(out, outU32, put + k + 3, Math.fround(e + p));
     p = Math.fround(p + y4);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 4] = p;
+    writeCanonical(out, outU32, put + k + 4, Math.fround(e + p));
     p = Math.fround(p + y5);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 5] = p;
+    writeCanonical(out, outU32, put + k + 5, Math.fround(e + p));
     p = Math.fround(p + y6);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 6] = p;
+    writeCanonical(out, outU32, put + k + 6, Math.fround(e + p));
     p = Math.fround(p + y7);
     if (!(Math.abs(p) >= m)) p *= 0;
-    prefixes[k + 7] = p;
-    totals[lane] = p;
+    writeCanonical(out, outU32, put + k + 7, Math.fround(e + p));
+    q = Math.fround(q + p);
+    if (!(Math.abs(q) >= m)) q *= 0;
+    if (++lane === groupLanes) {
+      lane = 0;
+      r = Math.fround(r + q);
+      if (!(Math.abs(r) >= m)) r *= 0;
+      q = -0;
+    }
   }
-  return tileLanes;
+  if (k < count) {
+    // The tile's last lane, short: its items one at a time.
+    const e = addF32(carry, addF32(r, q));
+    let p = -0;
+    for (; k < count; k++) {
+      let y = x[at + k]!;
+      if (!(Math.abs(y) >= m)) y *= 0;
+      p = Math.fround(p + y);
+      if (!(Math.abs(p) >= m)) p *= 0;
+      writeCanonical(out, outU32, put + k, Math.fround(e + p));
+    }
+  }
+  // A full tile's total is R after its 16 groups (q is -0 again).
+  return r;
+}
+
+/** Stores a canonical sum's rounded value `v`: subnormals flushed, NaN as its canonical bits. */
+function writeCanonical(out: Float32Array, outU32: Uint32Array, at: number, v: number): void {
+  if (Math.abs(v) >= minNormalF32) out[at] = v;
+  else if (v === v) out[at] = v * 0;
+  else outU32[at] = canonicalNaNBits;
 }
 
 /**
- * Phase 3 of the tile {@link canonicalTileF32} left: outputs `C ⊕ (R_g ⊕ q_m) ⊕ p_k`, the first
- * `count` of them written from `to` (subnormals flushed, NaN as its canonical bits).
+ * The canonical total T of a tile of `n` (1 <= n <= tileItems) f32 values from `base` of `x`
+ * (flushed as they are read), in one pass: each lane's chain of 8 additions, the lane totals into
+ * the group's, the groups' into the tile's. Full lanes take their 8 items unrolled; the next lane's
+ * chain does not depend on this one's, so they overlap.
  */
-function writeTileF32(count: number, out: Float32Array, outU32: Uint32Array, to: number): void {
+function tileTotalF32(x: Float32Array, base: number, n: number): number {
   const m = minNormalF32;
-  const prefixes = tilePrefixes;
-  const carries = tileLaneCarries;
-  for (let k = 0; k < count; k++) {
-    // Item k is in lane k / laneItems (laneItems is 8).
-    const r = Math.fround(carries[k >>> 3]! + prefixes[k]!);
-    if (Math.abs(r) >= m) out[to + k] = r;
-    else if (r === r) out[to + k] = r * 0;
-    else outU32[to + k] = canonicalNaNBits;
+  let r = -0;
+  let q = -0;
+  let lane = 0;
+  let k = 0;
+  for (; k + laneItems <= n; k += laneItems) {
+    let y0 = x[base + k]!;
+    let y1 = x[base + k + 1]!;
+    let y2 = x[base + k + 2]!;
+    let y3 = x[base + k + 3]!;
+    let y4 = x[base + k + 4]!;
+    let y5 = x[base + k + 5]!;
+    let y6 = x[base + k + 6]!;
+    let y7 = x[base + k + 7]!;
+    if (!(Math.abs(y0) >= m)) y0 *= 0;
+    if (!(Math.abs(y1) >= m)) y1 *= 0;
+    if (!(Math.abs(y2) >= m)) y2 *= 0;
+    if (!(Math.abs(y3) >= m)) y3 *= 0;
+    if (!(Math.abs(y4) >= m)) y4 *= 0;
+    if (!(Math.abs(y5) >= m)) y5 *= 0;
+    if (!(Math.abs(y6) >= m)) y6 *= 0;
+    if (!(Math.abs(y7) >= m)) y7 *= 0;
+    let p = Math.fround(y0 + y1);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    p = Math.fround(p + y2);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    p = Math.fround(p + y3);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    p = Math.fround(p + y4);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    p = Math.fround(p + y5);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    p = Math.fround(p + y6);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    p = Math.fround(p + y7);
+    if (!(Math.abs(p) >= m)) p *= 0;
+    q = Math.fround(q + p);
+    if (!(Math.abs(q) >= m)) q *= 0;
+    if (++lane === groupLanes) {
+      lane = 0;
+      r = Math.fround(r + q);
+      if (!(Math.abs(r) >= m)) r *= 0;
+      q = -0;
+    }
   }
+  if (k < n) {
+    // The last lane, short.
+    let p = -0;
+    for (; k < n; k++) {
+      let y = x[base + k]!;
+      if (!(Math.abs(y) >= m)) y *= 0;
+      p = addF32(p, y);
+    }
+    q = addF32(q, p);
+  }
+  // A short group's lanes count too (an empty one adds -0, which changes nothing).
+  return addF32(r, q);
 }
 
 /** An f32 inclusive sum in any order (determinism 'not-guaranteed'): one running double, rounded on the store. */
@@ -482,7 +514,7 @@ export function runTileReduce(workgroupId: number, _n: number, _shared: unknown,
     const from = tile * tileItems;
     const n = Math.min(seg.size - from, tileItems);
     let total: number;
-    if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(canonicalTileF32(ctx.inF32, seg.start + from, n, -0));
+    if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) total = canonicalBits(tileTotalF32(ctx.inF32, seg.start + from, n));
     else {
       loadItems(ctx, seg.op, seg.start + from, n);
       total = tileScan(ctx, seg.op, n, false, 0, false);
@@ -598,8 +630,7 @@ function scanTile(ctx: ScanContext, seg: ScanSegment, tile: number, hasCarry: bo
   const count = Math.min(n, seg.size - from - shift);
   const to = seg.start + from + shift;
   if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) {
-    canonicalTileF32(ctx.inF32, seg.start + from, n, hasCarry ? f32Of(carry) : -0);
-    writeTileF32(count, ctx.outF32, ctx.outU32, to);
+    if (count > 0) scanTileF32(ctx.inF32, seg.start + from, count, ctx.outF32, ctx.outU32, to, hasCarry ? f32Of(carry) : -0);
     return;
   }
   loadItems(ctx, seg.op, seg.start + from, n);
