@@ -8,7 +8,7 @@
 # Then: run(command="bash bench/gpu/run-all.sh", carry=[".gl", ".gpu-pack", "dist"])
 # BEFORE_COMMIT=<commit>: also bundle this bench against segkit built from that commit, into
 # dist/bench/topk-webgpu-before.mjs, for a before/after comparison in one device call (run-all.sh
-# runs it when present).
+# runs it when present), and reduce-scan-webgpu-before.mjs and sort-webgpu-before.mjs likewise.
 # Locally on lavapipe: bash bench/gpu/remote.sh dist/bench/topk-webgpu.mjs --cases=moe-router
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -33,13 +33,15 @@ bundle() { # bundle SEGKIT_DIST OUTFILE [ENTRY]
     --banner:js="import { createRequire as __segkitCreateRequire } from 'node:module'; const require = __segkitCreateRequire(import.meta.url);" \
     --outfile="$2"
 }
-rm -f dist/bench/topk-webgpu-before.mjs dist/bench/build-info-before.txt
+rm -f dist/bench/*-before.mjs dist/bench/build-info-before.txt
 if [ -n "${BEFORE_COMMIT:-}" ]; then
   bwt="$(mktemp -d)/segkit-before"
   git worktree add -q --detach "$bwt" "$BEFORE_COMMIT"
   ln -s "$ROOT/node_modules" "$bwt/node_modules"
   (cd "$bwt" && npx tsc -p tsconfig.build.json)
   bundle "$bwt/dist" dist/bench/topk-webgpu-before.mjs
+  # The segmented suites' benches too, for before/after sweeps by hand (run-all.sh runs top-k's).
+  for b in reduce-scan sort; do if [ -f "$bwt/bench/$b-webgpu.ts" ]; then bundle "$bwt/dist" "dist/bench/$b-webgpu-before.mjs" "$bwt/bench/$b-webgpu.ts"; fi; done
   git worktree remove --force "$bwt"
   echo "$(git rev-parse --short "$BEFORE_COMMIT")" > dist/bench/build-info-before.txt
 fi
