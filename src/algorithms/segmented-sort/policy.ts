@@ -50,7 +50,7 @@ export interface SegmentedSortPolicy {
    * two and then four times that while the batch still makes at least this many (problem.ts
    * `tilesPerSegment`). Longer tiles pay the per-tile work (counts, scan entries, the rounds'
    * set-up) fewer times; too few leave multiprocessors idle. Left out (top-k's selection sort): the
-   * built-in policies' value, {@link defaultRadixMinTiles}.
+   * built-in policies' value, 512.
    */
   readonly radixMinTiles?: number;
   /**
