@@ -16,6 +16,9 @@
  * i32 sums, f32 min and 'not-guaranteed' f32 sums, in one process:
  *     --cases=long --ops=cumsum --scan-configs='[{"label":"i32-1","dtype":"i32","policy":{"passes":1}},
  *       {"label":"i32-2","dtype":"i32","policy":{"passes":2}},{"label":"min-1","scanOp":"min"},...]'
+ * or the canonical f32 sum's carries walked by one workgroup against worked out in parallel:
+ *     --cases=long --ops=cumsum --scan-configs='[{"label":"walk","policy":{"spineCarries":"walk"}},
+ *       {"label":"parallel","policy":{"spineCarries":"parallel"}},{"label":"parallel-top","policy":{"spineCarryTiles":1}}]'
  * A scan row names the path its plan took (`path`: explain()'s 'multi-workgroup path:' line). Its
  * `mismatchesVsCpu` is 0 wherever the bits are pinned; under 'not-guaranteed' the backends round f32
  * sums differently, so there it counts rounding differences, not errors. Each row has the call's GPU time (its one compute pass, `segkitGpuMs`) and each
@@ -39,7 +42,7 @@ const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');
 const opFilter = argv.ops?.split(',');
-interface Config { label: string; variant?: string; policy?: Record<string, number>; scanOp?: 'sum' | 'min' | 'max'; dtype?: 'f32' | 'i32'; determinism?: 'not-guaranteed' }
+interface Config { label: string; variant?: string; policy?: Record<string, number | string>; scanOp?: 'sum' | 'min' | 'max'; dtype?: 'f32' | 'i32'; determinism?: 'not-guaranteed' }
 const configs: Config[] = argv.configs ? (JSON.parse(argv.configs) as Config[]) : [{ label: 'default' }];
 const scanConfigs: Config[] = argv['scan-configs'] ? (JSON.parse(argv['scan-configs']) as Config[]) : [{ label: 'default' }];
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;

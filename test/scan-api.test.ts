@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DeviceSegmentedScan, type ScanPlan, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, scanPolicyFor, selectScanVariant } from '../src/index.js';
+import { DeviceSegmentedScan, type ScanPlan, type ScanPolicy, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, scanPolicyFor, selectScanVariant } from '../src/index.js';
 
 /*
  * DeviceSegmentedScan's host side: the runtime twins of the compile-time rules (same words), the
@@ -86,7 +86,7 @@ describe('the policy selector', () => {
       'tuning.policy.workgroupSize: 8 is below 16, the invocations a tile',
     );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tile: 4 } as never })).toThrow('tuning.policy.tile: not a policy value of this algorithm');
-    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 2, lookbackPolls: 64, lookbackWindow: 32 });
+    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'parallel', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 2, lookbackPolls: 64, lookbackWindow: 32 });
     expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(4096);
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tileWorkgroups: 0 } })).toThrow('tuning.policy.tileWorkgroups');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { loadWords: 2 } })).toThrow('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)');
@@ -94,6 +94,9 @@ describe('the policy selector', () => {
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { passes: 3 } })).toThrow('tuning.policy.passes: 3 is not 1 or 2 (passes over the items)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackWindow: 257 } })).toThrow('tuning.policy.lookbackWindow: 257 exceeds 256');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackPolls: 0 } })).toThrow('tuning.policy.lookbackPolls: 0 is not a positive integer');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { spineCarries: 'tree' as never } })).toThrow("tuning.policy.spineCarries: tree is not 'walk' or 'parallel'");
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { spineCarryTiles: 10 } })).toThrow('tuning.policy.spineCarryTiles: 10 exceeds 9');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { spineCarryTiles: 0 } })).toThrow('tuning.policy.spineCarryTiles: 0 is not a positive integer');
   });
   it('the host bounds that pick the variant: the stride, the values, the static minimum', () => {
     const strided = plan({ ...base, segmentSizes: p.perSegment([3, 5], { max: 1 << 20 }), segmentStride: p.constant(8), numSegments: p.constant(2) });
@@ -133,6 +136,32 @@ describe('explain() and temporary storage', () => {
     const long = plan({ ...base, segmentSizes: p.constant(2560), numSegments: p.constant(1) }, env({ backend, tuning: { variant: 'multi-workgroup' } }));
     expect(long.tempStorageBytes).toBe(256);
     expect(long.launches.map((l) => l.kernel)).toEqual(['tile-reduce', 'spine-scan', 'tile-scan']);
+  });
+  it('segments of more than 2048 tiles: the carries in parallel (spine-lanes), from spine-top past spineCarryTiles, or walked; the slots of each', () => {
+    const items = 12_582_912; // 3 x 2048 x 2048
+    const values = backend.alloc('f32', items);
+    const valuesOut = backend.alloc('f32', items);
+    const long = (policy: Partial<ScanPolicy>) => plan({ ...base, valuesIn: values, valuesOut, segmentSizes: p.constant(items), numSegments: p.constant(1) }, env({ backend, tuning: { variant: 'multi-workgroup', policy } }));
+    const kernels = (q: ScanPlan) => q.launches.map((l) => l.kernel);
+    // 6144 tiles, 3 tiles of 2048 tile totals.
+    const parallel = long({});
+    expect(kernels(parallel)).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
+    const text = parallel.explain();
+    expect(text).toContain('tileTotals: 24576 bytes');
+    expect(text).toContain('spineTotals: 12 bytes');
+    expect(text).toContain('spineLaneCarries: 3072 bytes');
+    expect(text).toContain('scan/multi-workgroup/spine-lanes[f32,sum,inclusive] x3 workgroups: 3 workgroups per segment, all at once');
+    expect(text).toContain("the totals of the 2048 tile totals before");
+    expect(kernels(long({ spineCarryTiles: 3 }))).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
+    const top = long({ spineCarryTiles: 2 });
+    expect(kernels(top)).toEqual(['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan']);
+    expect(top.explain()).toContain('the carry into its 2048 tile totals');
+    const walked = long({ spineCarries: 'walk' });
+    expect(kernels(walked)).toEqual(['tile-reduce', 'spine-walk', 'tile-scan']);
+    expect(walked.explain()).not.toContain('spineTotals');
+    expect(kernels(long({ spineCarries: 'walk', spineWorkgroupMaxTiles: 6143 }))).toEqual(['tile-reduce', 'spine-reduce', 'spine-top', 'spine-scan', 'tile-scan']);
+    values.destroy();
+    valuesOut.destroy();
   });
 });
 

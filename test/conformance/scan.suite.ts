@@ -26,6 +26,30 @@ import { planInternals } from '../../src/dispatch/plan.js';
 import { rng } from '../rng.js';
 import { type BuiltCase, type ScanCase, bits, bitsOf, buildCase, makeCase, runCase, untouchedBits } from './scan-cases.js';
 
+/**
+ * Overwrites a case's f32 values with ones whose sums show the order of the additions: -1 to 1 (a
+ * full mantissa each: sums of any length round, and stay small), and about one in 2000 a 1e8 (whose
+ * ulp is 8) cancelled by a -1e8 1 to 8 items on: a lane, group or tile that holds one of a pair and
+ * not the other rounds to 8, and the sums around it do not. A carry added in another order than the
+ * canonical one gives other bits in most outputs after it.
+ */
+function orderMatters(c: ScanCase, seed: number): ScanCase {
+  const random = rng(seed);
+  const n = c.values.length;
+  for (let i = 0; i < n; i++) c.values[i] = bitsOf(2 * random() - 1);
+  for (let i = 0; i < n; i++) {
+    const j = i + 1 + Math.floor(random() * 8);
+    if (random() < 0.0005 && j < n) {
+      const big = random() < 0.5 ? 1e8 : -1e8;
+      c.values[i] = bitsOf(big);
+      c.values[j] = bitsOf(-big);
+      // The next pair starts past this one: none is left without its other half.
+      i = j;
+    }
+  }
+  return c;
+}
+
 /** Sizes at every boundary of the canonical order: lanes (8), warps (32), groups (128), workgroups (256), tiles (2048). */
 const boundarySizes = [0, 1, 2, 7, 8, 9, 31, 32, 33, 127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 2047, 2048, 2049, 4095, 4096, 4097, 6143, 6144, 6145];
 
@@ -68,6 +92,30 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       }
     }
 
+    /** Runs one case under several policies, the reference computed once, each run into outputs of its own. */
+    async function expectReferenceRuns(c: ScanCase, variant: ScanVariant, policies: readonly Partial<ScanPolicy>[]): Promise<ScanPlan[]> {
+      const built = buildCase(backend, c);
+      const plans: ScanPlan[] = [];
+      try {
+        for (const policy of policies) {
+          const before = new Uint32Array(built.expected.length).fill(untouchedBits);
+          const out = backend.upload(c.valueType === 'f32' ? new Float32Array(before.buffer) : c.valueType === 'i32' ? new Int32Array(before.buffer) : before);
+          built.args.valuesOut = out;
+          built.valuesOut = out;
+          try {
+            const { plan, out: got } = await runCase(backend, built, { variant, policy });
+            expectBits(got, built.expected, `${c.name} (${plan.variant}, ${JSON.stringify(policy)})`);
+            plans.push(plan);
+          } finally {
+            out.destroy();
+          }
+        }
+      } finally {
+        owned(built)();
+      }
+      return plans;
+    }
+
     /** Runs a case with the natural choice and with every variant forced: all give the reference's bits. */
     async function expectAllVariants(c: ScanCase): Promise<void> {
       const natural = await expectReference(c);
@@ -94,12 +142,19 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       it('100k+ items: many tiles in one segment, every variant', async () => {
         await expectAllVariants(makeCase({ name: 'long', sizes: [150_001, 3, 123_457], ops: ['sum', 'max', 'sum'], modes: ['inclusive', 'inclusive', 'exclusive'], initial: true, seed: 17 }));
       });
-      it('more than 2048 tiles in a segment: the scan of the tile totals has tiles of its own', async () => {
-        const c = makeCase({ name: 'spine', sizes: [2049 * 2048 + 5], ops: 'sum', modes: 'exclusive', initial: 0.5, seed: 19 });
-        // 2050 tiles: one workgroup walks the tile totals by default, three launches past the policy's limit.
-        const walked = await expectReference(c, 'multi-workgroup');
+      it('more than 2048 tiles in a segment: the scan of the tile totals has tiles of its own; carries in parallel, through spine-top, or walked', async () => {
+        const c = orderMatters(makeCase({ name: 'spine', sizes: [2049 * 2048 + 5], ops: 'sum', modes: 'exclusive', initial: 0.5, seed: 19 }), 20);
+        // 2050 tiles, 2 tiles of tile totals: by default a workgroup per 2048 tile totals leaves the
+        // parts of the carries and each tile-scan workgroup adds up its own (spineCarries 'parallel');
+        // spine-top scans the 2048s' totals first past spineCarryTiles.
+        const parallel = await expectReference(c, 'multi-workgroup');
+        expect(ownKernels(parallel)).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
+        const top = await expectReference(c, 'multi-workgroup', { spineCarryTiles: 1 });
+        expect(ownKernels(top)).toEqual(['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan']);
+        // spineCarries 'walk': one workgroup walks the tile totals, three launches past the policy's limit.
+        const walked = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk' });
         expect(ownKernels(walked)).toEqual(['tile-reduce', 'spine-walk', 'tile-scan']);
-        const three = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2049 });
+        const three = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk', spineWorkgroupMaxTiles: 2049 });
         expect(ownKernels(three)).toEqual(['tile-reduce', 'spine-reduce', 'spine-top', 'spine-scan', 'tile-scan']);
         await expectReference(c, 'workgroup');
       }, 600_000);
@@ -122,11 +177,46 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       });
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });
-        const walked = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2049 });
+        // 2049 tiles: the second 2048 tile totals hold one, in lane 0 (its carry from the first 2048's total alone).
+        const parallel = await expectReference(c, 'multi-workgroup');
+        expect(parallel.launches.map((l) => l.kernel)).toContain('spine-lanes');
+        // The kernels' bodies for workgroups of fewer invocations than a tile has lanes.
+        const narrow = await expectReference(c, 'multi-workgroup', { workgroupSize: 128 });
+        expect(narrow.launches.map((l) => l.kernel)).toContain('spine-lanes');
+        const walked = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk', spineWorkgroupMaxTiles: 2049 });
         expect(walked.launches.map((l) => l.kernel)).toContain('spine-walk');
-        const three = await expectReference(c, 'multi-workgroup', { spineWorkgroupMaxTiles: 2048 });
+        const three = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk', spineWorkgroupMaxTiles: 2048 });
         expect(three.launches.map((l) => l.kernel)).toContain('spine-reduce');
       }, 600_000);
+      // 8M+ items: on the CPU backends only (Mesa's lavapipe takes minutes; the two tests above run the same kernels there).
+      it.runIf(backendName.startsWith('cpu'))(
+        'carries in parallel over 3 tiles of tile totals among short segments: sums whose bits depend on the order, every operator and mode, with and without initial values, NaN, ±0 and subnormals',
+        async () => {
+          // Segment 0: 3 tiles of tile totals, the last partial (the carries into the second and third
+          // from one and two of their totals); 1: 2048 tiles and one item; the rest: tile edges.
+          const sizes = [2 * 2048 * 2048 + 300 * 2048 + 5, 3 * 2048 + 1, 2048 * 2048 + 1, 2049, 0, 2047, 2048 * 3 - 1];
+          const ops: ScanOp[] = ['sum', 'sum', 'sum', 'sum', 'sum', 'max', 'min'];
+          const modes = ['inclusive', 'exclusive', 'exclusive', 'inclusive', 'inclusive', 'exclusive', 'inclusive'] as const;
+          const c = orderMatters(makeCase({ name: 'lanes', sizes, ops, modes: [...modes], initial: [0.1, 1e-40, -2.5, 3, -0, 7, -1], seed: 137 }), 139);
+          // Segment 3: NaNs with payloads, ±0, ±Inf and subnormals among the values.
+          const special = makeCase({ name: 'special', sizes: [2049], flavour: 'special', seed: 149 });
+          const at3 = sizes[0]! + sizes[1]! + sizes[2]!;
+          c.values.set(special.values.subarray(0, 2049), at3);
+          // The carries into the 2048s added up by tile-scan (1 and 2 totals), or scanned by spine-top; spans of many tiles; walked.
+          const plans = await expectReferenceRuns(c, 'multi-workgroup', [{}, { spineCarryTiles: 2 }, { spineCarryTiles: 1, tileWorkgroups: 7 }, { spineCarries: 'walk' }]);
+          expect(plans.map(ownKernels)).toEqual([
+            ['tile-reduce', 'spine-lanes', 'tile-scan'],
+            ['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan'],
+            ['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan'],
+            ['tile-reduce', 'spine-walk', 'tile-scan'],
+          ]);
+          await expectReferenceRuns({ ...c, initial: undefined }, 'multi-workgroup', [{}, { spineCarryTiles: 1 }]);
+          // i32 sums that wrap and i32 max: every order gives the same bits, through the same launches.
+          const wrap = makeCase({ name: 'lanes-i32', valueType: 'i32', flavour: 'wrap', sizes: [2048 * 2048 + 5 * 2048 + 1, 2048 * 2048 + 9], ops: ['sum', 'max'], modes: ['exclusive', 'inclusive'], initial: true, seed: 151 });
+          await expectReferenceRuns(wrap, 'multi-workgroup', [{}, { spineCarryTiles: 1 }]);
+        },
+        600_000,
+      );
     });
 
     describe('single pass (decoupled look-back with fallback)', () => {

@@ -38,8 +38,9 @@
  * each invocation adds the lanes before it in its group, and the groups before its group, left to
  * right itself: the prefixes of the same chains), and a CPU thread runs the same order in one pass
  * (`'thread'`, `'workgroup'`) with the carries of the upper levels advanced once per tile. How many
- * tiles a workgroup takes, and whether the tile totals are scanned by one workgroup or by three
- * launches, changes no addition.
+ * tiles a workgroup takes, and whether the tile totals are scanned by one workgroup, by three
+ * launches, or taken apart into p_k, R_g ⊕ q_m and the carry into their tile for every tile to add
+ * up its own carry (problem.ts `SpineForm`), changes no addition.
  */
 
 /** Items a lane adds up on its own before the carry is added (one invocation's items on a GPU). */

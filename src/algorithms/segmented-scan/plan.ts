@@ -11,7 +11,7 @@ import type { NumericFacts, OptionFacts } from '../../params/resolve.js';
 import type { ScanArgs } from './args.js';
 import { OpCode, type ScanMode, type ScanOp, type ScanValueType, scanModes, scanOps, tileLanes, valueBits } from './order.js';
 import { type ScanPolicy, type ScanSelection, type ScanVariant, scanVariants, selectScanVariant } from './policy.js';
-import { type ScanKernelId, type ScanLaunch, type ScanProblem, lookbackWords, scanKernels, spineTilesPerSegment, tilesPerSegment } from './problem.js';
+import { type ScanKernelId, type ScanLaunch, type ScanProblem, lookbackWords, scanKernels, spineForm, spineTilesPerSegment, tilesPerSegment } from './problem.js';
 
 const u32Max = 4294967295;
 
@@ -143,10 +143,22 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   }
   layout.add('tileTotals', facts.maxSegments * tiles * 4);
   const launches = [launch('tile-reduce', 'multi-workgroup/tile-reduce', `${workgroups(tiles)}: each tile's total`)];
-  if (spineTiles > 1 && tiles <= policy.spineWorkgroupMaxTiles) {
+  const form = spineForm(geometry, policy);
+  if (form === 'walk') {
     launches.push(launch('spine-walk', 'multi-workgroup/spine-walk', `one workgroup per segment: scan the tile totals in place, 2048 at a time (each tile's carry)`));
+  } else if (form === 'lanes' || form === 'lanes-top') {
+    layout.add('spineTotals', facts.maxSegments * spineTiles * 4);
+    layout.add('spineLaneCarries', facts.maxSegments * spineTiles * tileLanes * 4);
+    launches.push(
+      launch(
+        'spine-lanes',
+        'multi-workgroup/spine-lanes',
+        `${workgroups(spineTiles)}, all at once: of 2048 tile totals each, the lane prefixes (in place), the carry into each lane from the lanes before it, and their total`,
+      ),
+    );
+    if (form === 'lanes-top') launches.push(launch('spine-top', 'multi-workgroup/spine-top', 'one workgroup per segment: scan the totals of the 2048 tile totals in place (the carry into each 2048)'));
   } else {
-    if (spineTiles > 1) {
+    if (form === 'three') {
       layout.add('spineTotals', facts.maxSegments * spineTiles * 4);
       launches.push(
         launch('spine-reduce', 'multi-workgroup/spine-reduce', `${workgroups(spineTiles)}: the totals of 2048 tile totals each`),
@@ -155,7 +167,13 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
     }
     launches.push(launch('spine-scan', 'multi-workgroup/spine-scan', `${workgroups(spineTiles)}: scan the tile totals in place (each tile's carry)`));
   }
-  launches.push(launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}: scan each tile from its carry`));
+  const carry =
+    form === 'lanes'
+      ? ": scan each tile from its carry, added up from its total's lane prefix, its lane's carry and the totals of the 2048 tile totals before"
+      : form === 'lanes-top'
+        ? ": scan each tile from its carry, added up from its total's lane prefix, its lane's carry and the carry into its 2048 tile totals"
+        : ': scan each tile from its carry';
+  launches.push(launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}${carry}`));
   return launches;
 }
 

@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
-import { groupLanes, tileGroups, tileItems, tileLanes } from './order.js';
+import { groupLanes, laneItems, tileGroups, tileItems, tileLanes } from './order.js';
 
 /** The variants of DeviceSegmentedScan. */
 export type ScanVariant = 'thread' | 'workgroup' | 'multi-workgroup';
@@ -18,10 +18,26 @@ export interface ScanPolicy {
   /** Segments at most this long are scanned by one workgroup, however few they are. */
   readonly workgroupMaxItems: number;
   /**
-   * 'multi-workgroup': segments of at most this many tiles (2048 items each) have their tile totals
-   * scanned by one workgroup walking them (one launch); past it, by three launches (the totals of
-   * 2048 tile totals each, their scan, the tile totals' scan). Segments of at most 2048 tiles take
-   * one launch either way.
+   * 'multi-workgroup', reduce-then-scan, segments of more than 2048 tiles (problem.ts `SpineForm`):
+   * how the carries into the tiles come from the tile totals. 'parallel': a workgroup per 2048 tile
+   * totals ('spine-lanes', all at once) leaves the parts of each carry, and the workgroup that scans
+   * a tile adds them up ('spine-top' scans the totals of the 2048 tile totals between the two past
+   * `spineCarryTiles`). 'walk': one workgroup per segment walks its tile totals 2048 at a time
+   * ('spine-walk'), up to `spineWorkgroupMaxTiles` tiles; three launches past it. The same bits
+   * either way. Segments of at most 2048 tiles take one launch ('spine-scan') either way.
+   */
+  readonly spineCarries: 'walk' | 'parallel';
+  /**
+   * `spineCarries` 'parallel': segments of at most this many tiles of 2048 tile totals (1 to 9) have
+   * the carry into each tile of tile totals added up by every workgroup of 'tile-scan' that needs it,
+   * from the totals before it (at most 8 reads); past it, a 'spine-top' launch scans those totals
+   * first (one read). 9 covers segments of up to 37.7M items.
+   */
+  readonly spineCarryTiles: number;
+  /**
+   * 'multi-workgroup' with `spineCarries` 'walk': segments of at most this many tiles (2048 items
+   * each) have their tile totals scanned by one workgroup walking them (one launch); past it, by
+   * three launches (the totals of 2048 tile totals each, their scan, the tile totals' scan).
    */
   readonly spineWorkgroupMaxTiles: number;
   /**
@@ -81,6 +97,13 @@ export const scanPolicyLimits = {
   spineWorkgroupMaxTiles: 14336,
 } as const;
 
+/**
+ * The most `spineCarryTiles`: the carry into tile of tile totals v <= 8 is the initial value ⊕ (U_0 ⊕
+ * ... ⊕ U_v-1), lane 0 of the scan of their totals (order.ts); further on, lanes and groups of that
+ * scan would come into it, which 'spine-top' adds up instead.
+ */
+export const spineCarryTilesMax = laneItems + 1;
+
 /** Workgroup memory of a tile kernel: the padded tile, lane and group carries, a few words, the lane and group totals of a step of up to 4 tiles. */
 export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * groupLanes + 8 + 4 * (tileLanes + tileGroups)) * 4;
 
@@ -92,6 +115,12 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   loads than a lane does, and a workgroup per segment would idle most of its 256 invocations.
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
+ * - `spineCarries` 'parallel', `spineCarryTiles` 9: not measured on a GPU yet. On the H200 run below
+ *   the walk ('walk') was one workgroup on a 132-SM device for 0.020 ms of a 0.105 ms 16M-item sum;
+ *   'spine-lanes' does the same additions with a workgroup per 2048 tile totals at once, and each
+ *   'tile-scan' workgroup adds its carry from three words and at most 8 totals (at 16M items: 4
+ *   workgroups, carries from at most 3 totals). 9 tiles of tile totals keep that chain within one
+ *   lane of the scan above (order.ts), and the launches at three up to 37.7M items.
  * - `spineWorkgroupMaxTiles` 14336 (7 walks of 2048 tile totals, 28M items). NVIDIA H200 (Dawn/Vulkan,
  *   GPU time per launch from timestamps, bench/webgpu-launch-profile.ts, 2026-11-23): the walk took 0.023 ms
  *   on one segment of 16M f32 items (4 walks) and 0.064 ms on 64M (16 walks), about 9 us plus 3.4 us
@@ -126,6 +155,8 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     workgroupSize: Math.min(256, capabilities.maxWorkgroupSize),
     threadMaxItems: scanPolicyLimits.threadMaxItems,
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
+    spineCarries: 'parallel',
+    spineCarryTiles: spineCarryTilesMax,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
     tileWorkgroups: 4 * capabilities.parallelism,
     loadWords: 4,
@@ -216,6 +247,12 @@ function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): voi
   if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
   if (policy.lookbackWindow > tileLanes) {
     throw new SegkitUsageError(`tuning.policy.lookbackWindow: ${policy.lookbackWindow} exceeds ${tileLanes}, the invocations of the single pass's workgroup (one reads each predecessor)`);
+  }
+  if (policy.spineCarries !== 'walk' && policy.spineCarries !== 'parallel') {
+    throw new SegkitUsageError(`tuning.policy.spineCarries: ${String(policy.spineCarries)} is not 'walk' or 'parallel' (how the tile totals become carries)`);
+  }
+  if (policy.spineCarryTiles > spineCarryTilesMax) {
+    throw new SegkitUsageError(`tuning.policy.spineCarryTiles: ${policy.spineCarryTiles} exceeds ${spineCarryTilesMax} (carries within one lane of the scan of the tiles of tile totals' totals)`);
   }
   if (policy.passes !== 1 && policy.passes !== 2) throw new SegkitUsageError(`tuning.policy.passes: ${policy.passes} is not 1 or 2 (passes over the items)`);
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);

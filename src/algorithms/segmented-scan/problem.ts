@@ -39,6 +39,7 @@ export type ScanKernelId =
   | 'spine-top'
   | 'spine-scan'
   | 'spine-walk'
+  | 'spine-lanes'
   | 'tile-scan'
   | 'single-pass';
 
@@ -61,6 +62,34 @@ export function tilesPerSegment(maxSegmentSize: number): number {
 /** Tiles of the tile totals of the longest segment: the upper scan's tiles (at least one). */
 export function spineTilesPerSegment(maxSegmentSize: number): number {
   return Math.max(1, Math.ceil(tilesPerSegment(maxSegmentSize) / tileItems));
+}
+
+/**
+ * How reduce-then-scan turns the tile totals into each tile's carry (the launches between
+ * 'tile-reduce' and 'tile-scan'), from the longest segment's tiles and the policy:
+ * - 'scan': at most 2048 tiles a segment: 'spine-scan' scans each segment's tile totals in place;
+ * - 'walk' (policy `spineCarries` 'walk', up to `spineWorkgroupMaxTiles` tiles): 'spine-walk', one
+ *   workgroup per segment scanning its tile totals in place, 2048 at a time;
+ * - 'three' ('walk' past `spineWorkgroupMaxTiles`): 'spine-reduce', 'spine-top', 'spine-scan';
+ * - 'lanes' (policy `spineCarries` 'parallel', at most `spineCarryTiles` tiles of tile totals):
+ *   'spine-lanes', a workgroup per 2048 tile totals in parallel, leaves the parts of the carries
+ *   (order.ts): each total's lane prefix p_k in place, each lane's carry from the lanes before it in
+ *   its tile of totals, each tile of totals' total; 'tile-scan' adds the carry into a tile of totals
+ *   itself from the totals of the tiles of totals before it (at most 8);
+ * - 'lanes-top' (more tiles of tile totals): 'spine-lanes', then 'spine-top' scans their totals in
+ *   place, from which 'tile-scan' reads the carry into a tile of totals.
+ * After 'scan', 'walk' and 'three', tile total t - 1's word holds tile t's carry; after 'lanes' and
+ * 'lanes-top', 'tile-scan' puts it together from three words and the carry into the tile of totals.
+ * The same additions in the same order (order.ts), so the same bits.
+ */
+export type SpineForm = 'scan' | 'walk' | 'three' | 'lanes' | 'lanes-top';
+
+/** The spine form of a reduce-then-scan run of this geometry and policy ({@link SpineForm}). */
+export function spineForm(problem: { maxSegmentSize: number }, policy: Pick<ScanPolicy, 'spineCarries' | 'spineWorkgroupMaxTiles' | 'spineCarryTiles'>): SpineForm {
+  const spineTiles = spineTilesPerSegment(problem.maxSegmentSize);
+  if (spineTiles === 1) return 'scan';
+  if (policy.spineCarries === 'walk') return tilesPerSegment(problem.maxSegmentSize) <= policy.spineWorkgroupMaxTiles ? 'walk' : 'three';
+  return spineTiles <= policy.spineCarryTiles ? 'lanes' : 'lanes-top';
 }
 
 /**
@@ -88,7 +117,7 @@ export function lookbackWords(problem: { maxSegments: number; maxSegmentSize: nu
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const perSpan = (problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy) => problem.maxSegments * spansPerSegment(problem, policy);
 const perSpineTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * spineTilesPerSegment(problem.maxSegmentSize);
-const spineSlots = ['offsets', 'tileTotals', 'spineTotals'] as const;
+const spineSlots = ['offsets', 'tileTotals', 'spineTotals', 'spineLaneCarries'] as const;
 const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
 
 /**
@@ -102,8 +131,10 @@ const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => pr
  *   workgroup per segment: the inclusive scan of those, in place), 'spine-scan' (a workgroup per tile
  *   of tile totals: their inclusive scan in place, carried in from 'spine-top'), or instead of those
  *   three 'spine-walk' (a workgroup per segment: its tile totals' scan in place, 2048 at a time, for
- *   segments of at most `spineWorkgroupMaxTiles` tiles), 'tile-scan' (a workgroup per span of
- *   tiles: the items' scan, carried in from the tile totals' scan); or, where every association order
+ *   segments of at most `spineWorkgroupMaxTiles` tiles), or instead of all of those 'spine-lanes' (a
+ *   workgroup per tile of tile totals, in parallel: the parts of every tile's carry, {@link SpineForm})
+ *   and, past `spineCarryTiles` tiles of tile totals, 'spine-top'; 'tile-scan' (a workgroup per
+ *   span of tiles: the items' scan, carried in from the tile totals' scan); or, where every association order
  *   gives the same bits (plan.ts `scanPath`), 'single-pass' instead (a workgroup per tile: the
  *   decoupled look-back, webgpu/single-pass.ts).
  */
@@ -115,6 +146,7 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
   'spine-top': { slots: spineSlots, grid: perSegment },
   'spine-scan': { slots: spineSlots, grid: perSpineTile },
   'spine-walk': { slots: spineSlots, grid: perSegment },
+  'spine-lanes': { slots: spineSlots, grid: perSpineTile },
   'tile-scan': { slots: spineSlots, grid: perSpan },
   'single-pass': { slots: ['offsets', 'lookback'], grid: perTile },
 };
@@ -127,8 +159,13 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
  *   s * tilesPerSegment + t: the tile's total ('tile-reduce'), then the inclusive scan of the
  *   totals ('spine-scan'), whose word t - 1 is tile t's carry; `spineTotals` (when tilesPerSegment >
  *   2048): maxSegments * spineTilesPerSegment words, the totals of 2048 tile totals each
- *   ('spine-reduce'), then their inclusive scan ('spine-top'); 'spine-walk' needs no `spineTotals`. Sums are canonical f32 values (a NaN
- *   as 0x7fc00000), so both backends hold the same words.
+ *   ('spine-reduce' or 'spine-lanes'), then their inclusive scan ('spine-top'); 'spine-walk' needs
+ *   no `spineTotals`. After 'spine-lanes' (spine forms 'lanes' and 'lanes-top'), `tileTotals` holds
+ *   each tile total's lane prefix p_k instead of the scan, and `spineLaneCarries`: maxSegments *
+ *   spineTilesPerSegment * 256 words, segment s's tile of totals u's lane l at (s *
+ *   spineTilesPerSegment + u) * 256 + l: the carry into the lane from the lanes before it in that
+ *   tile of totals, R_g ⊕ q_m (lane 0, which has none: the operator's identity, never read). Sums
+ *   are canonical f32 values (a NaN as 0x7fc00000), so both backends hold the same words.
  * - single pass: `lookback` (zeroed by the executor at the start of every run):
  *   {@link lookbackWords} words, word 0 the counter workgroups take their
  *   tiles from, then segment s's tile t at 1 + 2 (s * tilesPerSegment + t): the low and the high

@@ -2,7 +2,7 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { ScanValueType } from '../order.js';
 import type { ScanPolicy } from '../policy.js';
-import { type ScanProblem, type ScanRun, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
+import { type ScanProblem, type ScanRun, type SpineForm, spansPerSegment, spineForm, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 
 /*
  * What every CPU scan kernel reads beyond the segments (SegmentedContext), resolved once per run:
@@ -50,7 +50,10 @@ export class ScanContext extends SegmentedContext<ScanRun> {
   // Slots, word offsets (-1 when absent).
   readonly tileTotalsSlot: number;
   readonly spineTotalsSlot: number;
+  readonly spineLaneCarriesSlot: number;
   readonly lookbackSlot: number;
+  /** How 'tile-scan' finds a tile's carry (problem.ts `SpineForm`). */
+  readonly spineForm: SpineForm;
   readonly tilesPerSegment: number;
   readonly spineTilesPerSegment: number;
   /** Tiles per workgroup of the tile launches, and workgroups per segment (problem.ts `tileSpan`). */
@@ -86,11 +89,13 @@ export class ScanContext extends SegmentedContext<ScanRun> {
     this.tempF32 = run.temp === undefined ? new Float32Array(0) : deviceMemory(run.temp).f32;
     this.tileTotalsSlot = this.slotWords('tileTotals');
     this.spineTotalsSlot = this.slotWords('spineTotals');
+    this.spineLaneCarriesSlot = this.slotWords('spineLaneCarries');
     this.lookbackSlot = this.slotWords('lookback');
     this.tilesPerSegment = tilesPerSegment(problem.maxSegmentSize);
     this.spineTilesPerSegment = spineTilesPerSegment(problem.maxSegmentSize);
     this.tileSpan = tileSpan(problem, run.policy);
     this.spans = spansPerSegment(problem, run.policy);
+    this.spineForm = spineForm(problem, run.policy);
   }
 }
 

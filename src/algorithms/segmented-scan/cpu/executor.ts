@@ -3,7 +3,7 @@ import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import { tileItems } from '../order.js';
 import type { ScanExecutor, ScanKernelId, ScanRun } from '../problem.js';
 import { ScanContext } from './context.js';
-import { runSinglePass, runSpineReduce, runSpineScan, runSpineTop, runSpineWalk, runThread, runTileReduce, runTileScan, runWorkgroup } from './kernels.js';
+import { runSinglePass, runSpineLanes, runSpineReduce, runSpineScan, runSpineTop, runSpineWalk, runThread, runTileReduce, runTileScan, runWorkgroup } from './kernels.js';
 
 /** Items a tile launch reads (an estimate, for running it on worker threads): a span of tiles a workgroup. */
 const itemsOf = (grid: number, ctx: ScanContext) => grid * Math.min(ctx.maxSegmentSize, ctx.tileSpan * tileItems);
@@ -18,6 +18,7 @@ const kernels: Record<ScanKernelId, CpuKernelEntry<ScanContext>> = {
   'spine-top': { body: runSpineTop, bytes: () => 16 },
   'spine-scan': { body: runSpineScan, bytes: () => 16, items: (grid, { ctx }) => grid * Math.min(ctx.tilesPerSegment, tileItems) },
   'spine-walk': { body: runSpineWalk, bytes: () => 16, items: (_grid, { ctx }) => 2 * ctx.tilesPerSegment },
+  'spine-lanes': { body: runSpineLanes, bytes: () => 16, items: (grid) => grid * tileItems },
   'tile-scan': { body: runTileScan, bytes: () => 16, items: (grid, { ctx }) => 2 * itemsOf(grid, ctx) },
   'single-pass': { body: runSinglePass, bytes: () => 16, items: (grid) => 2 * grid * tileItems },
 };

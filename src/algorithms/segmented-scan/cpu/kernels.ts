@@ -607,6 +607,82 @@ export function runSpineWalk(workgroupId: number, _n: number, _shared: unknown, 
   }
 }
 
+/**
+ * 'spine-lanes': tile u of segment s's tile totals (up to 2048 of them; a workgroup each, all at
+ * once) leaves the parts of the carries that 'tile-scan' adds up (problem.ts `SpineForm`): each total
+ * replaced in place by its lane prefix p_k, the carry into each lane from the lanes before it in the
+ * tile, R_g ⊕ q_m (lane 0, which has none: the operator's identity), into `spineLaneCarries`, and
+ * the tile's total into `spineTotals`. The chains of the WGSL's lanes, in one pass down the lanes.
+ */
+export function runSpineLanes(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
+  const seg = tileSegment;
+  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  if (segment < 0) return;
+  const u = workgroupId % ctx.spineTilesPerSegment;
+  const tiles = tilesOf(seg.size);
+  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
+  if (n === 0) return;
+  const op = seg.op;
+  const words = ctx.tempU32;
+  const at = ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + u * tileItems;
+  const carriesAt = ctx.spineLaneCarriesSlot + (segment * ctx.spineTilesPerSegment + u) * tileLanes;
+  const lanes = Math.ceil(n / laneItems);
+  // R_g, the groups before lane l's group (g > 0), and q_m, the lanes before it in its group (m > 0).
+  let groups = 0;
+  let before = 0;
+  for (let l = 0; l < lanes; l++) {
+    const g = Math.floor(l / groupLanes);
+    const m = l % groupLanes;
+    words[carriesAt + l] = m === 0 ? (g === 0 ? identityBits(scanOps[op]!, ctx.valueType) : groups) : g === 0 ? before : combineBits(ctx, op, groups, before);
+    const base = at + l * laneItems;
+    const stop = Math.min(base + laneItems, at + n);
+    let p = words[base]!;
+    for (let j = base + 1; j < stop; j++) {
+      p = combineBits(ctx, op, p, words[j]!);
+      words[j] = p;
+    }
+    // p is the lane's total L_l; a group's total is its lanes', left to right, and the tile's its groups'.
+    before = m === 0 ? p : combineBits(ctx, op, before, p);
+    if (m === groupLanes - 1 || l === lanes - 1) groups = g === 0 ? before : combineBits(ctx, op, groups, before);
+  }
+  words[ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment + u] = groups;
+}
+
+/**
+ * The carry into tile of tile totals v of a resolved segment after 'spine-lanes' (the WGSL
+ * `spineCarry`): the initial value for v = 0; else output v - 1 of the scan of the tiles of totals'
+ * totals U, which 'spine-top' left in `spineTotals` (spine form 'lanes-top'), or which is lane 0 of
+ * that scan (v <= 8, form 'lanes'): the initial value ⊕ (U_0 ⊕ ... ⊕ U_v-1) (order.ts).
+ */
+function spineCarry(ctx: ScanContext, seg: ScanSegment, segment: number, v: number): number {
+  if (v === 0) return initialCarry(ctx, seg);
+  const at = ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment;
+  const words = ctx.tempU32;
+  if (ctx.spineForm === 'lanes-top') return words[at + v - 1]!;
+  let c = words[at]!;
+  for (let j = 1; j < v; j++) c = combineBits(ctx, seg.op, c, words[at + j]!);
+  return seg.hasInitial ? combineBits(ctx, seg.op, initialCarry(ctx, seg), c) : c;
+}
+
+/**
+ * The carry into tile `tile` > 0 of a resolved segment after 'spine-lanes' (the WGSL `tileCarry`):
+ * output tile - 1 of the scan of the tile totals, (C ⊕ E) ⊕ p (order.ts), p the lane prefix of total
+ * tile - 1 (in its place), E the carry into its lane (none in lane 0), C the carry into its tile of
+ * totals (none in the first without an initial value).
+ */
+function laneTileCarry(ctx: ScanContext, seg: ScanSegment, segment: number, tile: number): number {
+  const op = seg.op;
+  const i = tile - 1;
+  const v = Math.floor(i / tileItems);
+  const lane = Math.floor((i % tileItems) / laneItems);
+  const p = ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + i]!;
+  const hasUpper = v > 0 || seg.hasInitial;
+  if (!hasUpper && lane === 0) return p;
+  const inner = ctx.tempU32[ctx.spineLaneCarriesSlot + (segment * ctx.spineTilesPerSegment + v) * tileLanes + lane]!;
+  const e = !hasUpper ? inner : lane === 0 ? spineCarry(ctx, seg, segment, v) : combineBits(ctx, op, spineCarry(ctx, seg, segment, v), inner);
+  return combineBits(ctx, op, e, p);
+}
+
 /** 'tile-scan': workgroup w's span of tiles of segment s, each scanned from its carry and written (one place on for an exclusive scan). */
 export function runTileScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
@@ -614,8 +690,11 @@ export function runTileScan(workgroupId: number, _n: number, _shared: unknown, {
   if (segment < 0) return;
   const first = (workgroupId % ctx.spans) * ctx.tileSpan;
   const last = Math.min(first + ctx.tileSpan, tilesOf(seg.size));
+  // After 'spine-scan', 'spine-walk' or 'spine-top' + 'spine-scan', total t - 1's word is tile t's carry.
+  const lanes = ctx.spineForm === 'lanes' || ctx.spineForm === 'lanes-top';
   for (let tile = first; tile < last; tile++) {
-    const carry = tile > 0 ? ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile - 1]! : initialCarry(ctx, seg);
+    const carry =
+      tile === 0 ? initialCarry(ctx, seg) : lanes ? laneTileCarry(ctx, seg, segment, tile) : ctx.tempU32[ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + tile - 1]!;
     scanTile(ctx, seg, tile, tile > 0 || seg.hasInitial, carry);
   }
 }
@@ -651,9 +730,17 @@ const notReady = 0;
 const aggregateStatus = 1;
 const inclusiveStatus = 2;
 
-/** `a ⊕ b` on bits, `a` the earlier term: what the WGSL `combine` gives where every order gives the same bits (f32 sums: any rounding). */
+/**
+ * `a ⊕ b` on bits, `a` the earlier term: the WGSL `combine`, then `finishValue` (a sum's NaN
+ * canonical). Canonical f32 sums (of flushed values, as the carries are) are flushed as order.ts
+ * says; under 'not-guaranteed' they are only rounded, as WebGPU keeps subnormals (the single pass
+ * takes no canonical sums).
+ */
 function combineBits(ctx: ScanContext, op: number, a: number, b: number): number {
-  if (op === OpCode.sum) return ctx.isF32 ? canonicalBits(Math.fround(f32Of(a) + f32Of(b))) : (a + b) >>> 0;
+  if (op === OpCode.sum) {
+    if (!ctx.isF32) return (a + b) >>> 0;
+    return canonicalBits(ctx.canonical ? addF32(f32Of(a), f32Of(b)) : Math.fround(f32Of(a) + f32Of(b)));
+  }
   const mask = op === OpCode.min ? -1 : 0;
   const keyOf = ctx.isF32 ? (bits: number) => f32Signed(bits) ^ mask : (bits: number) => bits ^ ctx.integerKeyXor ^ mask;
   return keyOf(b) > keyOf(a) ? b >>> 0 : a >>> 0;

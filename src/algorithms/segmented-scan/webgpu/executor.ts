@@ -1,9 +1,9 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import { countOf } from '../../../backends/webgpu/segments.js';
 import { valueBits } from '../order.js';
-import { type ScanExecutor, type ScanRun, scanKernels, spansPerSegment, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
+import { type ScanExecutor, type ScanRun, scanKernels, spansPerSegment, spineForm, spineTilesPerSegment, tileSpan, tilesPerSegment } from '../problem.js';
 import { type ScanKernelFacts, scanKernelFacts } from './facts.js';
-import { type MultiWorkgroupKernel, multiWorkgroupProgram } from './multi-workgroup.js';
+import { type MultiWorkgroupKernel, multiWorkgroupProgram, spineProgramKey } from './multi-workgroup.js';
 import { singlePassProgram } from './single-pass.js';
 import { threadProgram } from './thread.js';
 import { workgroupProgram } from './workgroup.js';
@@ -13,7 +13,8 @@ import { workgroupProgram } from './workgroup.js';
  * (backends/webgpu/executor.ts) runs every launch of a plan in one encoder, one pass and one submit.
  */
 
-const hasSpine = (run: ScanRun) => run.layout.has('spineTotals');
+/** How the run's reduce-then-scan turns tile totals into carries (problem.ts `SpineForm`; ignored by the other kernels). */
+const formOf = (run: ScanRun) => spineForm(run.problem, run.policy);
 
 /** Runs scan plans on the WebGPU backend: one encoder, one compute pass, one submit. */
 export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKernelFacts>({
@@ -23,10 +24,10 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
     if (launch.kernel === 'thread') return threadProgram(facts, launch.name);
     if (launch.kernel === 'workgroup') return workgroupProgram(facts, launch.name);
     if (launch.kernel === 'single-pass') return singlePassProgram(facts, launch.name);
-    if (launch.kernel in scanKernels) return multiWorkgroupProgram(launch.kernel as MultiWorkgroupKernel, facts, launch.name, hasSpine(run));
+    if (launch.kernel in scanKernels) return multiWorkgroupProgram(launch.kernel as MultiWorkgroupKernel, facts, launch.name, formOf(run));
     throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
   },
-  programKey: (_launch, run) => String(hasSpine(run)),
+  programKey: (launch, run) => spineProgramKey(launch.kernel, formOf(run)),
   uniforms(run) {
     const { problem, policy } = run;
     return {

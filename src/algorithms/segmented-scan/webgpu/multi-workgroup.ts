@@ -1,5 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { laneItems, tileItems, tileLanes } from '../order.js';
+import type { SpineForm } from '../problem.js';
 import type { ScanKernelFacts } from './facts.js';
 import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
@@ -13,24 +14,30 @@ import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanB
  * - 'spine-top': `spineTotals` scanned in place from the initial value;
  * - 'spine-scan': each 2048 tile totals scanned in place from their carry (the initial value, or the
  *   scanned spine total before them): word t - 1 is then tile t's carry;
- * - 'spine-walk' (instead of the three spine launches, for segments of up to the policy's
- *   `spineWorkgroupMaxTiles` tiles): one workgroup per segment scans its tile totals 2048 at a time
- *   in place, invocation 0 advancing the scan of their totals (`ingest2`) for the next carry, as the
- *   'workgroup' variant does with the items;
+ * - 'spine-walk' (policy `spineCarries` 'walk', instead of the three spine launches, for segments of
+ *   up to the policy's `spineWorkgroupMaxTiles` tiles): one workgroup per segment scans its tile
+ *   totals 2048 at a time in place, invocation 0 advancing the scan of their totals (`ingest2`) for
+ *   the next carry, as the 'workgroup' variant does with the items;
+ * - 'spine-lanes' (`spineCarries` 'parallel', instead of all of those): a workgroup per 2048 tile
+ *   totals, all at once, leaves the parts of the carries: each total's lane prefix in place, each
+ *   lane's carry from the lanes before it in `spineLaneCarries`, the 2048's total in `spineTotals`
+ *   (scanned in place by 'spine-top' where a segment has more than `spineCarryTiles` of them);
  * - 'tile-scan': each tile scanned from its carry and written (one place on for an exclusive scan),
  *   the tiles in reverse order of 'tile-reduce', which has just read them: the last tiles it read may
- *   still be in the device's cache when this launch starts.
+ *   still be in the device's cache when this launch starts. Its carry (`tileCarry`): the word before
+ *   the tile's total, or after 'spine-lanes' put together from that word's lane prefix, its lane's
+ *   carry and the carry into its 2048 ({@link tileCarryWgsl}).
  *
  * Uniforms `tiles` and `spineTiles`: workgroups per segment of the tile and spine launches.
  *
  * With one lane per invocation (workgroupSize 256), the tile launches read a full tile of a segment
  * that starts at a multiple of 4 items as two vec4 loads per invocation (policy `loadWords` 4: the
  * lane's items in registers, `vectorWgsl`), `tilesPerStep` full tiles at a time (`stepWgsl`);
- * 'spine-walk' scans its tile totals in registers too (`registersWgsl`). The same chains of
- * additions everywhere, so the same bits.
+ * 'spine-walk' and 'spine-lanes' hold a lane's tile totals in registers too (`registersWgsl`,
+ * `spineLanesLanes`). The same chains of additions everywhere, so the same bits.
  */
 
-export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'tile-scan';
+export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'spine-lanes' | 'tile-scan';
 
 /** A tile launch's workgroup: its segment and its span of tiles [first, last). */
 const head = `  let segment = workgroupIndex / u.spans;
@@ -43,6 +50,20 @@ const head = `  let segment = workgroupIndex / u.spans;
   let last = min(first + u.tileSpan, tiles);`;
 /** The same, the workgroups taken from the last: 'tile-scan' starts where 'tile-reduce' ended. */
 const reverseHead = head.replace('workgroupIndex / u.spans', 'w / u.spans').replace('workgroupIndex % u.spans', 'w % u.spans').replace('  let segment', '  let w = u.grid - 1u - workgroupIndex;\n  let segment');
+
+/** The opening of 'spine-lanes', shared by its two bodies: the segment, its 2048 tile totals v (n of them from at0), where its lane carries go. */
+const spineLanesEntry = `  let segment = workgroupIndex / u.spineTiles;
+  let v = workgroupIndex % u.spineTiles;
+  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
+  if (s.go == 0u) { return; }
+  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
+  let offset = v * TILE_ITEMS;
+  if (offset >= tiles) { return; }
+  let n = min(tiles - offset, TILE_ITEMS);
+  let op = s.op;
+  let at0 = u.tileTotalsAt + segment * u.tiles + offset;
+  let carriesAt = u.spineLaneCarriesAt + (segment * u.spineTiles + v) * TILE_LANES;
+`;
 
 /** The opening of 'spine-walk', shared by its two bodies: the segment, its tile count, the walk's carry from the initial value. */
 const spineWalkEntry = `  let segment = workgroupIndex;
@@ -131,6 +152,31 @@ ${spineWalkEntry}  for (var offset = 0u; offset < tiles; offset += TILE_ITEMS) {
     if (lid == 0u) { walkCarry = vec2<u32>(1u, ingest2(s.op, tileTotal)); }
   }`,
   },
+  'spine-lanes': {
+    values: false,
+    main: `
+${spineLanesEntry}  loadTileWords(at0, n, lid);
+  tileTotals(n, op, lid);
+  for (var l = lid; l < TILE_LANES; l += WG) {
+    let base = l * LANE_ITEMS;
+    if (base < n) {
+      let g = l / GROUP_LANES;
+      let m = l % GROUP_LANES;
+      var inner = laneCarry[l];
+      if (g > 0u) { inner = select(groupCarry[g], combine(op, groupCarry[g], laneCarry[l]), m > 0u); }
+      // Lane 0 has no lanes before it: the identity, never read.
+      temp[carriesAt + l] = finishValue(op, select(identityOf(op), inner, g > 0u || m > 0u));
+      // The lane prefixes in place of the totals (the first is its total already).
+      let stop = min(base + LANE_ITEMS, n);
+      var p = tile[at(base)];
+      for (var j = base + 1u; j < stop; j++) {
+        p = combine(op, p, tile[at(j)]);
+        temp[at0 + j] = finishValue(op, p);
+      }
+    }
+  }
+  if (lid == 0u) { temp[u.spineTotalsAt + segment * u.spineTiles + v] = finishValue(op, tileTotal); }`,
+  },
   'tile-scan': {
     values: true,
     main: `
@@ -139,8 +185,7 @@ ${reverseHead}
     let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
     if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
-    var carry = initialCarry(s);
-    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    let carry = tileCarry(s, segment, t);
     loadTileItems(s.start + offset, n, s.op, lid);
     tileTotals(n, s.op, lid);
     tileScan(n, s.op, t > 0u || s.hasInitial != 0u, carry, lid);
@@ -380,6 +425,97 @@ ${spineWalkEntry}  let at0 = u.tileTotalsAt + segment * u.tiles;
     if (lid == 0u) { walkCarry = vec2<u32>(1u, ingest2(s.op, tileTotal)); }
   }`;
 
+/**
+ * 'spine-lanes' on the lane functions: invocation lid holds lane lid's 8 tile totals in registers,
+ * adds its prefixes there and writes them in place, and works out the lanes and groups before it
+ * from workgroup memory (`laneCarryWgsl`): the chains of `laneScanRegisters`, without a carry.
+ */
+const spineLanesLanes = `
+${spineLanesEntry}  let x = fetchWords(at0, n, lid);
+  let count = laneCount(n, lid);
+  var p: array<u32, ${laneItems}>;
+  p[0] = x[0];
+${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p[${k - 1}], x[${k}]), ${k}u < count);`)).trimStart()}
+  let total = p[${laneItems - 1}];
+  if (count > 0u) { laneTotal[lid] = total; }
+  workgroupBarrier();
+${laneCarryWgsl('total')}    // Lane 0 has no lanes before it: the identity, never read.
+    temp[carriesAt + lid] = finishValue(op, select(identityOf(op), inner, hasInner));
+    // The lane prefixes in place of the totals (the first is its total already).
+${unrolled((k) => (k === 0 ? '' : `    if (${k}u < count) { temp[at0 + lid * LANE_ITEMS + ${k}u] = finishValue(op, p[${k}]); }`)).trimStart()}
+    if (lid * LANE_ITEMS + count == n) { temp[u.spineTotalsAt + segment * u.spineTiles + v] = finishValue(op, tileTotal); }
+  }`;
+
+/** How 'tile-scan' finds a tile's carry: the word before its total, or (after 'spine-lanes') put together, the carry into its 2048 added up or scanned. */
+export type TileCarries = 'scanned' | 'lanes' | 'lanes-top';
+
+/** The tile carries of a spine form. */
+export const tileCarriesOf = (form: SpineForm): TileCarries => (form === 'lanes' || form === 'lanes-top' ? form : 'scanned');
+
+/**
+ * WGSL `tileCarry(s, segment, t)`: the carry into tile t of a segment, the initial value for t = 0;
+ * else output t - 1 of the scan of the tile totals. 'scanned': the word 'spine-scan' or
+ * 'spine-walk' left. After 'spine-lanes': (C ⊕ E) ⊕ p (order.ts), p the lane prefix of total t - 1
+ * (in its place), E the carry into its lane (none in lane 0), C the carry into its 2048 tile totals,
+ * v (none for v = 0 without an initial value; `spineCarry`): the word 'spine-top' left, or, for
+ * v <= 8 ('lanes'), lane 0 of the scan of the 2048s' totals U: the initial value ⊕ (U_0 ⊕ ... ⊕
+ * U_v-1), its reads issued first. Every invocation reads the same few words (the device broadcasts
+ * them) and adds the same chain: no barrier. The CPU twin: cpu/kernels.ts `laneTileCarry`.
+ */
+export function tileCarryWgsl(carries: TileCarries): string {
+  if (carries === 'scanned') {
+    return `fn tileCarry(s: Segment, segment: u32, t: u32) -> u32 {
+  if (t == 0u) { return initialCarry(s); }
+  return temp[u.tileTotalsAt + segment * u.tiles + t - 1u];
+}`;
+  }
+  const steps = Array.from({ length: laneItems - 1 }, (_, i) => i + 1);
+  const spineCarry =
+    carries === 'lanes-top'
+      ? `fn spineCarry(s: Segment, segment: u32, v: u32) -> u32 {
+  if (v == 0u) { return initialCarry(s); }
+  return temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u];
+}`
+      : `fn spineCarry(s: Segment, segment: u32, v: u32) -> u32 {
+  if (v == 0u) { return initialCarry(s); }
+  let op = s.op;
+  let first = u.spineTotalsAt + segment * u.spineTiles;
+  let last = v - 1u;
+  var c = temp[first];
+  ${steps.map((k) => `let c${k} = temp[first + min(${k}u, last)];`).join('\n  ')}
+  ${steps.map((k) => `c = select(c, combine(op, c, c${k}), ${k}u < v);`).join('\n  ')}
+  return select(c, combine(op, initialCarry(s), c), s.hasInitial != 0u);
+}`;
+  return `${spineCarry}
+fn tileCarry(s: Segment, segment: u32, t: u32) -> u32 {
+  if (t == 0u) { return initialCarry(s); }
+  let op = s.op;
+  let i = t - 1u;
+  let v = i / TILE_ITEMS;
+  let lane = (i % TILE_ITEMS) / LANE_ITEMS;
+  let p = temp[u.tileTotalsAt + segment * u.tiles + i];
+  let inner = temp[u.spineLaneCarriesAt + (segment * u.spineTiles + v) * TILE_LANES + lane];
+  let hasUpper = v > 0u || s.hasInitial != 0u;
+  var e = inner;
+  if (hasUpper) {
+    let c = spineCarry(s, segment, v);
+    e = select(c, combine(op, c, inner), lane > 0u);
+  }
+  return select(p, combine(op, e, p), hasUpper || lane > 0u);
+}`;
+}
+
+/**
+ * What, beside the facts, a multi-workgroup kernel's program depends on in a spine form: 'tile-scan'
+ * its tile carries, 'spine-scan' whether 'spine-top' scanned the 2048s' totals before it; the others
+ * nothing (their pipelines are shared by every form).
+ */
+export function spineProgramKey(kernel: string, form: SpineForm): string {
+  if (kernel === 'tile-scan') return tileCarriesOf(form);
+  if (kernel === 'spine-scan') return form === 'three' ? 'spine' : '';
+  return '';
+}
+
 /** WGSL: `name` = array[base] ⊕ ... ⊕ array[base + 15], left to right (16 reads issued first). */
 function fullChainWgsl(name: string, array: string, base: string, indent: string): string {
   const steps = Array.from({ length: 15 }, (_, i) => i + 1);
@@ -438,8 +574,7 @@ ${tiles.map(laneTotal).join('\n')}
     if (g > 0u) { inner = select(r, combine(op, r, laneQ${j}), m > 0u); }
     let t = t0 + ${j}u;
     let hasCarry = t > 0u || s.hasInitial != 0u;
-    var carry = initialCarry(s);
-    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    let carry = tileCarry(s, segment, t);
     laneE${j} = inner;
     if (hasCarry) { laneE${j} = select(carry, combine(op, carry, inner), hasInner); }
     laneHasE${j} = hasCarry || hasInner;
@@ -526,8 +661,7 @@ ${head}
   const single = (prefetch: string) => `let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
     if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
-    var carry = initialCarry(s);
-    if (t > 0u) { carry = temp[u.tileTotalsAt + segment * u.tiles + t - 1u]; }
+    let carry = tileCarry(s, segment, t);
     let hasCarry = t > 0u || s.hasInitial != 0u;
     let x = v;
     if (${prefetch}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
@@ -583,22 +717,29 @@ function laneBody(main: string): string {
     .replace('tileScan(', 'laneScan(');
 }
 
-/**
- * The program of one multi-workgroup kernel for these facts; `spine`: the plan has `spineTotals`
- * (segments of more than 2048 tiles scanned in three spine launches).
- */
-export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanKernelFacts, name: string, spine: boolean): WebGpuProgram {
+/** The program of one multi-workgroup kernel for these facts, in spine form `form` (problem.ts `SpineForm`). */
+export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanKernelFacts, name: string, form: SpineForm): WebGpuProgram {
   const body = bodies[kernel];
   const lanes = facts.workgroupSize === tileLanes;
   const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
   const vector = lanes && tileKernel && facts.loadWords === 4;
-  const generic = body.main.replace('SPINE_CARRY', spine ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
+  const carries = tileCarriesOf(form);
+  const generic = body.main.replace('SPINE_CARRY', form === 'three' ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
   // Steps only where every segment has the one operator: a step's chains are unrolled `step` times,
   // and with several operators each addition is a branch over them (Mesa's lavapipe took 22 s for
   // the multi-workgroup programs of a per-segment operator with steps, 12 s without).
   const step = vector && facts.sources.op.kind === 'constant' ? facts.tilesPerStep : 1;
-  const main = !lanes ? generic : tileKernel ? laneTileBody(kernel, vector, step) : kernel === 'spine-walk' ? spineWalkLanes : laneBody(generic);
+  const main = !lanes
+    ? generic
+    : tileKernel
+      ? laneTileBody(kernel, vector, step)
+      : kernel === 'spine-walk'
+        ? spineWalkLanes
+        : kernel === 'spine-lanes'
+          ? spineLanesLanes
+          : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32', vector };
+  const registers = kernel === 'spine-walk' || kernel === 'spine-lanes';
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
@@ -606,16 +747,31 @@ ${tileWgsl(true, body.values)}
 ${lanes ? laneWgsl(body.values) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
 ${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
-${lanes && kernel === 'spine-walk' ? fetchWordsWgsl : ''}
+${lanes && registers ? fetchWordsWgsl : ''}
 ${vector ? vectorWgsl : ''}
 ${vector && step > 1 ? stepWgsl(step, kernel as 'tile-reduce' | 'tile-scan') : ''}
+${kernel === 'tile-scan' ? tileCarryWgsl(carries) : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
+  // The 2048s' totals: written by 'spine-reduce' and 'spine-lanes', scanned by 'spine-top', read by
+  // 'spine-scan' (three launches) and 'tile-scan' (after 'spine-lanes'); the lane carries likewise.
+  const lanesCarries = carries !== 'scanned' && kernel === 'tile-scan';
+  const readsSpine = kernel === 'spine-reduce' || kernel === 'spine-top' || kernel === 'spine-lanes' || (kernel === 'spine-scan' && form === 'three') || lanesCarries;
+  const readsLaneCarries = kernel === 'spine-lanes' || lanesCarries;
   return {
     name,
     // The tile launches' own policy values stay out of the other kernels' keys: they share pipelines.
-    cacheKey: `scan/${kernel}|${spine}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0 })}`,
+    cacheKey: `scan/${kernel}|${spineProgramKey(kernel, form)}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
-    uniforms: [...scanUniforms(facts, shape), 'tiles', 'spineTiles', 'tileSpan', 'spans', 'tileTotalsAt', ...(spine && kernel !== 'tile-reduce' && kernel !== 'tile-scan' ? ['spineTotalsAt'] : [])],
+    uniforms: [
+      ...scanUniforms(facts, shape),
+      'tiles',
+      'spineTiles',
+      'tileSpan',
+      'spans',
+      'tileTotalsAt',
+      ...(readsSpine ? ['spineTotalsAt'] : []),
+      ...(readsLaneCarries ? ['spineLaneCarriesAt'] : []),
+    ],
     bindings: scanBindings(facts, shape),
     preamble: scanPreamble(facts, shape),
     declarations,
