@@ -1,6 +1,6 @@
 import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
 import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
-import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems } from '../order.js';
+import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
 
 /*
