@@ -5,6 +5,7 @@ import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
 import { publishedValue, publishedWords } from '../../../dispatch/published-words.js';
 import { chunksPerWorkgroup, enteringChunkGroups, partialStatus, partialWords, publishedPartialWords } from '../problem.js';
 import { type ReduceContext, ValueKind } from './context.js';
+import { simdAvailable, simdChunkTotalF32, simdExtremeF32, simdRowTotalsF32 } from './simd.js';
 
 /*
  * The reduce kernels on the CPU emulator, twins of the WGSL programs (webgpu/): the same grids, the
@@ -17,6 +18,22 @@ import { type ReduceContext, ValueKind } from './context.js';
 
 const lanes = sumOrder.lanes;
 const chunkItems = sumOrder.chunkItems;
+
+/**
+ * Items from which a chunk's canonical total and an f32 extreme take the SIMD loops (simd.ts), where
+ * the backend allows them and this thread can run them: below, copying the items into the module's
+ * memory and the call cost more than the scalar loops save. TODO measured
+ */
+const simdSumItems = 64;
+const simdExtremeItems = 64;
+
+/** Whether this run's kernels take the SIMD loops on this thread. */
+const simdOn = (ctx: ReduceContext) => ctx.simd && simdAvailable();
+
+/** The canonical total of one chunk (see {@link chunkTotalF32}), through the SIMD loop where it pays. */
+function chunkTotal(ctx: ReduceContext, start: number, n: number): number {
+  return n >= simdSumItems && simdOn(ctx) ? simdChunkTotalF32(ctx.valueBits, start, n) : chunkTotalF32(ctx.valueF32, ctx.valueBits, start, n);
+}
 
 /**
  * Lane sums of one chunk. Float64 holds every f32 value exactly, and its loads and stores convert
@@ -324,15 +341,14 @@ const chunkTree = new ChunkTree();
 /** The canonical f32 sum of `size` values from `start` (ops.ts), or the fast one (float64, rounded once). */
 function sumF32(ctx: ReduceContext, start: number, size: number): number {
   const values = ctx.valueF32;
-  const bits = ctx.valueBits;
   if (!ctx.canonical) {
     let s = 0;
     for (let p = start, end = start + size; p < end; p++) s += values[p]!;
     return Math.fround(s);
   }
-  if (size <= chunkItems) return chunkTotalF32(values, bits, start, size);
+  if (size <= chunkItems) return chunkTotal(ctx, start, size);
   chunkTree.reset();
-  for (let c = 0; c < size; c += chunkItems) chunkTree.push(chunkTotalF32(values, bits, start + c, Math.min(chunkItems, size - c)));
+  for (let c = 0; c < size; c += chunkItems) chunkTree.push(chunkTotal(ctx, start + c, Math.min(chunkItems, size - c)));
   return chunkTree.total();
 }
 
@@ -389,6 +405,28 @@ function smallestF32(values: Float32Array, start: number, end: number): number {
   return at;
 }
 
+/**
+ * Where the largest (or with `min` the smallest) of the f32 values [start, start + size) is, the
+ * first of equal ones, by the SIMD loop a chunk at a time (a later chunk wins only when strictly
+ * better); -1 when a value is NaN, for the scalar loops, which order NaN.
+ */
+function simdExtreme(ctx: ReduceContext, start: number, size: number, min: boolean): number {
+  const values = ctx.valueF32;
+  let at = -1;
+  let best = 0;
+  for (let first = 0; first < size; first += chunkItems) {
+    const offset = simdExtremeF32(ctx.valueBits, start + first, Math.min(chunkItems, size - first), min);
+    if (offset < 0) return -1;
+    const p = start + first + offset;
+    const v = values[p]!;
+    if (at < 0 || (min ? v < best : v > best)) {
+      at = p;
+      best = v;
+    }
+  }
+  return at;
+}
+
 /** The extreme found by {@link extreme}: its bits and segment-local index (noIndex for none). */
 let extremeBits = 0;
 let extremeIndex = noIndex;
@@ -407,7 +445,8 @@ function extreme(ctx: ReduceContext, start: number, size: number, mask: number, 
   let at = start;
   const end = start + size;
   if (kind === ValueKind.F32) {
-    at = mask === 0 ? largestF32(ctx.valueF32, start, end) : smallestF32(ctx.valueF32, start, end);
+    at = size >= simdExtremeItems && simdOn(ctx) ? simdExtreme(ctx, start, size, mask !== 0) : -1;
+    if (at < 0) at = mask === 0 ? largestF32(ctx.valueF32, start, end) : smallestF32(ctx.valueF32, start, end);
   } else {
     const xor = (kind === ValueKind.U32 ? -0x80000000 : 0) ^ mask;
     let best = values[start]! ^ xor;
@@ -536,6 +575,11 @@ function sumShortSegments(ctx: ReduceContext, first: number, end: number, capaci
   const out = ctx.outF32;
   const indices = ctx.indicesOut;
   if (indices !== undefined) indices.fill(noIndex, first, Math.max(first, stop));
+  // Packed rows of 8 or 16 (MoE): the SIMD loop, which flushes as it goes and needs no test.
+  if (stride === size && first < stop && (size === 16 || size === 8) && simdOn(ctx)) {
+    simdRowTotalsF32(bits, first * size, stop - first, size, ctx.outBits, first);
+    return stop;
+  }
   // Packed rows: one test over all of them (one tight loop) instead of one per row, and a loop per
   // common size whose tree V8 compiles straight (one loop for every size was 1.6x slower).
   if (stride === size && first < stop && quiet(values, bits, first * size, (stop - first) * size)) {
@@ -645,7 +689,7 @@ function reduceChunks(ctx: ReduceContext, workgroupId: number, published: boolea
     const at = ctx.partialsSlot + (i * chunks + c) * words;
     if (code === OpCode.Sum) {
       if (ctx.valueKind === ValueKind.F32) {
-        f32Scratch[0] = ctx.canonical ? chunkTotalF32(ctx.valueF32, ctx.valueBits, start, n) : sumF32(ctx, start, n);
+        f32Scratch[0] = ctx.canonical ? chunkTotal(ctx, start, n) : sumF32(ctx, start, n);
         storePartial(temp, at, bitsScratch[0]!, 0, published);
       } else {
         storePartial(temp, at, sumInt(ctx.valueBits, start, n), 0, published);

@@ -1,0 +1,405 @@
+import { WasmType, instantiateWasm, op, wasmModule } from '../../../backends/cpu/wasm.js';
+import { sumOrder } from '../ops.js';
+
+/*
+ * The reduce kernels' inner loops as WebAssembly SIMD (f32x4), for the CPU emulator: a chunk's
+ * canonical f32 total, the extreme of a run of f32 values, and the totals of packed rows of 8 or 16
+ * items (MoE). Each computes exactly what its scalar twin in kernels.ts computes, bit for bit:
+ *
+ * - f32x4.add is IEEE binary32 addition, correctly rounded, with subnormals kept (WebAssembly has no
+ *   flush-to-zero mode), as `Math.fround(a + b)` is. Every input is flushed as it is read and every
+ *   sum as it is made, by a compare and a mask per vector: `x & ~(|x| < 2^-126 ? 0x7fffffff : 0)`
+ *   (the zero of x's sign; a NaN compares false and stays). The scalar loops skip the flushes where
+ *   a test proves they change nothing; here they cost less than the test.
+ * - A chunk's 256 lanes are 64 vectors: four of them (16 lanes) go down the chunk's rows at a time,
+ *   so the four additions of a row are independent; a lane sums its items top to bottom from -0 (the
+ *   exact identity). The items are padded with -0 to whole rows, which adds nothing. The tree over
+ *   the lanes runs on vectors down to four lanes, then on two and one.
+ * - The extreme: two vectors of running bests and their indices (lane l of a vector sees items l,
+ *   l + 8, ... in order and takes one only when strictly better: the first of equal ones), over
+ *   values XORed with the sign bit for 'min' (the largest of -x is the smallest x; -0 and +0 stay
+ *   equal). Float compares order the ordered keys of every value but NaN, so a NaN anywhere is
+ *   reported and the caller takes the scalar loop (rare: NaN ranks above +Infinity). The caller
+ *   picks among the eight lanes: the largest value, the smallest index of equal ones. Padding is
+ *   -Infinity after the XOR: it never beats an earlier item.
+ *
+ * The module has one memory page of its own; a call copies its items in (a memcpy; device memory is
+ * not the module's memory) and its results are read back. Each thread (the calling one, each
+ * worker) builds its own instance on first use.
+ */
+
+const lanes = sumOrder.lanes;
+const chunkItems = sumOrder.chunkItems;
+
+/** Byte offsets in the module's memory: items in, lanes (a chunk's 256, or the extreme's 8 bests and indices), row totals out. */
+const itemsAt = 0;
+const lanesAt = itemsAt + chunkItems * 4;
+const outAt = lanesAt + lanes * 4;
+/** Rows one call of the row kernels takes: as many as fill the items area. */
+const rowsPerCall = (size: 8 | 16) => chunkItems / size;
+
+const { get, set } = op;
+
+/** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
+const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
+
+/** Bytes of i8x16.shuffle that bring lanes [from, from + 1, ...] to lanes [0, 1, ...]. */
+const lanesFrom = (from: number) => Array.from({ length: 16 }, (_, b) => (from * 4 + b) & 15);
+
+/** Splats of 2^-126 and 0x7fffffff into two v128 locals. */
+const constants = (minNormal: number, magnitude: number) => [
+  op.v128ConstI32(Array(4).fill(0x00800000)),
+  set(minNormal),
+  op.v128ConstI32(Array(4).fill(0x7fffffff)),
+  set(magnitude),
+];
+
+/** The f32 on the stack stored as bits at `outAt + offset` (local `o`), NaN as the canonical NaN. */
+const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
+
+/** Sums the two lowest lanes' pairs down to lane 0 (the tree's last two levels) of the v128 in local `v`. */
+const lastLevels = (v: number, t: number, minNormal: number, magnitude: number) => [
+  get(v),
+  get(v),
+  get(v),
+  op.shuffle(lanesFrom(2)),
+  op.f32x4Add,
+  ...flush(t, minNormal, magnitude),
+  set(v),
+  get(v),
+  get(v),
+  get(v),
+  op.shuffle(lanesFrom(1)),
+  op.f32x4Add,
+  ...flush(t, minNormal, magnitude),
+  op.f32x4ExtractLane(0),
+];
+
+/** chunkTotal(rows) -> f32: the canonical total of `rows` full rows of 256 lanes from `itemsAt`. */
+function chunkTotal() {
+  const [rows, g, p, end, a0, a1, a2, a3, minNormal, magnitude, t, h, j] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const rowBytes = lanes * 4;
+  const accumulators = [a0, a1, a2, a3];
+  const body = [
+    ...constants(minNormal, magnitude),
+    op.i32Const(0),
+    set(g),
+    // Lanes g/4 .. g/4 + 15 down the rows.
+    op.loop,
+    ...accumulators.flatMap((a) => [op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]), set(a)]),
+    get(g),
+    set(p),
+    get(g),
+    get(rows),
+    op.i32Const(10),
+    op.i32Shl,
+    op.i32Add,
+    set(end),
+    op.loop,
+    ...accumulators.flatMap((a, k) => [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...flush(t, minNormal, magnitude), op.f32x4Add, ...flush(t, minNormal, magnitude), set(a)]),
+    get(p),
+    op.i32Const(rowBytes),
+    op.i32Add,
+    op.tee(p),
+    get(end),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    ...accumulators.flatMap((a, k) => [get(g), get(a), op.v128Store(lanesAt + 16 * k)]),
+    get(g),
+    op.i32Const(64),
+    op.i32Add,
+    op.tee(g),
+    op.i32Const(rowBytes),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    // The tree over the lanes: halves of 128 lanes (512 bytes) down to 4, a vector at a time.
+    op.i32Const(rowBytes / 2),
+    set(h),
+    op.loop,
+    op.i32Const(0),
+    set(j),
+    op.loop,
+    get(j),
+    get(j),
+    op.v128Load(lanesAt),
+    get(j),
+    get(h),
+    op.i32Add,
+    op.v128Load(lanesAt),
+    op.f32x4Add,
+    ...flush(t, minNormal, magnitude),
+    op.v128Store(lanesAt),
+    get(j),
+    op.i32Const(16),
+    op.i32Add,
+    op.tee(j),
+    get(h),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    get(h),
+    op.i32Const(1),
+    op.i32ShrU,
+    op.tee(h),
+    op.i32Const(16),
+    op.i32GeU,
+    op.brIf(0),
+    op.end,
+    op.i32Const(0),
+    op.v128Load(lanesAt),
+    set(a0),
+    ...lastLevels(a0, t, minNormal, magnitude),
+  ];
+  return { name: 'chunkTotal', params: [WasmType.I32], results: [WasmType.F32], locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32], body };
+}
+
+/**
+ * extreme(bytes, flip) -> i32: the running bests of `bytes` (a multiple of 32) bytes of f32 items
+ * from `itemsAt`, XORed with `flip`: values at `lanesAt` (8 f32), indices after them (8 i32); returns
+ * 1 when an item was NaN.
+ */
+function extreme() {
+  const [bytes, flipBits, p, flip, bestA, bestB, idxA, idxB, curA, curB, nan, va, vb, step, ga, gb] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+  const load = (offset: number, into: number) => [get(p), op.v128Load(itemsAt + offset), get(flip), op.v128Xor, set(into)];
+  const take = (v: number, best: number, idx: number, cur: number, g: number) => [
+    get(v),
+    get(best),
+    op.f32x4Gt,
+    set(g),
+    get(v),
+    get(best),
+    get(g),
+    op.v128Bitselect,
+    set(best),
+    get(cur),
+    get(idx),
+    get(g),
+    op.v128Bitselect,
+    set(idx),
+  ];
+  const isNaN = (v: number) => [get(v), get(v), op.f32x4Ne];
+  const body = [
+    get(flipBits),
+    op.i32x4Splat,
+    set(flip),
+    op.i32Const(0),
+    set(p),
+    ...load(0, bestA),
+    ...load(16, bestB),
+    op.v128ConstI32([0, 1, 2, 3]),
+    op.tee(idxA),
+    set(curA),
+    op.v128ConstI32([4, 5, 6, 7]),
+    op.tee(idxB),
+    set(curB),
+    op.v128ConstI32([8, 8, 8, 8]),
+    set(step),
+    ...isNaN(bestA),
+    ...isNaN(bestB),
+    op.v128Or,
+    set(nan),
+    op.i32Const(32),
+    set(p),
+    op.block,
+    get(p),
+    get(bytes),
+    op.i32GeU,
+    op.brIf(0),
+    op.loop,
+    ...load(0, va),
+    ...load(16, vb),
+    get(curA),
+    get(step),
+    op.i32x4Add,
+    set(curA),
+    get(curB),
+    get(step),
+    op.i32x4Add,
+    set(curB),
+    ...take(va, bestA, idxA, curA, ga),
+    ...take(vb, bestB, idxB, curB, gb),
+    get(nan),
+    ...isNaN(va),
+    op.v128Or,
+    ...isNaN(vb),
+    op.v128Or,
+    set(nan),
+    get(p),
+    op.i32Const(32),
+    op.i32Add,
+    op.tee(p),
+    get(bytes),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    op.end,
+    op.i32Const(0),
+    get(bestA),
+    op.v128Store(lanesAt),
+    op.i32Const(0),
+    get(bestB),
+    op.v128Store(lanesAt + 16),
+    op.i32Const(0),
+    get(idxA),
+    op.v128Store(lanesAt + 32),
+    op.i32Const(0),
+    get(idxB),
+    op.v128Store(lanesAt + 48),
+    get(nan),
+    op.v128AnyTrue,
+  ];
+  return { name: 'extreme', params: [WasmType.I32, WasmType.I32], results: [WasmType.I32], locals: [WasmType.I32, ...Array(13).fill(WasmType.V128)], body };
+}
+
+/**
+ * rowTotals8 / rowTotals16(count): the canonical totals of `count` (>= 1) packed rows of 8 or 16
+ * items from `itemsAt` (the tree over 16 lanes, items j and j + 8 first), as bits at `outAt`.
+ */
+function rowTotals(size: 8 | 16) {
+  const [count, p, o, end, minNormal, magnitude, t, a, b, f] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+  const item = (offset: number) => [get(p), op.v128Load(itemsAt + offset), ...flush(t, minNormal, magnitude)];
+  // Lanes 0-3 of the tree's second level (half 4): items j + items j + 4 for 8; for 16 the first
+  // level's lanes j (items j and j + 8) and j + 4 (items j + 4 and j + 12).
+  const level2 =
+    size === 8
+      ? [...item(0), ...item(16), op.f32x4Add, ...flush(t, minNormal, magnitude)]
+      : [
+          ...item(0),
+          ...item(32),
+          op.f32x4Add,
+          ...flush(t, minNormal, magnitude),
+          set(a),
+          ...item(16),
+          ...item(48),
+          op.f32x4Add,
+          ...flush(t, minNormal, magnitude),
+          set(b),
+          get(a),
+          get(b),
+          op.f32x4Add,
+          ...flush(t, minNormal, magnitude),
+        ];
+  const body = [
+    ...constants(minNormal, magnitude),
+    op.i32Const(0),
+    op.tee(p),
+    set(o),
+    get(count),
+    op.i32Const(2),
+    op.i32Shl,
+    set(end),
+    op.loop,
+    ...level2,
+    set(a),
+    ...lastLevels(a, t, minNormal, magnitude),
+    ...storeCanonical(o, f),
+    get(p),
+    op.i32Const(size * 4),
+    op.i32Add,
+    set(p),
+    get(o),
+    op.i32Const(4),
+    op.i32Add,
+    op.tee(o),
+    get(end),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+  ];
+  return {
+    name: `rowTotals${size}`,
+    params: [WasmType.I32],
+    results: [],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.F32],
+    body,
+  };
+}
+
+interface Kernels {
+  readonly chunkTotal: (rows: number) => number;
+  readonly extreme: (bytes: number, flip: number) => number;
+  readonly rowTotals8: (count: number) => void;
+  readonly rowTotals16: (count: number) => void;
+  readonly i32: Int32Array;
+  readonly f32: Float32Array;
+}
+
+/** This thread's instance: undefined until first use, null where WebAssembly SIMD is missing. */
+let kernels: Kernels | null | undefined;
+
+function instance(): Kernels | null {
+  if (kernels !== undefined) return kernels;
+  const made = instantiateWasm(wasmModule(1, [chunkTotal(), extreme(), rowTotals(8), rowTotals(16)]));
+  if (made === undefined) return (kernels = null);
+  const exports = made.exports as unknown as Omit<Kernels, 'i32' | 'f32'> & { memory: WebAssembly.Memory };
+  const buffer = exports.memory.buffer;
+  kernels = { chunkTotal: exports.chunkTotal, extreme: exports.extreme, rowTotals8: exports.rowTotals8, rowTotals16: exports.rowTotals16, i32: new Int32Array(buffer), f32: new Float32Array(buffer) };
+  return kernels;
+}
+
+/** Whether this thread can run the SIMD kernels. */
+export function simdAvailable(): boolean {
+  return instance() !== null;
+}
+
+/**
+ * The canonical total of one chunk of `n` (1 <= n <= chunkItems) f32 values from `base` (`bits`: the
+ * values' bits), as kernels.ts `chunkTotalF32`. Only where {@link simdAvailable}.
+ */
+export function simdChunkTotalF32(bits: Int32Array, base: number, n: number): number {
+  const k = kernels!;
+  const rows = Math.ceil(n / lanes);
+  k.i32.set(bits.subarray(base, base + n), itemsAt >> 2);
+  k.i32.fill(-0x80000000, (itemsAt >> 2) + n, (itemsAt >> 2) + rows * lanes);
+  return k.chunkTotal(rows);
+}
+
+/**
+ * Where the largest (`min` false) or smallest (`min` true) of the `n` (1 <= n <= chunkItems) f32
+ * values from `base` is, the first of equal ones, as an offset from `base`; -1 when one of them is
+ * NaN (the caller's scalar loop orders NaN). Only where {@link simdAvailable}.
+ */
+export function simdExtremeF32(bits: Int32Array, base: number, n: number, min: boolean): number {
+  const k = kernels!;
+  const padded = (n + 7) & ~7;
+  const flip = min ? -0x80000000 : 0;
+  k.i32.set(bits.subarray(base, base + n), itemsAt >> 2);
+  // -Infinity once XORed with `flip`.
+  k.i32.fill(0xff800000 ^ flip, (itemsAt >> 2) + n, (itemsAt >> 2) + padded);
+  if (k.extreme(padded * 4, flip) !== 0) return -1;
+  const values = k.f32;
+  const indices = k.i32;
+  const at = lanesAt >> 2;
+  let best = values[at]!;
+  let index = indices[at + 8]!;
+  for (let l = 1; l < 8; l++) {
+    const v = values[at + l]!;
+    const i = indices[at + 8 + l]!;
+    if (v > best || (v === best && i < index)) {
+      best = v;
+      index = i;
+    }
+  }
+  return index;
+}
+
+/**
+ * Canonical totals of `count` packed rows of `size` (8 or 16) f32 values from `base`, written as bits
+ * to `out` from `at` (NaN as the canonical NaN), as kernels.ts `quietTotal16`/`quietTotal8` and their
+ * flushing twin. Only where {@link simdAvailable}.
+ */
+export function simdRowTotalsF32(bits: Int32Array, base: number, count: number, size: 8 | 16, out: Int32Array, at: number): void {
+  const k = kernels!;
+  const per = rowsPerCall(size);
+  const run = size === 8 ? k.rowTotals8 : k.rowTotals16;
+  for (let done = 0; done < count; ) {
+    const rows = Math.min(per, count - done);
+    const from = base + done * size;
+    k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
+    run(rows);
+    out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
+    done += rows;
+  }
+}
