@@ -82,7 +82,10 @@ export const op = {
   /** i8x16.shuffle of two v128s by byte indices (0-15 the first, 16-31 the second). */
   shuffle: (bytes: readonly number[]) => [...simd(0x0d), ...bytes],
   i32x4Splat: simd(0x11),
+  i32x4ExtractLane: (lane: number) => [...simd(0x1b), lane],
   f32x4ExtractLane: (lane: number) => [...simd(0x1f), lane],
+  i32x4LtS: simd(0x39),
+  f32x4Eq: simd(0x41),
   f32x4Ne: simd(0x42),
   f32x4Lt: simd(0x43),
   f32x4Gt: simd(0x44),

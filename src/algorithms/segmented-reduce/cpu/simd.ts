@@ -317,11 +317,128 @@ function rowTotals(size: 8 | 16) {
   };
 }
 
+/**
+ * rowExtremes8 / rowExtremes16(count, flip): where the largest of each of `count` (>= 1) packed rows
+ * of 8 or 16 f32 items from `itemsAt` (XORed with `flip`) is, the first of equal ones, as i32 at
+ * `outAt`: -1 for a row holding a NaN. A tournament on vectors: item vectors pairwise (lane by lane
+ * the first vector's items come first, so a strictly larger later one wins), then lanes 0-1 against
+ * 2-3 and lane 0 against 1, where indices decide ties.
+ */
+function rowExtremes(size: 8 | 16) {
+  const [count, flipBits, p, o, end, flip, m, i, m2, i2, g, s, si, v0, v1, v2, v3] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+  const vectors = size === 16 ? [v0, v1, v2, v3] : [v0, v1];
+  const indexConst = (k: number) => op.v128ConstI32([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
+  // (ma, ia) becomes the better of itself and (mb, ib), whose indices are larger lane by lane.
+  const pick = (ma: number, ia: number, mb: readonly (readonly number[])[], ib: readonly (readonly number[])[]) => [
+    ...mb,
+    get(ma),
+    op.f32x4Gt,
+    set(g),
+    ...mb,
+    get(ma),
+    get(g),
+    op.v128Bitselect,
+    set(ma),
+    ...ib,
+    get(ia),
+    get(g),
+    op.v128Bitselect,
+    set(ia),
+  ];
+  // (m, i) against its lanes from `from` on: larger wins, equal ones by the smaller index.
+  const fold = (from: number) => [
+    get(m),
+    get(m),
+    op.shuffle(lanesFrom(from)),
+    set(s),
+    get(i),
+    get(i),
+    op.shuffle(lanesFrom(from)),
+    set(si),
+    get(s),
+    get(m),
+    op.f32x4Gt,
+    get(s),
+    get(m),
+    op.f32x4Eq,
+    get(si),
+    get(i),
+    op.i32x4LtS,
+    op.v128And,
+    op.v128Or,
+    set(g),
+    get(s),
+    get(m),
+    get(g),
+    op.v128Bitselect,
+    set(m),
+    get(si),
+    get(i),
+    get(g),
+    op.v128Bitselect,
+    set(i),
+  ];
+  const body = [
+    get(flipBits),
+    op.i32x4Splat,
+    set(flip),
+    op.i32Const(0),
+    op.tee(p),
+    set(o),
+    get(count),
+    op.i32Const(2),
+    op.i32Shl,
+    set(end),
+    op.loop,
+    ...vectors.flatMap((v, k) => [get(p), op.v128Load(itemsAt + 16 * k), get(flip), op.v128Xor, set(v)]),
+    get(v0),
+    set(m),
+    indexConst(0),
+    set(i),
+    ...pick(m, i, [get(v1)], [indexConst(1)]),
+    ...(size === 16
+      ? [get(v2), set(m2), indexConst(2), set(i2), ...pick(m2, i2, [get(v3)], [indexConst(3)]), ...pick(m, i, [get(m2)], [get(i2)])]
+      : []),
+    ...fold(2),
+    ...fold(1),
+    // The row's index, or -1 where an item is NaN.
+    get(o),
+    op.i32Const(-1),
+    get(i),
+    op.i32x4ExtractLane(0),
+    ...vectors.flatMap((v, k) => [get(v), get(v), op.f32x4Ne, ...(k > 0 ? [op.v128Or] : [])]),
+    op.v128AnyTrue,
+    op.select,
+    op.i32Store(outAt),
+    get(p),
+    op.i32Const(size * 4),
+    op.i32Add,
+    set(p),
+    get(o),
+    op.i32Const(4),
+    op.i32Add,
+    op.tee(o),
+    get(end),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+  ];
+  return {
+    name: `rowExtremes${size}`,
+    params: [WasmType.I32, WasmType.I32],
+    results: [],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(12).fill(WasmType.V128)],
+    body,
+  };
+}
+
 interface Kernels {
   readonly chunkTotal: (rows: number) => number;
   readonly extreme: (bytes: number, flip: number) => number;
   readonly rowTotals8: (count: number) => void;
   readonly rowTotals16: (count: number) => void;
+  readonly rowExtremes8: (count: number, flip: number) => void;
+  readonly rowExtremes16: (count: number, flip: number) => void;
   readonly i32: Int32Array;
   readonly f32: Float32Array;
 }
@@ -331,11 +448,20 @@ let kernels: Kernels | null | undefined;
 
 function instance(): Kernels | null {
   if (kernels !== undefined) return kernels;
-  const made = instantiateWasm(wasmModule(1, [chunkTotal(), extreme(), rowTotals(8), rowTotals(16)]));
+  const made = instantiateWasm(wasmModule(1, [chunkTotal(), extreme(), rowTotals(8), rowTotals(16), rowExtremes(8), rowExtremes(16)]));
   if (made === undefined) return (kernels = null);
   const exports = made.exports as unknown as Omit<Kernels, 'i32' | 'f32'> & { memory: WebAssembly.Memory };
   const buffer = exports.memory.buffer;
-  kernels = { chunkTotal: exports.chunkTotal, extreme: exports.extreme, rowTotals8: exports.rowTotals8, rowTotals16: exports.rowTotals16, i32: new Int32Array(buffer), f32: new Float32Array(buffer) };
+  kernels = {
+    chunkTotal: exports.chunkTotal,
+    extreme: exports.extreme,
+    rowTotals8: exports.rowTotals8,
+    rowTotals16: exports.rowTotals16,
+    rowExtremes8: exports.rowExtremes8,
+    rowExtremes16: exports.rowExtremes16,
+    i32: new Int32Array(buffer),
+    f32: new Float32Array(buffer),
+  };
   return kernels;
 }
 
@@ -399,6 +525,26 @@ export function simdRowTotalsF32(bits: Int32Array, base: number, count: number, 
     const from = base + done * size;
     k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
     run(rows);
+    out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
+    done += rows;
+  }
+}
+
+/**
+ * Where the largest (`min` false) or smallest (`min` true) of each of `count` packed rows of `size`
+ * (8 or 16) f32 values from `base` is, the first of equal ones: row r's offset from its start at
+ * `out[at + r]`, -1 for a row holding a NaN (the caller's scalar loop orders NaN). Only where
+ * {@link simdAvailable}.
+ */
+export function simdRowExtremesF32(bits: Int32Array, base: number, count: number, size: 8 | 16, min: boolean, out: Int32Array, at: number): void {
+  const k = kernels!;
+  const per = rowsPerCall(size);
+  const run = size === 8 ? k.rowExtremes8 : k.rowExtremes16;
+  for (let done = 0; done < count; ) {
+    const rows = Math.min(per, count - done);
+    const from = base + done * size;
+    k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
+    run(rows, min ? -0x80000000 : 0);
     out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
     done += rows;
   }
