@@ -85,6 +85,7 @@ export const op = {
   i32x4ExtractLane: (lane: number) => [...simd(0x1b), lane],
   f32x4ExtractLane: (lane: number) => [...simd(0x1f), lane],
   i32x4LtS: simd(0x39),
+  i32x4LtU: simd(0x3a),
   f32x4Eq: simd(0x41),
   f32x4Ne: simd(0x42),
   f32x4Lt: simd(0x43),
@@ -96,6 +97,7 @@ export const op = {
   v128Bitselect: simd(0x52),
   v128AnyTrue: simd(0x53),
   i32x4Add: simd(0xae),
+  i32x4Sub: simd(0xb1),
   f32x4Abs: simd(0xe0),
   f32x4Add: simd(0xe4),
 } as const;

@@ -57,29 +57,82 @@ const constants = (minNormal: number, magnitude: number) => [
 /** The f32 on the stack stored as bits at `outAt + offset` (local `o`), NaN as the canonical NaN. */
 const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
 
-/** Sums the two lowest lanes' pairs down to lane 0 (the tree's last two levels) of the v128 in local `v`. */
-const lastLevels = (v: number, t: number, minNormal: number, magnitude: number) => [
+/**
+ * Sums the two lowest lanes' pairs down to lane 0 (the tree's last two levels) of the v128 in local
+ * `v`, flushing each sum with `fl` (empty for quiet values).
+ */
+const lastLevels = (v: number, fl: readonly (readonly number[])[]) => [
   get(v),
   get(v),
   get(v),
   op.shuffle(lanesFrom(2)),
   op.f32x4Add,
-  ...flush(t, minNormal, magnitude),
+  ...fl,
   set(v),
   get(v),
   get(v),
   get(v),
   op.shuffle(lanesFrom(1)),
   op.f32x4Add,
-  ...flush(t, minNormal, magnitude),
+  ...fl,
   op.f32x4ExtractLane(0),
 ];
 
-/** chunkTotal(rows) -> f32: the canonical total of `rows` full rows of 256 lanes from `itemsAt`. */
-function chunkTotal() {
+/**
+ * quiet(bytes) -> i32: 1 when every f32 item of `bytes` (a multiple of 16, at least 16) from
+ * `itemsAt` is a zero or at least 2^-103 in magnitude (kernels.ts `quietExponent`: no flush of a sum
+ * of them can change anything), else 0. Per lane, with x the magnitude's bits, x - 1 as unsigned is
+ * below 2^-103's bits - 1 exactly for 0 < x < 2^-103: four operations a vector.
+ */
+function quietTest() {
+  const [bytes, p, acc, magnitude, one, limit] = [0, 1, 2, 3, 4, 5];
+  const body = [
+    op.v128ConstI32([0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff]),
+    set(magnitude),
+    op.v128ConstI32([1, 1, 1, 1]),
+    set(one),
+    op.v128ConstI32(Array(4).fill((24 << 23) - 1)),
+    set(limit),
+    op.v128ConstI32([0, 0, 0, 0]),
+    set(acc),
+    op.i32Const(0),
+    set(p),
+    op.loop,
+    get(acc),
+    get(p),
+    op.v128Load(itemsAt),
+    get(magnitude),
+    op.v128And,
+    get(one),
+    op.i32x4Sub,
+    get(limit),
+    op.i32x4LtU,
+    op.v128Or,
+    set(acc),
+    get(p),
+    op.i32Const(16),
+    op.i32Add,
+    op.tee(p),
+    get(bytes),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    get(acc),
+    op.v128AnyTrue,
+    op.i32Eqz,
+  ];
+  return { name: 'quiet', params: [WasmType.I32], results: [WasmType.I32], locals: [WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128], body };
+}
+
+/**
+ * chunkTotal(rows) -> f32: the canonical total of `rows` full rows of 256 lanes from `itemsAt`;
+ * chunkTotalQuiet the same without the flushes, for items that passed {@link quietTest}.
+ */
+function chunkTotal(quiet: boolean) {
   const [rows, g, p, end, a0, a1, a2, a3, minNormal, magnitude, t, h, j] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
   const rowBytes = lanes * 4;
   const accumulators = [a0, a1, a2, a3];
+  const fl = quiet ? [] : flush(t, minNormal, magnitude);
   const body = [
     ...constants(minNormal, magnitude),
     op.i32Const(0),
@@ -96,7 +149,7 @@ function chunkTotal() {
     op.i32Add,
     set(end),
     op.loop,
-    ...accumulators.flatMap((a, k) => [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...flush(t, minNormal, magnitude), op.f32x4Add, ...flush(t, minNormal, magnitude), set(a)]),
+    ...accumulators.flatMap((a, k) => [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...fl, op.f32x4Add, ...fl, set(a)]),
     get(p),
     op.i32Const(rowBytes),
     op.i32Add,
@@ -129,7 +182,7 @@ function chunkTotal() {
     op.i32Add,
     op.v128Load(lanesAt),
     op.f32x4Add,
-    ...flush(t, minNormal, magnitude),
+    ...fl,
     op.v128Store(lanesAt),
     get(j),
     op.i32Const(16),
@@ -150,9 +203,9 @@ function chunkTotal() {
     op.i32Const(0),
     op.v128Load(lanesAt),
     set(a0),
-    ...lastLevels(a0, t, minNormal, magnitude),
+    ...lastLevels(a0, fl),
   ];
-  return { name: 'chunkTotal', params: [WasmType.I32], results: [WasmType.F32], locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32], body };
+  return { name: quiet ? 'chunkTotalQuiet' : 'chunkTotal', params: [WasmType.I32], results: [WasmType.F32], locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32], body };
 }
 
 /**
@@ -257,29 +310,30 @@ function extreme() {
  * rowTotals8 / rowTotals16(count): the canonical totals of `count` (>= 1) packed rows of 8 or 16
  * items from `itemsAt` (the tree over 16 lanes, items j and j + 8 first), as bits at `outAt`.
  */
-function rowTotals(size: 8 | 16) {
+function rowTotals(size: 8 | 16, quiet: boolean) {
   const [count, p, o, end, minNormal, magnitude, t, a, b, f] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
-  const item = (offset: number) => [get(p), op.v128Load(itemsAt + offset), ...flush(t, minNormal, magnitude)];
+  const fl = quiet ? [] : flush(t, minNormal, magnitude);
+  const item = (offset: number) => [get(p), op.v128Load(itemsAt + offset), ...fl];
   // Lanes 0-3 of the tree's second level (half 4): items j + items j + 4 for 8; for 16 the first
   // level's lanes j (items j and j + 8) and j + 4 (items j + 4 and j + 12).
   const level2 =
     size === 8
-      ? [...item(0), ...item(16), op.f32x4Add, ...flush(t, minNormal, magnitude)]
+      ? [...item(0), ...item(16), op.f32x4Add, ...fl]
       : [
           ...item(0),
           ...item(32),
           op.f32x4Add,
-          ...flush(t, minNormal, magnitude),
+          ...fl,
           set(a),
           ...item(16),
           ...item(48),
           op.f32x4Add,
-          ...flush(t, minNormal, magnitude),
+          ...fl,
           set(b),
           get(a),
           get(b),
           op.f32x4Add,
-          ...flush(t, minNormal, magnitude),
+          ...fl,
         ];
   const body = [
     ...constants(minNormal, magnitude),
@@ -293,7 +347,7 @@ function rowTotals(size: 8 | 16) {
     op.loop,
     ...level2,
     set(a),
-    ...lastLevels(a, t, minNormal, magnitude),
+    ...lastLevels(a, fl),
     ...storeCanonical(o, f),
     get(p),
     op.i32Const(size * 4),
@@ -309,7 +363,7 @@ function rowTotals(size: 8 | 16) {
     op.end,
   ];
   return {
-    name: `rowTotals${size}`,
+    name: `rowTotals${size}${quiet ? 'Quiet' : ''}`,
     params: [WasmType.I32],
     results: [],
     locals: [WasmType.I32, WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.F32],
@@ -433,10 +487,14 @@ function rowExtremes(size: 8 | 16) {
 }
 
 interface Kernels {
+  readonly quiet: (bytes: number) => number;
   readonly chunkTotal: (rows: number) => number;
+  readonly chunkTotalQuiet: (rows: number) => number;
   readonly extreme: (bytes: number, flip: number) => number;
   readonly rowTotals8: (count: number) => void;
   readonly rowTotals16: (count: number) => void;
+  readonly rowTotals8Quiet: (count: number) => void;
+  readonly rowTotals16Quiet: (count: number) => void;
   readonly rowExtremes8: (count: number, flip: number) => void;
   readonly rowExtremes16: (count: number, flip: number) => void;
   readonly i32: Int32Array;
@@ -448,15 +506,30 @@ let kernels: Kernels | null | undefined;
 
 function instance(): Kernels | null {
   if (kernels !== undefined) return kernels;
-  const made = instantiateWasm(wasmModule(1, [chunkTotal(), extreme(), rowTotals(8), rowTotals(16), rowExtremes(8), rowExtremes(16)]));
+  const made = instantiateWasm(wasmModule(1, [
+    quietTest(),
+    chunkTotal(false),
+    chunkTotal(true),
+    extreme(),
+    rowTotals(8, false),
+    rowTotals(16, false),
+    rowTotals(8, true),
+    rowTotals(16, true),
+    rowExtremes(8),
+    rowExtremes(16),
+  ]));
   if (made === undefined) return (kernels = null);
   const exports = made.exports as unknown as Omit<Kernels, 'i32' | 'f32'> & { memory: WebAssembly.Memory };
   const buffer = exports.memory.buffer;
   kernels = {
+    quiet: exports.quiet,
     chunkTotal: exports.chunkTotal,
+    chunkTotalQuiet: exports.chunkTotalQuiet,
     extreme: exports.extreme,
     rowTotals8: exports.rowTotals8,
     rowTotals16: exports.rowTotals16,
+    rowTotals8Quiet: exports.rowTotals8Quiet,
+    rowTotals16Quiet: exports.rowTotals16Quiet,
     rowExtremes8: exports.rowExtremes8,
     rowExtremes16: exports.rowExtremes16,
     i32: new Int32Array(buffer),
@@ -479,7 +552,8 @@ export function simdChunkTotalF32(bits: Int32Array, base: number, n: number): nu
   const rows = Math.ceil(n / lanes);
   k.i32.set(bits.subarray(base, base + n), itemsAt >> 2);
   k.i32.fill(-0x80000000, (itemsAt >> 2) + n, (itemsAt >> 2) + rows * lanes);
-  return k.chunkTotal(rows);
+  // The flush-free loop where no flush can change anything: half the operations a vector.
+  return k.quiet(rows * lanes * 4) !== 0 ? k.chunkTotalQuiet(rows) : k.chunkTotal(rows);
 }
 
 /**
@@ -519,12 +593,12 @@ export function simdExtremeF32(bits: Int32Array, base: number, n: number, min: b
 export function simdRowTotalsF32(bits: Int32Array, base: number, count: number, size: 8 | 16, out: Int32Array, at: number): void {
   const k = kernels!;
   const per = rowsPerCall(size);
-  const run = size === 8 ? k.rowTotals8 : k.rowTotals16;
   for (let done = 0; done < count; ) {
     const rows = Math.min(per, count - done);
     const from = base + done * size;
     k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
-    run(rows);
+    const quiet = k.quiet(rows * size * 4) !== 0;
+    (size === 8 ? (quiet ? k.rowTotals8Quiet : k.rowTotals8) : quiet ? k.rowTotals16Quiet : k.rowTotals16)(rows);
     out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
     done += rows;
   }
