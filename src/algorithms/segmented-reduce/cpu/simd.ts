@@ -3,14 +3,16 @@ import { sumOrder } from '../ops.js';
 
 /*
  * The reduce kernels' inner loops as WebAssembly SIMD (f32x4), for the CPU emulator: a chunk's
- * canonical f32 total, the extreme of a run of f32 values, and the totals of packed rows of 8 or 16
- * items (MoE). Each computes exactly what its scalar twin in kernels.ts computes, bit for bit:
+ * canonical f32 total, the extreme of a run of f32 values, and the totals and extremes of packed rows
+ * of 8 or 16 items (MoE). Each computes exactly what its scalar twin in kernels.ts computes, bit for
+ * bit:
  *
  * - f32x4.add is IEEE binary32 addition, correctly rounded, with subnormals kept (WebAssembly has no
  *   flush-to-zero mode), as `Math.fround(a + b)` is. Every input is flushed as it is read and every
  *   sum as it is made, by a compare and a mask per vector: `x & ~(|x| < 2^-126 ? 0x7fffffff : 0)`
- *   (the zero of x's sign; a NaN compares false and stays). The scalar loops skip the flushes where
- *   a test proves they change nothing; here they cost less than the test.
+ *   (the zero of x's sign; a NaN compares false and stays). As in the scalar loops, items that are
+ *   all zeros or at least 2^-103 in magnitude ({@link quietTest}) take a twin loop without the
+ *   flushes, which cannot change anything then.
  * - A chunk's 256 lanes are 64 vectors: four of them (16 lanes) go down the chunk's rows at a time,
  *   so the four additions of a row are independent; a lane sums its items top to bottom from -0 (the
  *   exact identity). The items are padded with -0 to whole rows, which adds nothing. The tree over
@@ -22,6 +24,9 @@ import { sumOrder } from '../ops.js';
  *   reported and the caller takes the scalar loop (rare: NaN ranks above +Infinity). The caller
  *   picks among the eight lanes: the largest value, the smallest index of equal ones. Padding is
  *   -Infinity after the XOR: it never beats an earlier item.
+ *
+ * - Rows of 8 or 16: the tree over 16 lanes on two or four vectors (items j and j + 8 first), and for
+ *   extremes a tournament (rowExtremes).
  *
  * The module has one memory page of its own; a call copies its items in (a memcpy; device memory is
  * not the module's memory) and its results are read back. Each thread (the calling one, each
@@ -54,7 +59,7 @@ const constants = (minNormal: number, magnitude: number) => [
   set(magnitude),
 ];
 
-/** The f32 on the stack stored as bits at `outAt + offset` (local `o`), NaN as the canonical NaN. */
+/** The f32 on the stack stored as bits at `outAt` + local `o` (through local `f`), NaN as the canonical NaN. */
 const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
 
 /**
