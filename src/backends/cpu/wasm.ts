@@ -70,6 +70,7 @@ export const op = {
   i32LtU: [0x49],
   i32GeU: [0x4f],
   f32Ne: [0x5c],
+  i32Ctz: [0x68],
   i32Add: [0x6a],
   i32Sub: [0x6b],
   i32Shl: [0x74],
@@ -96,10 +97,13 @@ export const op = {
   v128Xor: simd(0x51),
   v128Bitselect: simd(0x52),
   v128AnyTrue: simd(0x53),
+  i32x4Bitmask: simd(0xa4),
   i32x4Add: simd(0xae),
   i32x4Sub: simd(0xb1),
   f32x4Abs: simd(0xe0),
   f32x4Add: simd(0xe4),
+  f32x4Pmin: simd(0xea),
+  f32x4Pmax: simd(0xeb),
 } as const;
 
 /** One function of a module: its export name, signature, extra locals (by type, in order) and body. */
