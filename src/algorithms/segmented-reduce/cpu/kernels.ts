@@ -627,8 +627,8 @@ const rowIndices = new Int32Array(rowBatch);
  * segment has one size of at least one item: each segment's extreme written directly (what `finish`
  * writes then: the extreme's bits and index), without the per-segment extent, op and initial-value
  * reads, for the segments that lie wholly inside the input; packed rows of 8 or 16 go through the
- * SIMD tournament. The scalar loop is what MoE rows of 16 cost: its running best changes about 3 times
- * in 16 random items, each a mispredicted branch (65536 rows took ~3.5 ms scalar, ~0.8 ms by the
+ * SIMD tournament. The scalar loop is what MoE rows of 16 cost: its running best changes 2.4 times
+ * on average in 16 random items, each a mispredicted branch (65536 rows took ~3.5 ms scalar, ~0.8 ms by the
  * tournament, on one thread of the 2-core AMD EPYC). Returns the first segment it did not reduce.
  */
 function extremeRows(ctx: ReduceContext, first: number, end: number, capacity: number, code: number): number {
