@@ -44,6 +44,9 @@ const rowsPerCall = (size: 8 | 16) => chunkItems / size;
 
 const { get, set } = op;
 
+/** The bits of 2^-103 (kernels.ts `quietExponent`): the smallest magnitude that no flush of a sum can touch. */
+const quietBits = 24 << 23;
+
 /** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
 const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
 
@@ -95,7 +98,7 @@ function quietTest() {
     set(magnitude),
     op.v128ConstI32([1, 1, 1, 1]),
     set(one),
-    op.v128ConstI32(Array(4).fill((24 << 23) - 1)),
+    op.v128ConstI32(Array(4).fill(quietBits - 1)),
     set(limit),
     op.v128ConstI32([0, 0, 0, 0]),
     set(acc),
@@ -130,15 +133,18 @@ function quietTest() {
 
 /**
  * chunkTotal(rows) -> f32: the canonical total of `rows` full rows of 256 lanes from `itemsAt`;
- * chunkTotalQuiet the same without the flushes, for items that passed {@link quietTest}.
+ * chunkTotalQuiet the same without the flushes, with {@link quietTest} of the items on the way (one
+ * pass over them, not two): it leaves 1 at `outAt` when they passed, and its total is then the
+ * canonical one.
  */
 function chunkTotal(quiet: boolean) {
-  const [rows, g, p, end, a0, a1, a2, a3, minNormal, magnitude, t, h, j] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const [rows, g, p, end, a0, a1, a2, a3, minNormal, magnitude, t, h, j, q, one, limit] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
   const rowBytes = lanes * 4;
   const accumulators = [a0, a1, a2, a3];
   const fl = quiet ? [] : flush(t, minNormal, magnitude);
   const body = [
     ...constants(minNormal, magnitude),
+    ...(quiet ? [op.v128ConstI32([0, 0, 0, 0]), set(q), op.v128ConstI32([1, 1, 1, 1]), set(one), op.v128ConstI32(Array(4).fill(quietBits - 1)), set(limit)] : []),
     op.i32Const(0),
     set(g),
     // Lanes g/4 .. g/4 + 15 down the rows.
@@ -153,7 +159,12 @@ function chunkTotal(quiet: boolean) {
     op.i32Add,
     set(end),
     op.loop,
-    ...accumulators.flatMap((a, k) => [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...fl, op.f32x4Add, ...fl, set(a)]),
+    ...accumulators.flatMap((a, k) =>
+      quiet
+        ? // The sum, and the quietTest of the same vector (four operations) into `q`.
+          [get(p), op.v128Load(itemsAt + 16 * k), set(t), get(a), get(t), op.f32x4Add, set(a), get(q), get(t), get(magnitude), op.v128And, get(one), op.i32x4Sub, get(limit), op.i32x4LtU, op.v128Or, set(q)]
+        : [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...fl, op.f32x4Add, ...fl, set(a)],
+    ),
     get(p),
     op.i32Const(rowBytes),
     op.i32Add,
@@ -204,12 +215,19 @@ function chunkTotal(quiet: boolean) {
     op.i32GeU,
     op.brIf(0),
     op.end,
+    ...(quiet ? [op.i32Const(0), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(outAt)] : []),
     op.i32Const(0),
     op.v128Load(lanesAt),
     set(a0),
     ...lastLevels(a0, fl),
   ];
-  return { name: quiet ? 'chunkTotalQuiet' : 'chunkTotal', params: [WasmType.I32], results: [WasmType.F32], locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32], body };
+  return {
+    name: quiet ? 'chunkTotalQuiet' : 'chunkTotal',
+    params: [WasmType.I32],
+    results: [WasmType.F32],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128],
+    body,
+  };
 }
 
 /**
@@ -553,8 +571,10 @@ export function simdChunkTotalF32(bits: Int32Array, base: number, n: number): nu
   const rows = Math.ceil(n / lanes);
   k.i32.set(bits.subarray(base, base + n), itemsAt >> 2);
   k.i32.fill(-0x80000000, (itemsAt >> 2) + n, (itemsAt >> 2) + rows * lanes);
-  // The flush-free loop where no flush can change anything: half the operations a vector.
-  return k.quiet(rows * lanes * 4) !== 0 ? k.chunkTotalQuiet(rows) : k.chunkTotal(rows);
+  // The flush-free loop, which tests the items as it adds them: its total stands where no flush can
+  // change anything (the flag it leaves at outAt), else the flushing loop runs.
+  const total = k.chunkTotalQuiet(rows);
+  return k.i32[outAt >> 2] !== 0 ? total : k.chunkTotal(rows);
 }
 
 /**
