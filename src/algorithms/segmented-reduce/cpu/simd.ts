@@ -86,50 +86,34 @@ const lastLevels = (v: number, fl: readonly (readonly number[])[]) => [
 ];
 
 /**
- * quiet(bytes) -> i32: 1 when every f32 item of `bytes` (a multiple of 16, at least 16) from
- * `itemsAt` is a zero or at least 2^-103 in magnitude (kernels.ts `quietExponent`: no flush of a sum
- * of them can change anything), else 0. Per lane, with x the magnitude's bits, x - 1 as unsigned is
- * below 2^-103's bits - 1 exactly for 0 < x < 2^-103: four operations a vector.
+ * The quiet test of the v128 in local `v`, ORed into local `q`: q's lanes stay 0 while every item is
+ * a zero or at least 2^-103 in magnitude (kernels.ts `quietExponent`: no flush of a sum of them can
+ * change anything). Per lane, with x the magnitude's bits, x - 1 as unsigned is below 2^-103's bits
+ * - 1 exactly for 0 < x < 2^-103: four operations a vector. `magnitude`, `one` and `limit` hold
+ * 0x7fffffff, 1 and 2^-103's bits - 1 ({@link quietConstants}).
  */
-function quietTest() {
-  const [bytes, p, acc, magnitude, one, limit] = [0, 1, 2, 3, 4, 5];
-  const body = [
-    op.v128ConstI32([0x7fffffff, 0x7fffffff, 0x7fffffff, 0x7fffffff]),
-    set(magnitude),
-    op.v128ConstI32([1, 1, 1, 1]),
-    set(one),
-    op.v128ConstI32(Array(4).fill(quietBits - 1)),
-    set(limit),
-    op.v128ConstI32([0, 0, 0, 0]),
-    set(acc),
-    op.i32Const(0),
-    set(p),
-    op.loop,
-    get(acc),
-    get(p),
-    op.v128Load(itemsAt),
-    get(magnitude),
-    op.v128And,
-    get(one),
-    op.i32x4Sub,
-    get(limit),
-    op.i32x4LtU,
-    op.v128Or,
-    set(acc),
-    get(p),
-    op.i32Const(16),
-    op.i32Add,
-    op.tee(p),
-    get(bytes),
-    op.i32LtU,
-    op.brIf(0),
-    op.end,
-    get(acc),
-    op.v128AnyTrue,
-    op.i32Eqz,
-  ];
-  return { name: 'quiet', params: [WasmType.I32], results: [WasmType.I32], locals: [WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128], body };
-}
+const quietTest = (v: number, q: number, magnitude: number, one: number, limit: number) => [
+  get(q),
+  get(v),
+  get(magnitude),
+  op.v128And,
+  get(one),
+  op.i32x4Sub,
+  get(limit),
+  op.i32x4LtU,
+  op.v128Or,
+  set(q),
+];
+
+/** Locals `q` (zeros), `one` and `limit` for {@link quietTest} (`magnitude` comes from {@link constants}). */
+const quietConstants = (q: number, one: number, limit: number) => [
+  op.v128ConstI32([0, 0, 0, 0]),
+  set(q),
+  op.v128ConstI32([1, 1, 1, 1]),
+  set(one),
+  op.v128ConstI32(Array(4).fill(quietBits - 1)),
+  set(limit),
+];
 
 /**
  * chunkTotal(rows) -> f32: the canonical total of `rows` full rows of 256 lanes from `itemsAt`;
@@ -144,7 +128,7 @@ function chunkTotal(quiet: boolean) {
   const fl = quiet ? [] : flush(t, minNormal, magnitude);
   const body = [
     ...constants(minNormal, magnitude),
-    ...(quiet ? [op.v128ConstI32([0, 0, 0, 0]), set(q), op.v128ConstI32([1, 1, 1, 1]), set(one), op.v128ConstI32(Array(4).fill(quietBits - 1)), set(limit)] : []),
+    ...(quiet ? quietConstants(q, one, limit) : []),
     op.i32Const(0),
     set(g),
     // Lanes g/4 .. g/4 + 15 down the rows.
@@ -162,7 +146,7 @@ function chunkTotal(quiet: boolean) {
     ...accumulators.flatMap((a, k) =>
       quiet
         ? // The sum, and the quietTest of the same vector (four operations) into `q`.
-          [get(p), op.v128Load(itemsAt + 16 * k), set(t), get(a), get(t), op.f32x4Add, set(a), get(q), get(t), get(magnitude), op.v128And, get(one), op.i32x4Sub, get(limit), op.i32x4LtU, op.v128Or, set(q)]
+          [get(p), op.v128Load(itemsAt + 16 * k), set(t), get(a), get(t), op.f32x4Add, set(a), ...quietTest(t, q, magnitude, one, limit)]
         : [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...fl, op.f32x4Add, ...fl, set(a)],
     ),
     get(p),
@@ -325,9 +309,13 @@ function extremeFirst(min: boolean) {
  * items from `itemsAt` (the tree over 16 lanes, items j and j + 8 first), as bits at `outAt`.
  */
 function rowTotals(size: 8 | 16, quiet: boolean) {
-  const [count, p, o, end, minNormal, magnitude, t, a, b, f] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
+  const [count, p, o, end, minNormal, magnitude, t, a, b, f, q, one, limit] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
   const fl = quiet ? [] : flush(t, minNormal, magnitude);
-  const item = (offset: number) => [get(p), op.v128Load(itemsAt + offset), ...fl];
+  // Quiet: each vector also goes through quietTest into `q`.
+  const item = (offset: number) =>
+    quiet
+      ? [get(p), op.v128Load(itemsAt + offset), set(t), ...quietTest(t, q, magnitude, one, limit), get(t)]
+      : [get(p), op.v128Load(itemsAt + offset), ...fl];
   // Lanes 0-3 of the tree's second level (half 4): items j + items j + 4 for 8; for 16 the first
   // level's lanes j (items j and j + 8) and j + 4 (items j + 4 and j + 12).
   const level2 =
@@ -351,6 +339,7 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
         ];
   const body = [
     ...constants(minNormal, magnitude),
+    ...(quiet ? quietConstants(q, one, limit) : []),
     op.i32Const(0),
     op.tee(p),
     set(o),
@@ -375,12 +364,13 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
     op.i32LtU,
     op.brIf(0),
     op.end,
+    ...(quiet ? [op.i32Const(0), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(lanesAt)] : []),
   ];
   return {
     name: `rowTotals${size}${quiet ? 'Quiet' : ''}`,
     params: [WasmType.I32],
     results: [],
-    locals: [WasmType.I32, WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.F32],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.F32, WasmType.V128, WasmType.V128, WasmType.V128],
     body,
   };
 }
@@ -501,7 +491,6 @@ function rowExtremes(size: 8 | 16) {
 }
 
 interface Kernels {
-  readonly quiet: (bytes: number) => number;
   readonly chunkTotal: (rows: number) => number;
   readonly chunkTotalQuiet: (rows: number) => number;
   readonly extremeMax: (bytes: number) => number;
@@ -523,7 +512,6 @@ function instance(): Kernels | null {
   if (kernels !== undefined) return kernels;
   // 3.6 KB: under the 4 KB that browsers compile synchronously on their main thread.
   const bytes = wasmModule(1, [
-    quietTest(),
     chunkTotal(false),
     chunkTotal(true),
     extremeFirst(false),
@@ -540,7 +528,6 @@ function instance(): Kernels | null {
   const exports = made.exports as unknown as Omit<Kernels, 'i32' | 'f32'> & { memory: WebAssembly.Memory };
   const buffer = exports.memory.buffer;
   kernels = {
-    quiet: exports.quiet,
     chunkTotal: exports.chunkTotal,
     chunkTotalQuiet: exports.chunkTotalQuiet,
     extremeMax: exports.extremeMax,
@@ -603,8 +590,10 @@ export function simdRowTotalsF32(bits: Int32Array, base: number, count: number, 
     const rows = Math.min(per, count - done);
     const from = base + done * size;
     k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
-    const quiet = k.quiet(rows * size * 4) !== 0;
-    (size === 8 ? (quiet ? k.rowTotals8Quiet : k.rowTotals8) : quiet ? k.rowTotals16Quiet : k.rowTotals16)(rows);
+    // The flush-free rows test their items as they go (the flag at lanesAt); where a flush could
+    // change something, the flushing rows write over them.
+    (size === 8 ? k.rowTotals8Quiet : k.rowTotals16Quiet)(rows);
+    if (k.i32[lanesAt >> 2] === 0) (size === 8 ? k.rowTotals8 : k.rowTotals16)(rows);
     out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
     done += rows;
   }
