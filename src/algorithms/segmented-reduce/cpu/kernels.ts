@@ -643,20 +643,22 @@ function extremeRows(ctx: ReduceContext, first: number, end: number, capacity: n
   const out = ctx.outBits;
   const indices = ctx.indicesOut;
   const min = takesMin(code);
-  // Packed rows of 8 or 16 (MoE): the SIMD tournament a batch of rows at a time, into `rowIndices`;
-  // a row holding a NaN comes back as -1 and takes the scalar loop.
+  // Packed rows of 8 or 16 (MoE): the SIMD tournament a batch of rows at a time, the bits straight
+  // into the output and the offsets into `rowIndices`; a row holding a NaN comes back as -1 and takes
+  // the scalar loop.
   if (stride === size && (size === 16 || size === 8) && simdOn(ctx)) {
     for (let batch = first; batch < stop; batch += rowBatch) {
       const rows = Math.min(rowBatch, stop - batch);
-      simdRowExtremesF32(bits, batch * size, rows, size, min, rowIndices, 0);
-      for (let r = 0; r < rows; r++) {
-        const i = batch + r;
-        const start = i * size;
-        let at = start + rowIndices[r]!;
-        if (at < start) at = min ? smallestF32(values, start, start + size) : largestF32(values, start, start + size);
-        out[i] = bits[at]!;
-        if (indices !== undefined) indices[i] = at - start;
+      if (simdRowExtremesF32(bits, batch * size, rows, size, min, out, batch, rowIndices) > 0) {
+        for (let r = 0; r < rows; r++) {
+          if (rowIndices[r]! >= 0) continue;
+          const start = (batch + r) * size;
+          const at = min ? smallestF32(values, start, start + size) : largestF32(values, start, start + size);
+          out[batch + r] = bits[at]!;
+          rowIndices[r] = at - start;
+        }
       }
+      if (indices !== undefined) indices.set(rowIndices.subarray(0, rows), batch);
     }
     return Math.max(first, stop);
   }

@@ -39,6 +39,8 @@ const chunkItems = sumOrder.chunkItems;
 const itemsAt = 0;
 const lanesAt = itemsAt + chunkItems * 4;
 const outAt = lanesAt + lanes * 4;
+/** The rows' extremes' bits (rowExtremes), after their indices at `outAt`: one word per row of 8. */
+const bitsOutAt = outAt + (chunkItems / 8) * 4;
 /** Rows one call of the row kernels takes: as many as fill the items area. */
 const rowsPerCall = (size: 8 | 16) => chunkItems / size;
 
@@ -376,14 +378,15 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
 }
 
 /**
- * rowExtremes8 / rowExtremes16(count, flip): where the largest of each of `count` (>= 1) packed rows
- * of 8 or 16 f32 items from `itemsAt` (XORed with `flip`) is, the first of equal ones, as i32 at
- * `outAt`: -1 for a row holding a NaN. A tournament on vectors: item vectors pairwise (lane by lane
+ * rowExtremes8 / rowExtremes16(count, flip) -> i32: where the largest of each of `count` (>= 1) packed
+ * rows of 8 or 16 f32 items from `itemsAt` (XORed with `flip`) is, the first of equal ones, as i32 at
+ * `outAt`, and that item's bits at `bitsOutAt`: index -1 for a row holding a NaN; returns how many
+ * rows did. A tournament on vectors: item vectors pairwise (lane by lane
  * the first vector's items come first, so a strictly larger later one wins), then lanes 0-1 against
  * 2-3 and lane 0 against 1, where indices decide ties.
  */
 function rowExtremes(size: 8 | 16) {
-  const [count, flipBits, p, o, end, flip, m, i, m2, i2, g, s, si, v0, v1, v2, v3] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
+  const [count, flipBits, p, o, end, flip, m, i, m2, i2, g, s, si, v0, v1, v2, v3, nan, index, nans] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
   const vectors = size === 16 ? [v0, v1, v2, v3] : [v0, v1];
   const indexConst = (k: number) => op.v128ConstI32([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
   // (ma, ia) becomes the better of itself and (mb, ib), whose indices are larger lane by lane.
@@ -459,15 +462,31 @@ function rowExtremes(size: 8 | 16) {
       : []),
     ...fold(2),
     ...fold(1),
-    // The row's index, or -1 where an item is NaN.
-    get(o),
-    op.i32Const(-1),
-    get(i),
-    op.i32x4ExtractLane(0),
+    // The row's index and its item's bits; index -1 (counted in `nans`) where an item is NaN.
     ...vectors.flatMap((v, k) => [get(v), get(v), op.f32x4Ne, ...(k > 0 ? [op.v128Or] : [])]),
     op.v128AnyTrue,
+    set(nan),
+    get(i),
+    op.i32x4ExtractLane(0),
+    set(index),
+    get(o),
+    get(p),
+    get(index),
+    op.i32Const(2),
+    op.i32Shl,
+    op.i32Add,
+    op.i32Load(itemsAt),
+    op.i32Store(bitsOutAt),
+    get(o),
+    op.i32Const(-1),
+    get(index),
+    get(nan),
     op.select,
     op.i32Store(outAt),
+    get(nans),
+    get(nan),
+    op.i32Add,
+    set(nans),
     get(p),
     op.i32Const(size * 4),
     op.i32Add,
@@ -480,12 +499,13 @@ function rowExtremes(size: 8 | 16) {
     op.i32LtU,
     op.brIf(0),
     op.end,
+    get(nans),
   ];
   return {
     name: `rowExtremes${size}`,
     params: [WasmType.I32, WasmType.I32],
-    results: [],
-    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(12).fill(WasmType.V128)],
+    results: [WasmType.I32],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(12).fill(WasmType.V128), WasmType.I32, WasmType.I32, WasmType.I32],
     body,
   };
 }
@@ -499,8 +519,8 @@ interface Kernels {
   readonly rowTotals16: (count: number) => void;
   readonly rowTotals8Quiet: (count: number) => void;
   readonly rowTotals16Quiet: (count: number) => void;
-  readonly rowExtremes8: (count: number, flip: number) => void;
-  readonly rowExtremes16: (count: number, flip: number) => void;
+  readonly rowExtremes8: (count: number, flip: number) => number;
+  readonly rowExtremes16: (count: number, flip: number) => number;
   readonly i32: Int32Array;
   readonly f32: Float32Array;
 }
@@ -600,21 +620,25 @@ export function simdRowTotalsF32(bits: Int32Array, base: number, count: number, 
 }
 
 /**
- * Where the largest (`min` false) or smallest (`min` true) of each of `count` packed rows of `size`
- * (8 or 16) f32 values from `base` is, the first of equal ones: row r's offset from its start at
- * `out[at + r]`, -1 for a row holding a NaN (the caller's scalar loop orders NaN). Only where
+ * The largest (`min` false) or smallest (`min` true) of each of `count` packed rows of `size` (8 or
+ * 16) f32 values from `base`, the first of equal ones: row r's offset from its start at
+ * `offsets[r]` and its bits at `outBits[at + r]`; offset -1 (bits undefined) for a row holding a NaN,
+ * for the caller's scalar loop, which orders NaN. Returns how many rows hold a NaN. Only where
  * {@link simdAvailable}.
  */
-export function simdRowExtremesF32(bits: Int32Array, base: number, count: number, size: 8 | 16, min: boolean, out: Int32Array, at: number): void {
+export function simdRowExtremesF32(bits: Int32Array, base: number, count: number, size: 8 | 16, min: boolean, outBits: Int32Array, at: number, offsets: Int32Array): number {
   const k = kernels!;
   const per = rowsPerCall(size);
   const run = size === 8 ? k.rowExtremes8 : k.rowExtremes16;
+  let nans = 0;
   for (let done = 0; done < count; ) {
     const rows = Math.min(per, count - done);
     const from = base + done * size;
     k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
-    run(rows, min ? -0x80000000 : 0);
-    out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
+    nans += run(rows, min ? -0x80000000 : 0);
+    offsets.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), done);
+    outBits.set(k.i32.subarray(bitsOutAt >> 2, (bitsOutAt >> 2) + rows), at + done);
     done += rows;
   }
+  return nans;
 }
