@@ -23,7 +23,6 @@ import { sumOrder } from '../ops.js';
  *   (rare: NaN ranks above +Infinity). Padding is the opposite infinity: equal to the extreme only
  *   when a real item before it is too. A one-pass loop keeping the first best per lane (a compare and
  *   two selects a vector) took 0.70-0.74 ns an item against 0.62-0.63 for both passes, copy included.
- *
  * - Rows of 8 or 16: the tree over 16 lanes on two or four vectors (items j and j + 8 first), and for
  *   extremes a tournament (rowExtremes).
  *
@@ -308,7 +307,9 @@ function extremeFirst(min: boolean) {
 
 /**
  * rowTotals8 / rowTotals16(count): the canonical totals of `count` (>= 1) packed rows of 8 or 16
- * items from `itemsAt` (the tree over 16 lanes, items j and j + 8 first), as bits at `outAt`.
+ * items from `itemsAt` (the tree over 16 lanes, items j and j + 8 first), as bits at `outAt`; the
+ * Quiet twins without the flushes, with {@link quietTest} on the way: they leave 1 at `lanesAt` when
+ * the items passed, and their totals are then the canonical ones.
  */
 function rowTotals(size: 8 | 16, quiet: boolean) {
   const [count, p, o, end, minNormal, magnitude, t, a, b, f, q, one, limit] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
@@ -381,9 +382,9 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
  * rowExtremes8 / rowExtremes16(count, flip) -> i32: where the largest of each of `count` (>= 1) packed
  * rows of 8 or 16 f32 items from `itemsAt` (XORed with `flip`) is, the first of equal ones, as i32 at
  * `outAt`, and that item's bits at `bitsOutAt`: index -1 for a row holding a NaN; returns how many
- * rows did. A tournament on vectors: item vectors pairwise (lane by lane
- * the first vector's items come first, so a strictly larger later one wins), then lanes 0-1 against
- * 2-3 and lane 0 against 1, where indices decide ties.
+ * rows did. A tournament on vectors: item vectors pairwise (lane by lane the first vector's items
+ * come first, so a strictly larger later one wins), then lanes 0-1 against 2-3 and lane 0 against 1,
+ * where indices decide ties.
  */
 function rowExtremes(size: 8 | 16) {
   const [count, flipBits, p, o, end, flip, m, i, m2, i2, g, s, si, v0, v1, v2, v3, nan, index, nans] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
