@@ -68,6 +68,12 @@ function shapes(only: string[] | undefined): Shape[] {
 
 type PeerOp = 'sum' | 'min' | 'max' | 'argMax';
 
+/** The CPU backend's worker-pool counters (zeros on other backends). */
+function poolStats(backend: Backend): { rests: number } {
+  const stats = (backend as unknown as { workerStats?(): { rests: number } }).workerStats;
+  return stats === undefined ? { rests: 0 } : stats.call(backend);
+}
+
 /** The op's identity, for tfjs's padding: every peer then computes the same result on ragged rows. */
 const identityOf = (op: PeerOp) => (op === 'sum' ? 0 : op === 'min' ? Infinity : -Infinity);
 
@@ -146,6 +152,7 @@ async function compareWithPeers(backend: Backend): Promise<void> {
       const fastPlan = DeviceSegmentedReduce.plan(args, fast);
       const jsOut = new Float32Array(shape.rows);
       const jsIndices = new Int32Array(shape.rows);
+      const poolBefore = poolStats(backend);
       const t = await timeInterleaved<'segkit' | 'segkitFast' | 'tfjs' | 'js'>(
         {
           segkit: async () => {
@@ -183,6 +190,7 @@ async function compareWithPeers(backend: Backend): Promise<void> {
           if (gotIndices[r] !== jsIndices[r] || tfData[r] !== jsIndices[r]) throw new Error(`argMax row ${r}: segkit ${gotIndices[r]}, tfjs ${tfData[r]}, js ${jsIndices[r]}`);
         }
       }
+      const poolAfter = poolStats(backend);
       const segkit = t.segkit;
       const fastMs = (t as Record<string, number>).segkitFast;
       const row = {
@@ -198,6 +206,9 @@ async function compareWithPeers(backend: Backend): Promise<void> {
         targetVsTfjs: `>=3x: ${t.tfjs / segkit >= 3 ? 'met' : 'MISSED'}`,
         targetJsLoop: `<=2x: ${segkit / t.js <= 2 ? 'met' : 'MISSED'}`,
         maxAbsDiffVsJs: +worst.toExponential(1),
+        // Times the worker pool rested (a second on the calling thread alone) because launches waited
+        // on a descheduled worker: a figure taken then is a contended one.
+        poolRests: poolAfter.rests - poolBefore.rests,
       };
       results.push(row);
       console.error(JSON.stringify(row));
@@ -211,7 +222,7 @@ async function compareWithPeers(backend: Backend): Promise<void> {
     indicesOut.destroy();
   }
   console.log(`\n${cpus()[0]?.model} x${cpus().length}, node ${process.version}, load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}, median of ${runs} runs after warm-up, CPU backend workers: ${argv.workers ?? 'default (availableParallelism - 1)'}`);
-  printTable(results, ['shape', 'op', 'variant', 'segkitMs', 'segkitFastMs', 'tfjsCpuMs', 'jsLoopMs', 'xVsTfjs', 'overJsLoop', 'targetVsTfjs', 'targetJsLoop', 'maxAbsDiffVsJs']);
+  printTable(results, ['shape', 'op', 'variant', 'segkitMs', 'segkitFastMs', 'tfjsCpuMs', 'jsLoopMs', 'xVsTfjs', 'overJsLoop', 'targetVsTfjs', 'targetJsLoop', 'maxAbsDiffVsJs', 'poolRests']);
   mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
   const meta = { date: new Date().toISOString(), node: process.version, cpu: cpus()[0]?.model, cores: cpus().length, loadavg: loadavg(), memGiB: +(totalmem() / 2 ** 30).toFixed(1), runs, workers: argv.workers ?? 'default', tfjs: tf.version_core };
   writeFileSync(new URL('./results/reduce-cpu.json', import.meta.url), JSON.stringify({ meta, results }, null, 2));

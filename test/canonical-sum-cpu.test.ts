@@ -92,6 +92,8 @@ const backends: [string, Backend][] = [
   ['cpu', cpuBackend({ workers: 0 })],
   // A threshold of 1 item sends every launch through the pool: the worker's copy of the kernels runs too.
   ['cpu with a worker', cpuBackend({ workers: 1, parallelThreshold: 1 })],
+  // Reduce's scalar loops, which the WebAssembly SIMD loops replace where the runtime has them.
+  ['cpu, scalar loops', cpuBackend({ workers: 0, simd: false })],
 ];
 afterAll(() => {
   for (const [, backend] of backends) backend.destroy();

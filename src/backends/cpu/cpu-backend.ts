@@ -44,6 +44,12 @@ export interface CpuBackendOptions {
    * @internal
    */
   parallelThreshold?: number;
+  /**
+   * Whether kernels that have WebAssembly SIMD loops use them where the runtime can run them
+   * (default true); false keeps every kernel on its scalar loops (the tests compare both).
+   * @internal
+   */
+  simd?: boolean;
 }
 
 /**
@@ -71,6 +77,11 @@ export interface CpuBackend extends Backend {
    * @internal
    */
   launch<Params>(kernel: CpuKernel<Params>, numWorkgroups: number, params: Params): void;
+  /**
+   * Whether kernels may use their WebAssembly SIMD loops ({@link CpuBackendOptions}).
+   * @internal
+   */
+  readonly simd: boolean;
 }
 
 class CpuDeviceArray<D extends DType> implements DeviceArray<D> {
@@ -117,6 +128,7 @@ class CpuBackendImpl implements CpuBackend {
   /** Device memory shared with the workers; undefined without workers (one ArrayBuffer per array). */
   private readonly heap: SharedDeviceHeap | undefined;
   private readonly parallelThreshold: number;
+  readonly simd: boolean;
 
   constructor(options: CpuBackendOptions) {
     const requested = options.workers ?? hostParallelism() - 1;
@@ -126,6 +138,7 @@ class CpuBackendImpl implements CpuBackend {
     this.pool = requested > 0 && workersSupported() ? createWorkerPool(requested) : undefined;
     this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap();
     this.parallelThreshold = options.parallelThreshold ?? parallelLaunchItems;
+    this.simd = options.simd ?? true;
     const parallelism = (this.pool?.size ?? 0) + 1;
     this.capabilities = Object.freeze({ ...defaultCpuCapabilities, parallelism, ...options.capabilities });
   }

@@ -1,3 +1,4 @@
+import { isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { type ReduceValueType, sumOrder } from '../ops.js';
@@ -41,6 +42,8 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
   readonly arrivalsSlot: number;
   /** Chunks per segment of the multi-workgroup grid. */
   readonly chunks: number;
+  /** The backend lets f32 kernels use their WebAssembly SIMD loops (simd.ts), where a thread can run them. */
+  readonly simd: boolean;
 
   constructor(run: SegmentedReduceRun) {
     super(run);
@@ -70,6 +73,7 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
     this.partialsSlot = this.slotWords('partials');
     this.arrivalsSlot = this.slotWords('arrivals');
     this.chunks = chunksPerSegment(problem.maxSegmentSize);
+    this.simd = isCpuBackend(run.backend) && run.backend.simd;
   }
 
   /** The op code of segment `i`. */

@@ -1,0 +1,162 @@
+/*
+ * A small WebAssembly byte emitter for the CPU emulator's SIMD kernels: one module of functions over
+ * one memory of its own, written as opcode lists in TypeScript (no toolchain, no dependency). Kernels
+ * copy the items they work on into the module's memory (device memory is plain or shared
+ * ArrayBuffers, which a module cannot address) and read their results back; the copy is a memcpy,
+ * cheap next to the scalar loops it replaces.
+ *
+ * Only what the kernels use is here: i32/f32 scalars, v128 and the f32x4/i32x4 operations, blocks
+ * and loops. Opcodes are the WebAssembly 2.0 core binary format's (SIMD: the 0xfd prefix).
+ */
+
+/** Value types. */
+export const enum WasmType {
+  I32 = 0x7f,
+  F32 = 0x7d,
+  F64 = 0x7c,
+  V128 = 0x7b,
+}
+
+/** Unsigned LEB128 of a non-negative integer. */
+function uleb(n: number): number[] {
+  const out: number[] = [];
+  do {
+    let byte = n & 0x7f;
+    n >>>= 7;
+    if (n !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (n !== 0);
+  return out;
+}
+
+/** Signed LEB128 of an int32. */
+function sleb(n: number): number[] {
+  const out: number[] = [];
+  n |= 0;
+  for (;;) {
+    const byte = n & 0x7f;
+    n >>= 7;
+    if ((n === 0 && (byte & 0x40) === 0) || (n === -1 && (byte & 0x40) !== 0)) {
+      out.push(byte);
+      return out;
+    }
+    out.push(byte | 0x80);
+  }
+}
+
+const simd = (op: number) => [0xfd, ...uleb(op)];
+/** A memory access's immediate: alignment (log2 bytes) and a constant offset. */
+const memarg = (align: number, offset: number) => [...uleb(align), ...uleb(offset)];
+
+/** The instructions the kernels use, each as its bytes. */
+export const op = {
+  block: [0x02, 0x40],
+  loop: [0x03, 0x40],
+  if: [0x04, 0x40],
+  else: [0x05],
+  end: [0x0b],
+  br: (depth: number) => [0x0c, ...uleb(depth)],
+  brIf: (depth: number) => [0x0d, ...uleb(depth)],
+  return: [0x0f],
+  select: [0x1b],
+  get: (local: number) => [0x20, ...uleb(local)],
+  set: (local: number) => [0x21, ...uleb(local)],
+  tee: (local: number) => [0x22, ...uleb(local)],
+  i32Load: (offset = 0) => [0x28, ...memarg(2, offset)],
+  f32Load: (offset = 0) => [0x2a, ...memarg(2, offset)],
+  i32Store: (offset = 0) => [0x36, ...memarg(2, offset)],
+  i32Const: (n: number) => [0x41, ...sleb(n)],
+  i32Eqz: [0x45],
+  i32LtU: [0x49],
+  i32GeU: [0x4f],
+  f32Ne: [0x5c],
+  i32Ctz: [0x68],
+  i32Add: [0x6a],
+  i32Sub: [0x6b],
+  i32Shl: [0x74],
+  i32ShrU: [0x76],
+  i32ReinterpretF32: [0xbc],
+  v128Load: (offset = 0) => [...simd(0x00), ...memarg(4, offset)],
+  v128Store: (offset = 0) => [...simd(0x0b), ...memarg(4, offset)],
+  /** A v128 constant of four int32 lanes. */
+  v128ConstI32: (lanes: readonly number[]) => [...simd(0x0c), ...lanes.flatMap((x) => [x & 0xff, (x >>> 8) & 0xff, (x >>> 16) & 0xff, (x >>> 24) & 0xff])],
+  /** i8x16.shuffle of two v128s by byte indices (0-15 the first, 16-31 the second). */
+  shuffle: (bytes: readonly number[]) => [...simd(0x0d), ...bytes],
+  i32x4Splat: simd(0x11),
+  i32x4ExtractLane: (lane: number) => [...simd(0x1b), lane],
+  f32x4ExtractLane: (lane: number) => [...simd(0x1f), lane],
+  i32x4LtS: simd(0x39),
+  i32x4LtU: simd(0x3a),
+  f32x4Eq: simd(0x41),
+  f32x4Ne: simd(0x42),
+  f32x4Lt: simd(0x43),
+  f32x4Gt: simd(0x44),
+  v128And: simd(0x4e),
+  v128AndNot: simd(0x4f),
+  v128Or: simd(0x50),
+  v128Xor: simd(0x51),
+  v128Bitselect: simd(0x52),
+  v128AnyTrue: simd(0x53),
+  i32x4Bitmask: simd(0xa4),
+  i32x4Add: simd(0xae),
+  i32x4Sub: simd(0xb1),
+  f32x4Abs: simd(0xe0),
+  f32x4Add: simd(0xe4),
+  f32x4Pmin: simd(0xea),
+  f32x4Pmax: simd(0xeb),
+} as const;
+
+/** One function of a module: its export name, signature, extra locals (by type, in order) and body. */
+export interface WasmFunction {
+  readonly name: string;
+  readonly params: readonly WasmType[];
+  readonly results: readonly WasmType[];
+  readonly locals: readonly WasmType[];
+  readonly body: readonly (number | readonly number[])[];
+}
+
+const section = (id: number, bytes: number[]) => [id, ...uleb(bytes.length), ...bytes];
+const vector = (items: number[][]) => [...uleb(items.length), ...items.flat()];
+const name = (text: string) => vector([...text].map((c) => [c.charCodeAt(0)]));
+
+/**
+ * The bytes of a module of `functions` (exported by name) over one memory of `pages` 64 KiB pages,
+ * exported as `memory`.
+ */
+export function wasmModule(pages: number, functions: readonly WasmFunction[]): Uint8Array<ArrayBuffer> {
+  const types = functions.map((f) => [0x60, ...vector(f.params.map((t) => [t])), ...vector(f.results.map((t) => [t]))]);
+  const bodies = functions.map((f) => {
+    // Locals as runs of one type.
+    const runs: number[][] = [];
+    for (let i = 0; i < f.locals.length; ) {
+      let j = i;
+      while (j < f.locals.length && f.locals[j] === f.locals[i]) j++;
+      runs.push([...uleb(j - i), f.locals[i]!]);
+      i = j;
+    }
+    const code = [...vector(runs), ...f.body.flatMap((x) => (typeof x === 'number' ? [x] : [...x])), 0x0b];
+    return [...uleb(code.length), ...code];
+  });
+  const bytes = [
+    ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
+    ...section(1, vector(types)),
+    ...section(3, vector(functions.map((_, i) => uleb(i)))),
+    ...section(5, vector([[0x00, ...uleb(pages)]])),
+    ...section(7, vector([[...name('memory'), 0x02, 0x00], ...functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)])])),
+    ...section(10, vector(bodies)),
+  ];
+  return new Uint8Array(bytes);
+}
+
+/**
+ * An instance of the module `bytes`, or undefined where this runtime has no WebAssembly or no SIMD
+ * (the kernels then keep their scalar loops). Compiled synchronously: the modules are small.
+ */
+export function instantiateWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Instance | undefined {
+  try {
+    if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(bytes)) return undefined;
+    return new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+  } catch {
+    return undefined;
+  }
+}
