@@ -463,72 +463,46 @@ export const tileCarriesOf = (form: SpineForm): TileCarries => (form === 'lanes'
  * them) and adds the same chain: no barrier. The CPU twin: cpu/kernels.ts `laneTileCarry`.
  */
 export function tileCarryWgsl(carries: TileCarries): string {
-  // The words are loaded by `tileCarryWords` and put together by `tileCarryOf`: a caller issues the
-  // loads before its own work on the tile and adds the chain after it, so their latency is hidden.
-  const split = `fn tileCarry(s: Segment, segment: u32, t: u32) -> u32 { return tileCarryOf(s, t, tileCarryWords(s, segment, t)); }`;
   if (carries === 'scanned') {
-    return `struct CarryWords { p: u32 }
-fn tileCarryWords(s: Segment, segment: u32, t: u32) -> CarryWords {
-  if (t == 0u) { return CarryWords(0u); }
-  return CarryWords(temp[u.tileTotalsAt + segment * u.tiles + t - 1u]);
-}
-fn tileCarryOf(s: Segment, t: u32, w: CarryWords) -> u32 {
+    return `fn tileCarry(s: Segment, segment: u32, t: u32) -> u32 {
   if (t == 0u) { return initialCarry(s); }
-  return w.p;
-}
-${split}`;
+  return temp[u.tileTotalsAt + segment * u.tiles + t - 1u];
+}`;
   }
   const steps = Array.from({ length: laneItems - 1 }, (_, i) => i + 1);
-  // The carry into the 2048 tile totals v: 'lanes-top' reads the word 'spine-top' left (c.x); 'lanes'
-  // adds up U_0 .. U_v-1 (c and d: eight words, those past v - 1 repeat it and are not added).
-  const upperWords =
+  const spineCarry =
     carries === 'lanes-top'
-      ? `let c = vec4<u32>(temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u], 0u, 0u, 0u);
-    let d = vec4<u32>();`
-      : `let first = u.spineTotalsAt + segment * u.spineTiles;
-    let last = v - 1u;
-    let c = vec4<u32>(temp[first], temp[first + min(1u, last)], temp[first + min(2u, last)], temp[first + min(3u, last)]);
-    let d = vec4<u32>(temp[first + min(4u, last)], temp[first + min(5u, last)], temp[first + min(6u, last)], temp[first + min(7u, last)]);`;
-  const word = (k: number) => (k < 4 ? `w.c[${k}]` : `w.d[${k - 4}]`);
-  // 'spine-top' scanned the 2048s' totals from the initial value: its word is the carry as it is.
-  const upperOf =
-    carries === 'lanes-top'
-      ? 'return w.c.x;'
-      : `var c = w.c.x;
-  ${steps.map((k) => `c = select(c, combine(op, c, ${word(k)}), ${k}u < v);`).join('\n  ')}
-  return select(c, combine(op, initialCarry(s), c), s.hasInitial != 0u);`;
-  return `struct CarryWords { p: u32, inner: u32, c: vec4<u32>, d: vec4<u32> }
-fn tileCarryWords(s: Segment, segment: u32, t: u32) -> CarryWords {
-  if (t == 0u) { return CarryWords(0u, 0u, vec4<u32>(), vec4<u32>()); }
+      ? `fn spineCarry(s: Segment, segment: u32, v: u32) -> u32 {
+  if (v == 0u) { return initialCarry(s); }
+  return temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u];
+}`
+      : `fn spineCarry(s: Segment, segment: u32, v: u32) -> u32 {
+  if (v == 0u) { return initialCarry(s); }
+  let op = s.op;
+  let first = u.spineTotalsAt + segment * u.spineTiles;
+  let last = v - 1u;
+  var c = temp[first];
+  ${steps.map((k) => `let c${k} = temp[first + min(${k}u, last)];`).join('\n  ')}
+  ${steps.map((k) => `c = select(c, combine(op, c, c${k}), ${k}u < v);`).join('\n  ')}
+  return select(c, combine(op, initialCarry(s), c), s.hasInitial != 0u);
+}`;
+  return `${spineCarry}
+fn tileCarry(s: Segment, segment: u32, t: u32) -> u32 {
+  if (t == 0u) { return initialCarry(s); }
+  let op = s.op;
   let i = t - 1u;
   let v = i / TILE_ITEMS;
   let lane = (i % TILE_ITEMS) / LANE_ITEMS;
   let p = temp[u.tileTotalsAt + segment * u.tiles + i];
   let inner = temp[u.spineLaneCarriesAt + (segment * u.spineTiles + v) * TILE_LANES + lane];
-  if (v == 0u) { return CarryWords(p, inner, vec4<u32>(), vec4<u32>()); }
-  ${upperWords.replace(/\n {4}/g, '\n  ')}
-  return CarryWords(p, inner, c, d);
-}
-// The carry into the 2048 tile totals v > 0 (C), from its words.
-fn spineCarryOf(s: Segment, v: u32, w: CarryWords) -> u32 {
-  let op = s.op;
-  ${upperOf}
-}
-fn tileCarryOf(s: Segment, t: u32, w: CarryWords) -> u32 {
-  if (t == 0u) { return initialCarry(s); }
-  let op = s.op;
-  let i = t - 1u;
-  let v = i / TILE_ITEMS;
-  let lane = (i % TILE_ITEMS) / LANE_ITEMS;
   let hasUpper = v > 0u || s.hasInitial != 0u;
-  var e = w.inner;
+  var e = inner;
   if (hasUpper) {
-    let c = select(initialCarry(s), spineCarryOf(s, v, w), v > 0u);
-    e = select(c, combine(op, c, w.inner), lane > 0u);
+    let c = spineCarry(s, segment, v);
+    e = select(c, combine(op, c, inner), lane > 0u);
   }
-  return select(w.p, combine(op, e, w.p), hasUpper || lane > 0u);
-}
-${split}`;
+  return select(p, combine(op, e, p), hasUpper || lane > 0u);
+}`;
 }
 
 /**
@@ -600,7 +574,7 @@ ${tiles.map(laneTotal).join('\n')}
     if (g > 0u) { inner = select(r, combine(op, r, laneQ${j}), m > 0u); }
     let t = t0 + ${j}u;
     let hasCarry = t > 0u || s.hasInitial != 0u;
-    let carry = tileCarryOf(s, t, carryWords${j});
+    let carry = tileCarry(s, segment, t);
     laneE${j} = inner;
     if (hasCarry) { laneE${j} = select(carry, combine(op, carry, inner), hasInner); }
     laneHasE${j} = hasCarry || hasInner;
@@ -617,7 +591,6 @@ ${unrolled((k) => `    tile[at(base + ${k}u)] = select(p${j}[${k}], combine(op, 
   const scan = `fn scanStep(s: Segment, segment: u32, t0: u32, lid: u32) {
   let op = s.op;
 ${loads('s.start + t0 * TILE_ITEMS')}
-${tiles.map((j) => `  let carryWords${j} = tileCarryWords(s, segment, t0 + ${j}u);`).join('\n')}
 ${tiles.map(prefix).join('\n')}
   workgroupBarrier();
   let g = lid / GROUP_LANES;
