@@ -86,7 +86,7 @@ describe('the policy selector', () => {
       'tuning.policy.workgroupSize: 8 is below 16, the invocations a tile',
     );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tile: 4 } as never })).toThrow('tuning.policy.tile: not a policy value of this algorithm');
-    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'parallel', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 2, lookbackPolls: 64, lookbackWindow: 32 });
+    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 2, lookbackPolls: 64, lookbackWindow: 32 });
     expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(4096);
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tileWorkgroups: 0 } })).toThrow('tuning.policy.tileWorkgroups');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { loadWords: 2 } })).toThrow('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)');
@@ -144,7 +144,7 @@ describe('explain() and temporary storage', () => {
     const long = (policy: Partial<ScanPolicy>) => plan({ ...base, valuesIn: values, valuesOut, segmentSizes: p.constant(items), numSegments: p.constant(1) }, env({ backend, tuning: { variant: 'multi-workgroup', policy } }));
     const kernels = (q: ScanPlan) => q.launches.map((l) => l.kernel);
     // 6144 tiles, 3 tiles of 2048 tile totals.
-    const parallel = long({});
+    const parallel = long({ spineCarries: 'parallel' });
     expect(kernels(parallel)).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
     const text = parallel.explain();
     expect(text).toContain('tileTotals: 24576 bytes');
@@ -152,11 +152,11 @@ describe('explain() and temporary storage', () => {
     expect(text).toContain('spineLaneCarries: 3072 bytes');
     expect(text).toContain('scan/multi-workgroup/spine-lanes[f32,sum,inclusive] x3 workgroups: 3 workgroups per segment, all at once');
     expect(text).toContain("the totals of the 2048 tile totals before");
-    expect(kernels(long({ spineCarryTiles: 3 }))).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
-    const top = long({ spineCarryTiles: 2 });
+    expect(kernels(long({ spineCarries: 'parallel', spineCarryTiles: 3 }))).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
+    const top = long({ spineCarries: 'parallel', spineCarryTiles: 2 });
     expect(kernels(top)).toEqual(['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan']);
     expect(top.explain()).toContain('the carry into its 2048 tile totals');
-    const walked = long({ spineCarries: 'walk' });
+    const walked = long({});
     expect(kernels(walked)).toEqual(['tile-reduce', 'spine-walk', 'tile-scan']);
     expect(walked.explain()).not.toContain('spineTotals');
     expect(kernels(long({ spineCarries: 'walk', spineWorkgroupMaxTiles: 6143 }))).toEqual(['tile-reduce', 'spine-reduce', 'spine-top', 'spine-scan', 'tile-scan']);

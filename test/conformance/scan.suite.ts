@@ -144,15 +144,15 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       });
       it('more than 2048 tiles in a segment: the scan of the tile totals has tiles of its own; carries in parallel, through spine-top, or walked', async () => {
         const c = orderMatters(makeCase({ name: 'spine', sizes: [2049 * 2048 + 5], ops: 'sum', modes: 'exclusive', initial: 0.5, seed: 19 }), 20);
-        // 2050 tiles, 2 tiles of tile totals: by default a workgroup per 2048 tile totals leaves the
-        // parts of the carries and each tile-scan workgroup adds up its own (spineCarries 'parallel');
-        // spine-top scans the 2048s' totals first past spineCarryTiles.
-        const parallel = await expectReference(c, 'multi-workgroup');
+        // 2050 tiles, 2 tiles of tile totals: a workgroup per 2048 tile totals leaves the parts of the
+        // carries and each tile-scan workgroup adds up its own (spineCarries 'parallel'); spine-top
+        // scans the 2048s' totals first past spineCarryTiles.
+        const parallel = await expectReference(c, 'multi-workgroup', { spineCarries: 'parallel' });
         expect(ownKernels(parallel)).toEqual(['tile-reduce', 'spine-lanes', 'tile-scan']);
-        const top = await expectReference(c, 'multi-workgroup', { spineCarryTiles: 1 });
+        const top = await expectReference(c, 'multi-workgroup', { spineCarries: 'parallel', spineCarryTiles: 1 });
         expect(ownKernels(top)).toEqual(['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan']);
-        // spineCarries 'walk': one workgroup walks the tile totals, three launches past the policy's limit.
-        const walked = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk' });
+        // spineCarries 'walk' (the default): one workgroup walks the tile totals, three launches past the policy's limit.
+        const walked = await expectReference(c, 'multi-workgroup');
         expect(ownKernels(walked)).toEqual(['tile-reduce', 'spine-walk', 'tile-scan']);
         const three = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk', spineWorkgroupMaxTiles: 2049 });
         expect(ownKernels(three)).toEqual(['tile-reduce', 'spine-reduce', 'spine-top', 'spine-scan', 'tile-scan']);
@@ -178,10 +178,10 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });
         // 2049 tiles: the second 2048 tile totals hold one, in lane 0 (its carry from the first 2048's total alone).
-        const parallel = await expectReference(c, 'multi-workgroup');
+        const parallel = await expectReference(c, 'multi-workgroup', { spineCarries: 'parallel' });
         expect(parallel.launches.map((l) => l.kernel)).toContain('spine-lanes');
         // The kernels' bodies for workgroups of fewer invocations than a tile has lanes.
-        const narrow = await expectReference(c, 'multi-workgroup', { workgroupSize: 128 });
+        const narrow = await expectReference(c, 'multi-workgroup', { spineCarries: 'parallel', workgroupSize: 128 });
         expect(narrow.launches.map((l) => l.kernel)).toContain('spine-lanes');
         const walked = await expectReference(c, 'multi-workgroup', { spineCarries: 'walk', spineWorkgroupMaxTiles: 2049 });
         expect(walked.launches.map((l) => l.kernel)).toContain('spine-walk');
@@ -203,17 +203,17 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
           const at3 = sizes[0]! + sizes[1]! + sizes[2]!;
           c.values.set(special.values.subarray(0, 2049), at3);
           // The carries into the 2048s added up by tile-scan (1 and 2 totals), or scanned by spine-top; spans of many tiles; walked.
-          const plans = await expectReferenceRuns(c, 'multi-workgroup', [{}, { spineCarryTiles: 2 }, { spineCarryTiles: 1, tileWorkgroups: 7 }, { spineCarries: 'walk' }]);
+          const plans = await expectReferenceRuns(c, 'multi-workgroup', [{ spineCarries: 'parallel' }, { spineCarries: 'parallel', spineCarryTiles: 2 }, { spineCarries: 'parallel', spineCarryTiles: 1, tileWorkgroups: 7 }, {}]);
           expect(plans.map(ownKernels)).toEqual([
             ['tile-reduce', 'spine-lanes', 'tile-scan'],
             ['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan'],
             ['tile-reduce', 'spine-lanes', 'spine-top', 'tile-scan'],
             ['tile-reduce', 'spine-walk', 'tile-scan'],
           ]);
-          await expectReferenceRuns({ ...c, initial: undefined }, 'multi-workgroup', [{}, { spineCarryTiles: 1 }]);
+          await expectReferenceRuns({ ...c, initial: undefined }, 'multi-workgroup', [{ spineCarries: 'parallel' }, { spineCarries: 'parallel', spineCarryTiles: 1 }]);
           // i32 sums that wrap and i32 max: every order gives the same bits, through the same launches.
           const wrap = makeCase({ name: 'lanes-i32', valueType: 'i32', flavour: 'wrap', sizes: [2048 * 2048 + 5 * 2048 + 1, 2048 * 2048 + 9], ops: ['sum', 'max'], modes: ['exclusive', 'inclusive'], initial: true, seed: 151 });
-          await expectReferenceRuns(wrap, 'multi-workgroup', [{}, { spineCarryTiles: 1 }]);
+          await expectReferenceRuns(wrap, 'multi-workgroup', [{ spineCarries: 'parallel' }, { spineCarries: 'parallel', spineCarryTiles: 1 }]);
         },
         600_000,
       );

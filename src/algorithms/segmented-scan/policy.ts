@@ -115,12 +115,17 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   loads than a lane does, and a workgroup per segment would idle most of its 256 invocations.
  * - `workgroupMaxItems` 4096 (two tiles): below it the three launches of the multi-workgroup scan
  *   and its second read of the items cost more than one workgroup walking the tiles.
- * - `spineCarries` 'parallel', `spineCarryTiles` 9: not measured on a GPU yet. On the H200 run below
- *   the walk ('walk') was one workgroup on a 132-SM device for 0.020 ms of a 0.105 ms 16M-item sum;
- *   'spine-lanes' does the same additions with a workgroup per 2048 tile totals at once, and each
- *   'tile-scan' workgroup adds its carry from three words and at most 8 totals (at 16M items: 4
- *   workgroups, carries from at most 3 totals). 9 tiles of tile totals keep that chain within one
- *   lane of the scan above (order.ts), and the launches at three up to 37.7M items.
+ * - `spineCarries` 'walk': the walk (and its three launches past `spineWorkgroupMaxTiles`) measured
+ *   faster than the carries in parallel at every length. NVIDIA H200 (Dawn/Vulkan, bench/reduce-scan-
+ *   webgpu.ts --scan-configs, GPU ms of the whole call, 2026-11-28 13:48 UTC, two rounds; walk /
+ *   parallel / parallel with 'spine-top'): 16M items 0.1087-0.109 / 0.1097-0.1098 / 0.1118, 32M
+ *   0.182-0.184 / 0.1884 / 0.1836-0.185, 64M 0.319 / 0.327 / 0.326-0.328. 'spine-lanes' takes 0.012 ms
+ *   where the walk takes 0.020 at 16M, but 'tile-scan' then takes 0.076 instead of 0.067: its
+ *   workgroups wait on the carry's three words and chain before their first output, where the walk
+ *   leaves them one word (loading those words with the tile's items, to add them up later, held
+ *   registers across the tile's work and made it 0.085). 'parallel' stays selectable, with
+ *   `spineCarryTiles` 9: 9 tiles of tile totals keep the carry's chain within one lane of the scan
+ *   above (order.ts), and the launches at three up to 37.7M items.
  * - `spineWorkgroupMaxTiles` 14336 (7 walks of 2048 tile totals, 28M items). NVIDIA H200 (Dawn/Vulkan,
  *   GPU time per launch from timestamps, bench/webgpu-launch-profile.ts, 2026-11-23): the walk took 0.023 ms
  *   on one segment of 16M f32 items (4 walks) and 0.064 ms on 64M (16 walks), about 9 us plus 3.4 us
@@ -155,7 +160,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     workgroupSize: Math.min(256, capabilities.maxWorkgroupSize),
     threadMaxItems: scanPolicyLimits.threadMaxItems,
     workgroupMaxItems: scanPolicyLimits.workgroupMaxItems,
-    spineCarries: 'parallel',
+    spineCarries: 'walk',
     spineCarryTiles: spineCarryTilesMax,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
     tileWorkgroups: 4 * capabilities.parallelism,
