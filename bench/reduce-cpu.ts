@@ -1,8 +1,9 @@
 /**
  * DeviceSegmentedReduce on the CPU backend against its peers, side by side in one run: tfjs-backend-cpu's
  * `tf.sum` / `tf.min` / `tf.max` / `tf.argMax` over the rows of a dense [rows, cols] tensor, and a plain single-pass JS loop
- * (float64 accumulator for sums). segkit's figure includes the download of its output (as tfjs's
- * includes `dataSync`); the three are timed in alternation, run by run (medians after warm-up).
+ * (float64 accumulator for sums). segkit's figure includes the download of its output, into a host
+ * buffer every run reuses (`download(array, into)`; the loop too writes into one), as tfjs's
+ * includes `dataSync`; the three are timed in alternation, run by run (medians after warm-up).
  *
  * Shapes (the reduce issue's): MoE-like, many short segments (65536 tokens x 16 experts); attention-
  * like ragged rows (2048 rows of 1..4096 values in rows of stride 4096: segkit reads the per-row
@@ -152,18 +153,22 @@ async function compareWithPeers(backend: Backend): Promise<void> {
       const fastPlan = DeviceSegmentedReduce.plan(args, fast);
       const jsOut = new Float32Array(shape.rows);
       const jsIndices = new Int32Array(shape.rows);
+      // segkit reads its output into one host buffer reused call after call, as the loop writes into one.
+      const hostValues = new Float32Array(shape.rows);
+      const hostIndices = new Int32Array(shape.rows);
       const poolBefore = poolStats(backend);
       const t = await timeInterleaved<'segkit' | 'segkitFast' | 'tfjs' | 'js'>(
         {
           segkit: async () => {
             await plan.run(temp);
-            await backend.download(op === 'argMax' ? indicesOut : valuesOut);
+            if (op === 'argMax') await backend.download(indicesOut, hostIndices);
+            else await backend.download(valuesOut, hostValues);
           },
           ...(op === 'sum'
             ? {
                 segkitFast: async () => {
                   await fastPlan.run(temp);
-                  await backend.download(valuesOut);
+                  await backend.download(valuesOut, hostValues);
                 },
               }
             : {}),

@@ -1,7 +1,8 @@
 /**
  * DeviceSegmentedScan on the CPU backend against its peers, side by side in one run: tfjs-backend-cpu's
  * `tf.cumsum` over the rows of a dense [rows, cols] tensor, and a plain single-pass JS loop (a running
- * float32 sum per row). segkit's figure includes the download of its output (as tfjs's includes
+ * float32 sum per row). segkit's figure includes the download of its output, into a host buffer that
+ * every run reuses (`download(array, into)`; the loop too writes into one), as tfjs's includes
  * `dataSync`); the three are timed in alternation, run by run (medians after warm-up).
  *
  * Shapes (the reduce and scan issue's): MoE-like, many short segments (65536 rows of 16); attention-
@@ -109,15 +110,17 @@ for (const shape of shapes(argv.shapes?.split(','))) {
     const fastPlan = DeviceSegmentedScan.plan(args, env({ backend, requirements: { determinism: 'not-guaranteed' } }));
     const temp = Math.max(plan.tempStorageBytes, fastPlan.tempStorageBytes) > 0 ? backend.alloc('u8', Math.max(plan.tempStorageBytes, fastPlan.tempStorageBytes)) : undefined;
     const jsOut = new Float32Array(shape.data.length);
+    // segkit reads its output into one host buffer reused call after call, as the loop writes into one.
+    const hostOut = new Float32Array(shape.data.length);
     const t = await timeInterleaved(
       {
         segkit: async () => {
           await plan.run(temp);
-          await backend.download(valuesOut);
+          await backend.download(valuesOut, hostOut);
         },
         segkitFast: async () => {
           await fastPlan.run(temp);
-          await backend.download(valuesOut);
+          await backend.download(valuesOut, hostOut);
         },
         tfjs: () => {
           const result = tf.cumsum(input, 1, mode === 'exclusive');

@@ -107,11 +107,12 @@ export interface Backend {
   /** A new zero-filled DeviceArray. */
   alloc<D extends DType>(dtype: D, length: number): DeviceArray<D>;
   /**
-   * Copies a DeviceArray to the host once all work that writes it is done. Like `synchronize()`,
-   * rejects with `GuaranteeViolationError` when a run submitted before it broke a device-only
-   * guarantee.
+   * Copies a DeviceArray to the host once all work that writes it is done: into a new typed array,
+   * or into `into` (a typed array of the array's dtype and length, returned) so that a loop of
+   * calls reuses one host buffer. Like `synchronize()`, rejects with `GuaranteeViolationError` when
+   * a run submitted before it broke a device-only guarantee (then `into` is left as it was).
    */
-  download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>>;
+  download<D extends DType>(array: DeviceArray<D>, into?: HostArrayOf<D>): Promise<HostArrayOf<D>>;
   /**
    * Resolves once all submitted work is done. Rejects with `GuaranteeViolationError` when a run
    * submitted before it broke a device-only guarantee (see `Plan.run`); each violation is
@@ -205,6 +206,20 @@ export function checkDeviceArray(
     throw new SegkitUsageError(
       `${what}: dtype '${array.dtype}' is not accepted here; expected ${dtypes.map((d) => `'${d}'`).join(' or ')}`,
     );
+  }
+}
+
+const hostArrayNames: Record<DType, string> = { f32: 'Float32Array', i32: 'Int32Array', u32: 'Uint32Array', u8: 'Uint8Array' };
+
+/** Rejects a `download` target that is not a typed array of `array`'s dtype and length. */
+export function checkDownloadTarget(array: DeviceArray, into: unknown): void {
+  const name = hostArrayNames[array.dtype];
+  if (!ArrayBuffer.isView(into) || into.constructor.name !== name) {
+    throw new SegkitUsageError(`download(array, into): into must be a ${name} for a DeviceArray of dtype '${array.dtype}', got ${describe(into)}`);
+  }
+  const length = (into as unknown as { length: number }).length;
+  if (length !== array.length) {
+    throw new SegkitUsageError(`download(array, into): into holds ${length} elements; the DeviceArray holds ${array.length}`);
   }
 }
 

@@ -464,6 +464,29 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect([...out.subarray(6000, 6003)]).toEqual([-1, -1, -1]);
         for (const a of [valuesIn, valuesOut, count]) a.destroy();
       });
+      it('download(array, into) fills one host buffer call after call; a violation leaves it as it was; a wrong buffer is named', async () => {
+        const valuesIn = backend.upload(new Float32Array(4000).map((_, i) => (i % 5) - 2));
+        const valuesOut = backend.alloc('f32', 4000);
+        const count = backend.upload(new Uint32Array([3000]));
+        const args = { valuesIn, valuesOut, numSegments: p.constant(1), segmentSizes: p.uniform(count, { max: 4000 }) };
+        const into = new Float32Array(4000);
+        await DeviceSegmentedScan.inclusiveSum(args, env({ backend }));
+        expect(await backend.download(valuesOut, into)).toBe(into);
+        expect([...into.subarray(0, 6)]).toEqual([-2, -3, -3, -2, 0, -2]);
+        // A size past its bound: the run writes nothing, and the download that reports it leaves `into` alone.
+        const bad = backend.upload(new Uint32Array([4001]));
+        into.fill(7);
+        await DeviceSegmentedScan.inclusiveSum({ ...args, segmentSizes: p.uniform(bad, { max: 4000 }) }, env({ backend }));
+        await expect(backend.download(valuesOut, into)).rejects.toBeInstanceOf(GuaranteeViolationError);
+        expect(into.every((x) => x === 7)).toBe(true);
+        await backend.download(valuesOut, into);
+        expect(into[2999]).toBe([...Array(3000).keys()].reduce((a, i) => a + ((i % 5) - 2), 0));
+        await expect(backend.download(valuesOut, new Float32Array(3999))).rejects.toThrow('download(array, into): into holds 3999 elements; the DeviceArray holds 4000');
+        await expect(backend.download(valuesOut, new Int32Array(4000) as never)).rejects.toThrow(
+          "download(array, into): into must be a Float32Array for a DeviceArray of dtype 'f32', got a Int32Array",
+        );
+        for (const a of [valuesIn, valuesOut, count, bad]) a.destroy();
+      });
     });
 
     describe('requirements', () => {

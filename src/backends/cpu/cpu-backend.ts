@@ -12,6 +12,7 @@ import {
   StatsCounter,
   bytesPerElement,
   checkDeviceArray,
+  checkDownloadTarget,
   checkAllocArguments,
   checkAllocationSize,
   uploadDType,
@@ -196,10 +197,21 @@ class CpuBackendImpl implements CpuBackend {
     return this.allocate(dtype, length, true);
   }
 
-  async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
-    const data = await this.read(array);
+  async download<D extends DType>(array: DeviceArray<D>, into?: HostArrayOf<D>): Promise<HostArrayOf<D>> {
+    if (into === undefined) {
+      const data = await this.read(array);
+      await this.hooks.settle();
+      return data;
+    }
+    this.checkAlive();
+    checkDeviceArray(array, this, 'download(array)');
+    checkDownloadTarget(array, into);
+    // The checks settle first: a violation leaves `into` as it was.
     await this.hooks.settle();
-    return data;
+    const bytes = array.length * bytesPerElement[array.dtype];
+    this.counter.download(bytes);
+    new Uint8Array(into.buffer, into.byteOffset, bytes).set(deviceMemory(array).u8.subarray(0, bytes));
+    return into;
   }
 
   private async read<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {

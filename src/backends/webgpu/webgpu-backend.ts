@@ -13,6 +13,7 @@ import {
   StatsCounter,
   bytesPerElement,
   checkDeviceArray,
+  checkDownloadTarget,
   checkAllocArguments,
   checkAllocationSize,
   uploadDType,
@@ -405,17 +406,25 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     return this.allocate(dtype, length, 'alloc(length)');
   }
 
-  async download<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
-    // The array's copy is submitted first; the deferred checks' reads follow it in the same turn.
-    const data = this.read(array);
-    const settled = this.hooks.settle();
+  async download<D extends DType>(array: DeviceArray<D>, into?: HostArrayOf<D>): Promise<HostArrayOf<D>> {
+    // The array's copy is submitted first (before read's first await); the deferred checks' reads
+    // follow it in the same turn.
+    let settled: Promise<void> | undefined;
+    const data = this.read(array, into === undefined ? undefined : { into, settled: () => settled! });
+    settled = this.hooks.settle();
     const [result] = await Promise.all([data, settled]);
     return result;
   }
 
-  private async read<D extends DType>(array: DeviceArray<D>): Promise<HostArrayOf<D>> {
+  /**
+   * The array's bytes in a new typed array, or in `target.into` once `target.settled()` (the deferred
+   * checks) has resolved: a violation leaves it as it was.
+   */
+  private async read<D extends DType>(array: DeviceArray<D>, target?: { into: HostArrayOf<D>; settled: () => Promise<void> }): Promise<HostArrayOf<D>> {
     this.checkUsable();
     checkDeviceArray(array, this, 'download(array)');
+    const into = target?.into;
+    if (into !== undefined) checkDownloadTarget(array, into);
     const source = (array as WebGpuDeviceArray<D>).buffer;
     const bytes = array.length * bytesPerElement[array.dtype];
     const size = Math.max(4, align4(bytes));
@@ -430,7 +439,18 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
     try {
       await this.guard(staging.mapAsync(mapModeRead, 0, size));
       // The mapped range detaches on unmap: copy first.
-      copy = staging.getMappedRange(0, size).slice(0, bytes);
+      const range = staging.getMappedRange(0, size);
+      copy = into === undefined ? range.slice(0, bytes) : range;
+      if (into !== undefined) {
+        try {
+          await target!.settled();
+        } catch (error) {
+          staging.unmap();
+          mapped = true;
+          throw error;
+        }
+        new Uint8Array(into.buffer, into.byteOffset, bytes).set(new Uint8Array(range, 0, bytes));
+      }
       staging.unmap();
       mapped = true;
     } finally {
@@ -443,6 +463,7 @@ class WebGpuBackendImpl implements WebGpuBackend, WebGpuRuntime {
       }
     }
     this.throwDeferred();
+    if (into !== undefined) return into;
     switch (array.dtype) {
       case 'f32':
         return new Float32Array(copy) as HostArrayOf<D>;
