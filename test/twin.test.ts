@@ -59,6 +59,37 @@ const cases: TwinCase[] = [
     launches: ['reduce-merge'],
   },
   {
+    // The register lists compare cheaper keys than the ordered keys the partials hold (reduce.ts listKey).
+    name: 'reduce, k = 1, over long segments of ties, -0 and +0, subnormals, infinities and NaN (chunks, partials, merge)',
+    sizes: [20000, 151, 30001, 5],
+    k: 1,
+    variant: 'reduce',
+    policy: { reduceWorkgroups: 12 },
+    key: (_i, random) => {
+      const r = random();
+      return r < 0.02 ? NaN : r < 0.2 ? [0, -0, 1e-40, -1e-40, 2 ** -149, -(2 ** -149), Infinity, -Infinity][Math.floor(random() * 8)]! : Math.round(random() * 20) - 10;
+    },
+    launches: ['reduce-merge'],
+  },
+  {
+    name: 'reduce, k = 1: the largest keys are -0 and +0 among negative subnormals (ties by index across chunks)',
+    sizes: [20000, 151, 30001, 5],
+    k: 1,
+    variant: 'reduce',
+    policy: { reduceWorkgroups: 12 },
+    key: (_i, random) => [0, -0, -1e-40, -(2 ** -149), -Infinity, -1][Math.floor(random() * 6)]!,
+    launches: ['reduce-merge'],
+  },
+  {
+    name: 'reduce, k = 1: subnormals above zeros (a float compare that flushes them would see ties)',
+    sizes: [20000, 151, 30001, 5],
+    k: 1,
+    variant: 'reduce',
+    policy: { reduceWorkgroups: 12 },
+    key: (i, random) => (i === 17 ? 2 ** -148 : [0, -0, 1e-40, 2 ** -149, -1e-40][Math.floor(random() * 5)]!),
+    launches: ['reduce-merge'],
+  },
+  {
     name: 'reduce with one invocation per segment (16-expert router, k = 2)',
     sizes: Array.from({ length: 300 }, (_, i) => (i % 7 === 3 ? 9 : 16)),
     k: 2,

@@ -27,6 +27,7 @@ import {
   type ReduceCase,
   type ValueType,
   bits,
+  bitsOf,
   buildCase,
   cycleOps,
   freshOutputs,
@@ -266,6 +267,61 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         expect([...indices!]).toEqual([2, 0, 2, 0]);
         expect(hex(values)).toEqual(hex(built.expected.values));
         for (const a of built.owned) a.destroy();
+      });
+      describe('extremes at the edges, every variant', () => {
+        // Each pattern once per op: the first NaN's bits (a later lane may hold an earlier NaN), -0
+        // and +0 equal in both orders, all NaN, all zeros, ±Infinity, subnormals (which a float
+        // compare may flush), and the best value twice where lanes, vec4 slots, teams and chunks meet.
+        type Pattern = { name: string; size: number; fill: (i: number) => number; at?: Record<number, number> };
+        const random = rng(181);
+        const between = (lo: number, hi: number) => () => bitsOf(lo + random() * (hi - lo));
+        const chunk = 8192;
+        const f32: Pattern[] = [
+          { name: 'NaN payloads', size: 6, fill: (i) => [0x3f800000, 0x7fc00001, 0x40000000, 0xffc00002, 0x7f800001, 0x40400000][i]! },
+          { name: 'all NaN', size: 5, fill: (i) => [0xffc00005, 0x7fc00001, 0x7f800002, 0xffffffff, 0x7fffffff][i]! },
+          { name: '-0 then +0', size: 2, fill: (i) => [0x80000000, 0][i]! },
+          { name: '+0 then -0', size: 2, fill: (i) => [0, 0x80000000][i]! },
+          { name: 'infinities', size: 6, fill: (i) => [0xff800000, 0x7f800000, 0xff800000, 0x7f800000, 0x3f800000, 0xbf800000][i]! },
+          { name: 'subnormals', size: 7, fill: (i) => [0x00000001, 0x80000001, 0, 0x00000002, 0x80000000, 0x80000002, 0x00000002][i]! },
+          { name: 'zeros, long', size: 3 * 256 + 5, fill: (i) => ((i * 7) % 3 === 0 ? 0x80000000 : 0) },
+          { name: 'NaNs, later lane first', size: 2 * chunk + 300, fill: between(-1, 1), at: { 257: 0x7fc00001, 2: 0x7fc00002, 1000: 0xffc00003 } },
+          { name: 'zeros among negatives', size: 2 * chunk + 300, fill: between(-2, -1), at: { 301: 0, 46: 0x80000000, 9000: 0 } },
+          { name: 'zeros among positives', size: 2 * chunk + 300, fill: between(1, 2), at: { 300: 0x80000000, 45: 0, 9001: 0x80000000 } },
+          { name: 'first and last', size: 3 * chunk + 77, fill: between(-1, 1), at: { 0: 0x40a00000, [3 * chunk + 76]: 0x40a00000, 1: 0xc0a00000, [3 * chunk + 75]: 0xc0a00000 } },
+          { name: 'vec4 slots 4j+1 and 4j', size: 2 * chunk + 9, fill: between(-1, 1), at: { [4 * 37 + 1]: 0x40a00000, [4 * 37]: 0x40a00000, [chunk + 4 * 9 + 3]: 0xc0a00000, [chunk + 4 * 9 + 2]: 0xc0a00000 } },
+          { name: 'lanes and chunks apart', size: 5 * chunk + 1, fill: between(-1, 1), at: { [4 * chunk + 255]: 0x40a00000, [chunk + 256]: 0x40a00000, [2 * chunk + 64 * 4]: 0xc0a00000, [3 * chunk]: 0xc0a00000, [5 * chunk]: 0xc0a00000 } },
+        ];
+        const int = (valueType: 'i32' | 'u32'): Pattern[] => {
+          const [lo, hi] = valueType === 'i32' ? [0x80000000, 0x7fffffff] : [0, 0xffffffff];
+          return [
+            { name: 'extremes', size: 6, fill: (i) => [5, hi, lo, 7, lo, hi][i]! },
+            { name: 'extremes, long', size: 2 * chunk + 13, fill: () => Math.floor(random() * 2 ** 32) >>> 0, at: { [chunk + 4]: hi, 5: hi, [2 * chunk + 12]: lo, 300: lo } },
+          ];
+        };
+        const itemsOf = (q: Pattern) => {
+          const items = Array.from({ length: q.size }, (_, i) => q.fill(i));
+          for (const [at, b] of Object.entries(q.at ?? {})) items[Number(at)] = b;
+          return items;
+        };
+        const ops = ['min', 'max', 'argMin', 'argMax'] as const;
+        for (const [valueType, patterns] of [['f32', f32], ['i32', int('i32')], ['u32', int('u32')]] as const) {
+          it(`${valueType}: every op per segment`, async () => {
+            for (const short of [true, false]) {
+              const chosen = patterns.filter((q) => (q.size <= 16) === short);
+              const c = makeCase({ name: `edges/${valueType}/${short ? 'short' : 'long'}`, valueType, sizes: chosen.flatMap((q) => ops.map(() => q.size)), ops: chosen.flatMap(() => [...ops]), seed: 191 });
+              c.values = new Uint32Array(chosen.flatMap((q) => ops.flatMap(() => itemsOf(q))));
+              await expectAllVariants(c, short ? ['thread', 'subgroup', 'workgroup', 'multi-workgroup'] : ['subgroup', 'workgroup', 'multi-workgroup']);
+            }
+          }, 600_000);
+        }
+        // A constant op: the kernels specialized on it (a per-segment op takes the generic path).
+        for (const o of ['min', 'argMax'] as const) {
+          it(`f32: ${o} as a constant op`, async () => {
+            const c = makeCase({ name: `edges/f32/${o}`, sizes: f32.map((q) => q.size), ops: o, seed: 193 });
+            c.values = new Uint32Array(f32.flatMap(itemsOf));
+            await expectAllVariants(c, ['subgroup', 'workgroup', 'multi-workgroup']);
+          }, 600_000);
+        }
       });
       it('an initial value wins only when strictly better', async () => {
         const c = makeCase({ name: 'initial-ties', sizes: [3, 3, 3], ops: ['argMax', 'argMin', 'argMax'], initial: [5, 5, 6], initialKind: 'perSegment', seed: 127 });

@@ -2,7 +2,8 @@
  * WGSL value semantics every algorithm's kernels share: the twins of cpu/numerics.ts, bit for bit.
  *
  * - `orderedBits(bits)`: a value's bits as an unsigned key whose order is the value order of min/max
- *   and top-k (NaN above +Infinity, all NaNs equal; -0 equal to +0; i32 by sign; u32 as is).
+ *   and top-k (NaN above +Infinity, all NaNs equal; -0 equal to +0; i32 by sign; u32 as is);
+ *   `orderKeyWgsl`, the same order in fewer operations, for keys that are compared, never written.
  * - Canonical f32 addition (`flushF32`, `addF32`): WebGPU lets a device flush subnormals to zero and
  *   leaves a NaN's payload open, so a reproducible sum flushes its inputs and its result itself (on
  *   the bits, which no device rounds) and writes a NaN as `CANONICAL_NAN`. A device that flushes in
@@ -22,6 +23,33 @@ export function orderedBitsWgsl(valueType: 'f32' | 'i32' | 'u32'): string {
 }`;
   }
   return valueType === 'i32' ? 'fn orderedBits(bits: u32) -> u32 { return bits ^ 0x80000000u; }' : 'fn orderedBits(bits: u32) -> u32 { return bits; }';
+}
+
+/**
+ * `fn <name>(bits: T) -> T` (T u32, or a vector of u32 with IT its signed twin): an ordered key with
+ * orderedBits' order and ties, in fewer operations, for loops that compute one per item and only
+ * compare keys (reduce's lanes, top-k's register lists). Not orderedBits' numbers: where a key is
+ * written out, write orderedBits of the bits.
+ *
+ * For f32, four operations: s is all ones for a negative value; (bits ^ (s | sign)) - s makes the
+ * sign-magnitude bits two's complement (a negative value's bits negated, so -0 lands on +0, and a
+ * positive value's sign bit set); adding 0xff800000 maps -Infinity .. +Infinity onto
+ * 0 .. 0xff000000 and wraps a negative NaN past +Infinity, beside the positive ones; the min makes
+ * every NaN 0xff000001. Integer compares only: a float compare would take fewer, but WGSL lets a
+ * device flush subnormals to zero and assume there is no NaN, and these keys must order exactly on
+ * every device. i32 and u32 as orderedBits.
+ */
+export function orderKeyWgsl(valueType: 'f32' | 'i32' | 'u32', name: string, t: string, it = 'i32'): string {
+  const body =
+    valueType === 'f32'
+      ? `let s = bitcast<${t}>(bitcast<${it}>(bits) >> ${t}(31u));
+  return min((bits ^ (s | ${t}(0x80000000u))) - s + ${t}(0xff800000u), ${t}(0xff000001u));`
+      : valueType === 'i32'
+        ? `return bits ^ ${t}(0x80000000u);`
+        : 'return bits;';
+  return `fn ${name}(bits: ${t}) -> ${t} {
+  ${body}
+}`;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { orderKeyWgsl } from '../../../backends/webgpu/numerics.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
@@ -46,13 +47,22 @@ function unrolledQuads(): string {
   return [...loads, ...inserts].join('\n');
 }
 
-/** Inserts the four keys of a quad whose first key has segment-local index `index`. */
-const insertQuadFn = `fn insertQuad(v: vec4<u32>, index: u32, direction: u32) {
-  insert(orderedKey(v.x, direction), index);
-  insert(orderedKey(v.y, direction), index + 1u);
-  insert(orderedKey(v.z, direction), index + 2u);
-  insert(orderedKey(v.w, direction), index + 3u);
+/**
+ * The register lists' keys: `listKey`, orderedKey's order and ties in fewer operations per key
+ * (numerics.ts orderKeyWgsl), since every key of the chunk is made one; they are only compared, and
+ * a partial's key is written as orderedKey of its bits, read again at its index. Then the inserts of
+ * the four keys of a quad whose first key has segment-local index `index`.
+ */
+function listKeyWgsl(facts: TopKKernelFacts): string {
+  return `${orderKeyWgsl(facts.keyType, 'listOrderKey', 'u32')}
+fn listKey(bits: u32, direction: u32) -> u32 { return listOrderKey(bits) ^ (0u - direction); }
+fn insertQuad(v: vec4<u32>, index: u32, direction: u32) {
+  insert(listKey(v.x, direction), index);
+  insert(listKey(v.y, direction), index + 1u);
+  insert(listKey(v.z, direction), index + 2u);
+  insert(listKey(v.w, direction), index + 3u);
 }`;
+}
 
 /** Unrolled insertion of (key, index) into the sorted register list of length `length`. */
 function insertFn(length: number): string {
@@ -204,8 +214,8 @@ function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGp
       for (; q < qb; q++) { insertQuad(keysIn4[q], q * 4u - a, s.direction); }
     }
     let headEnd = min(b, qa * 4u);
-    for (var i = a; i < headEnd; i++) { insert(orderedKey(keysIn[i], s.direction), i - a); }
-    for (var i = max(headEnd, qb * 4u); i < b; i++) { insert(orderedKey(keysIn[i], s.direction), i - a); }
+    for (var i = a; i < headEnd; i++) { insert(listKey(keysIn[i], s.direction), i - a); }
+    for (var i = max(headEnd, qb * 4u); i < b; i++) { insert(listKey(keysIn[i], s.direction), i - a); }
   }
   let out = segment * u.kMax;
   for (var j = 0u; j < u.kMax; j++) {
@@ -218,7 +228,7 @@ function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGp
     uniforms: [...kernelUniforms(facts, kernelShape), 'chunks'],
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}\n${insertQuadFn}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\n${registerListWgsl(length)}\n${listKeyWgsl(facts)}`,
     main,
   };
 }
@@ -255,9 +265,9 @@ ${unrolledQuads()}
       for (; q < qb; q += WG) { insertQuad(keysIn4[q], q * 4u - s.start, s.direction); }
     }
     let headEnd = min(b, qa * 4u);
-    if (a + lid < headEnd) { insert(orderedKey(keysIn[a + lid], s.direction), a + lid - s.start); }
+    if (a + lid < headEnd) { insert(listKey(keysIn[a + lid], s.direction), a + lid - s.start); }
     let tail = max(headEnd, qb * 4u) + lid;
-    if (tail < b) { insert(orderedKey(keysIn[tail], s.direction), tail - s.start); }
+    if (tail < b) { insert(listKey(keysIn[tail], s.direction), tail - s.start); }
   }
   mergeWorkgroup(${merge});
   ${
@@ -267,7 +277,10 @@ ${unrolledQuads()}
     for (var j = lid; j < u.kMax; j += WG) {
       var key = 0u;
       var index = SENTINEL;
-      if (j < s.take) { key = listKeys[j]; index = listIndices[j]; }
+      if (j < s.take && listIndices[j] != SENTINEL) {
+        index = listIndices[j];
+        key = orderedKey(keysIn[s.start + index], s.direction);
+      }
       temp[base + 2u * j] = key;
       temp[base + 2u * j + 1u] = index;
     }
@@ -283,7 +296,7 @@ ${unrolledQuads()}
     uniforms,
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}\n${insertQuadFn}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}\n${listKeyWgsl(facts)}`,
     usesSubgroups: facts.subgroups,
     main,
   };

@@ -1,4 +1,4 @@
-import { f32SumWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
+import { f32SumWgsl, orderKeyWgsl } from '../../../backends/webgpu/numerics.js';
 import type { ProgramBinding } from '../../../backends/webgpu/program.js';
 import { type SegmentShape, type TempAccess, readBits, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder } from '../ops.js';
@@ -13,6 +13,9 @@ import type { ReduceKernelFacts } from './facts.js';
  * A partial result is a `Pair`: for a sum, its bits (an f32 sum's are flushed, numerics.ts) and index
  * 0; for min and max, the extreme's bits and segment-local index, NONE for none. Values are bound as
  * `array<u32>` (their bits) whatever their dtype.
+ *
+ * Extremes compare by `orderKey` (numerics.ts), an unsigned key whose order is ops.ts's value order,
+ * in four integer operations for f32.
  */
 
 /** What a kernel binds. */
@@ -57,9 +60,25 @@ fn segmentOpOf(i: u32) -> u32 { return opOfOption[min(${readCount('op', fact, 'i
 }
 
 /**
+ * The value items past a chunk's end are read as, so that they need no test in the lanes' loop: a
+ * sum's identity, and for an extreme the lowest-ranked value of its order (-Infinity for f32 max, NaN
+ * for f32 min, the type's far end for integers), whose key (orderKey, flipped for min) is the least
+ * there is: it never beats a best, which only a strictly better key replaces.
+ */
+function padFn(facts: ReduceKernelFacts): string {
+  const worst = (code: OpCode) => (facts.valueType === 'f32' && code === OpCode.Min ? 0x7fc00000 : identityBits(code, facts.valueType));
+  const constant = constantOpCode(facts);
+  return `fn padBits(opCode: u32) -> u32 {
+  let code = ${constant === undefined ? 'opCode' : `${constant}u`};
+  if (code == ${OpCode.Sum}u) { return ${facts.valueType === 'f32' ? hex(0x80000000) : '0u'}; }
+  return select(${hex(worst(OpCode.Max))}, ${hex(worst(OpCode.Min))}, takesMin(code));
+}`;
+}
+
+/**
  * How an item enters a partial result, and how two partial results combine (sum, or the better
- * extreme); `Lanes` versions do the same on `LT` (u32 or vec4<u32>: one lane or four). With a
- * constant op every function reads that op, not its argument, so the compiler drops the others.
+ * extreme). With a constant op every function reads that op, not its argument, so the compiler
+ * drops the others.
  */
 function combineFns(facts: ReduceKernelFacts): string {
   const f32 = facts.valueType === 'f32';
@@ -67,7 +86,9 @@ function combineFns(facts: ReduceKernelFacts): string {
   const op = (name: string) => `let code = ${constant === undefined ? name : `${constant}u`};`;
   return `
 fn takesMin(opCode: u32) -> bool { ${op('opCode')} return code == ${OpCode.Min}u || code == ${OpCode.ArgMin}u; }
-fn keyOf(bits: u32, code: u32) -> u32 { return orderedBits(bits) ^ select(0u, 0xffffffffu, takesMin(code)); }
+${orderKeyWgsl(facts.valueType, 'orderKey', 'u32')}
+// The key an extreme keeps the largest of: orderKey, flipped for min.
+fn keyOf(bits: u32, code: u32) -> u32 { return orderKey(bits) ^ select(0u, 0xffffffffu, takesMin(code)); }
 fn identityPair(opCode: u32) -> Pair {
   ${op('opCode')}
   if (code == ${OpCode.Sum}u) { return Pair(${f32 ? hex(0x80000000) : '0u'}, 0u); }
@@ -88,46 +109,33 @@ fn combine(opCode: u32, a: Pair, b: Pair) -> Pair {
   let kb = keyOf(b.bits, code);
   if (kb > ka || (kb == ka && b.index < a.index)) { return b; }
   return a;
-}`;
+}
+${padFn(facts)}`;
 }
 
-/** `combineFns` on LT: one lane per component (LT is u32 or vec4<u32>). */
+/**
+ * The lanes' partial results on LT (u32 or vec4<u32>: one lane or four): `Lanes.word` is a sum's
+ * bits, or an extreme's key (keyOfLanes: an extreme's lanes keep keys, not bits, so that an item
+ * costs one key and a compare; the team's total reads its bits again at its index).
+ */
 function laneCombineFns(facts: ReduceKernelFacts, lt: string): string {
   const f32 = facts.valueType === 'f32';
   const constant = constantOpCode(facts);
   const op = `let code = ${constant === undefined ? 'opCode' : `${constant}u`};`;
-  const ordered =
-    facts.valueType === 'f32'
-      ? `let flipped = bits ^ (bitcast<LT>(bitcast<LI>(bits) >> LT(31u)) | LT(0x80000000u));
-  let zeroed = select(flipped, LT(0x80000000u), bits == LT(0x80000000u));
-  return select(zeroed, LT(0xffffffffu), (bits & LT(0x7fffffffu)) > LT(0x7f800000u));`
-      : facts.valueType === 'i32'
-        ? 'return bits ^ LT(0x80000000u);'
-        : 'return bits;';
   return `
 alias LT = ${lt};
 alias LI = ${lt === 'u32' ? 'i32' : 'vec4<i32>'};
-alias LB = ${lt === 'u32' ? 'bool' : 'vec4<bool>'};
-struct Lanes { bits: LT, index: LT }
-fn orderedBitsLanes(bits: LT) -> LT {
-  ${ordered}
-}
+alias LF = ${lt === 'u32' ? 'f32' : 'vec4<f32>'};
+struct Lanes { word: LT, index: LT }
+${orderKeyWgsl(facts.valueType, 'orderKeyLanes', 'LT', 'LI')}
+fn keyOfLanes(bits: LT, opCode: u32) -> LT { return orderKeyLanes(bits) ^ LT(select(0u, 0xffffffffu, takesMin(opCode))); }
 fn flushLanes(bits: LT) -> LT { return select(bits, bits & LT(0x80000000u), (bits & LT(0x7f800000u)) == LT(0u)); }
 fn addLanes(a: LT, b: LT) -> LT { return ${f32 ? 'flushLanes(bitcast<LT>(bitcast<LF>(a) + bitcast<LF>(b)))' : 'a + b'}; }
-alias LF = ${lt === 'u32' ? 'f32' : 'vec4<f32>'};
-fn keyOfLanes(bits: LT, opCode: u32) -> LT { return orderedBitsLanes(bits) ^ LT(select(0u, 0xffffffffu, takesMin(opCode))); }
-fn identityLanes(opCode: u32) -> Lanes {
-  ${op}
-  if (code == ${OpCode.Sum}u) { return Lanes(LT(${f32 ? hex(0x80000000) : '0u'}), LT(0u)); }
-  return Lanes(LT(0u), LT(NONE));
-}
 fn combineLanes(opCode: u32, a: Lanes, b: Lanes) -> Lanes {
   ${op}
-  if (code == ${OpCode.Sum}u) { return Lanes(addLanes(a.bits, b.bits), LT(0u)); }
-  let ka = keyOfLanes(a.bits, code);
-  let kb = keyOfLanes(b.bits, code);
-  let takeB = (b.index != LT(NONE)) & ((a.index == LT(NONE)) | (kb > ka) | ((kb == ka) & (b.index < a.index)));
-  return Lanes(select(a.bits, b.bits, takeB), select(a.index, b.index, takeB));
+  if (code == ${OpCode.Sum}u) { return Lanes(addLanes(a.word, b.word), LT(0u)); }
+  let takeB = (b.index != LT(NONE)) & ((a.index == LT(NONE)) | (b.word > a.word) | ((b.word == a.word) & (b.index < a.index)));
+  return Lanes(select(a.word, b.word, takeB), select(a.index, b.index, takeB));
 }`;
 }
 
@@ -167,7 +175,6 @@ fn finish(i: u32, code: u32, size: u32, r: Pair) {
 export function reducePreamble(facts: ReduceKernelFacts, shape: ReduceShape): string {
   return [
     segmentPreamble(facts, shape),
-    orderedBitsWgsl(facts.valueType),
     f32SumWgsl,
     `const NONE: u32 = ${hex(noIndex)};`,
     `const LANES: u32 = ${sumOrder.lanes}u;`,
@@ -191,16 +198,16 @@ export function teamLoadWords(facts: ReduceKernelFacts, team: number): 1 | 4 {
  * then levels over t at distances team / 2, ..., 1 on each of the W slots (the same slot of two
  * invocations), then levels over j within invocation 0. Loads come BATCH rows at a time (all
  * issued before the first is added, so they overlap; each lane still adds its items left to right),
- * clamped to the chunk's last item and masked past it, so a short chunk costs as many loads as it
- * has rows. With W = 4 a load is one vec4<u32> (binding `valuesIn4`, a second view of `valuesIn`)
- * where the chunk starts at a multiple of 4 items, else four words.
+ * clamped to the chunk's last item, so a short chunk costs as many loads as it has rows. With W = 4
+ * a load is one vec4<u32> (binding `valuesIn4`, a second view of `valuesIn`) where the chunk starts
+ * at a multiple of 4 items, else four words.
  *
  * `teamLanes(code, start, n, base, t)`: invocation t's lanes of the n (0 <= n <= CHUNK) items at
- * segment-local `base` (absolute `start + base`), after the levels over g. `teamTree(code, mine,
- * lid, t)`: the levels over t — through workgroup memory (barriers: every invocation of the
+ * segment-local `base` (absolute `start + base`), after the levels over g. `teamTree(code, start,
+ * mine, lid, t)`: the levels over t — through workgroup memory (barriers: every invocation of the
  * workgroup calls it) at distances of at least the subgroup width, through subgroup shuffles below
  * it (subgroups are runs of consecutive invocation indices, as every driver forms them for a 1-D
- * workgroup) — then over j; the team's total at t = 0.
+ * workgroup) — then over j; the team's total at t = 0 (other invocations get none).
  */
 export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   const words = teamLoadWords(facts, team);
@@ -217,21 +224,21 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
     : `x[r * GROUPS + g] = valuesIn[min(at + rowAt * LANES + t + TEAM * g, last)];`;
   const loadsWords = `let p = at + rowAt * LANES + 4u * t + 4u * TEAM * g;
           x[r * GROUPS + g] = vec4<u32>(valuesIn[min(p, last)], valuesIn[min(p + 1u, last)], valuesIn[min(p + 2u, last)], valuesIn[min(p + 3u, last)]);`;
-  // An extreme tracks, per lane, the best key, its bits and the row it came from (NONE before any):
-  // the first row enters as it is (a lane without a first item has no items at all), later rows only
-  // when strictly better (a lane's items come in index order); the index is made from the row at the end.
-  // Items past the chunk's end (short chunks, and a batch's rows past the last) are masked: one loop
-  // for full and short chunks alike, since a mask costs two operations an item while a second copy
-  // of the loop doubles the shader (and a software driver's compile time).
+  // A sum adds every item to acc. An extreme keeps, per lane, the largest key (keyOfLanes) in acc and
+  // the row it came from (NONE before any): the first row enters as it is (a lane without a first item
+  // has no items at all), later rows only when strictly better (a lane's items come in index order);
+  // the index is made from the row at the end. An item is one key, one compare and two selects.
+  // Items past the chunk's end are read as padBits (a sum's identity; an extreme's lowest-ranked
+  // value, which is never strictly better), replaced in the batches that reach past it: full batches,
+  // every batch of a full chunk, pay no test per item, and one loop serves full and short chunks (a
+  // second copy of the loop would double the shader, and a software driver's compile time).
   const step = (first: boolean, row: string) => {
-    const sum = `acc[g] = addLanes(acc[g], ${f32 ? 'flushLanes(select(LT(0x80000000u), xv, valid))' : 'select(LT(0u), xv, valid)'});`;
+    const sum = `acc[g] = addLanes(acc[g], ${f32 ? 'flushLanes(xv)' : 'xv'});`;
     const extreme = `let k = keyOfLanes(xv, code);
-            let take = valid & (${first ? 'LB(true)' : 'k > key[g]'});
-            acc[g] = select(acc[g], xv, take);
-            key[g] = select(key[g], k, take);
+            let take = ${first ? 'off[g] < LT(n)' : 'k > acc[g]'};
+            acc[g] = select(acc[g], k, take);
             row[g] = select(row[g], LT(${row}), take);`;
-    const body = constant === OpCode.Sum ? sum : constant !== undefined ? extreme : `if (code == ${OpCode.Sum}u) { ${sum} } else { ${extreme} }`;
-    return `let valid = off[g] < LT(select(0u, n - (${row}) * LANES, (${row}) * LANES < n));\n            ${body}`;
+    return constant === OpCode.Sum ? sum : constant !== undefined ? extreme : `if (code == ${OpCode.Sum}u) { ${sum} } else { ${extreme} }`;
   };
   const batchOf = (loads: string, first: boolean) => {
     const peel = first && constant !== OpCode.Sum;
@@ -241,6 +248,13 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
           let rowAt = r0 + r;
           for (var g = 0u; g < GROUPS; g++) {
             ${loads}
+          }
+        }
+        if ((r0 + BATCH) * LANES > n) {
+          for (var r = 0u; r < BATCH; r++) {
+            let rowAt = r0 + r;
+            let valid = LT(select(0u, n - rowAt * LANES, rowAt * LANES < n));
+            for (var g = 0u; g < GROUPS; g++) { x[r * GROUPS + g] = select(pad, x[r * GROUPS + g], off[g] < valid); }
           }
         }${
           peel
@@ -267,14 +281,15 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   const shuffleLevels: string[] = [];
   for (let d = shuffle / 2; d >= 1; d /= 2) {
     shuffleLevels.push(
-      `{ let o = Lanes(subgroupShuffleDown(v.bits, ${d}u), ${needIndex ? `subgroupShuffleDown(v.index, ${d}u)` : 'v.index'}); let c = combineLanes(code, v, o); if (t < ${d}u) { v = c; } }`,
+      `{ let o = Lanes(subgroupShuffleDown(v.word, ${d}u), ${needIndex ? `subgroupShuffleDown(v.index, ${d}u)` : 'v.index'}); let c = combineLanes(code, v, o); if (t < ${d}u) { v = c; } }`,
     );
   }
+  // Over j: slot 0 with 2 and 1 with 3, then those two (components past them are not used).
   const slots = vec
-    ? `let s0 = combine(code, Pair(v.bits.x, v.index.x), Pair(v.bits.z, v.index.z));
-  let s1 = combine(code, Pair(v.bits.y, v.index.y), Pair(v.bits.w, v.index.w));
-  return combine(code, s0, s1);`
-    : 'return Pair(v.bits, v.index);';
+    ? `let halves = combineLanes(code, v, Lanes(v.word.zwzw, v.index.zwzw));
+  let both = combineLanes(code, halves, Lanes(halves.word.yyyy, halves.index.yyyy));
+  let total = Pair(both.word.x, both.index.x);`
+    : 'let total = Pair(v.word, v.index);';
   return `
 const TEAM: u32 = ${team}u;
 const GROUPS: u32 = ${groups}u;
@@ -282,14 +297,14 @@ const BATCH: u32 = ${batch}u;
 ${laneCombineFns(facts, vec ? 'vec4<u32>' : 'u32')}
 fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
   ${op}
-  let identity = identityLanes(code);
+  let pad = LT(padBits(code));
+  // A sum starts from its identity, an extreme from the pad's key (no item is worse).
+  let identity = select(keyOfLanes(pad, code), pad, code == ${OpCode.Sum}u);
   var acc: array<LT, GROUPS>;
-  var key: array<LT, GROUPS>;
   var row: array<LT, GROUPS>;
   var off: array<LT, GROUPS>;
   for (var g = 0u; g < GROUPS; g++) {
-    acc[g] = identity.bits;
-    key[g] = LT(0u);
+    acc[g] = identity;
     row[g] = LT(NONE);
     off[g] = ${words}u * (t + TEAM * g) + ${offsets};
   }
@@ -297,7 +312,11 @@ fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
     let at = start + base;
     let last = at + n - 1u;
     let rows = (n + LANES - 1u) / LANES;
-    ${vec ? `if ((at & 3u) == 0u) {\n    ${loop(loadsAligned)}\n    } else {\n    ${loop(loadsWords)}\n    }` : loop(loadsAligned)}
+    ${vec ? `if ((at & 3u) == 0u) {
+    ${loop(loadsAligned)}
+    } else {
+    ${loop(loadsWords)}
+    }` : loop(loadsAligned)}
   }
   var lanes: array<Lanes, GROUPS>;
   for (var g = 0u; g < GROUPS; g++) {
@@ -308,19 +327,19 @@ fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
   }
   return lanes[0];
 }
-${memory ? 'var<workgroup> treeBits: array<LT, WG>;\nvar<workgroup> treeIndex: array<LT, WG>;' : ''}
-fn teamTree(opCode: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
+${memory ? 'var<workgroup> treeWord: array<LT, WG>;\nvar<workgroup> treeIndex: array<LT, WG>;' : ''}
+fn teamTree(opCode: u32, start: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
   ${op}
   var v = mine;
   ${
     memory
-      ? `treeBits[lid] = v.bits;
+      ? `treeWord[lid] = v.word;
   treeIndex[lid] = v.index;
   workgroupBarrier();
   for (var d = TEAM / 2u; d >= ${shuffle}u; d = d / 2u) {
     if (t < d) {
-      v = combineLanes(code, v, Lanes(treeBits[lid + d], treeIndex[lid + d]));
-      treeBits[lid] = v.bits;
+      v = combineLanes(code, v, Lanes(treeWord[lid + d], treeIndex[lid + d]));
+      treeWord[lid] = v.word;
       treeIndex[lid] = v.index;
     }
     workgroupBarrier();
@@ -329,6 +348,10 @@ fn teamTree(opCode: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
   }
   ${shuffleLevels.join('\n  ')}
   ${slots}
+  if (code == ${OpCode.Sum}u) { return total; }
+  // An extreme's bits, read again at its index: one load for the team, where its lanes kept keys.
+  if (t != 0u || total.index == NONE) { return identityPair(code); }
+  return Pair(valuesIn[start + total.index], total.index);
 }`;
 }
 
