@@ -71,8 +71,10 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     subgroupMaxItems: segmentedReducePolicyLimits.subgroupMaxItems,
     multiWorkgroupMinItems: segmentedReducePolicyLimits.multiWorkgroupMinItems,
     // H200, one segment of 16M f32 items (GPU ms, teams of 32 / 64 / 128 / 256): sum 0.039 / 0.036 /
-    // 0.034 / 0.036, max 0.050 / 0.044 / 0.058 / 0.050, argMax 0.051 / 0.045 / 0.066 / 0.063.
-    chunkTeamSize: Math.min(workgroupSize, 64),
+    // 0.034 / 0.036, max 0.050 / 0.044 / 0.058 / 0.050, argMax 0.051 / 0.045 / 0.066 / 0.063. Since
+    // extremes keep one key a lane (2026-11-28, bench/reduce-scan-webgpu.ts --configs, two rounds;
+    // teams of 64 / 128): sum 0.036 / 0.034, max 0.045-0.046 / 0.042, argMax 0.045-0.046 / 0.0424-0.0428.
+    chunkTeamSize: Math.min(workgroupSize, 128),
     loadWords: 4,
     // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --configs, 2026-11-28,
     // two calls): sum 0.043 in one launch against 0.036 in two, max 0.052 against 0.044. Timing-only
