@@ -51,8 +51,8 @@ const head = `  let segment = workgroupIndex / u.spans;
 /** The same, the workgroups taken from the last: 'tile-scan' starts where 'tile-reduce' ended. */
 const reverseHead = head.replace('workgroupIndex / u.spans', 'w / u.spans').replace('workgroupIndex % u.spans', 'w % u.spans').replace('  let segment', '  let w = u.grid - 1u - workgroupIndex;\n  let segment');
 
-/** The opening of 'spine-lanes', shared by its two bodies: the segment, its 2048 tile totals v (n of them from at0), where its lane carries go. */
-const spineLanesEntry = `  let segment = workgroupIndex / u.spineTiles;
+/** The opening of a launch over the tile totals 2048 at a time ('spine-reduce', 'spine-lanes'): the segment, its 2048 tile totals v (n of them from `offset`). */
+const spineTileEntry = `  let segment = workgroupIndex / u.spineTiles;
   let v = workgroupIndex % u.spineTiles;
   let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
   if (s.go == 0u) { return; }
@@ -60,7 +60,10 @@ const spineLanesEntry = `  let segment = workgroupIndex / u.spineTiles;
   let offset = v * TILE_ITEMS;
   if (offset >= tiles) { return; }
   let n = min(tiles - offset, TILE_ITEMS);
-  let op = s.op;
+`;
+
+/** The opening of 'spine-lanes', shared by its two bodies: {@link spineTileEntry}, the totals from at0, where its lane carries go. */
+const spineLanesEntry = `${spineTileEntry}  let op = s.op;
   let at0 = u.tileTotalsAt + segment * u.tiles + offset;
   let carriesAt = u.spineLaneCarriesAt + (segment * u.spineTiles + v) * TILE_LANES;
 `;
@@ -92,15 +95,7 @@ ${head}
   'spine-reduce': {
     values: false,
     main: `
-  let segment = workgroupIndex / u.spineTiles;
-  let v = workgroupIndex % u.spineTiles;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
-  let offset = v * TILE_ITEMS;
-  if (offset >= tiles) { return; }
-  let n = min(tiles - offset, TILE_ITEMS);
-  loadTileWords(u.tileTotalsAt + segment * u.tiles + offset, n, lid);
+${spineTileEntry}  loadTileWords(u.tileTotalsAt + segment * u.tiles + offset, n, lid);
   tileTotals(n, s.op, lid);
   if (lid == 0u) { temp[u.spineTotalsAt + segment * u.spineTiles + v] = finishValue(s.op, tileTotal); }`,
   },
@@ -160,12 +155,8 @@ ${spineLanesEntry}  loadTileWords(at0, n, lid);
   for (var l = lid; l < TILE_LANES; l += WG) {
     let base = l * LANE_ITEMS;
     if (base < n) {
-      let g = l / GROUP_LANES;
-      let m = l % GROUP_LANES;
-      var inner = laneCarry[l];
-      if (g > 0u) { inner = select(groupCarry[g], combine(op, groupCarry[g], laneCarry[l]), m > 0u); }
       // Lane 0 has no lanes before it: the identity, never read.
-      temp[carriesAt + l] = finishValue(op, select(identityOf(op), inner, g > 0u || m > 0u));
+      temp[carriesAt + l] = finishValue(op, select(identityOf(op), laneInner(l, op), l > 0u));
       // The lane prefixes in place of the totals (the first is its total already).
       let stop = min(base + LANE_ITEMS, n);
       var p = tile[at(base)];

@@ -246,15 +246,19 @@ fn tileTotals(n: u32, op: u32, lid: u32) {
   }
   workgroupBarrier();
 }
+// R_g ⊕ q_m of lane l (order.ts): the lanes before it in its group, after the groups before its
+// group, as tileTotals left them; lane 0 has neither (what it returns there is not used).
+fn laneInner(l: u32, op: u32) -> u32 {
+  let g = l / GROUP_LANES;
+  if (g == 0u) { return laneCarry[l]; }
+  return select(groupCarry[g], combine(op, groupCarry[g], laneCarry[l]), l % GROUP_LANES > 0u);
+}
 fn tileScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
   for (var l = lid; l < TILE_LANES; l += WG) {
     let base = l * LANE_ITEMS;
     if (base < n) {
-      let g = l / GROUP_LANES;
-      let m = l % GROUP_LANES;
-      var inner = laneCarry[l];
-      if (g > 0u) { inner = select(groupCarry[g], combine(op, groupCarry[g], laneCarry[l]), m > 0u); }
-      let hasInner = g > 0u || m > 0u;
+      let inner = laneInner(l, op);
+      let hasInner = l > 0u;
       var e = inner;
       if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
       let hasE = hasCarry || hasInner;
