@@ -65,6 +65,22 @@ const constants = (minNormal: number, magnitude: number) => [
 /** The f32 on the stack stored as bits at `outAt` + local `o` (through local `f`), NaN as the canonical NaN. */
 const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
 
+/** The end of a loop over rows of `size` items: the next row (p) and its output word (o), again while o < end. */
+const nextRow = (p: number, o: number, end: number, size: number) => [
+  get(p),
+  op.i32Const(size * 4),
+  op.i32Add,
+  set(p),
+  get(o),
+  op.i32Const(4),
+  op.i32Add,
+  op.tee(o),
+  get(end),
+  op.i32LtU,
+  op.brIf(0),
+  op.end,
+];
+
 /**
  * Sums the two lowest lanes' pairs down to lane 0 (the tree's last two levels) of the v128 in local
  * `v`, flushing each sum with `fl` (empty for quiet values).
@@ -355,18 +371,7 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
     set(a),
     ...lastLevels(a, fl),
     ...storeCanonical(o, f),
-    get(p),
-    op.i32Const(size * 4),
-    op.i32Add,
-    set(p),
-    get(o),
-    op.i32Const(4),
-    op.i32Add,
-    op.tee(o),
-    get(end),
-    op.i32LtU,
-    op.brIf(0),
-    op.end,
+    ...nextRow(p, o, end, size),
     ...(quiet ? [op.i32Const(0), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(lanesAt)] : []),
   ];
   return {
@@ -488,18 +493,7 @@ function rowExtremes(size: 8 | 16) {
     get(nan),
     op.i32Add,
     set(nans),
-    get(p),
-    op.i32Const(size * 4),
-    op.i32Add,
-    set(p),
-    get(o),
-    op.i32Const(4),
-    op.i32Add,
-    op.tee(o),
-    get(end),
-    op.i32LtU,
-    op.brIf(0),
-    op.end,
+    ...nextRow(p, o, end, size),
     get(nans),
   ];
   return {

@@ -51,7 +51,7 @@ const head = `  let segment = workgroupIndex / u.spans;
 /** The same, the workgroups taken from the last: 'tile-scan' starts where 'tile-reduce' ended. */
 const reverseHead = head.replace('workgroupIndex / u.spans', 'w / u.spans').replace('workgroupIndex % u.spans', 'w % u.spans').replace('  let segment', '  let w = u.grid - 1u - workgroupIndex;\n  let segment');
 
-/** The opening of a launch over the tile totals 2048 at a time ('spine-reduce', 'spine-lanes'): the segment, its 2048 tile totals v (n of them from `offset`). */
+/** The opening of a launch over the tile totals 2048 at a time ('spine-reduce', 'spine-scan', 'spine-lanes'): the segment, its 2048 tile totals v (n of them from `offset`). */
 const spineTileEntry = `  let segment = workgroupIndex / u.spineTiles;
   let v = workgroupIndex % u.spineTiles;
   let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
@@ -117,15 +117,7 @@ ${spineTileEntry}  loadTileWords(u.tileTotalsAt + segment * u.tiles + offset, n,
   'spine-scan': {
     values: false,
     main: `
-  let segment = workgroupIndex / u.spineTiles;
-  let v = workgroupIndex % u.spineTiles;
-  let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
-  if (s.go == 0u) { return; }
-  let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
-  let offset = v * TILE_ITEMS;
-  if (offset >= tiles) { return; }
-  let n = min(tiles - offset, TILE_ITEMS);
-  let at0 = u.tileTotalsAt + segment * u.tiles + offset;
+${spineTileEntry}  let at0 = u.tileTotalsAt + segment * u.tiles + offset;
   var carry = initialCarry(s);
   SPINE_CARRY
   loadTileWords(at0, n, lid);
