@@ -359,6 +359,19 @@ ${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
 }`;
 
 /**
+ * WGSL: the prefixes `p` of invocation lid's lane from its items `x` (those past the lane's `count`
+ * left as the last), its total into `laneTotal`, then a barrier.
+ */
+const lanePrefixRegisters = `  let count = laneCount(n, lid);
+  var p: array<u32, ${laneItems}>;
+  p[0] = x[0];
+${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p[${k - 1}], x[${k}]), ${k}u < count);`)).trimStart()}
+  let total = p[${laneItems - 1}];
+  if (count > 0u) { laneTotal[lid] = total; }
+  workgroupBarrier();
+`;
+
+/**
  * WGSL: `laneScanRegisters(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
  * workgroup-uniform) whose lane lid's elements are in x (laneCount(n, lid) of them): the lane's
  * prefixes in registers, the lane and group totals through workgroup memory, the outputs into the
@@ -366,14 +379,7 @@ ${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
  * the same bits; needs `laneCount` (laneWgsl).
  */
 export const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
-  let count = laneCount(n, lid);
-  var p: array<u32, ${laneItems}>;
-  p[0] = x[0];
-${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p[${k - 1}], x[${k}]), ${k}u < count);`)).trimStart()}
-  let total = p[${laneItems - 1}];
-  if (count > 0u) { laneTotal[lid] = total; }
-  workgroupBarrier();
-${laneCarryWgsl('total')}    var e = inner;
+${lanePrefixRegisters}${laneCarryWgsl('total')}    var e = inner;
     if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
     let hasE = hasCarry || hasInner;
     let base = lid * LANE_ITEMS;
@@ -415,14 +421,7 @@ ${spineWalkEntry}  let at0 = u.tileTotalsAt + segment * u.tiles;
  */
 const spineLanesLanes = `
 ${spineLanesEntry}  let x = fetchWords(at0, n, lid);
-  let count = laneCount(n, lid);
-  var p: array<u32, ${laneItems}>;
-  p[0] = x[0];
-${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p[${k - 1}], x[${k}]), ${k}u < count);`)).trimStart()}
-  let total = p[${laneItems - 1}];
-  if (count > 0u) { laneTotal[lid] = total; }
-  workgroupBarrier();
-${laneCarryWgsl('total')}    // Lane 0 has no lanes before it: the identity, never read.
+${lanePrefixRegisters}${laneCarryWgsl('total')}    // Lane 0 has no lanes before it: the identity, never read.
     temp[carriesAt + lid] = finishValue(op, select(identityOf(op), inner, hasInner));
     // The lane prefixes in place of the totals (the first is its total already).
 ${unrolled((k) => (k === 0 ? '' : `    if (${k}u < count) { temp[at0 + lid * LANE_ITEMS + ${k}u] = finishValue(op, p[${k}]); }`)).trimStart()}
