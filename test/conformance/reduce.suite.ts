@@ -322,6 +322,73 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
             await expectAllVariants(c, ['subgroup', 'workgroup', 'multi-workgroup']);
           }, 600_000);
         }
+        // A constant min or max without indicesOut: the lanes keep keys only, and where the extreme's
+        // key is one that values of other bits share (-0 and +0, NaNs of other payloads) the team
+        // looks through its chunk again for the first item with it (preamble.ts keysOnlyTotal). The
+        // first tie sits in a later lane than later ties (item 3, lane 3; item 258, lane 2), later
+        // chunks hold ties in their first lanes, and only some segments of a workgroup have a tie.
+        describe('a constant min or max without indices: ties of ±0 and NaN found again', () => {
+          const tieSizes = [1, 2, 8191, 8192, 8193, 3 * chunk + 5];
+          const tiesOf = (size: number, first: number, later: readonly number[]) => {
+            const at: Record<number, number> = { [Math.min(3, size - 1)]: first };
+            for (const [k, p] of [258, chunk, chunk + 1, 2 * chunk + 1, 3 * chunk + 2, size - 1].filter((p) => p > Math.min(3, size - 1) && p < size).entries()) at[p] = later[k % later.length]!;
+            return at;
+          };
+          const patternsOf = (o: 'min' | 'max'): Pattern[] =>
+            tieSizes.flatMap((size) => {
+              // max: zeros among negatives; min: zeros among positives.
+              const away = o === 'max' ? between(-2, -1) : between(1, 2);
+              return [
+                ...(size === 1 ? [{ name: 'empty', size: 0, fill: away }] : []),
+                { name: `-0 first, ${size}`, size, fill: away, at: tiesOf(size, 0x80000000, [0]) },
+                { name: `+0 first, ${size}`, size, fill: away, at: tiesOf(size, 0, [0x80000000]) },
+                o === 'max'
+                  ? { name: `NaN payloads, ${size}`, size, fill: between(-1, 1), at: tiesOf(size, 0xffc00007, [0x7fc00001, 0x7f800003]) }
+                  : { name: `all NaN, ${size}`, size, fill: (i: number) => (i % 2 === 0 ? 0x7fc00000 : 0xff800000) + 1 + (i % 1000) },
+                { name: `no tie, ${size}`, size, fill: between(-1, 1) },
+              ];
+            });
+          const runs = [
+            ['subgroup', {}],
+            ['subgroup', { subgroupSize: 16, loadWords: 1 }],
+            ['workgroup', {}],
+            ['multi-workgroup', {}],
+            ['multi-workgroup', { chunkTeamSize: 32, loadWords: 4 }],
+            ['multi-workgroup', { chunkTeamSize: 256, loadWords: 1 }],
+            ['multi-workgroup', { lastChunkMerges: true }],
+          ] as const;
+          for (const o of ['min', 'max'] as const) {
+            it(`f32 ${o}, every variant`, async () => {
+              for (const short of [true, false]) {
+                const chosen = patternsOf(o).filter((q) => (q.size <= chunk) === short);
+                const c = makeCase({ name: `key ties/${o}/${short ? 'short' : 'long'}`, sizes: chosen.map((q) => q.size), ops: o, indices: 'none', seed: 197 });
+                c.values = new Uint32Array(chosen.flatMap(itemsOf));
+                const built = buildCase(backend, c);
+                try {
+                  for (const [variant, policy] of runs) {
+                    if (variant === 'subgroup' && !short) continue;
+                    const { plan, values } = await runCase(backend, built, { variant, policy });
+                    expect(plan.variant).toBe(variant);
+                    expectSameWords(values.subarray(0, c.sizes.length), built.expected.values, `${c.name} (${variant}, ${JSON.stringify(policy)}): values`);
+                  }
+                } finally {
+                  for (const a of built.owned) a.destroy();
+                }
+              }
+            }, 600_000);
+          }
+          it('i32 and u32 max and min: the key gives the bits', async () => {
+            for (const valueType of ['i32', 'u32'] as const) {
+              for (const o of ['min', 'max'] as const) {
+                const chosen = int(valueType).concat(tieSizes.map((size) => ({ name: `random, ${size}`, size, fill: () => Math.floor(random() * 2 ** 32) >>> 0 })));
+                await expectAllVariants(
+                  Object.assign(makeCase({ name: `keys/${valueType}/${o}`, valueType, sizes: chosen.map((q) => q.size), ops: o, indices: 'none', seed: 199 }), { values: new Uint32Array(chosen.flatMap(itemsOf)) }),
+                  ['workgroup', 'multi-workgroup'],
+                );
+              }
+            }
+          }, 600_000);
+        });
       });
       it('an initial value wins only when strictly better', async () => {
         const c = makeCase({ name: 'initial-ties', sizes: [3, 3, 3], ops: ['argMax', 'argMin', 'argMax'], initial: [5, 5, 6], initialKind: 'perSegment', seed: 127 });

@@ -1,6 +1,6 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
-import { type ReduceValueType, sumOrder } from './ops.js';
+import { OpCode, type ReduceValueType, sumOrder } from './ops.js';
 import type { SegmentedReducePolicy, SegmentedReduceVariant } from './policy.js';
 
 /*
@@ -43,6 +43,20 @@ export type SegmentedReduceRun = SegmentedRun<SegmentedReduceProblem, SegmentedR
 
 /** Runs a reduce plan's launches on one kind of backend. */
 export type SegmentedReduceExecutor = Executor<SegmentedReduceRun>;
+
+/**
+ * The op (`op`, a source of option indices) is a constant 'min' or 'max' and no index is written
+ * (`indices`: indicesOut is): then an extreme's chunk partial holds the index of the chunk's first
+ * item, not the extreme's (on WebGPU the lanes keep keys and no rows, preamble.ts teamReduceWgsl).
+ * The merge reads partial indices only to break ties, where an earlier chunk's first index is
+ * smaller, as its extreme's is.
+ */
+export function extremeKeysOnly(op: { readonly kind: string; readonly value?: number }, opOfOption: readonly number[], indices: boolean): boolean {
+  if (indices || op.kind !== 'constant' || op.value === undefined) return false;
+  const options = opOfOption.length > 0 ? opOfOption : [OpCode.Sum];
+  const code = options[Math.min(op.value, options.length - 1)];
+  return code === OpCode.Min || code === OpCode.Max;
+}
 
 /** Chunks of the summation order a segment of `maxSegmentSize` items spans: the multi-workgroup grid per segment. */
 export function chunksPerSegment(maxSegmentSize: number): number {
@@ -101,7 +115,8 @@ export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId
  * - multi-workgroup: `partials`: maxSegments * chunksPerSegment pairs [bits, index], the partial of
  *   chunk c of segment s at pair s * chunksPerSegment + c: a sum's bits (f32: the chunk's canonical
  *   total; integers: the wrapped sum) with index 0, or the chunk's extreme (its bits and its
- *   segment-local index; 0xFFFFFFFF for none). Chunks past a segment's end are not written.
+ *   segment-local index, or the chunk's first index under {@link extremeKeysOnly}; 0xFFFFFFFF for
+ *   none). Chunks past a segment's end are not written.
  *   'chunk-merge' publishes the same pair as four words, the bits and the index each as two
  *   published words with status 1 (dispatch/published-words.ts): the merging workgroup needs no
  *   ordering between another workgroup's stores, and takes a partial once all four words carry the

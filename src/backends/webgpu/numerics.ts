@@ -53,6 +53,27 @@ export function orderKeyWgsl(valueType: 'f32' | 'i32' | 'u32', name: string, t: 
 }
 
 /**
+ * `fn <name>(key: u32) -> u32`: the bits whose orderKeyWgsl key is `key`, exact wherever one value has
+ * that key: every i32 and u32 key, and every f32 key but two, -0 and +0's (0x7f800000, given as +0)
+ * and every NaN's (0xff000001, given as 0x7f800001). Callers that must write the first of those ties'
+ * bits find it among the items. For f32 it undoes the four operations: u = key - 0xff800000 is the
+ * two's complement form, u >= 2^31 a non-negative value's bits with the sign set, else a negative
+ * value's bits negated.
+ */
+export function orderKeyInverseWgsl(valueType: 'f32' | 'i32' | 'u32', name: string): string {
+  const body =
+    valueType === 'f32'
+      ? `let u = key + 0x00800000u;
+  return select(0u - u, u & 0x7fffffffu, u >= 0x80000000u);`
+      : valueType === 'i32'
+        ? 'return key ^ 0x80000000u;'
+        : 'return key;';
+  return `fn ${name}(key: u32) -> u32 {
+  ${body}
+}`;
+}
+
+/**
  * `fn indexValue(i: u32) -> u32`: a segment-local index as an output value of `valueType`; for f32,
  * f32(i) rounded to nearest even by hand (WGSL leaves the rounding of inexact conversions open), as a
  * Float32Array store rounds on the CPU.

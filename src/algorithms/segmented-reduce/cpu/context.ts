@@ -3,7 +3,7 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { type ReduceValueType, sumOrder } from '../ops.js';
 import type { SegmentedReducePolicy } from '../policy.js';
-import { type SegmentedReduceProblem, type SegmentedReduceRun, chunksPerSegment } from '../problem.js';
+import { type SegmentedReduceProblem, type SegmentedReduceRun, chunksPerSegment, extremeKeysOnly } from '../problem.js';
 
 /** Value types as the kernels branch on them. */
 export const enum ValueKind {
@@ -36,6 +36,8 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
   readonly initial: ValueSource | undefined;
   /** f32 sums follow the canonical order. */
   readonly canonical: boolean;
+  /** Extremes' chunk partials hold their chunk's first index (problem.ts extremeKeysOnly). */
+  readonly keysOnly: boolean;
   /** Word offset of slot `partials`, or -1. */
   readonly partialsSlot: number;
   /** Word offset of slot `arrivals` ('chunk-merge'), or -1. */
@@ -70,6 +72,7 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
           ? { constant: initial.value, view: undefined, perSegment: false, length: 1 }
           : { constant: 0, view: deviceMemory(initial.array).u32, perSegment: initial.kind === 'perSegment', length: initial.array.length };
     this.canonical = problem.canonical;
+    this.keysOnly = extremeKeysOnly(problem.sources.op, problem.opOfOption, this.indicesOut !== undefined);
     this.partialsSlot = this.slotWords('partials');
     this.arrivalsSlot = this.slotWords('arrivals');
     this.chunks = chunksPerSegment(problem.maxSegmentSize);

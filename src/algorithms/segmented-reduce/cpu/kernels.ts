@@ -759,7 +759,7 @@ function reduceChunks(ctx: ReduceContext, workgroupId: number, published: boolea
       }
     } else {
       extreme(ctx, start, n, takesMin(code) ? -1 : 0, first);
-      storePartial(temp, at, extremeBits, extremeIndex, published);
+      storePartial(temp, at, extremeBits, ctx.keysOnly ? first : extremeIndex, published);
     }
   }
   return i;

@@ -1,7 +1,8 @@
-import { f32SumWgsl, orderKeyWgsl } from '../../../backends/webgpu/numerics.js';
+import { f32SumWgsl, orderKeyInverseWgsl, orderKeyWgsl } from '../../../backends/webgpu/numerics.js';
 import type { ProgramBinding } from '../../../backends/webgpu/program.js';
 import { type SegmentShape, type TempAccess, readBits, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder } from '../ops.js';
+import { extremeKeysOnly } from '../problem.js';
 import type { ReduceKernelFacts } from './facts.js';
 
 /*
@@ -49,6 +50,11 @@ export function constantOpCode(facts: ReduceKernelFacts): number | undefined {
   if (fact.kind !== 'constant') return undefined;
   const options = facts.opOfOption.length > 0 ? facts.opOfOption : [0];
   return options[Math.min(fact.value, options.length - 1)];
+}
+
+/** A constant min or max with no index written: lanes keep keys only (teamReduceWgsl). */
+function keysOnly(facts: ReduceKernelFacts): boolean {
+  return extremeKeysOnly(facts.sources.op, facts.opOfOption, facts.indices);
 }
 
 function opFn(facts: ReduceKernelFacts): string {
@@ -134,8 +140,13 @@ fn addLanes(a: LT, b: LT) -> LT { return ${f32 ? 'flushLanes(bitcast<LT>(bitcast
 fn combineLanes(opCode: u32, a: Lanes, b: Lanes) -> Lanes {
   ${op}
   if (code == ${OpCode.Sum}u) { return Lanes(addLanes(a.word, b.word), LT(0u)); }
-  let takeB = (b.index != LT(NONE)) & ((a.index == LT(NONE)) | (b.word > a.word) | ((b.word == a.word) & (b.index < a.index)));
-  return Lanes(select(a.word, b.word, takeB), select(a.index, b.index, takeB));
+  ${
+    keysOnly(facts)
+      ? `// Keys only: the larger key; where a tie's bits differ, the team's end finds its first item.
+  return Lanes(max(a.word, b.word), a.index);`
+      : `let takeB = (b.index != LT(NONE)) & ((a.index == LT(NONE)) | (b.word > a.word) | ((b.word == a.word) & (b.index < a.index)));
+  return Lanes(select(a.word, b.word, takeB), select(a.index, b.index, takeB));`
+  }
 }`;
 }
 
@@ -204,10 +215,10 @@ export function teamLoadWords(facts: ReduceKernelFacts, team: number): 1 | 4 {
  *
  * `teamLanes(code, start, n, base, t)`: invocation t's lanes of the n (0 <= n <= CHUNK) items at
  * segment-local `base` (absolute `start + base`), after the levels over g. `teamTree(code, start,
- * mine, lid, t)`: the levels over t — through workgroup memory (barriers: every invocation of the
- * workgroup calls it) at distances of at least the subgroup width, through subgroup shuffles below
- * it (subgroups are runs of consecutive invocation indices, as every driver forms them for a 1-D
- * workgroup) — then over j; the team's total at t = 0 (other invocations get none).
+ * base, n, mine, lid, t)`: the levels over t — through workgroup memory (barriers: every invocation
+ * of the workgroup calls it) at distances of at least the subgroup width, through subgroup shuffles
+ * below it (subgroups are runs of consecutive invocation indices, as every driver forms them for a
+ * 1-D workgroup) — then over j; the team's total at t = 0 (other invocations get none).
  */
 export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   const words = teamLoadWords(facts, team);
@@ -234,7 +245,10 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   // second copy of the loop would double the shader, and a software driver's compile time).
   // A constant sum masks each item instead (two operations an item): on an H200 one segment of 16M
   // f32 items took 0.0401 ms padded against 0.0372 masked (bench/reduce-scan-webgpu.ts, 2026-11-28).
+  // Keys only (keysOnly: a constant min or max, no index written): an item is one key and a max, and
+  // the team's end finds the bits from the key (see teamTree).
   const maskSum = constant === OpCode.Sum;
+  const keys = keysOnly(facts);
   const step = (first: boolean, row: string) => {
     if (maskSum) {
       return `let valid = off[g] < LT(select(0u, n - (${row}) * LANES, (${row}) * LANES < n));
@@ -245,10 +259,11 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
             let take = ${first ? 'off[g] < LT(n)' : 'k > acc[g]'};
             acc[g] = select(acc[g], k, take);
             row[g] = select(row[g], LT(${row}), take);`;
+    if (keys) return 'acc[g] = max(acc[g], keyOfLanes(xv, code));';
     return constant === OpCode.Sum ? sum : constant !== undefined ? extreme : `if (code == ${OpCode.Sum}u) { ${sum} } else { ${extreme} }`;
   };
   const batchOf = (loads: string, first: boolean) => {
-    const peel = first && constant !== OpCode.Sum;
+    const peel = first && constant !== OpCode.Sum && !keys;
     return `{
         var x: array<LT, BATCH * GROUPS>;
         for (var r = 0u; r < BATCH; r++) {
@@ -287,7 +302,7 @@ export function teamReduceWgsl(facts: ReduceKernelFacts, team: number): string {
   const loop = (loads: string) => `var r0 = 0u;
       ${batchOf(loads, true)}
       for (r0 = BATCH; r0 < rows; r0 += BATCH) ${batchOf(loads, false)}`;
-  const needIndex = constant !== OpCode.Sum;
+  const needIndex = constant !== OpCode.Sum && !keys;
   const memory = team > shuffle;
   const shuffleLevels: string[] = [];
   for (let d = shuffle / 2; d >= 1; d /= 2) {
@@ -311,12 +326,10 @@ fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
   let pad = LT(padBits(code));
   // A sum starts from its identity, an extreme from the pad's key (no item is worse).
   let identity = select(keyOfLanes(pad, code), pad, code == ${OpCode.Sum}u);
-  var acc: array<LT, GROUPS>;
-  var row: array<LT, GROUPS>;
+  var acc: array<LT, GROUPS>;${keys ? '' : '\n  var row: array<LT, GROUPS>;'}
   var off: array<LT, GROUPS>;
   for (var g = 0u; g < GROUPS; g++) {
-    acc[g] = identity;
-    row[g] = LT(NONE);
+    acc[g] = identity;${keys ? '' : '\n    row[g] = LT(NONE);'}
     off[g] = ${words}u * (t + TEAM * g) + ${offsets};
   }
   if (n > 0u) {
@@ -331,27 +344,25 @@ fn teamLanes(opCode: u32, start: u32, n: u32, base: u32, t: u32) -> Lanes {
   }
   var lanes: array<Lanes, GROUPS>;
   for (var g = 0u; g < GROUPS; g++) {
-    lanes[g] = Lanes(acc[g], select(base + row[g] * LANES + off[g], LT(NONE), row[g] == LT(NONE)));
+    lanes[g] = Lanes(acc[g], ${keys ? 'LT(0u)' : 'select(base + row[g] * LANES + off[g], LT(NONE), row[g] == LT(NONE))'});
   }
   for (var h = GROUPS / 2u; h >= 1u; h = h / 2u) {
     for (var g = 0u; g < h; g++) { lanes[g] = combineLanes(code, lanes[g], lanes[g + h]); }
   }
   return lanes[0];
 }
-${memory ? 'var<workgroup> treeWord: array<LT, WG>;\nvar<workgroup> treeIndex: array<LT, WG>;' : ''}
-fn teamTree(opCode: u32, start: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
+${memory ? `var<workgroup> treeWord: array<LT, WG>;${needIndex ? '\nvar<workgroup> treeIndex: array<LT, WG>;' : ''}` : ''}${keys ? keysOnlyDeclarations(facts) : ''}
+fn teamTree(opCode: u32, start: u32, base: u32, n: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
   ${op}
   var v = mine;
   ${
     memory
-      ? `treeWord[lid] = v.word;
-  treeIndex[lid] = v.index;
+      ? `treeWord[lid] = v.word;${needIndex ? '\n  treeIndex[lid] = v.index;' : ''}
   workgroupBarrier();
   for (var d = TEAM / 2u; d >= ${shuffle}u; d = d / 2u) {
     if (t < d) {
-      v = combineLanes(code, v, Lanes(treeWord[lid + d], treeIndex[lid + d]));
-      treeWord[lid] = v.word;
-      treeIndex[lid] = v.index;
+      v = combineLanes(code, v, Lanes(treeWord[lid + d], ${needIndex ? 'treeIndex[lid + d]' : 'v.index'}));
+      treeWord[lid] = v.word;${needIndex ? '\n      treeIndex[lid] = v.index;' : ''}
     }
     workgroupBarrier();
   }`
@@ -360,10 +371,82 @@ fn teamTree(opCode: u32, start: u32, mine: Lanes, lid: u32, t: u32) -> Pair {
   ${shuffleLevels.join('\n  ')}
   ${slots}
   if (code == ${OpCode.Sum}u) { return total; }
-  // An extreme's bits, read again at its index: one load for the team, where its lanes kept keys.
+  ${
+    keys
+      ? keysOnlyTotal(facts)
+      : `// An extreme's bits, read again at its index: one load for the team, where its lanes kept keys.
   if (t != 0u || total.index == NONE) { return identityPair(code); }
-  return Pair(valuesIn[start + total.index], total.index);
+  return Pair(valuesIn[start + total.index], total.index);`
+  }
 }`;
+}
+
+/**
+ * Workgroup memory of the keys-only end of teamTree (f32: keys that values of other bits share).
+ * TEAMS teams a workgroup: 'subgroup' and 'chunk' run several, 'workgroup' one.
+ */
+function keysOnlyDeclarations(facts: ReduceKernelFacts): string {
+  const inverse = orderKeyInverseWgsl(facts.valueType, 'orderKeyInverse');
+  if (facts.valueType !== 'f32') return `\n${inverse}`;
+  return `
+${inverse}
+const TEAMS: u32 = WG / TEAM;
+// Keys that values of different bits share (orderKeyInverseWgsl): -0 and +0's, and every NaN's.
+fn sharedKey(key: u32) -> bool { return key == 0x7f800000u || key == 0xff000001u; }
+// A team's extreme key where it is shared (flipped for min as the lanes' keys), else NO_TIE, which no
+// shared key is (flipped: 0x807fffff, 0x00fffffe); the first index of an item with that key; whether
+// any team of the workgroup has such a key.
+const NO_TIE: u32 = 0u;
+var<workgroup> teamTie: array<u32, TEAMS>;
+var<workgroup> teamFirst: array<atomic<u32>, TEAMS>;
+var<workgroup> anyTie: u32;`;
+}
+
+/**
+ * The end of teamTree with keys only (`total.word`: the extreme's key at t = 0; the n items at
+ * segment-local `base`): the bits follow from the key (orderKeyInverse), except where values of
+ * different bits share it (f32: -0 and +0, NaNs with their payloads). Then the first item with that
+ * key is the extreme (ties go to the smaller index), and the team looks through its chunk again for
+ * it: each invocation its items t, t + TEAM, ... up to its first match, the team's least by a
+ * workgroup atomic. Every invocation of the workgroup takes part in deciding whether any team needs
+ * that (its barriers must be uniform), but only such a team loads anything: the common case pays two
+ * barriers where it kept a row per lane and a select per item. The index the partial holds is the
+ * chunk's first (problem.ts extremeKeysOnly): no index is written, and an earlier chunk's is smaller,
+ * which is all the chunk tree's ties need.
+ */
+function keysOnlyTotal(facts: ReduceKernelFacts): string {
+  const key = 'total.bits ^ select(0u, 0xffffffffu, takesMin(code))';
+  if (facts.valueType !== 'f32') {
+    return `// Integers: the key is the value's bits, reordered.
+  if (t != 0u || n == 0u) { return identityPair(code); }
+  return Pair(orderKeyInverse(${key}), base);`;
+  }
+  return `let team = lid / TEAM;
+  if (t == 0u) {
+    teamTie[team] = select(NO_TIE, total.bits, n > 0u && sharedKey(${key}));
+    atomicStore(&teamFirst[team], NONE);
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    var ties = 0u;
+    for (var s = 0u; s < TEAMS; s++) { ties |= select(0u, 1u, teamTie[s] != NO_TIE); }
+    anyTie = ties;
+  }
+  if (workgroupUniformLoad(&anyTie) != 0u) {
+    let tie = teamTie[team];
+    if (tie != NO_TIE) {
+      for (var k = t; k < n; k += TEAM) {
+        if (keyOf(valuesIn[start + base + k], code) == tie) {
+          atomicMin(&teamFirst[team], k);
+          break;
+        }
+      }
+    }
+    workgroupBarrier();
+  }
+  if (t != 0u || n == 0u) { return identityPair(code); }
+  if (teamTie[team] != NO_TIE) { return Pair(valuesIn[start + base + atomicLoad(&teamFirst[team])], base); }
+  return Pair(orderKeyInverse(${key}), base);`;
 }
 
 /**

@@ -116,7 +116,7 @@ ${chunksOfWgsl}`;
   for (var c = 0u; c < count; c++) {
     let base = c * CHUNK;
     let n = select(0u, min(CHUNK, size - base), base < size);
-    let total = teamTree(code, start, teamLanes(code, start, n, base, t), lid, t);
+    let total = teamTree(code, start, base, n, teamLanes(code, start, n, base, t), lid, t);
     if (t == 0u && c < chunks) { pushChunk(code, total); }
   }
   if (t == 0u && live) { finish(i, code, size, chunksTotal(code)); }`;
@@ -163,7 +163,7 @@ function chunkOpening(facts: ReduceKernelFacts): string {
   if (s.go == 0u || (s.direct == 1u && group != 0u)) { return; }
   let base = c * CHUNK;
   let n = select(0u, min(CHUNK, s.size - base), base < s.size);
-  let total = teamTree(s.code, s.start, teamLanes(s.code, s.start, n, base, t), lid, t);
+  let total = teamTree(s.code, s.start, base, n, teamLanes(s.code, s.start, n, base, t), lid, t);
   if (s.direct == 1u) {
     if (t == 0u && c == 0u) { finish(i, s.code, s.size, total); }
     return;
