@@ -564,6 +564,26 @@ function reduceSegments(ctx: ReduceContext, first: number, end: number, capacity
   }
 }
 
+/** What {@link uniformRows} found: the one segment size, the stride between starts, the first segment past the input. */
+const rows = { size: 0, stride: 0, stop: 0 };
+
+/**
+ * Whether every segment has one size within [min, max] (and within `capacity` and the input), as
+ * with rows: then `rows` holds the size, the stride between segment starts, and `stop`, the end of
+ * the segments before `end` that lie wholly inside the input (for those the extent's clamps are
+ * no-ops).
+ */
+function uniformRows(ctx: ReduceContext, end: number, capacity: number, min: number, max: number): boolean {
+  if (ctx.sizes.perSegment) return false;
+  const size = countOf(readSource(ctx.sizes, 0));
+  if (size < min || size > max || size > capacity || size > ctx.itemsLength) return false;
+  const stride = ctx.startMode === 2 ? countOf(readSource(ctx.stride!, 0)) : size;
+  rows.size = size;
+  rows.stride = stride;
+  rows.stop = Math.min(end, stride === 0 ? end : Math.floor((ctx.itemsLength - size) / stride) + 1);
+  return true;
+}
+
 /**
  * Canonical f32 sums of segments [first, end) when every segment has one size of 2 to 16 items (MoE
  * rows): each segment's total straight from {@link tinyTotalF32}, without the per-segment extent and
@@ -571,12 +591,8 @@ function reduceSegments(ctx: ReduceContext, first: number, end: number, capacity
  * are then no-ops). Returns the first segment it did not reduce.
  */
 function sumShortSegments(ctx: ReduceContext, first: number, end: number, capacity: number): number {
-  if (ctx.sizes.perSegment) return first;
-  const size = countOf(readSource(ctx.sizes, 0));
-  if (size < 2 || size > 16 || size > capacity || size > ctx.itemsLength) return first;
-  const stride = ctx.startMode === 2 ? countOf(readSource(ctx.stride!, 0)) : size;
-  const inside = stride === 0 ? end : Math.floor((ctx.itemsLength - size) / stride) + 1;
-  const stop = Math.min(end, inside);
+  if (!uniformRows(ctx, end, capacity, 2, 16)) return first;
+  const { size, stride, stop } = rows;
   const values = ctx.valueF32;
   const bits = ctx.valueBits;
   const out = ctx.outF32;
@@ -635,12 +651,8 @@ const rowIndices = new Int32Array(rowBatch);
  * tournament, on one thread of the 2-core AMD EPYC). Returns the first segment it did not reduce.
  */
 function extremeRows(ctx: ReduceContext, first: number, end: number, capacity: number, code: number): number {
-  if (ctx.sizes.perSegment) return first;
-  const size = countOf(readSource(ctx.sizes, 0));
-  if (size < 1 || size > capacity || size > ctx.itemsLength) return first;
-  const stride = ctx.startMode === 2 ? countOf(readSource(ctx.stride!, 0)) : size;
-  const inside = stride === 0 ? end : Math.floor((ctx.itemsLength - size) / stride) + 1;
-  const stop = Math.min(end, inside);
+  if (!uniformRows(ctx, end, capacity, 1, capacity)) return first;
+  const { size, stride, stop } = rows;
   const values = ctx.valueF32;
   const bits = ctx.valueBits;
   const out = ctx.outBits;

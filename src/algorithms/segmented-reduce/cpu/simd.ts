@@ -65,6 +65,9 @@ const constants = (minNormal: number, magnitude: number) => [
 /** The f32 on the stack stored as bits at `outAt` + local `o` (through local `f`), NaN as the canonical NaN. */
 const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
 
+/** The start of a loop over `count` rows: the first row (p) and its output word (o) at 0, the last output's end (end). */
+const firstRow = (p: number, o: number, end: number, count: number) => [op.i32Const(0), op.tee(p), set(o), get(count), op.i32Const(2), op.i32Shl, set(end), op.loop];
+
 /** The end of a loop over rows of `size` items: the next row (p) and its output word (o), again while o < end. */
 const nextRow = (p: number, o: number, end: number, size: number) => [
   get(p),
@@ -359,14 +362,7 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
   const body = [
     ...constants(minNormal, magnitude),
     ...(quiet ? quietConstants(q, one, limit) : []),
-    op.i32Const(0),
-    op.tee(p),
-    set(o),
-    get(count),
-    op.i32Const(2),
-    op.i32Shl,
-    set(end),
-    op.loop,
+    ...firstRow(p, o, end, count),
     ...level2,
     set(a),
     ...lastLevels(a, fl),
@@ -449,14 +445,7 @@ function rowExtremes(size: 8 | 16) {
     get(flipBits),
     op.i32x4Splat,
     set(flip),
-    op.i32Const(0),
-    op.tee(p),
-    set(o),
-    get(count),
-    op.i32Const(2),
-    op.i32Shl,
-    set(end),
-    op.loop,
+    ...firstRow(p, o, end, count),
     ...vectors.flatMap((v, k) => [get(p), op.v128Load(itemsAt + 16 * k), get(flip), op.v128Xor, set(v)]),
     get(v0),
     set(m),
