@@ -52,10 +52,16 @@ export type SegmentedReduceExecutor = Executor<SegmentedReduceRun>;
  * smaller, as its extreme's is.
  */
 export function extremeKeysOnly(op: { readonly kind: string; readonly value?: number }, opOfOption: readonly number[], indices: boolean): boolean {
-  if (indices || op.kind !== 'constant' || op.value === undefined) return false;
-  const options = opOfOption.length > 0 ? opOfOption : [OpCode.Sum];
-  const code = options[Math.min(op.value, options.length - 1)];
+  if (indices) return false;
+  const code = constantOpOf(op, opOfOption);
   return code === OpCode.Min || code === OpCode.Max;
+}
+
+/** The op code of every segment when the op (`op`, a source of option indices) is a constant; undefined otherwise. */
+export function constantOpOf(op: { readonly kind: string; readonly value?: number }, opOfOption: readonly number[]): number | undefined {
+  if (op.kind !== 'constant' || op.value === undefined) return undefined;
+  const options = opOfOption.length > 0 ? opOfOption : [OpCode.Sum];
+  return options[Math.min(op.value, options.length - 1)];
 }
 
 /** Chunks of the summation order a segment of `maxSegmentSize` items spans: the multi-workgroup grid per segment. */

@@ -2,7 +2,7 @@ import { f32SumWgsl, orderKeyInverseWgsl, orderKeyWgsl } from '../../../backends
 import type { ProgramBinding } from '../../../backends/webgpu/program.js';
 import { type SegmentShape, type TempAccess, readBits, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder } from '../ops.js';
-import { extremeKeysOnly } from '../problem.js';
+import { constantOpOf, extremeKeysOnly } from '../problem.js';
 import type { ReduceKernelFacts } from './facts.js';
 
 /*
@@ -46,10 +46,7 @@ export function reduceUniforms(facts: ReduceKernelFacts, shape: ReduceShape): st
 
 /** The op code every segment of the run has, when the op is a constant (kernels are specialized on it). */
 export function constantOpCode(facts: ReduceKernelFacts): number | undefined {
-  const fact = facts.sources.op;
-  if (fact.kind !== 'constant') return undefined;
-  const options = facts.opOfOption.length > 0 ? facts.opOfOption : [0];
-  return options[Math.min(fact.value, options.length - 1)];
+  return constantOpOf(facts.sources.op, facts.opOfOption);
 }
 
 /** A constant min or max with no index written: lanes keep keys only (teamReduceWgsl). */
