@@ -27,14 +27,14 @@ const u32 = new Uint32Array(f32.buffer);
 const bitsOf = (x: number) => ((f32[0] = x), u32[0]!);
 
 /** Runs `op` over segments of `sizes` (packed) on a backend; its value and index bits. */
-async function reduce(backend: Backend, values: Float32Array, sizes: number[], op: ReduceOp): Promise<{ values: number[]; indices: number[] }> {
+async function reduce(backend: Backend, values: Float32Array, sizes: number[], op: ReduceOp, determinism: 'run-to-run' | 'not-guaranteed' = 'run-to-run'): Promise<{ values: number[]; indices: number[] }> {
   const valuesIn = backend.upload(values);
   const valuesOut = backend.alloc('f32', sizes.length);
   const indicesOut = backend.alloc('u32', sizes.length);
   const uniform = sizes.every((s) => s === sizes[0]);
   await DeviceSegmentedReduce.reduce(
     { valuesIn, valuesOut, indicesOut, segmentSizes: uniform ? p.uniform(sizes[0]!) : p.perSegment(sizes), op: p.constantOption(op), numSegments: p.uniform(sizes.length) },
-    env({ backend }),
+    env({ backend, requirements: { determinism } }),
   );
   const out = { values: Array.from(new Uint32Array((await backend.download(valuesOut)).buffer)), indices: Array.from(await backend.download(indicesOut)) };
   valuesIn.destroy();
@@ -44,20 +44,20 @@ async function reduce(backend: Backend, values: Float32Array, sizes: number[], o
 }
 
 /** The reference's value and index bits. */
-function expected(values: Float32Array, sizes: number[], op: ReduceOp): { values: number[]; indices: number[] } {
+function expected(values: Float32Array, sizes: number[], op: ReduceOp, canonical = true): { values: number[]; indices: number[] } {
   const segmentStarts: number[] = [];
   let start = 0;
   for (const size of sizes) {
     segmentStarts.push(start);
     start += size;
   }
-  const out = referenceSegmentedReduce({ valueType: 'f32', values: new Uint32Array(values.buffer), segmentStarts, segmentSizes: sizes, ops: sizes.map(() => op) });
+  const out = referenceSegmentedReduce({ valueType: 'f32', values: new Uint32Array(values.buffer), segmentStarts, segmentSizes: sizes, ops: sizes.map(() => op), canonical });
   return { values: Array.from(out.values), indices: Array.from(out.indices) };
 }
 
 const extremes: ReduceOp[] = ['min', 'max', 'argMin', 'argMax'];
 
-describe.each(backends)('reduce SIMD loops (%s)', (_name, backend) => {
+describe.each(backends)('reduce SIMD loops (%s)', (name, backend) => {
   it('one long segment: the extreme at chunk boundaries, ties, -0 against +0, NaN in either chunk', async () => {
     const size = 5 * chunk + 77;
     const random = rng(11);
@@ -128,5 +128,17 @@ describe.each(backends)('reduce SIMD loops (%s)', (_name, backend) => {
     expect((await reduce(backend, zeros, [1000], 'sum')).values).toEqual([bitsOf(-0)]);
     zeros[500] = NaN;
     expect((await reduce(backend, zeros, [1000], 'sum')).values).toEqual([0x7fc00000]);
+  });
+
+  it("'not-guaranteed' sums: the canonical order where the SIMD loops run, float64 left to right on the scalar loops", async () => {
+    const random = rng(5);
+    const sizes = [16, 16, 8, 300, chunk + 3, 3 * chunk + 1];
+    const values = Float32Array.from({ length: sizes.reduce((a, b) => a + b, 0) }, () => (random() - 0.5) * 1e4);
+    const got = await reduce(backend, values, sizes, 'sum', 'not-guaranteed');
+    const canonical = name !== 'scalar';
+    const want = expected(values, sizes, 'sum', canonical);
+    expect(got).toEqual(want);
+    // The two orders differ on these values, so the test tells them apart.
+    expect(want.values).not.toEqual(expected(values, sizes, 'sum', !canonical).values);
   });
 });

@@ -359,12 +359,17 @@ export async function timeMs(fn: () => unknown | Promise<unknown>, runs: number,
 
 /**
  * Median wall times (ms) of several functions measured in alternation (a, b, c, a, b, c, ...), so
- * that load from other processes on a shared machine hits each of them alike.
+ * that load from other processes on a shared machine hits each of them alike. Warm-up: `warmup`
+ * rounds, and more until `warmupMs` have passed. The CPU backend's worker threads import their
+ * kernels' modules when a launch first reaches them (~30 ms), and launches posted meanwhile run on
+ * the calling thread alone: a warm-up of two rounds of a short call left that start in the timed
+ * runs (MoE sum: 1.3 ms timed against 0.5 ms once the workers are up).
  */
-export async function timeInterleaved<K extends string>(fns: Partial<Record<K, () => unknown | Promise<unknown>>>, runs: number, warmup = 2): Promise<Record<K, number>> {
+export async function timeInterleaved<K extends string>(fns: Partial<Record<K, () => unknown | Promise<unknown>>>, runs: number, warmup = 2, warmupMs = 300): Promise<Record<K, number>> {
   // Only the functions given are timed (an optional peer left out has no time).
   const keys = (Object.keys(fns) as K[]).filter((k) => fns[k] !== undefined);
-  for (let i = 0; i < warmup; i++) for (const k of keys) await fns[k]!();
+  const warmupStart = performance.now();
+  for (let i = 0; i < warmup || performance.now() - warmupStart < warmupMs; i++) for (const k of keys) await fns[k]!();
   const samples = Object.fromEntries(keys.map((k) => [k, [] as number[]])) as unknown as Record<K, number[]>;
   for (let i = 0; i < runs; i++) {
     for (const k of keys) {

@@ -29,10 +29,10 @@
  * over 256 lanes is its tree over the next power of two of its size). Integer sums wrap modulo 2^32
  * in any order; min and max are order-free.
  *
- * Under 'not-guaranteed', the CPU sums f32 values in float64 left to right and rounds once (more
- * accurate, but not the bits of the canonical order; faster only where the CPU has no WebAssembly
- * SIMD, whose loops run the canonical order in about half the time of the float64 chain); WebGPU keeps
- * the canonical order, which costs it no extra memory traffic.
+ * Under 'not-guaranteed', the CPU takes its faster sum: the canonical order's WebAssembly SIMD loops
+ * (about half the time of a float64 chain) where the runtime has them, else float64 left to right,
+ * rounded once (more accurate, not the canonical bits); WebGPU keeps the canonical order, which costs
+ * it no extra memory traffic.
  */
 
 /** The reductions of DeviceSegmentedReduce. */

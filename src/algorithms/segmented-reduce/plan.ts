@@ -169,7 +169,7 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
  */
 function requirementNotes(requirements: Requirements): string[] {
   const notes: string[] = [];
-  if (requirements.determinism === 'not-guaranteed') notes.push("determinism 'not-guaranteed': f32 sums on the CPU add in float64 and round once (WebGPU keeps the canonical order); bits may differ between backends");
+  if (requirements.determinism === 'not-guaranteed') notes.push("determinism 'not-guaranteed': f32 sums on the CPU take the faster of its two ways: the canonical order's WebAssembly SIMD loops where the runtime has them, else float64 left to right, rounded once (WebGPU keeps the canonical order); bits may differ between backends");
   if (requirements.tieBreak === 'any') notes.push("tieBreak 'any': argMin/argMax still take the smaller index: the scan finds it at no cost, so results are those of the defaults");
   if (requirements.outputOrdering === 'unsorted') notes.push("outputOrdering 'unsorted': each segment has one result, in segment order; nothing to reorder");
   return notes;

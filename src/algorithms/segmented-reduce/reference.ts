@@ -16,7 +16,7 @@ export interface ReferenceSegmentedReduceInput {
   readonly ops: readonly ReduceOp[];
   /** Each segment's initial value as bits of `valueType`, or absent. */
   readonly initialValues?: readonly number[];
-  /** f32 sums in the canonical order (default), or in float64 left to right, rounded once (the CPU's 'not-guaranteed'). */
+  /** f32 sums in the canonical order (default), or in float64 left to right, rounded once (the CPU's 'not-guaranteed' without WebAssembly SIMD). */
   readonly canonical?: boolean;
 }
 
