@@ -1,7 +1,7 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import { type RadixWarpRank, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
-import { reducePerInvocation } from '../policy.js';
+import { radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
 
 /*
@@ -34,6 +34,15 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   /** Reduce gives each segment one invocation (policy.ts reducePerInvocation). */
   readonly reducePerInvocation: boolean;
   readonly radixTileItems: number;
+  /**
+   * Samples radix-init's invocations hold each (registers): enough for the largest sample any
+   * segment of the run takes (policy.ts radixSample), in steps of 4 so that sizes share pipelines.
+   * Sized for the cap instead (32 at workgroups of 256), shorter rows paid for registers they never
+   * fill: H200, GPU ms, three alternating rounds (bench/topk-webgpu.ts, 2026-11-28 15:46 UTC), 64x151936
+   * k=50 0.0839-0.0855 -> 0.082-0.0831, 32x131072 k=2048 0.0931-0.0934 -> 0.0905-0.0912; rows that
+   * fill the cap unchanged (256x262144 k=256 0.248, 1x16M k=100 0.130).
+   */
+  readonly radixSamplesPerInvocation: number;
   /** Bits per radix digit. */
   readonly radixBits: number;
   /** Invocations of a row-radix workgroup (policy.rowRadixWorkgroupSize). */
@@ -74,9 +83,17 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     reduceListK: 2 ** Math.ceil(Math.log2(Math.max(1, Math.min(problem.kMax, policy.reduceMaxK)))),
     reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
+    radixSamplesPerInvocation: samplesPerInvocation(problem.maxSegmentSize, policy.workgroupSize),
     radixBits: policy.radixBits,
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
   };
+}
+
+/** radix-init's samples per invocation for segments of up to `maxSegmentSize` keys (the sample's size: policy.ts radixSample). */
+function samplesPerInvocation(maxSegmentSize: number, workgroupSize: number): number {
+  const cap = radixSampleCap(workgroupSize);
+  const most = Math.floor(Math.min(cap, Math.max(256, maxSegmentSize >>> 5)) / radixSampleRun) * radixSampleRun;
+  return Math.min(Math.ceil(cap / workgroupSize), Math.ceil(most / workgroupSize / 4) * 4);
 }

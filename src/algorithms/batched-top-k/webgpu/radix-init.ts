@@ -19,7 +19,7 @@ export function radixInitProgram(facts: TopKKernelFacts, name: string): WebGpuPr
   const cap = radixSampleCap(facts.workgroupSize);
   const declarations = `
 const SAMPLE_CAP: u32 = ${cap}u;
-const SAMPLE_PER: u32 = ${Math.ceil(cap / facts.workgroupSize)}u;
+const SAMPLE_PER: u32 = ${facts.radixSamplesPerInvocation}u;
 const SAMPLE_RUN: u32 = ${radixSampleRun}u;
 const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;`;
   const main = `
