@@ -41,6 +41,8 @@ function keysFor(style: string, rows: number, cols: number, seed: number): Float
 const backends = [
   ['1 thread', () => cpuBackend({ workers: 0 })],
   ['worker-split launches', () => cpuBackend({ workers: 1, parallelThreshold: 0 })],
+  // The collect's scalar loop (runtimes without WebAssembly SIMD), against the same reference.
+  ['1 thread, scalar', () => cpuBackend({ workers: 0, simd: false })],
 ] as const;
 
 describe('radix-select pass 0 with a sampled threshold', () => {

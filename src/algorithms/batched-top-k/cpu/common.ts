@@ -1,3 +1,4 @@
+import { isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { signBit } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
@@ -104,6 +105,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly weightsOut: Uint32Array | undefined;
   readonly weightsKind: number;
   readonly weightScaleBits: number;
+  /** The backend lets f32 kernels use their WebAssembly SIMD loops (simd.ts), where a thread can run them. */
+  readonly simd: boolean;
 
   constructor(run: TopKRun) {
     super(run);
@@ -156,6 +159,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.weightsOut = weightsOut === undefined || problem.weights === undefined ? undefined : deviceMemory(weightsOut).u32;
     this.weightsKind = problem.weights?.kind ?? 0;
     this.weightScaleBits = problem.weights?.scaleBits ?? 0;
+    this.simd = isCpuBackend(run.backend) && run.backend.simd;
   }
 
   /**

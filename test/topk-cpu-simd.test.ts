@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { simdAvailable, simdCollectReaching, simdCollectStep } from '../src/algorithms/batched-top-k/cpu/simd.js';
+import { rng } from './helpers.js';
+
+/*
+ * Radix-select's pass-0 collect on the CPU: the WebAssembly SIMD loop (src/algorithms/batched-top-k/
+ * cpu/simd.ts) against the scalar predicate, position for position, over NaN (of both signs, with
+ * payloads), -0 and +0, infinities, subnormals and keys equal to the threshold. The scalar twin of
+ * the whole path runs in topk-cpu-threshold.test.ts (`simd: false`).
+ */
+
+const specials = [NaN, -NaN, -0, 0, Infinity, -Infinity, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38, 1, -1, 0.5];
+
+/** Keys with specials and many repeats of a few values (so thresholds land on ties). */
+function keysFor(n: number, seed: number): Float32Array {
+  const next = rng(seed);
+  const keys = new Float32Array(n);
+  const bits = new Uint32Array(keys.buffer);
+  for (let i = 0; i < n; i++) {
+    const r = next();
+    if (r < 0.15) keys[i] = specials[Math.floor(next() * specials.length)]!;
+    else if (r < 0.2) bits[i] = 0x7f800001 + Math.floor(next() * 0x7fffff) + (next() < 0.5 ? 0x80000000 : 0); // NaN payloads, both signs
+    else if (r < 0.5) keys[i] = Math.round(next() * 8) - 4;
+    else keys[i] = next() * 2 - 1;
+  }
+  return keys;
+}
+
+describe('radix-select collect: SIMD loop', () => {
+  it('runs here (Node has WebAssembly SIMD)', () => {
+    expect(simdAvailable()).toBe(true);
+  });
+
+  it('finds the positions the scalar predicate finds, in index order, for both directions', () => {
+    const threshold = new Float32Array(1);
+    for (const n of [simdCollectStep, 3 * simdCollectStep, 4096, 4096 + simdCollectStep, 9000 - (9000 % simdCollectStep)]) {
+      const keys = keysFor(n + 40, n);
+      const bits = new Int32Array(keys.buffer);
+      for (const t of [-0, 0, Infinity, -Infinity, 1, -1, 0.5, keys[7]!, 1e-45, -3.4028235e38]) {
+        if (t !== t) continue; // the caller compares against a NaN's ordered key instead
+        threshold[0] = t;
+        for (const min of [false, true]) {
+          // A segment starting 8 keys before the range: positions are segment-local.
+          const from = 20;
+          const start = 12;
+          const dst = new Int32Array(n + 8).fill(-7);
+          const count = simdCollectReaching(bits, from, n, start, threshold[0]!, min, dst, 3);
+          const expected: number[] = [];
+          for (let q = from; q < from + n; q++) if (min ? keys[q]! <= threshold[0]! : !(keys[q]! < threshold[0]!)) expected.push(q - start);
+          const label = `n ${n}, t ${t}, ${min ? 'min' : 'max'}`;
+          expect(count, label).toBe(expected.length);
+          expect(Array.from(dst.subarray(3, 3 + count)), label).toEqual(expected);
+          expect(dst[0], `${label}: nothing written before the output`).toBe(-7);
+        }
+      }
+    }
+  });
+});
