@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
+import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { simdAvailable, simdCollectReaching, simdCollectStep } from '../src/algorithms/batched-top-k/cpu/simd.js';
-import { rng } from './helpers.js';
+import { radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
+import { planInternals } from '../src/dispatch/plan.js';
+import { referenceOfRows, rng } from './helpers.js';
 
 /*
  * Radix-select's pass-0 collect on the CPU: the WebAssembly SIMD loop (src/algorithms/batched-top-k/
  * cpu/simd.ts) against the scalar predicate, position for position, over NaN (of both signs, with
- * payloads), -0 and +0, infinities, subnormals and keys equal to the threshold. The scalar twin of
- * the whole path runs in topk-cpu-threshold.test.ts (`simd: false`).
+ * payloads), -0 and +0, infinities, subnormals and keys equal to the threshold; and, where one pass-0
+ * tile covers a segment, the collect's own pick of the best candidates (the state it leaves stays
+ * the WGSL twin's). The scalar twin of the whole path runs in topk-cpu-threshold.test.ts
+ * (`simd: false`).
  */
 
 const specials = [NaN, -NaN, -0, 0, Infinity, -Infinity, 1e-45, -1e-45, 1.1754942e-38, 3.4028235e38, -3.4028235e38, 1, -1, 0.5];
@@ -55,4 +60,45 @@ describe('radix-select collect: SIMD loop', () => {
       }
     }
   });
+});
+
+describe('radix-select with one pass-0 tile per segment', () => {
+  for (const simd of [true, false]) {
+    it(`the collect picks the best candidates; filter pass 0 only counts them (${simd ? 'SIMD' : 'scalar'})`, async () => {
+      const backend = cpuBackend({ workers: 0, simd });
+      const [rows, cols, k] = [9, 4096, 64];
+      const next = rng(5);
+      const keys = new Float32Array(rows * cols).map(() => next() * 2 - 1);
+      const keysIn = backend.upload(keys);
+      const keysOut = backend.alloc('f32', rows * k);
+      const valuesOut = backend.alloc('i32', rows * k);
+      const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) };
+      const plan = DeviceBatchedTopK.plan(args, env({ backend }));
+      expect(plan.variant).toBe('radix-select');
+      const internals = planInternals(plan);
+      const temp = backend.alloc('u8', plan.tempStorageBytes);
+      const launchesThrough = (kernel: string) => plan.launches.findIndex((launch) => launch.kernel === kernel) + 1;
+      const state = internals.layout.slot('segmentState').offset >>> 2;
+      const selected = internals.layout.slot('selected').offset >>> 2;
+      const expected = referenceOfRows(keys, rows, cols, k, 'max', k);
+      // After pass 0: the selection in rank order in `selected`, but not yet counted (as on the GPU,
+      // whose filter pass 0 picks it).
+      await internals.runPrefix(temp, launchesThrough('radix-histogram'));
+      let words = new Int32Array((await backend.download(temp)).buffer);
+      for (let r = 0; r < rows; r++) {
+        expect(words[state + r * radixStateWords + radixState.mode], `row ${r}: sampled`).toBe(1);
+        expect(words[state + r * radixStateWords + radixState.selectedByPass], `row ${r}`).toBe(0);
+        expect(Array.from(words.subarray(selected + r * k, selected + (r + 1) * k)), `row ${r}`).toEqual(Array.from(expected.values.subarray(r * k, (r + 1) * k), (v) => v | 0));
+      }
+      await internals.runPrefix(temp, launchesThrough('radix-filter'));
+      words = new Int32Array((await backend.download(temp)).buffer);
+      for (let r = 0; r < rows; r++) expect(words[state + r * radixStateWords + radixState.selectedByPass], `row ${r}`).toBe(k);
+      await plan.run(temp);
+      expect(Array.from(new Uint32Array((await backend.download(keysOut)).buffer))).toEqual(Array.from(expected.keys));
+      expect(Array.from(new Uint32Array((await backend.download(valuesOut)).buffer))).toEqual(Array.from(expected.values));
+      temp.destroy();
+      plan.destroy();
+      backend.destroy();
+    });
+  }
 });

@@ -57,7 +57,7 @@ const sortStepsPerCandidate = 16;
 /**
  * Work of a radix filter launch, in key reads: the previous digit's candidates (the keys, or those
  * past the sampled threshold, for digit 0), or for digit 0's shortcut (few candidates, ties by
- * index) their sort.
+ * index) their sort, unless the collect sorted them (one pass-0 tile per segment).
  */
 function radixFilterItems(grid: number, params: TopKKernelParams): number {
   const ctx = params.ctx;
@@ -72,7 +72,9 @@ function radixFilterItems(grid: number, params: TopKKernelParams): number {
     else if (temp[state + radixState.mode] !== 1 || temp[state + radixState.collected] === 0) items += ctx.problem.maxSegmentSize;
     else {
       const collected = temp[state + radixState.collected]!;
-      items += !ctx.tiesAsFound && collected <= ctx.policy.tileItems ? collected * sortStepsPerCandidate : collected;
+      const shortcut = !ctx.tiesAsFound && collected <= ctx.policy.tileItems;
+      // With one pass-0 tile per segment, the collect took the shortcut already.
+      items += shortcut ? (ctx.tilesPerSegment === 1 ? 0 : collected * sortStepsPerCandidate) : collected;
     }
   }
   return items;

@@ -363,6 +363,11 @@ function collectPastThreshold(
     temp.set(local.subarray(0, n), list);
   }
   countDigitZero(temp, list, n, keys, start, isF32, isF32 ? mask : xor, histogramAt(ctx, segment, 0), ctx.radixTopShift, ctx.radixDigits >>> 1, direct);
+  // The segment's only pass-0 workgroup: where filter pass 0 will take its shortcut, the pick is
+  // made here, while the candidates and their keys are in cache, into the `selected` slot, which no
+  // launch reads before the filter; filter pass 0 then only counts it (so the state and histograms
+  // after each launch stay those of the WGSL twin: twin.test.ts).
+  if (direct && temp[state + radixState.collected] === n && candidateShortcut(ctx, seg, n)) selectAmongCandidates(ctx, seg, segment, n);
 }
 
 /**
@@ -502,13 +507,25 @@ const directKeys = new Int32Array(directItems);
 const directIndices = new Int32Array(directItems);
 
 /**
+ * Whether filter pass 0 takes its shortcut ({@link selectAmongCandidates}) over `count` candidates
+ * that reached the sampled threshold (at least take of them: else the fallback ran): few enough (at
+ * most a tile, and at most directItems: tiles past that only with a GPU's capabilities) that picking
+ * the best among them costs less than the digit passes that would re-read their keys (128x4096 k=64:
+ * ~224 candidates a row); the WGSL twin's first workgroup picks them in workgroup memory, by a radix
+ * select or a sort (webgpu/radix-filter.ts). Not where ties are taken as found.
+ */
+function candidateShortcut(ctx: TopKContext, seg: Segment, count: number): boolean {
+  return count >= seg.take && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems;
+}
+
+/**
  * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
- * then smaller index), written as pass 0's selection: in rank order, or in index order where the
- * WGSL twin selects them for unsorted output (policy.ts radixCandidateShortcut; its radix select
- * takes the same items, webgpu/radix-filter.ts). Later passes then find the selection full and
- * return, and finalize writes it; the outputs are those of the digit passes (the same top `take` by
- * rank), only with ties taken by index (so not under `tiesAsFound`, where the digit passes take the
- * first tied candidates appended).
+ * then smaller index), written to the `selected` slot (filter pass 0 counts them as its selection):
+ * in rank order, or in index order where the WGSL twin selects them for unsorted output (policy.ts
+ * radixCandidateShortcut; its radix select takes the same items, webgpu/radix-filter.ts). Later
+ * passes then find the selection full and return, and finalize writes it; the outputs are those of
+ * the digit passes (the same top `take` by rank), only with ties taken by index (so not under
+ * `tiesAsFound`, where the digit passes take the first tied candidates appended).
  */
 function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number): void {
   const keys = ctx.keys;
@@ -534,7 +551,6 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
   if (!ctx.sorted && radixCandidateShortcut(ctx.policy, false) === 'select') directIndices.subarray(0, take).sort();
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
-  temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
 }
 
 /** Whether keys [0, n) and their indices [indexBase, indexBase + n) of `memory` are in rank order (larger key, then smaller index). */
@@ -569,12 +585,13 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
-  // Few keys reached the sampled threshold (at most a tile, and at most directItems: tiles past that
-  // only with a GPU's capabilities): picking the best among them costs less than the digit passes
-  // that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first
-  // workgroup picks them in workgroup memory, by a radix select or a sort (webgpu/radix-filter.ts).
-  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems) {
-    if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
+  // Few keys reached the sampled threshold: pick the best among them (candidateShortcut). Where one
+  // pass-0 workgroup covered the segment, its collect picked them already.
+  if (pass === 0 && sampled && candidateShortcut(ctx, seg, count)) {
+    if (w === 0) {
+      if (ctx.tilesPerSegment > 1) selectAmongCandidates(ctx, seg, segment, count);
+      temp[state + radixState.selectedByPass] = seg.take;
+    }
     return;
   }
   const fromKeys = pass === 0 && !sampled;
