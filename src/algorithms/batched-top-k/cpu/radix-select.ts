@@ -142,6 +142,8 @@ export function runRadixInit(workgroupId: number, _numWorkgroups: number, _share
 }
 
 const sample = new Int32Array(8192);
+/** Where the sample's touch loads go (so that they are not dropped). */
+const touchSink = new Int32Array(1);
 
 /** The signed ordered key of the sample's j-th largest (policy.ts radixSample) with its low bits cleared (radixSampleBits), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
@@ -152,6 +154,14 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   const { start, mask } = seg;
   // Runs of radixSampleRun neighbours, a run every radixSampleRun * step keys (policy.ts radixSamplePosition).
   const stride = radixSampleRun * step;
+  // A run's first key, every run, before the gather: independent loads, whose cache misses overlap
+  // where the gather's (a run's keys, transformed and stored, then the next run) came about one at
+  // a time. Keys that other work pushed out of the caches (as between the calls of
+  // bench/topk-cpu.ts) made the sample the costliest part: 128x4096 k=64 after 12 ms of other work,
+  // one thread, median of 60 calls, 2.17 -> 1.71 ms (twice; the launch alone 0.7-0.9 -> 0.3 ms).
+  let touched = 0;
+  for (let run = start, end = start + (m / radixSampleRun) * stride; run < end; run += stride) touched |= keys[run]!;
+  touchSink[0] = touched;
   if (ctx.isF32) {
     for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = f32Signed(keys[run + c]!) ^ mask;
   } else {
