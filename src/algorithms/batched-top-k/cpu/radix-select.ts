@@ -4,6 +4,7 @@ import {
   Segment,
   type TopKContext,
   type TopKKernelParams,
+  bestByBuckets,
   ensureAscending,
   f32Signed,
   resolveSegment,
@@ -542,22 +543,30 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
   const temp = ctx.temp;
   const { start, mask } = seg;
   const source = ctx.candidatesSlot[0]! + start;
+  // The OR of every key XOR the first, for bestByBuckets.
+  let diff = 0;
   if (ctx.isF32) {
+    const first = f32Signed(keys[start + temp[source]!]!) ^ mask;
     for (let c = 0; c < count; c++) {
       const index = temp[source + c]!;
-      directKeys[c] = f32Signed(keys[start + index]!) ^ mask;
+      const key = f32Signed(keys[start + index]!) ^ mask;
+      directKeys[c] = key;
       directIndices[c] = index;
+      diff |= key ^ first;
     }
   } else {
     const xor = ctx.integerKeyXor ^ mask;
+    const first = keys[start + temp[source]!]! ^ xor;
     for (let c = 0; c < count; c++) {
       const index = temp[source + c]!;
-      directKeys[c] = keys[start + index]! ^ xor;
+      const key = keys[start + index]! ^ xor;
+      directKeys[c] = key;
       directIndices[c] = index;
+      diff |= key ^ first;
     }
   }
   const take = seg.take;
-  sortByRank(directKeys, directIndices, 0, 0, count, true, take);
+  if (!bestByBuckets(directKeys, directIndices, count, take, diff)) sortByRank(directKeys, directIndices, 0, 0, count, true, take);
   if (!ctx.sorted && radixCandidateShortcut(ctx.policy, false) === 'select') directIndices.subarray(0, take).sort();
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
