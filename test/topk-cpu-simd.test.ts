@@ -101,4 +101,43 @@ describe('radix-select with one pass-0 tile per segment', () => {
       backend.destroy();
     });
   }
+
+  it("finalize writes the collect's pick from the key bits it kept (NaN payloads and -0 as they were), in rank or index order", async () => {
+    const backend = cpuBackend({ workers: 0 });
+    const [rows, cols, k] = [9, 4096, 64];
+    const next = rng(7);
+    const keys = new Float32Array(rows * cols);
+    const bits = new Uint32Array(keys.buffer);
+    for (let i = 0; i < keys.length; i++) {
+      const r = next();
+      // NaN payloads of both signs, -0 and +0, ties among the largest keys.
+      if (r < 0.002) bits[i] = (next() < 0.5 ? 0xffc00000 : 0x7fc00000) + Math.floor(next() * 1000);
+      else keys[i] = r < 0.01 ? (i % 2 === 0 ? -0 : 0) : r < 0.03 ? 0.99 : next() * 2 - 1;
+    }
+    const keysIn = backend.upload(keys);
+    const keysOut = backend.alloc('f32', rows * k);
+    const valuesOut = backend.alloc('i32', rows * k);
+    for (const direction of ['max', 'min'] as const) {
+      const expected = referenceOfRows(keys, rows, cols, k, direction, k);
+      for (const [ordering, radixCandidateSelect] of [['sorted', true], ['unsorted', true], ['unsorted', false]] as const) {
+        const environment = env({ backend, requirements: { outputOrdering: ordering }, tuning: { variant: 'radix-select', policy: { radixCandidateSelect } } });
+        await DeviceBatchedTopK.select({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) }, environment);
+        const gotKeys = new Uint32Array((await backend.download(keysOut)).buffer);
+        const gotValues = new Uint32Array((await backend.download(valuesOut)).buffer);
+        for (let r = 0; r < rows; r++) {
+          const label = `${direction} ${ordering} radixCandidateSelect ${radixCandidateSelect} row ${r}`;
+          const pairs = (ks: Uint32Array, vs: Uint32Array) => {
+            const list = Array.from({ length: k }, (_, j) => [vs[r * k + j]!, ks[r * k + j]!] as const);
+            return ordering === 'sorted' ? list : list.sort((a, b) => a[0] - b[0]);
+          };
+          expect(pairs(gotKeys, gotValues), label).toEqual(pairs(expected.keys, expected.values));
+          if (ordering === 'unsorted') expect(Array.from(gotValues.subarray(r * k, (r + 1) * k)), `${label}: index order`).toEqual(Array.from(gotValues.subarray(r * k, (r + 1) * k)).sort((a, b) => a - b));
+        }
+      }
+    }
+    keysIn.destroy();
+    keysOut.destroy();
+    valuesOut.destroy();
+    backend.destroy();
+  });
 });

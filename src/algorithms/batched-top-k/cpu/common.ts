@@ -215,7 +215,8 @@ export function resolveSegment(ctx: TopKContext, i: number, capacity: number, ou
 
 /**
  * Writes segment `segment`'s outputs: `count` results whose segment-local indices are
- * `indices[indexBase + j]` (in output order), then the fills up to kMax.
+ * `indices[indexBase + j]` (in output order), then the fills up to kMax. Their key bits are read from
+ * the keys, or from `bits[bitsBase + j]` where given (a copy made while the keys were in cache).
  */
 export function writeSegmentOutputs(
   ctx: TopKContext,
@@ -224,13 +225,16 @@ export function writeSegmentOutputs(
   indices: Int32Array,
   indexBase: number,
   count: number,
+  bits?: Int32Array,
+  bitsBase = 0,
 ): void {
   const kMax = ctx.kMax;
   const out = segment * kMax;
   const keys = ctx.keys;
   const keysOut = ctx.keysOut;
   const start = seg.start;
-  for (let j = 0; j < count; j++) keysOut[out + j] = keys[start + indices[indexBase + j]!]!;
+  if (bits !== undefined) for (let j = 0; j < count; j++) keysOut[out + j] = bits[bitsBase + j]!;
+  else for (let j = 0; j < count; j++) keysOut[out + j] = keys[start + indices[indexBase + j]!]!;
   if (count < kMax) keysOut.fill(ctx.keyFill[seg.direction]!, out + count, out + kMax);
   const valuesOut = ctx.valuesOut;
   if (ctx.valueMode === 0 || valuesOut === undefined) return;

@@ -387,7 +387,7 @@ function collectPastThreshold(
   // made here, while the candidates and their keys are in cache, into the `selected` slot, which no
   // launch reads before the filter; filter pass 0 then only counts it (so the state and histograms
   // after each launch stay those of the WGSL twin: twin.test.ts).
-  if (direct && temp[state + radixState.collected] === n && candidateShortcut(ctx, seg, n)) selectAmongCandidates(ctx, seg, segment, n);
+  if (direct && temp[state + radixState.collected] === n && candidateShortcut(ctx, seg, n)) selectAmongCandidates(ctx, seg, segment, n, true);
 }
 
 /**
@@ -547,7 +547,7 @@ function candidateShortcut(ctx: TopKContext, seg: Segment, count: number): boole
  * the digit passes (the same top `take` by rank), only with ties taken by index (so not under
  * `tiesAsFound`, where the digit passes take the first tied candidates appended).
  */
-function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number): void {
+function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number, stash = false): void {
   const keys = ctx.keys;
   const temp = ctx.temp;
   const { start, mask } = seg;
@@ -579,6 +579,24 @@ function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, 
   if (!ctx.sorted && radixCandidateShortcut(ctx.policy, false) === 'select') directIndices.subarray(0, take).sort();
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
+  if (stash) {
+    // The selection's key bits, while the row is in cache, for finalize (pickedInCollect).
+    const bits = ctx.candidatesSlot[1]! + start;
+    for (let j = 0; j < take; j++) temp[bits + j] = keys[start + directIndices[j]!]!;
+  }
+}
+
+/**
+ * Whether the collect picked the segment's selection (one pass-0 tile per segment, and filter pass
+ * 0's shortcut): it left the selection's key bits at the segment's start in candidates1 (which the
+ * shortcut leaves unused), in the order of `selected`. Finalize writes the outputs from them: the
+ * rows it would read again are out of cache by then where other work ran before the call (128x4096
+ * k=64 after a tfjs topk and a one-pass max, as bench/topk-cpu.ts runs it, one thread, medians of 60,
+ * 2026-11-28: finalize 0.25-0.32 -> 0.11 ms, the call 1.79-1.99 -> 1.73-1.79).
+ */
+function pickedInCollect(ctx: TopKContext, seg: Segment, state: number): boolean {
+  const temp = ctx.temp;
+  return ctx.tilesPerSegment === 1 && temp[state + radixState.mode] === 1 && candidateShortcut(ctx, seg, Math.min(temp[state + radixState.collected]!, seg.size));
 }
 
 /** Whether keys [0, n) and their indices [indexBase, indexBase + n) of `memory` are in rank order (larger key, then smaller index). */
@@ -758,14 +776,31 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
     }
     count = chosen + take;
   }
+  // The selection's key bits as the collect left them (in the order of `selected`), while that order stands.
+  let bits = count === seg.take && pickedInCollect(ctx, seg, state) ? ctx.candidatesSlot[1]! + start : -1;
   if (!ctx.sorted) {
     // Index order: the same whatever order the tiles' atomic appends took (unless it may change).
-    if (!ctx.orderAsFound) ensureAscending(memory, kMax, kMax + count);
+    if (!ctx.orderAsFound && !ascending(memory, kMax, kMax + count)) {
+      ensureAscending(memory, kMax, kMax + count);
+      bits = -1;
+    }
   } else if (count > 1) {
-    if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
+    if (bits >= 0 && isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(temp[bits + j]!) ^ mask;
+    else if (bits >= 0) for (let j = 0; j < count; j++) memory[j] = temp[bits + j]! ^ xor;
+    else if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
     else for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
     // Filter pass 0's own selection (selectAmongCandidates) comes in rank order already.
-    if (!inRankOrder(memory, kMax, count)) sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
+    if (!inRankOrder(memory, kMax, count)) {
+      sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
+      bits = -1;
+    }
   }
-  writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
+  if (bits >= 0) writeSegmentOutputs(ctx, segment, seg, memory, kMax, count, temp, bits);
+  else writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
+}
+
+/** Whether list[from, to) is ascending. */
+function ascending(list: Int32Array, from: number, to: number): boolean {
+  for (let j = from + 1; j < to; j++) if (list[j]! < list[j - 1]!) return false;
+  return true;
 }
