@@ -71,6 +71,28 @@ describe('cpuBackend workers', () => {
   }, 60_000);
 });
 
+describe('radix-select launches on the worker pool', () => {
+  it('stay on the calling thread below a million key reads (128x4096 k=64), and split past it', async () => {
+    const backend = cpuBackend({ workers: 1 });
+    const run = async (rows: number, cols: number, k: number) => {
+      const keysIn = backend.upload(Float32Array.from({ length: rows * cols }, (_, i) => Math.sin(i * 12.9898) * 43758.5453 % 1));
+      const keysOut = backend.alloc('f32', rows * k);
+      const valuesOut = backend.alloc('i32', rows * k);
+      const environment = env({ backend, tuning: { variant: 'radix-select' } });
+      const before = workerStats(backend).parallelLaunches;
+      await DeviceBatchedTopK.select({ keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) }, environment);
+      keysIn.destroy();
+      keysOut.destroy();
+      valuesOut.destroy();
+      return workerStats(backend).parallelLaunches - before;
+    };
+    expect(await run(128, 4096, 64)).toBe(0);
+    // Pass 0 over 2M keys (the pool takes it whether or not the worker has joined yet).
+    expect(await run(512, 4096, 64)).toBeGreaterThan(0);
+    backend.destroy();
+  });
+});
+
 describe('a top-k plan run again on the CPU', () => {
   for (const workers of [0, 1]) {
     it(`reads the keys anew, and takes other temporary storage (never the last run's) (${workers} workers)`, async () => {

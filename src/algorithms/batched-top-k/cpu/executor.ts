@@ -57,7 +57,7 @@ const sortStepsPerCandidate = 16;
 /**
  * Work of a radix filter launch, in key reads: the previous digit's candidates (the keys, or those
  * past the sampled threshold, for digit 0), or for digit 0's shortcut (few candidates, ties by
- * index) their sort.
+ * index) their sort, unless the collect sorted them (one pass-0 tile per segment).
  */
 function radixFilterItems(grid: number, params: TopKKernelParams): number {
   const ctx = params.ctx;
@@ -72,11 +72,28 @@ function radixFilterItems(grid: number, params: TopKKernelParams): number {
     else if (temp[state + radixState.mode] !== 1 || temp[state + radixState.collected] === 0) items += ctx.problem.maxSegmentSize;
     else {
       const collected = temp[state + radixState.collected]!;
-      items += !ctx.tiesAsFound && collected <= ctx.policy.tileItems ? collected * sortStepsPerCandidate : collected;
+      const shortcut = !ctx.tiesAsFound && collected <= ctx.policy.tileItems;
+      // With one pass-0 tile per segment, the collect took the shortcut already.
+      items += shortcut ? (ctx.tilesPerSegment === 1 ? 0 : collected * sortStepsPerCandidate) : collected;
     }
   }
   return items;
 }
+
+/**
+ * Radix-select launches estimated below this many key reads stay on the calling thread (their items
+ * count as 0, so only a backend told to split every launch, parallelThreshold 0, splits them). A
+ * launch this short (128x4096 k=64: its largest, pass 0, 512K key reads, ~0.6 ms on one thread) gains
+ * at most ~0.3 ms from a worker on a quiet 2-core machine, and on one whose cores other work shares,
+ * a worker descheduled while it holds workgroups stalls the launch for milliseconds: bench/topk-cpu.ts
+ * --cases=mid-k64 (median of 9, 2026-11-28 16:10 UTC, load average 2.4-2.8, in alternation) ran
+ * 3.79, 4.00, 4.55 ms with the default worker against 1.96, 1.70, 1.67 with --workers=0. In one
+ * process, in alternation after 12 ms of other work (medians of 60-100 calls, load average 1.5-3.3),
+ * the worker won twice (1.05 against 1.35 ms, 1.51 against 1.87) and lost eight times by 0.27-0.51
+ * ms (e.g. 1.77 against 1.43, 1.87 against 1.47).
+ */
+const radixPoolItems = 1 << 20;
+const pooled = (items: number) => (items >= radixPoolItems ? items : 0);
 
 /**
  * Each kernel's body, its workgroup memory and the items a launch works on (for running it on worker
@@ -95,13 +112,13 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
     items: (grid, { ctx }) => grid * Math.max(1, ctx.reduceSegmentsPerWorkgroup) * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
   },
   'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
-  'radix-init': { body: runRadixInit, bytes: () => 16, items: radixInitItems },
-  'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params) },
-  'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => radixPassZeroItems(grid, params, true) },
-  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: radixFilterItems },
+  'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid, params) => pooled(radixInitItems(grid, params)) },
+  'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => pooled(radixPassZeroItems(grid, params)) },
+  'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => pooled(radixPassZeroItems(grid, params, true)) },
+  'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => pooled(radixFilterItems(grid, params)) },
   // Three reads of the row at most (the histogram, the bucket's keys, the collect).
   'row-radix': { body: runRowRadix, bytes: rowRadixWorkgroupBytes, items: (grid, { ctx }) => grid * 3 * ctx.problem.maxSegmentSize },
-  'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.kMax * 8 },
+  'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => pooled(grid * ctx.kMax * 8) },
   // Sorted output past a tile: the segmented sort's radix kernels over the selection (cpu/sorted.ts).
   'sort-histogram': { body: runSortHistogram, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 2) / (ctx.selectionSort?.tiles ?? 1)) },
   'sort-scan': { body: runSortScan, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * (ctx.selectionSort?.tiles ?? 1) * 512 },

@@ -4,6 +4,7 @@ import {
   Segment,
   type TopKContext,
   type TopKKernelParams,
+  bestByBuckets,
   ensureAscending,
   f32Signed,
   resolveSegment,
@@ -11,6 +12,7 @@ import {
   sortByRank,
   writeSegmentOutputs,
 } from './common.js';
+import { simdAvailable, simdCollectReaching, simdCollectStep } from './simd.js';
 
 /*
  * The 'radix-select' variant, the general case (launches and slots: radix-plan.ts; the WGSL twins:
@@ -141,6 +143,8 @@ export function runRadixInit(workgroupId: number, _numWorkgroups: number, _share
 }
 
 const sample = new Int32Array(8192);
+/** Where the sample's touch loads go (so that they are not dropped). */
+const touchSink = new Int32Array(1);
 
 /** The signed ordered key of the sample's j-th largest (policy.ts radixSample) with its low bits cleared (radixSampleBits), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
@@ -151,13 +155,25 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   const { start, mask } = seg;
   // Runs of radixSampleRun neighbours, a run every radixSampleRun * step keys (policy.ts radixSamplePosition).
   const stride = radixSampleRun * step;
-  if (ctx.isF32) {
-    for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = f32Signed(keys[run + c]!) ^ mask;
-  } else {
-    const xor = ctx.integerKeyXor ^ mask;
-    for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = keys[run + c]! ^ xor;
+  // A run's first key, every run, before the gather: independent loads, whose cache misses overlap
+  // where the gather's (a run's keys, transformed and stored, then the next run) came about one at
+  // a time. Keys that other work pushed out of the caches (as between the calls of
+  // bench/topk-cpu.ts) made the sample the costliest part: 128x4096 k=64 after 12 ms of other work,
+  // one thread, median of 60 calls, 2.17 -> 1.71 ms (twice; the launch alone 0.7-0.9 -> 0.3 ms).
+  let touched = 0;
+  for (let run = start, end = start + (m / radixSampleRun) * stride; run < end; run += stride) touched |= keys[run]!;
+  touchSink[0] = touched;
+  const xor = ctx.isF32 ? mask : ctx.integerKeyXor ^ mask;
+  let exact: number;
+  if (j <= 32) exact = jthLargestOfRuns(keys, start, m, stride, j, ctx.isF32, xor);
+  else {
+    if (ctx.isF32) {
+      for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = f32Signed(keys[run + c]!) ^ xor;
+    } else {
+      for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = keys[run + c]! ^ xor;
+    }
+    exact = nthSmallest(sample, m, m - j);
   }
-  const exact = j <= 32 ? jthLargest(sample, m, j) : nthSmallest(sample, m, m - j);
   // The leading bits the GPU's rounds of selection find (policy.ts radixSampleBits), the rest zero
   // (the signed and unsigned ordered keys differ only in the top bit).
   const dropped = 32 - radixSampleBits(ctx.radixBits);
@@ -167,29 +183,34 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
 const largest = new Int32Array(32);
 
 /**
- * The j-th largest of list[0, n) (1 <= j <= 32, j <= n), in one pass: a list of the j largest so
- * far (largest first), which most values pass by with one compare against its last. A quickselect
- * mispredicts about every other compare (128x4096 k = 64: j = 14 of a 256-key sample).
+ * The j-th largest (1 <= j <= 32, j <= m) of the sample's m signed ordered keys (f32 bits through
+ * f32Signed, then `^ xor`; integer bits `^ xor`), read from its runs in place, in one pass: a list of
+ * the j largest so far (largest first), which most keys pass by with one compare against its last.
+ * A quickselect mispredicts about every other compare (128x4096 k = 64: j = 14 of a 256-key sample);
+ * gathering the sample into an array first, then the same pass over it, took 1.10 against 0.78 us a
+ * row (2026-11-28).
  */
-function jthLargest(list: Int32Array, n: number, j: number): number {
+function jthLargestOfRuns(keys: Int32Array, start: number, m: number, stride: number, j: number, isF32: boolean, xor: number): number {
   const top = largest;
-  let count = 0;
-  let i = 0;
-  for (; count < j; i++) {
-    const v = list[i]!;
-    let at = count++;
-    for (; at > 0 && top[at - 1]! < v; at--) top[at] = top[at - 1]!;
-    top[at] = v;
-  }
   const last = j - 1;
-  let threshold = top[last]!;
-  for (; i < n; i++) {
-    const v = list[i]!;
-    if (v <= threshold) continue;
-    let at = last;
-    for (; at > 0 && top[at - 1]! < v; at--) top[at] = top[at - 1]!;
-    top[at] = v;
-    threshold = top[last]!;
+  let count = 0;
+  let threshold = signBit;
+  for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) {
+    for (let c = 0; c < radixSampleRun; c++) {
+      const v = isF32 ? f32Signed(keys[run + c]!) ^ xor : keys[run + c]! ^ xor;
+      if (count < j) {
+        let at = count++;
+        for (; at > 0 && top[at - 1]! < v; at--) top[at] = top[at - 1]!;
+        top[at] = v;
+        if (count === j) threshold = top[last]!;
+        continue;
+      }
+      if (v <= threshold) continue;
+      let at = last;
+      for (; at > 0 && top[at - 1]! < v; at--) top[at] = top[at - 1]!;
+      top[at] = v;
+      threshold = top[last]!;
+    }
   }
   return threshold;
 }
@@ -344,10 +365,15 @@ function collectPastThreshold(
   const dst = direct ? temp : local;
   const out = direct ? ctx.candidatesSlot[0]! + start + temp[state + radixState.collected]! : 0;
   const t = isF32 ? f32OfMaxSigned(threshold ^ mask) : NaN;
-  const n =
-    isF32 && t === t
-      ? collectF32Reaching(ctx.keysF32, dst, out, from, end, start, t, mask !== 0)
-      : collectSignedReaching(keys, dst, out, from, end, start, threshold, isF32, isF32 ? mask : xor);
+  let n: number;
+  if (isF32 && t === t) {
+    // The SIMD loop (simd.ts) over whole trips of its loop, the scalar one over the rest.
+    const vectors = ctx.simd && end - from >= simdCollectMinItems && simdAvailable() ? (end - from) - ((end - from) % simdCollectStep) : 0;
+    n = vectors > 0 ? simdCollectReaching(keys, from, vectors, start, t, mask !== 0, dst, out) : 0;
+    n += collectF32Reaching(ctx.keysF32, dst, out + n, from + vectors, end, start, t, mask !== 0);
+  } else {
+    n = collectSignedReaching(keys, dst, out, from, end, start, threshold, isF32, isF32 ? mask : xor);
+  }
   if (n === 0) return;
   let list = out;
   if (direct) temp[state + radixState.collected] = temp[state + radixState.collected]! + n;
@@ -357,6 +383,11 @@ function collectPastThreshold(
     temp.set(local.subarray(0, n), list);
   }
   countDigitZero(temp, list, n, keys, start, isF32, isF32 ? mask : xor, histogramAt(ctx, segment, 0), ctx.radixTopShift, ctx.radixDigits >>> 1, direct);
+  // The segment's only pass-0 workgroup: where filter pass 0 will take its shortcut, the pick is
+  // made here, while the candidates and their keys are in cache, into the `selected` slot, which no
+  // launch reads before the filter; filter pass 0 then only counts it (so the state and histograms
+  // after each launch stay those of the WGSL twin: twin.test.ts).
+  if (direct && temp[state + radixState.collected] === n && candidateShortcut(ctx, seg, n)) selectAmongCandidates(ctx, seg, segment, n, true);
 }
 
 /**
@@ -394,6 +425,14 @@ function f32OfMaxSigned(maxSigned: number): number {
  * branch-free append (each key written, the count advanced past those kept) makes every store wait
  * on the previous count, measured 4x slower.
  */
+
+/**
+ * Ranges of f32 keys from which the collect takes the SIMD loop (simd.ts), where the backend lets it
+ * and the thread can run it: its call and copies cost about as much as 64 keys of the scalar loop
+ * (data in cache, ~5% reaching, 2026-11-28: 64 keys 1.8 against 2.4 ns a key, 128 keys 1.06
+ * against 1.33, 32 keys 3.3 against 1.6; 4096 keys 0.31 against 1.27).
+ */
+const simdCollectMinItems = 64;
 
 /** Appends `base` + the position of each set bit of `bits`, lowest first, at dst[at...]; returns the new end. */
 function appendSetBits(dst: Int32Array, at: number, bits: number, base: number): number {
@@ -488,39 +527,76 @@ const directKeys = new Int32Array(directItems);
 const directIndices = new Int32Array(directItems);
 
 /**
- * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
- * then smaller index), written as pass 0's selection: in rank order, or in index order where the
- * WGSL twin selects them for unsorted output (policy.ts radixCandidateShortcut; its radix select
- * takes the same items, webgpu/radix-filter.ts). Later passes then find the selection full and
- * return, and finalize writes it; the outputs are those of the digit passes (the same top `take` by
- * rank), only with ties taken by index (so not under `tiesAsFound`, where the digit passes take the
- * first tied candidates appended).
+ * Whether filter pass 0 takes its shortcut ({@link selectAmongCandidates}) over `count` candidates
+ * that reached the sampled threshold (at least take of them: else the fallback ran): few enough (at
+ * most a tile, and at most directItems: tiles past that only with a GPU's capabilities) that picking
+ * the best among them costs less than the digit passes that would re-read their keys (128x4096 k=64:
+ * ~224 candidates a row); the WGSL twin's first workgroup picks them in workgroup memory, by a radix
+ * select or a sort (webgpu/radix-filter.ts). Not where ties are taken as found.
  */
-function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number): void {
+function candidateShortcut(ctx: TopKContext, seg: Segment, count: number): boolean {
+  return count >= seg.take && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems;
+}
+
+/**
+ * Filter pass 0's shortcut: the best `take` of the segment's `count` candidates by rank (larger key,
+ * then smaller index), written to the `selected` slot (filter pass 0 counts them as its selection):
+ * in rank order, or in index order where the WGSL twin selects them for unsorted output (policy.ts
+ * radixCandidateShortcut; its radix select takes the same items, webgpu/radix-filter.ts). Later
+ * passes then find the selection full and return, and finalize writes it; the outputs are those of
+ * the digit passes (the same top `take` by rank), only with ties taken by index (so not under
+ * `tiesAsFound`, where the digit passes take the first tied candidates appended).
+ */
+function selectAmongCandidates(ctx: TopKContext, seg: Segment, segment: number, count: number, stash = false): void {
   const keys = ctx.keys;
   const temp = ctx.temp;
   const { start, mask } = seg;
   const source = ctx.candidatesSlot[0]! + start;
+  // The OR of every key XOR the first, for bestByBuckets.
+  let diff = 0;
   if (ctx.isF32) {
+    const first = f32Signed(keys[start + temp[source]!]!) ^ mask;
     for (let c = 0; c < count; c++) {
       const index = temp[source + c]!;
-      directKeys[c] = f32Signed(keys[start + index]!) ^ mask;
+      const key = f32Signed(keys[start + index]!) ^ mask;
+      directKeys[c] = key;
       directIndices[c] = index;
+      diff |= key ^ first;
     }
   } else {
     const xor = ctx.integerKeyXor ^ mask;
+    const first = keys[start + temp[source]!]! ^ xor;
     for (let c = 0; c < count; c++) {
       const index = temp[source + c]!;
-      directKeys[c] = keys[start + index]! ^ xor;
+      const key = keys[start + index]! ^ xor;
+      directKeys[c] = key;
       directIndices[c] = index;
+      diff |= key ^ first;
     }
   }
   const take = seg.take;
-  sortByRank(directKeys, directIndices, 0, 0, count, true, take);
+  if (!bestByBuckets(directKeys, directIndices, count, take, diff)) sortByRank(directKeys, directIndices, 0, 0, count, true, take);
   if (!ctx.sorted && radixCandidateShortcut(ctx.policy, false) === 'select') directIndices.subarray(0, take).sort();
   const selected = ctx.selectedSlot + segment * ctx.kMax;
   for (let j = 0; j < take; j++) temp[selected + j] = directIndices[j]!;
-  temp[ctx.stateSlot + segment * radixStateWords + radixState.selectedByPass] = take;
+  if (stash) {
+    // The selection's key bits, while the row is in cache, for finalize (pickedInCollect).
+    const bits = ctx.candidatesSlot[1]! + start;
+    for (let j = 0; j < take; j++) temp[bits + j] = keys[start + directIndices[j]!]!;
+  }
+}
+
+/**
+ * Whether the collect picked the segment's selection (one pass-0 tile per segment, and filter pass
+ * 0's shortcut): it left the selection's key bits at the segment's start in candidates1 (which the
+ * shortcut leaves unused), in the order of `selected`. Finalize writes the outputs from them: the
+ * rows it would read again are out of cache by then where other work ran before the call (128x4096
+ * k=64 after a tfjs topk and a one-pass max, as bench/topk-cpu.ts runs it, one thread, medians of 60,
+ * 2026-11-28: finalize 0.25-0.32 -> 0.11 ms, the call 1.79-1.99 -> 1.73-1.79).
+ */
+function pickedInCollect(ctx: TopKContext, seg: Segment, state: number): boolean {
+  const temp = ctx.temp;
+  return ctx.tilesPerSegment === 1 && temp[state + radixState.mode] === 1 && candidateShortcut(ctx, seg, Math.min(temp[state + radixState.collected]!, seg.size));
 }
 
 /** Whether keys [0, n) and their indices [indexBase, indexBase + n) of `memory` are in rank order (larger key, then smaller index). */
@@ -555,12 +631,13 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
   if (before >= seg.take || w * tileItems >= count) return;
-  // Few keys reached the sampled threshold (at most a tile, and at most directItems: tiles past that
-  // only with a GPU's capabilities): picking the best among them costs less than the digit passes
-  // that would re-read their keys (128x4096 k=64: ~224 candidates a row); the WGSL twin's first
-  // workgroup picks them in workgroup memory, by a radix select or a sort (webgpu/radix-filter.ts).
-  if (pass === 0 && sampled && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems) {
-    if (w === 0) selectAmongCandidates(ctx, seg, segment, count);
+  // Few keys reached the sampled threshold: pick the best among them (candidateShortcut). Where one
+  // pass-0 workgroup covered the segment, its collect picked them already.
+  if (pass === 0 && sampled && candidateShortcut(ctx, seg, count)) {
+    if (w === 0) {
+      if (ctx.tilesPerSegment > 1) selectAmongCandidates(ctx, seg, segment, count);
+      temp[state + radixState.selectedByPass] = seg.take;
+    }
     return;
   }
   const fromKeys = pass === 0 && !sampled;
@@ -699,14 +776,31 @@ export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, sh
     }
     count = chosen + take;
   }
+  // The selection's key bits as the collect left them (in the order of `selected`), while that order stands.
+  let bits = count === seg.take && pickedInCollect(ctx, seg, state) ? ctx.candidatesSlot[1]! + start : -1;
   if (!ctx.sorted) {
     // Index order: the same whatever order the tiles' atomic appends took (unless it may change).
-    if (!ctx.orderAsFound) ensureAscending(memory, kMax, kMax + count);
+    if (!ctx.orderAsFound && !ascending(memory, kMax, kMax + count)) {
+      ensureAscending(memory, kMax, kMax + count);
+      bits = -1;
+    }
   } else if (count > 1) {
-    if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
+    if (bits >= 0 && isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(temp[bits + j]!) ^ mask;
+    else if (bits >= 0) for (let j = 0; j < count; j++) memory[j] = temp[bits + j]! ^ xor;
+    else if (isF32) for (let j = 0; j < count; j++) memory[j] = f32Signed(keys[start + memory[kMax + j]!]!) ^ mask;
     else for (let j = 0; j < count; j++) memory[j] = keys[start + memory[kMax + j]!]! ^ xor;
     // Filter pass 0's own selection (selectAmongCandidates) comes in rank order already.
-    if (!inRankOrder(memory, kMax, count)) sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
+    if (!inRankOrder(memory, kMax, count)) {
+      sortByRank(memory, memory, 0, kMax, count, !ctx.tiesAsFound);
+      bits = -1;
+    }
   }
-  writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
+  if (bits >= 0) writeSegmentOutputs(ctx, segment, seg, memory, kMax, count, temp, bits);
+  else writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
+}
+
+/** Whether list[from, to) is ascending. */
+function ascending(list: Int32Array, from: number, to: number): boolean {
+  for (let j = from + 1; j < to; j++) if (list[j]! < list[j - 1]!) return false;
+  return true;
 }
