@@ -21,9 +21,17 @@ export function orderedBits(bits: number, keyKind: number): number {
   return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
 }
 
+/** `orderedBits(bits, 0) | 0`, as an int32: for item loops, where it stays a machine word. */
+export function orderedF32(bits: number): number {
+  const b = bits | 0;
+  if ((b & 0x7fffffff) > 0x7f800000) return -1;
+  if (b === -0x80000000) return b;
+  return b ^ ((b >> 31) | -0x80000000);
+}
+
 /** A segment-local index as the values output holds it. */
-export function indexValue(ctx: SortContext, index: number): number {
-  if (!ctx.indexAsF32) return index;
+export function indexValue(index: number, asF32: boolean): number {
+  if (!asF32) return index;
   f32Scratch[0] = index;
   return f32ScratchBits[0]!;
 }
@@ -33,7 +41,7 @@ function writeItem(ctx: SortContext, start: number, at: number, index: number): 
   ctx.keysOut[start + at] = ctx.keysIn[start + index]!;
   const mode = ctx.valueMode;
   if (mode === 1) ctx.valuesOut![start + at] = ctx.valuesIn![start + index]!;
-  else if (mode === 2) ctx.valuesOut![start + at] = indexValue(ctx, index);
+  else if (mode === 2) ctx.valuesOut![start + at] = indexValue(index, ctx.indexAsF32);
 }
 
 const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
