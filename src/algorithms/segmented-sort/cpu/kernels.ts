@@ -1,6 +1,8 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { SegmentExtent, type SortContext } from './context.js';
+import { indexValue, orderedBits } from './keys.js';
+import { radixSortSegment } from './workgroup-radix.js';
 
 /*
  * The sort's CPU kernels, each the twin of a WGSL program (webgpu/programs.ts) launch for launch and
@@ -9,33 +11,6 @@ import { SegmentExtent, type SortContext } from './context.js';
  */
 
 const segment = new SegmentExtent();
-const f32Scratch = new Float32Array(1);
-const f32ScratchBits = new Uint32Array(f32Scratch.buffer);
-
-/** The ordered key (top-k's, keys.ts) of a key's bits, by key kind: NaN above +Infinity, -0 equal to +0. */
-export function orderedBits(bits: number, keyKind: number): number {
-  if (keyKind === 2) return bits >>> 0;
-  if (keyKind === 1) return (bits ^ 0x80000000) >>> 0;
-  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
-  if (bits >>> 0 === 0x80000000) return 0x80000000;
-  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
-}
-
-/** `orderedBits(bits, 0) | 0`, as an int32: for item loops, where it stays a machine word. */
-export function orderedF32(bits: number): number {
-  const b = bits | 0;
-  if ((b & 0x7fffffff) > 0x7f800000) return -1;
-  if (b === -0x80000000) return b;
-  return b ^ ((b >> 31) | -0x80000000);
-}
-
-/** A segment-local index as the values output holds it. */
-export function indexValue(index: number, asF32: boolean): number {
-  if (!asF32) return index;
-  f32Scratch[0] = index;
-  return f32ScratchBits[0]!;
-}
-
 /** Writes output slot `at` of a segment starting at `start` from its item `index`. */
 function writeItem(ctx: SortContext, start: number, at: number, index: number): void {
   ctx.keysOut[start + at] = ctx.keysIn[start + index]!;
@@ -46,15 +21,30 @@ function writeItem(ctx: SortContext, start: number, at: number, index: number): 
 
 const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
 
-/** Workgroup memory bytes of 'single-tile' on the CPU: a sort key and an index per item (as one float64), one segment at a time. */
-export const singleTileCpuWorkgroupBytes = (tileItems: number) => tileItems * 8;
+/**
+ * Segments of at least this many items 'single-tile' sorts by LSD radix (workgroup-radix.ts
+ * `radixSortSegment`, its buffers in workgroup memory), shorter ones with a float64 sort: the radix
+ * sort's fixed work (four histograms of 256 counts to clear and scan) outweighs its linear passes
+ * only below a hundred-odd keys. 1M f32 keys with indices in segments of n, one thread (dev timing of
+ * DeviceSegmentedSort.sort and both downloads, workers: 0, 2026-11-28 16:07 UTC, two rounds), float64
+ * sort / radix, ms: n = 96 55.4, 57.0 / 67.5, 65.6; 128 60.5, 60.3 / 60.1, 61.5; 160 59.9, 60.6 /
+ * 59.2, 54.5; 192 61.0, 61.4 / 52.7, 52.4; 256 62.1, 59.3 / 53.1, 46.6.
+ */
+const singleTileRadixItems = 160;
+
+/** Words of workgroup memory ahead of the radix sort's buffers: its four histograms and the digit places. */
+const radixPlacesWords = 1280;
+
+/** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's counts, places and two buffers of keys and values. */
+export const singleTileCpuWorkgroupBytes = (tileItems: number) => Math.max(tileItems * 8, (radixPlacesWords + 4 * tileItems) * 4);
 
 /**
  * 'single-tile' (grid: maxSegments / segmentsPerWorkgroup): segments [w * s, (w + 1) * s) of
  * workgroup w, each sorted in workgroup memory (at most `tile` items: problem.ts `singleTileShape`).
- * The WGSL twin bitonic-sorts (sort key, index) pairs; here each pair is the exact float64
- * `key * tileItems + index` (key < 2^32, index < tileItems <= 2^21), so a numeric sort orders them
- * the same way.
+ * The WGSL twin bitonic-sorts (sort key, index) pairs; here a segment of `singleTileRadixItems` or
+ * more is radix-sorted (stable, so the same order), a shorter one sorted as the exact float64s
+ * `key * tileItems + index` (key < 2^32, index < tileItems <= 2^21), which a numeric sort orders the
+ * same way.
  */
 export function runSingleTile(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
   const { tile, segmentsPerWorkgroup } = ctx.singleTile;
@@ -66,16 +56,26 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
   const start = segment.start;
   const size = Math.min(segment.size, tileCapacity);
   if (size === 0) return;
+  const tile = ctx.tileItems;
+  const mask = ctx.orderMaskOf(i);
+  if (size >= singleTileRadixItems) {
+    const words = shared.u32;
+    const at = radixPlacesWords;
+    radixSortSegment(ctx, start, size, mask, words, words, [at, at + tile], [at + 2 * tile, at + 3 * tile]);
+    return;
+  }
   let scratch = f64Views.get(shared.u32.buffer);
   if (scratch === undefined) {
     scratch = new Float64Array(shared.u32.buffer, 0, shared.bytes >>> 3);
     f64Views.set(shared.u32.buffer, scratch);
   }
-  const tile = ctx.tileItems;
-  const mask = ctx.orderMaskOf(i);
   const keys = ctx.keysIn;
   const kind = ctx.keyKind;
   for (let j = 0; j < size; j++) scratch[j] = ((orderedBits(keys[start + j]!, kind) ^ mask) >>> 0) * tile + j;
   const sorted = scratch.subarray(0, size).sort();
-  for (let j = 0; j < size; j++) writeItem(ctx, start, j, sorted[j]! % tile);
+  // The index is the composite's remainder by the tile, a power of two: exact in float64 arithmetic (faster than %).
+  for (let j = 0; j < size; j++) {
+    const composite = sorted[j]!;
+    writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile);
+  }
 }

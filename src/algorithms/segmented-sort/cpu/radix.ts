@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { indexValue, orderedF32 } from './kernels.js';
+import { indexValue, orderedF32 } from './keys.js';
 
 /*
  * The radix sort's CPU kernels over any source of segments (the sort's own input, or top-k's

@@ -1,7 +1,7 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { SegmentExtent, type SortContext } from './context.js';
-import { indexValue, orderedF32 } from './kernels.js';
+import { indexValue, orderedF32 } from './keys.js';
 import { ScatterBuffers, scatterDigit } from './radix.js';
 
 /*
@@ -24,36 +24,55 @@ export function runWorkgroupRadix(workgroupId: number, _n: number, shared: Workg
   if (!ctx.enter(workgroupId, 'workgroup-radix', segment)) return;
   const { start, size } = segment;
   if (size === 0) return;
-  const mask = ctx.orderMaskOf(workgroupId);
+  const { keysSlots, valuesSlots } = ctx;
+  radixSortSegment(ctx, start, size, ctx.orderMaskOf(workgroupId), shared.u32, ctx.tempU32, [keysSlots[0] + start, keysSlots[1] + start], [valuesSlots[0] + start, valuesSlots[1] + start]);
+}
+
+/**
+ * Sorts the `size` items of the segment at `start` from the inputs into the outputs, as above:
+ * `memory` holds the four histograms (words [0, 1024)) and the digit places ([1024, 1280)); the k-th
+ * scatter that runs writes the items' keys and values to `buffers` from word `keysAt[k % 2]` and
+ * `valuesAt[k % 2]` on, the last to the outputs. (Single-tile on the CPU sorts longer tiles this way
+ * too, with its buffers in workgroup memory.)
+ */
+export function radixSortSegment(
+  ctx: SortContext,
+  start: number,
+  size: number,
+  mask: number,
+  memory: Uint32Array,
+  buffers: Uint32Array,
+  keysAt: readonly [number, number],
+  valuesAt: readonly [number, number],
+): void {
   const kind = ctx.keyKind;
-  const keysIn = ctx.keysIn;
-  const histograms = shared.u32;
+  const histograms = memory;
   histograms.fill(0, 0, 1024);
-  countAllDigits(histograms, keysIn, start, start + size, kind, mask);
+  countAllDigits(histograms, ctx.keysIn, start, start + size, kind, mask);
   const active: number[] = [];
   for (let digit = 0; digit < 4; digit++) {
     let constant = false;
     for (let d = 0; d < 256 && !constant; d++) constant = histograms[digit * 256 + d] === size;
     if (!constant) active.push(digit);
   }
-  const temp = ctx.tempU32;
   const hasValues = ctx.hasValues;
-  const buffers = scatterBuffers;
-  buffers.keys = keysIn;
-  buffers.keysFrom = start;
-  buffers.values = hasValues ? ctx.sourceValues : undefined;
-  buffers.valuesFrom = start;
+  const scatter = scatterBuffers;
+  scatter.keys = ctx.keysIn;
+  scatter.keysFrom = start;
+  scatter.values = hasValues ? ctx.sourceValues : undefined;
+  scatter.valuesFrom = start;
   if (active.length === 0) {
     // Every digit constant: the keys all equal, so the inputs in index order are the outputs.
-    buffers.keysTo = ctx.keysOut;
-    buffers.keysAt = start;
-    buffers.valuesTo = ctx.valuesOut;
-    buffers.valuesAt = start;
-    copyItems(buffers, size, ctx.indexAsF32);
+    scatter.keysTo = ctx.keysOut;
+    scatter.keysAt = start;
+    scatter.valuesTo = ctx.valuesOut;
+    scatter.valuesAt = start;
+    copyItems(scatter, size, ctx.indexAsF32);
     return;
   }
-  const next = shared.u32.subarray(1024, 1280);
-  active.forEach((digit, k) => {
+  const next = memory.subarray(1024, 1280);
+  for (let k = 0; k < active.length; k++) {
+    const digit = active[k]!;
     const last = k === active.length - 1;
     const to = k & 1;
     let sum = 0;
@@ -61,17 +80,17 @@ export function runWorkgroupRadix(workgroupId: number, _n: number, shared: Workg
       next[d] = sum;
       sum += histograms[digit * 256 + d]!;
     }
-    buffers.keysTo = last ? ctx.keysOut : temp;
-    buffers.keysAt = last ? start : ctx.keysSlots[to]! + start;
-    buffers.valuesTo = !hasValues ? undefined : last ? ctx.valuesOut : temp;
-    buffers.valuesAt = last ? start : ctx.valuesSlots[to]! + start;
-    scatterDigit(next, buffers, 0, size, kind, mask, 8 * digit, ctx.indexAsF32);
+    scatter.keysTo = last ? ctx.keysOut : buffers;
+    scatter.keysAt = last ? start : keysAt[to]!;
+    scatter.valuesTo = !hasValues ? undefined : last ? ctx.valuesOut : buffers;
+    scatter.valuesAt = last ? start : valuesAt[to]!;
+    scatterDigit(next, scatter, 0, size, kind, mask, 8 * digit, ctx.indexAsF32);
     // The next pass reads what this one wrote.
-    buffers.keys = temp;
-    buffers.keysFrom = ctx.keysSlots[to]! + start;
-    buffers.values = hasValues ? temp : undefined;
-    buffers.valuesFrom = ctx.valuesSlots[to]! + start;
-  });
+    scatter.keys = buffers;
+    scatter.keysFrom = keysAt[to]!;
+    scatter.values = hasValues ? buffers : undefined;
+    scatter.valuesFrom = valuesAt[to]!;
+  }
 }
 
 /** The four digit histograms of the sort keys of key bits `keys[lo..hi)`, in one read: digit k's at `histograms[256 * k]`. */
