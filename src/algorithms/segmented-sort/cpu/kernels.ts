@@ -32,11 +32,11 @@ const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
  */
 const singleTileRadixItems = 160;
 
-/** Words of workgroup memory ahead of the radix sort's buffers: its four histograms and the digit places. */
-const radixPlacesWords = 1280;
+/** Words of workgroup memory ahead of the radix sort's buffers: its four histograms (then places). */
+const radixHistogramWords = 1024;
 
 /** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's counts, places and two buffers of keys and values. */
-export const singleTileCpuWorkgroupBytes = (tileItems: number) => Math.max(tileItems * 8, (radixPlacesWords + 4 * tileItems) * 4);
+export const singleTileCpuWorkgroupBytes = (tileItems: number) => Math.max(tileItems * 8, (radixHistogramWords + 4 * tileItems) * 4);
 
 /**
  * 'single-tile' (grid: maxSegments / segmentsPerWorkgroup): segments [w * s, (w + 1) * s) of
@@ -60,7 +60,7 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
   const mask = ctx.orderMaskOf(i);
   if (size >= singleTileRadixItems) {
     const words = shared.u32;
-    const at = radixPlacesWords;
+    const at = radixHistogramWords;
     radixSortSegment(ctx, start, size, mask, words, words, [at, at + tile], [at + 2 * tile, at + 3 * tile]);
     return;
   }

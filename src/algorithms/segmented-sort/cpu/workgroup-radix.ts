@@ -16,8 +16,8 @@ import { ScatterBuffers, scatterDigit } from './radix.js';
 const segment = new SegmentExtent();
 const scatterBuffers = new ScatterBuffers();
 
-/** Workgroup memory of 'workgroup-radix' on the CPU: the four histograms and the 256 digit places. */
-export const workgroupRadixCpuBytes = 5 * 256 * 4;
+/** Workgroup memory of 'workgroup-radix' on the CPU: the four histograms (each turned into its digit's places). */
+export const workgroupRadixCpuBytes = 4 * 256 * 4;
 
 /** 'workgroup-radix' (grid: maxSegments): segment `workgroupId`, whole. */
 export function runWorkgroupRadix(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
@@ -30,7 +30,7 @@ export function runWorkgroupRadix(workgroupId: number, _n: number, shared: Workg
 
 /**
  * Sorts the `size` items of the segment at `start` from the inputs into the outputs, as above:
- * `memory` holds the four histograms (words [0, 1024)) and the digit places ([1024, 1280)); the k-th
+ * `memory` holds the four histograms, then each digit's places (words [0, 1024)); the k-th
  * scatter that runs writes the items' keys and values to `buffers` from word `keysAt[k % 2]` and
  * `valuesAt[k % 2]` on, the last to the outputs. (Single-tile on the CPU sorts longer tiles this way
  * too, with its buffers in workgroup memory.)
@@ -49,10 +49,18 @@ export function radixSortSegment(
   const histograms = memory;
   histograms.fill(0, 0, 1024);
   countAllDigits(histograms, ctx.keysIn, start, start + size, kind, mask);
+  // Each histogram becomes its digit's first places (exclusive sums, in place); a digit that every
+  // key shares is left out of `active`.
   const active: number[] = [];
   for (let digit = 0; digit < 4; digit++) {
     let constant = false;
-    for (let d = 0; d < 256 && !constant; d++) constant = histograms[digit * 256 + d] === size;
+    let sum = 0;
+    for (let d = digit * 256; d < digit * 256 + 256; d++) {
+      const count = histograms[d]!;
+      constant ||= count === size;
+      histograms[d] = sum;
+      sum += count;
+    }
     if (!constant) active.push(digit);
   }
   const hasValues = ctx.hasValues;
@@ -70,16 +78,11 @@ export function radixSortSegment(
     copyItems(scatter, size, ctx.indexAsF32);
     return;
   }
-  const next = memory.subarray(1024, 1280);
   for (let k = 0; k < active.length; k++) {
     const digit = active[k]!;
     const last = k === active.length - 1;
     const to = k & 1;
-    let sum = 0;
-    for (let d = 0; d < 256; d++) {
-      next[d] = sum;
-      sum += histograms[digit * 256 + d]!;
-    }
+    const next = histograms.subarray(digit * 256, digit * 256 + 256);
     scatter.keysTo = last ? ctx.keysOut : buffers;
     scatter.keysAt = last ? start : keysAt[to]!;
     scatter.valuesTo = !hasValues ? undefined : last ? ctx.valuesOut : buffers;
