@@ -35,7 +35,7 @@ const singleTileRadixItems = 160;
 /** Words of workgroup memory ahead of the radix sort's buffers: its four histograms (then places). */
 const radixHistogramWords = 1024;
 
-/** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's counts, places and two buffers of keys and values. */
+/** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's four histograms and two buffers of keys and values. */
 export const singleTileCpuWorkgroupBytes = (tileItems: number) => Math.max(tileItems * 8, (radixHistogramWords + 4 * tileItems) * 4);
 
 /**

@@ -37,7 +37,7 @@ export interface RadixSortSource {
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
   readonly valuesSlots: readonly [number, number];
-  /** 0 f32, 1 i32, 2 u32: how key bits order (kernels.ts `orderedBits`). */
+  /** 0 f32, 1 i32, 2 u32: how key bits order (keys.ts `orderedBits`). */
   readonly keyKind: 0 | 1 | 2;
   /** Pass 0's key bits: item j of the segment at `start` is `sourceKeys[start + j]`. */
   readonly sourceKeys: Uint32Array;
