@@ -2,7 +2,7 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { SegmentExtent, type SortContext } from './context.js';
 import { indexValue, orderedBits } from './keys.js';
-import { radixSortSegment } from './workgroup-radix.js';
+import { digitPlaces } from './workgroup-radix.js';
 
 /*
  * The sort's CPU kernels, each the twin of a WGSL program (webgpu/programs.ts) launch for launch and
@@ -22,20 +22,20 @@ function writeItem(ctx: SortContext, start: number, at: number, index: number): 
 const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
 
 /**
- * Segments of at least this many items 'single-tile' sorts by LSD radix (workgroup-radix.ts
- * `radixSortSegment`, its buffers in workgroup memory), shorter ones with a float64 sort: the radix
- * sort's fixed work (four histograms of 256 counts to clear and scan) outweighs its linear passes
- * only below a hundred-odd keys. 1M f32 keys with indices in segments of n, one thread (dev timing of
- * DeviceSegmentedSort.sort and both downloads, workers: 0, 2026-11-28 16:07 UTC, two rounds), float64
- * sort / radix, ms: n = 96 55.4, 57.0 / 67.5, 65.6; 128 60.5, 60.3 / 60.1, 61.5; 160 59.9, 60.6 /
- * 59.2, 54.5; 192 61.0, 61.4 / 52.7, 52.4; 256 62.1, 59.3 / 53.1, 46.6.
+ * Segments of at least this many items 'single-tile' sorts by LSD radix (`radixSortTile`, in
+ * workgroup memory), shorter ones with a float64 sort: the radix sort's fixed work (four histograms
+ * of 256 counts to clear and scan) outweighs its linear passes below about a hundred keys. 1M f32
+ * keys with indices in segments of n, one thread (dev timing of DeviceSegmentedSort.sort and both
+ * downloads, workers: 0, 2026-11-28 16:30 UTC, two rounds), float64 sort / radix, ms: n = 64 54.3,
+ * 53.7 / 61.8, 64.4; 96 56.6, 55.3 / 52.0, 56.4; 128 59.4, 54.8 / 44.2, 48.0; 160 68.7, 61.3 /
+ * 41.8, 45.8; 256 72.9, 61.2 / 41.7, 42.6.
  */
-const singleTileRadixItems = 160;
+const singleTileRadixItems = 128;
 
 /** Words of workgroup memory ahead of the radix sort's buffers: its four histograms (then places). */
 const radixHistogramWords = 1024;
 
-/** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's four histograms and two buffers of keys and values. */
+/** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's four histograms and two buffers of sort keys and indices. */
 export const singleTileCpuWorkgroupBytes = (tileItems: number) => Math.max(tileItems * 8, (radixHistogramWords + 4 * tileItems) * 4);
 
 /**
@@ -59,9 +59,7 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
   const tile = ctx.tileItems;
   const mask = ctx.orderMaskOf(i);
   if (size >= singleTileRadixItems) {
-    const words = shared.u32;
-    const at = radixHistogramWords;
-    radixSortSegment(ctx, start, size, mask, words, words, [at, at + tile], [at + 2 * tile, at + 3 * tile]);
+    radixSortTile(ctx, start, size, mask, shared.u32);
     return;
   }
   let scratch = f64Views.get(shared.u32.buffer);
@@ -77,5 +75,64 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
   for (let j = 0; j < size; j++) {
     const composite = sorted[j]!;
     writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile);
+  }
+}
+
+/**
+ * Sorts a segment of `size` items (at most the tile) at `start` by LSD radix in workgroup memory
+ * `words`: each item's sort key, computed once, and its index go through two buffers digit by digit
+ * (the four histograms, then places, ahead of them), and the last digit's pass writes each item's key
+ * bits and value by its index. Stable, so the order of the (sort key, index) pairs.
+ */
+function radixSortTile(ctx: SortContext, start: number, size: number, mask: number, words: Uint32Array): void {
+  const tile = ctx.tileItems;
+  const keysAt = [radixHistogramWords, radixHistogramWords + tile];
+  const indicesAt = [radixHistogramWords + 2 * tile, radixHistogramWords + 3 * tile];
+  // The sort keys go to buffer 1: the first pass reads them there and writes buffer 0.
+  const keys = ctx.keysIn;
+  const kind = ctx.keyKind;
+  const first = keysAt[1]!;
+  words.fill(0, 0, radixHistogramWords);
+  for (let j = 0; j < size; j++) {
+    const key = (orderedBits(keys[start + j]!, kind) ^ mask) >>> 0;
+    words[first + j] = key;
+    words[key & 255]!++;
+    words[256 + ((key >>> 8) & 255)]!++;
+    words[512 + ((key >>> 16) & 255)]!++;
+    words[768 + (key >>> 24)]!++;
+  }
+  const active = digitPlaces(words, size);
+  if (active.length === 0) {
+    for (let j = 0; j < size; j++) writeItem(ctx, start, j, j);
+    return;
+  }
+  let from = first;
+  // -1 while the items are in index order (the first pass).
+  let fromIndices = -1;
+  for (let k = 0; k < active.length; k++) {
+    const digit = active[k]!;
+    const places = digit * 256;
+    const shift = 8 * digit;
+    if (k === active.length - 1) {
+      for (let j = 0; j < size; j++) {
+        const d = places + ((words[from + j]! >>> shift) & 255);
+        const at = words[d]!;
+        words[d] = at + 1;
+        writeItem(ctx, start, at, fromIndices < 0 ? j : words[fromIndices + j]!);
+      }
+      return;
+    }
+    const to = keysAt[k & 1]!;
+    const toIndices = indicesAt[k & 1]!;
+    for (let j = 0; j < size; j++) {
+      const key = words[from + j]!;
+      const d = places + ((key >>> shift) & 255);
+      const at = words[d]!;
+      words[d] = at + 1;
+      words[to + at] = key;
+      words[toIndices + at] = fromIndices < 0 ? j : words[fromIndices + j]!;
+    }
+    from = to;
+    fromIndices = toIndices;
   }
 }

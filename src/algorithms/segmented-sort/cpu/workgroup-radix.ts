@@ -32,8 +32,7 @@ export function runWorkgroupRadix(workgroupId: number, _n: number, shared: Workg
  * Sorts the `size` items of the segment at `start` from the inputs into the outputs, as above:
  * `memory` holds the four histograms, then each digit's places (words [0, 1024)); the k-th
  * scatter that runs writes the items' keys and values to `buffers` from word `keysAt[k % 2]` and
- * `valuesAt[k % 2]` on, the last to the outputs. (Single-tile on the CPU sorts longer tiles this way
- * too, with its buffers in workgroup memory.)
+ * `valuesAt[k % 2]` on, the last to the outputs.
  */
 export function radixSortSegment(
   ctx: SortContext,
@@ -49,20 +48,7 @@ export function radixSortSegment(
   const histograms = memory;
   histograms.fill(0, 0, 1024);
   countAllDigits(histograms, ctx.keysIn, start, start + size, kind, mask);
-  // Each histogram becomes its digit's first places (exclusive sums, in place); a digit that every
-  // key shares is left out of `active`.
-  const active: number[] = [];
-  for (let digit = 0; digit < 4; digit++) {
-    let constant = false;
-    let sum = 0;
-    for (let d = digit * 256; d < digit * 256 + 256; d++) {
-      const count = histograms[d]!;
-      constant ||= count === size;
-      histograms[d] = sum;
-      sum += count;
-    }
-    if (!constant) active.push(digit);
-  }
+  const active = digitPlaces(histograms, size);
   const hasValues = ctx.hasValues;
   const scatter = scatterBuffers;
   scatter.keys = ctx.keysIn;
@@ -94,6 +80,27 @@ export function radixSortSegment(
     scatter.values = hasValues ? buffers : undefined;
     scatter.valuesFrom = valuesAt[to]!;
   }
+}
+
+/**
+ * Turns each of the four digit histograms of `size` keys (`histograms[256 * k]` on) into its
+ * digit's first places (exclusive sums, in place); returns the digits that not every key shares,
+ * in order (a digit every key shares would keep the order).
+ */
+export function digitPlaces(histograms: Uint32Array, size: number): number[] {
+  const active: number[] = [];
+  for (let digit = 0; digit < 4; digit++) {
+    let constant = false;
+    let sum = 0;
+    for (let d = digit * 256; d < digit * 256 + 256; d++) {
+      const count = histograms[d]!;
+      constant ||= count === size;
+      histograms[d] = sum;
+      sum += count;
+    }
+    if (!constant) active.push(digit);
+  }
+  return active;
 }
 
 /** The four digit histograms of the sort keys of key bits `keys[lo..hi)`, in one read: digit k's at `histograms[256 * k]`. */
