@@ -24,31 +24,13 @@ export function runWorkgroupRadix(workgroupId: number, _n: number, shared: Workg
   if (!ctx.enter(workgroupId, 'workgroup-radix', segment)) return;
   const { start, size } = segment;
   if (size === 0) return;
-  const { keysSlots, valuesSlots } = ctx;
-  radixSortSegment(ctx, start, size, ctx.orderMaskOf(workgroupId), shared.u32, ctx.tempU32, [keysSlots[0] + start, keysSlots[1] + start], [valuesSlots[0] + start, valuesSlots[1] + start]);
-}
-
-/**
- * Sorts the `size` items of the segment at `start` from the inputs into the outputs, as above:
- * `memory` holds the four histograms, then each digit's places (words [0, 1024)); the k-th
- * scatter that runs writes the items' keys and values to `buffers` from word `keysAt[k % 2]` and
- * `valuesAt[k % 2]` on, the last to the outputs.
- */
-export function radixSortSegment(
-  ctx: SortContext,
-  start: number,
-  size: number,
-  mask: number,
-  memory: Uint32Array,
-  buffers: Uint32Array,
-  keysAt: readonly [number, number],
-  valuesAt: readonly [number, number],
-): void {
+  const mask = ctx.orderMaskOf(workgroupId);
   const kind = ctx.keyKind;
-  const histograms = memory;
+  const histograms = shared.u32;
   histograms.fill(0, 0, 1024);
   countAllDigits(histograms, ctx.keysIn, start, start + size, kind, mask);
   const active = digitPlaces(histograms, size);
+  const temp = ctx.tempU32;
   const hasValues = ctx.hasValues;
   const scatter = scatterBuffers;
   scatter.keys = ctx.keysIn;
@@ -68,17 +50,16 @@ export function radixSortSegment(
     const digit = active[k]!;
     const last = k === active.length - 1;
     const to = k & 1;
-    const next = histograms.subarray(digit * 256, digit * 256 + 256);
-    scatter.keysTo = last ? ctx.keysOut : buffers;
-    scatter.keysAt = last ? start : keysAt[to]!;
-    scatter.valuesTo = !hasValues ? undefined : last ? ctx.valuesOut : buffers;
-    scatter.valuesAt = last ? start : valuesAt[to]!;
-    scatterDigit(next, scatter, 0, size, kind, mask, 8 * digit, ctx.indexAsF32);
+    scatter.keysTo = last ? ctx.keysOut : temp;
+    scatter.keysAt = last ? start : ctx.keysSlots[to]! + start;
+    scatter.valuesTo = !hasValues ? undefined : last ? ctx.valuesOut : temp;
+    scatter.valuesAt = last ? start : ctx.valuesSlots[to]! + start;
+    scatterDigit(histograms.subarray(digit * 256, digit * 256 + 256), scatter, 0, size, kind, mask, 8 * digit, ctx.indexAsF32);
     // The next pass reads what this one wrote.
-    scatter.keys = buffers;
-    scatter.keysFrom = keysAt[to]!;
-    scatter.values = hasValues ? buffers : undefined;
-    scatter.valuesFrom = valuesAt[to]!;
+    scatter.keys = temp;
+    scatter.keysFrom = ctx.keysSlots[to]! + start;
+    scatter.values = hasValues ? temp : undefined;
+    scatter.valuesFrom = ctx.valuesSlots[to]! + start;
   }
 }
 
