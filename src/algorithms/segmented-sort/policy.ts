@@ -3,7 +3,7 @@ import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPosi
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { defaultRadixMinTiles, workgroupRadixBytes } from './problem.js';
-import { tileItemsFor } from '../batched-top-k/policy.js';
+import { rowRadixMinParallelism, tileItemsFor } from '../batched-top-k/policy.js';
 import { defaultRadixLoads } from './webgpu/radix.js';
 
 /** The variants of DeviceSegmentedSort. */
@@ -130,6 +130,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     radixLoads: defaultRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     ...workgroupRadixThresholds,
+    workgroupRadixMinSegments: capabilities.parallelism < rowRadixMinParallelism ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
   };
 }
 
@@ -143,6 +144,18 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
  * 0.42). A workgroup sorts a segment at about 14 ns a key while radix takes about 0.2 ns a key of the
  * whole batch, so with one segment per multiprocessor workgroup-radix wins from about 70 segments;
  * a segment of at most 8192 keys takes it about 0.1 ms, less than radix's twelve launches.
+ *
+ * With few workgroup slots (`parallelism` under top-k's rowRadixMinParallelism, 128: the CPU
+ * emulator, whose slots are its threads, or a software adapter) workgroup-radix takes segments of
+ * any size from as many segments as slots: each slot then sorts whole segments, with one read for
+ * the four digit histograms where radix reads every key once more for each digit's. CPU emulator,
+ * 2 cores with another process busy on them, 2026-11-28 16:14 UTC (DeviceSegmentedSort.sort and both
+ * downloads, f32 keys with indices, medians of 7 in three alternating rounds), ms radix /
+ * workgroup-radix: 2 threads, 16x65536 71.7, 36.5, 28.3 / 25.5, 24.2, 24.6; 4x262144 53.4, 25.8,
+ * 27.3 / 22.4, 20.9, 21.3; 2x524288 53.2, 32.7, 24.3 / 25.1, 24.1, 40.5. 1 thread (workers: 0),
+ * 16x65536 49.6, 50.8 / 41.8, 45.0; 1x1048576 47.2, 48.9 / 40.6, 40.0. One segment on 2 threads
+ * stays with radix, whose launches share each pass between the threads (1x1048576 28.2 against
+ * workgroup-radix's one thread).
  */
 const workgroupRadixThresholds = { workgroupRadixSegmentItems: 8192, workgroupRadixMinSegments: 80 } as const;
 

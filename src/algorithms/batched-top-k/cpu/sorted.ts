@@ -2,7 +2,6 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { type RadixSegment, type RadixSortSource, radixHistogram, radixScan, radixScatter } from '../../segmented-sort/cpu/radix.js';
 import { radixScanShape } from '../../segmented-sort/problem.js';
-import { orderedKey } from '../keys.js';
 import type { TopKContext, TopKKernelParams } from './common.js';
 
 /*
@@ -46,9 +45,14 @@ class SelectionSource implements RadixSortSource {
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
   readonly valuesSlots: readonly [number, number];
+  readonly keyKind: 0 | 1 | 2;
   readonly hasValues: boolean;
-  private readonly keysOut: Uint32Array;
-  private readonly valuesOut: Uint32Array | undefined;
+  readonly keysOut: Uint32Array;
+  readonly valuesOut: Uint32Array | undefined;
+  // The selection is sorted in place: pass 0 reads the outputs, and its values are finalize's.
+  readonly sourceKeys: Uint32Array;
+  readonly sourceValues: Uint32Array | undefined;
+  readonly indexAsF32 = false;
   private readonly extent = new SegmentExtent();
 
   constructor(
@@ -65,6 +69,10 @@ class SelectionSource implements RadixSortSource {
     this.keysOut = new Uint32Array(ctx.keysOut.buffer, ctx.keysOut.byteOffset, ctx.keysOut.length);
     this.valuesOut = ctx.valuesOut === undefined ? undefined : new Uint32Array(ctx.valuesOut.buffer, ctx.valuesOut.byteOffset, ctx.valuesOut.length);
     this.hasValues = this.valuesOut !== undefined && ctx.valueMode !== 0;
+    // keys.ts `orderedKey(bits, keyType, 'max')` by key type: the same ordered keys as the sort's.
+    this.keyKind = ctx.isF32 ? 0 : ctx.integerKeyXor !== 0 ? 2 : 1;
+    this.sourceKeys = this.keysOut;
+    this.sourceValues = this.hasValues ? this.valuesOut : undefined;
   }
 
   enterRadix(i: number, out: RadixSegment): boolean {
@@ -81,23 +89,6 @@ class SelectionSource implements RadixSortSource {
     // Best first: descending ordered keys for 'max', ascending for 'min'.
     out.mask = min ? 0 : 0xffffffff;
     return true;
-  }
-
-  sourceKey(start: number, j: number): number {
-    return this.keysOut[start + j]!;
-  }
-
-  sourceValue(start: number, j: number): number {
-    return this.valuesOut![start + j]!;
-  }
-
-  radixOrderedKey(bits: number): number {
-    return orderedKey(bits, this.ctx.isF32 ? 'f32' : this.ctx.integerKeyXor !== 0 ? 'u32' : 'i32', 'max');
-  }
-
-  write(start: number, at: number, bits: number, value: number): void {
-    this.keysOut[start + at] = bits;
-    if (this.hasValues) this.valuesOut![start + at] = value;
   }
 }
 

@@ -2,7 +2,6 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { SegmentedSortPolicy } from '../policy.js';
 import { type SegmentedSortRun, type SingleTileShape, radixScanShape, singleTileShape } from '../problem.js';
-import { indexValue, orderedBits } from './kernels.js';
 import type { RadixSegment, RadixSortSource } from './radix.js';
 
 /**
@@ -17,6 +16,9 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly keysOut: Uint32Array;
   readonly valuesIn: Uint32Array | undefined;
   readonly valuesOut: Uint32Array | undefined;
+  /** The radix kernels' pass-0 reads: the inputs (values only as a payload; else indices). */
+  readonly sourceKeys: Uint32Array;
+  readonly sourceValues: Uint32Array | undefined;
   /** 0 f32 (ordered through its bits' special cases), 1 i32, 2 u32. */
   readonly keyKind: 0 | 1 | 2;
   /** 0: no values; 1: payload; 2: segment-local indices. */
@@ -70,6 +72,8 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.keysSlots = [this.slotWords('sortKeys0'), this.slotWords('sortKeys1')];
     this.valuesSlots = [this.slotWords('sortValues0'), this.slotWords('sortValues1')];
     this.hasValues = this.valueMode !== 0;
+    this.sourceKeys = this.keysIn;
+    this.sourceValues = this.valueMode === 1 ? this.valuesIn : undefined;
   }
 
   /** 0xFFFFFFFF for a descending segment, else 0: XOR with an ordered key gives the sort key. */
@@ -99,23 +103,6 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     out.size = extent.size;
     out.mask = this.orderMaskOf(i);
     return true;
-  }
-
-  sourceKey(start: number, j: number): number {
-    return this.keysIn[start + j]!;
-  }
-
-  sourceValue(start: number, j: number): number {
-    return this.valueMode === 1 ? this.valuesIn![start + j]! : indexValue(this, j);
-  }
-
-  radixOrderedKey(bits: number): number {
-    return orderedBits(bits, this.keyKind);
-  }
-
-  write(start: number, at: number, bits: number, value: number): void {
-    this.keysOut[start + at] = bits;
-    if (this.valueMode !== 0) this.valuesOut![start + at] = value;
   }
 }
 

@@ -1,6 +1,8 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { SegmentExtent, type SortContext } from './context.js';
+import { indexValue, orderedBits } from './keys.js';
+import { digitPlaces } from './workgroup-radix.js';
 
 /*
  * The sort's CPU kernels, each the twin of a WGSL program (webgpu/programs.ts) launch for launch and
@@ -9,44 +11,40 @@ import { SegmentExtent, type SortContext } from './context.js';
  */
 
 const segment = new SegmentExtent();
-const f32Scratch = new Float32Array(1);
-const f32ScratchBits = new Uint32Array(f32Scratch.buffer);
-
-/** The ordered key (top-k's, keys.ts) of a key's bits, by key kind: NaN above +Infinity, -0 equal to +0. */
-export function orderedBits(bits: number, keyKind: number): number {
-  if (keyKind === 2) return bits >>> 0;
-  if (keyKind === 1) return (bits ^ 0x80000000) >>> 0;
-  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
-  if (bits >>> 0 === 0x80000000) return 0x80000000;
-  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
-}
-
-/** A segment-local index as the values output holds it. */
-export function indexValue(ctx: SortContext, index: number): number {
-  if (!ctx.indexAsF32) return index;
-  f32Scratch[0] = index;
-  return f32ScratchBits[0]!;
-}
-
 /** Writes output slot `at` of a segment starting at `start` from its item `index`. */
 function writeItem(ctx: SortContext, start: number, at: number, index: number): void {
   ctx.keysOut[start + at] = ctx.keysIn[start + index]!;
   const mode = ctx.valueMode;
   if (mode === 1) ctx.valuesOut![start + at] = ctx.valuesIn![start + index]!;
-  else if (mode === 2) ctx.valuesOut![start + at] = indexValue(ctx, index);
+  else if (mode === 2) ctx.valuesOut![start + at] = indexValue(index, ctx.indexAsF32);
 }
 
 const f64Views = new WeakMap<ArrayBufferLike, Float64Array>();
 
-/** Workgroup memory bytes of 'single-tile' on the CPU: a sort key and an index per item (as one float64), one segment at a time. */
-export const singleTileCpuWorkgroupBytes = (tileItems: number) => tileItems * 8;
+/**
+ * Segments of at least this many items 'single-tile' sorts by LSD radix (`radixSortTile`, in
+ * workgroup memory), shorter ones with a float64 sort: the radix sort's fixed work (four histograms
+ * of 256 counts to clear and scan) outweighs its linear passes below about a hundred keys. 1M f32
+ * keys with indices in segments of n, one thread (dev timing of DeviceSegmentedSort.sort and both
+ * downloads, workers: 0, 2026-11-28 16:30 UTC, two rounds), float64 sort / radix, ms: n = 64 54.3,
+ * 53.7 / 61.8, 64.4; 96 56.6, 55.3 / 52.0, 56.4; 128 59.4, 54.8 / 44.2, 48.0; 160 68.7, 61.3 /
+ * 41.8, 45.8; 256 72.9, 61.2 / 41.7, 42.6.
+ */
+const singleTileRadixItems = 128;
+
+/** Words of workgroup memory ahead of the radix sort's buffers: its four histograms (then places). */
+const radixHistogramWords = 1024;
+
+/** Workgroup memory bytes of 'single-tile' on the CPU, one segment at a time: a sort key and an index per item (as one float64), or the radix sort's four histograms and two buffers of sort keys and indices. */
+export const singleTileCpuWorkgroupBytes = (tileItems: number) => Math.max(tileItems * 8, (radixHistogramWords + 4 * tileItems) * 4);
 
 /**
  * 'single-tile' (grid: maxSegments / segmentsPerWorkgroup): segments [w * s, (w + 1) * s) of
  * workgroup w, each sorted in workgroup memory (at most `tile` items: problem.ts `singleTileShape`).
- * The WGSL twin bitonic-sorts (sort key, index) pairs; here each pair is the exact float64
- * `key * tileItems + index` (key < 2^32, index < tileItems <= 2^21), so a numeric sort orders them
- * the same way.
+ * The WGSL twin bitonic-sorts (sort key, index) pairs; here a segment of `singleTileRadixItems` or
+ * more is radix-sorted (stable, so the same order), a shorter one sorted as the exact float64s
+ * `key * tileItems + index` (key < 2^32, index < tileItems <= 2^21), which a numeric sort orders the
+ * same way.
  */
 export function runSingleTile(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
   const { tile, segmentsPerWorkgroup } = ctx.singleTile;
@@ -58,16 +56,83 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
   const start = segment.start;
   const size = Math.min(segment.size, tileCapacity);
   if (size === 0) return;
+  const tile = ctx.tileItems;
+  const mask = ctx.orderMaskOf(i);
+  if (size >= singleTileRadixItems) {
+    radixSortTile(ctx, start, size, mask, shared.u32);
+    return;
+  }
   let scratch = f64Views.get(shared.u32.buffer);
   if (scratch === undefined) {
     scratch = new Float64Array(shared.u32.buffer, 0, shared.bytes >>> 3);
     f64Views.set(shared.u32.buffer, scratch);
   }
-  const tile = ctx.tileItems;
-  const mask = ctx.orderMaskOf(i);
   const keys = ctx.keysIn;
   const kind = ctx.keyKind;
   for (let j = 0; j < size; j++) scratch[j] = ((orderedBits(keys[start + j]!, kind) ^ mask) >>> 0) * tile + j;
   const sorted = scratch.subarray(0, size).sort();
-  for (let j = 0; j < size; j++) writeItem(ctx, start, j, sorted[j]! % tile);
+  // The index is the composite's remainder by the tile, a power of two: exact in float64 arithmetic (faster than %).
+  for (let j = 0; j < size; j++) {
+    const composite = sorted[j]!;
+    writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile);
+  }
+}
+
+/**
+ * Sorts a segment of `size` items (at most the tile) at `start` by LSD radix in workgroup memory
+ * `words`: each item's sort key, computed once, and its index go through two buffers digit by digit
+ * (the four histograms, then places, ahead of them), and the last digit's pass writes each item's key
+ * bits and value by its index. Stable, so the order of the (sort key, index) pairs.
+ */
+function radixSortTile(ctx: SortContext, start: number, size: number, mask: number, words: Uint32Array): void {
+  const tile = ctx.tileItems;
+  const keysAt = [radixHistogramWords, radixHistogramWords + tile];
+  const indicesAt = [radixHistogramWords + 2 * tile, radixHistogramWords + 3 * tile];
+  // The sort keys go to buffer 1: the first pass reads them there and writes buffer 0.
+  const keys = ctx.keysIn;
+  const kind = ctx.keyKind;
+  const first = keysAt[1]!;
+  words.fill(0, 0, radixHistogramWords);
+  for (let j = 0; j < size; j++) {
+    const key = (orderedBits(keys[start + j]!, kind) ^ mask) >>> 0;
+    words[first + j] = key;
+    words[key & 255]!++;
+    words[256 + ((key >>> 8) & 255)]!++;
+    words[512 + ((key >>> 16) & 255)]!++;
+    words[768 + (key >>> 24)]!++;
+  }
+  const active = digitPlaces(words, size);
+  if (active.length === 0) {
+    for (let j = 0; j < size; j++) writeItem(ctx, start, j, j);
+    return;
+  }
+  let from = first;
+  // -1 while the items are in index order (the first pass).
+  let fromIndices = -1;
+  for (let k = 0; k < active.length; k++) {
+    const digit = active[k]!;
+    const places = digit * 256;
+    const shift = 8 * digit;
+    if (k === active.length - 1) {
+      for (let j = 0; j < size; j++) {
+        const d = places + ((words[from + j]! >>> shift) & 255);
+        const at = words[d]!;
+        words[d] = at + 1;
+        writeItem(ctx, start, at, fromIndices < 0 ? j : words[fromIndices + j]!);
+      }
+      return;
+    }
+    const to = keysAt[k & 1]!;
+    const toIndices = indicesAt[k & 1]!;
+    for (let j = 0; j < size; j++) {
+      const key = words[from + j]!;
+      const d = places + ((key >>> shift) & 255);
+      const at = words[d]!;
+      words[d] = at + 1;
+      words[to + at] = key;
+      words[toIndices + at] = fromIndices < 0 ? j : words[fromIndices + j]!;
+    }
+    from = to;
+    fromIndices = toIndices;
+  }
 }

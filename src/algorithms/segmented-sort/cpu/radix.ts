@@ -1,4 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import { indexValue, orderedF32 } from './keys.js';
 
 /*
  * The radix sort's CPU kernels over any source of segments (the sort's own input, or top-k's
@@ -10,6 +11,10 @@ import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
  * A launch's `pass` is `group * 4 + digit` (problem.ts `radixLaunchPass`): histogram and scatter
  * workgroup w is tile w % tiles of segment group * groupSegments + w / tiles; the counts slot holds
  * one group's counts (problem.ts), which every group reuses. WGSL twin: webgpu/radix.ts.
+ *
+ * The source is plain arrays and numbers rather than per-item methods: the item loops (countDigits,
+ * scatterDigit, which 'workgroup-radix' shares) index typed arrays directly, with the key kind, the
+ * order and the buffers resolved once per tile.
  */
 
 /** A segment as the radix kernels see it. */
@@ -32,16 +37,19 @@ export interface RadixSortSource {
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
   readonly valuesSlots: readonly [number, number];
+  /** 0 f32, 1 i32, 2 u32: how key bits order (keys.ts `orderedBits`). */
+  readonly keyKind: 0 | 1 | 2;
+  /** Pass 0's key bits: item j of the segment at `start` is `sourceKeys[start + j]`. */
+  readonly sourceKeys: Uint32Array;
   readonly hasValues: boolean;
+  /** Pass 0's values, as the keys; undefined with values: each item's segment-local index (as f32 with `indexAsF32`). */
+  readonly sourceValues: Uint32Array | undefined;
+  readonly indexAsF32: boolean;
+  /** The last pass's outputs: slot `at` of the segment at `start` is `[start + at]`. */
+  readonly keysOut: Uint32Array;
+  readonly valuesOut: Uint32Array | undefined;
   /** Resolves segment `i` into `out`; false when the radix kernels have nothing to do for it. */
   enterRadix(i: number, out: RadixSegment): boolean;
-  /** Pass 0's key bits and value of item `j` of the segment at `start`. */
-  sourceKey(start: number, j: number): number;
-  sourceValue(start: number, j: number): number;
-  /** The ordered key (unsigned) of key bits. */
-  radixOrderedKey(bits: number): number;
-  /** The last pass's write of output slot `at`. */
-  write(start: number, at: number, bits: number, value: number): void;
 }
 
 const segment = new RadixSegment();
@@ -56,9 +64,75 @@ function tileRange(size: number, tiles: number, t: number): [number, number] {
   return [lo, Math.min(size, lo + chunk)];
 }
 
-/** Key bits of item j in `digit`'s pass: from the source (pass 0) or the buffer the previous pass wrote. */
-function bitsAt(src: RadixSortSource, digit: number, start: number, j: number): number {
-  return digit === 0 ? src.sourceKey(start, j) : src.tempU32[src.keysSlots[(digit - 1) & 1]! + start + j]!;
+/**
+ * Counts the sort-key digit at `shift` of key bits `keys[lo..hi)` into `histogram`: one loop per key
+ * kind, so that each item is a load, a few integer operations and a count.
+ */
+function countDigits(histogram: Uint32Array, keys: Uint32Array, lo: number, hi: number, keyKind: number, mask: number, shift: number): void {
+  const m = mask | 0;
+  if (keyKind === 0) {
+    for (let i = lo; i < hi; i++) histogram[((orderedF32(keys[i]!) ^ m) >>> shift) & 255]!++;
+    return;
+  }
+  // An integer's sort key is its bits XOR one word: the sign bit for i32, and the order mask.
+  const xor = keyKind === 1 ? m ^ 0x80000000 : m;
+  for (let i = lo; i < hi; i++) histogram[((keys[i]! ^ xor) >>> shift) & 255]!++;
+}
+
+/**
+ * Where one scatter reads and writes: item j of a segment is `keys[keysFrom + j]` with value
+ * `values[valuesFrom + j]` (its index j when `values` is undefined); place `at` is
+ * `keysTo[keysAt + at]` and `valuesTo[valuesAt + at]` (no values when `valuesTo` is undefined).
+ */
+export class ScatterBuffers {
+  keys: Uint32Array = new Uint32Array(0);
+  keysFrom = 0;
+  values: Uint32Array | undefined = undefined;
+  valuesFrom = 0;
+  keysTo: Uint32Array = new Uint32Array(0);
+  keysAt = 0;
+  valuesTo: Uint32Array | undefined = undefined;
+  valuesAt = 0;
+}
+
+const scatterBuffers = new ScatterBuffers();
+
+/**
+ * Scatters items [lo, hi) of a segment, in index order, to the next place of their sort key's digit
+ * at `shift` (`next`, advanced as it goes). Index values are written as f32 with `indexAsF32`.
+ */
+export function scatterDigit(next: Uint32Array, buffers: ScatterBuffers, lo: number, hi: number, keyKind: number, mask: number, shift: number, indexAsF32: boolean): void {
+  const { keys, keysFrom, values, valuesFrom, keysTo, keysAt, valuesTo, valuesAt } = buffers;
+  const f32 = keyKind === 0;
+  const m = mask | 0;
+  const xor = keyKind === 1 ? m ^ 0x80000000 : m;
+  if (valuesTo === undefined) {
+    for (let j = lo; j < hi; j++) {
+      const bits = keys[keysFrom + j]!;
+      const d = ((f32 ? orderedF32(bits) ^ m : bits ^ xor) >>> shift) & 255;
+      const at = next[d]!;
+      next[d] = at + 1;
+      keysTo[keysAt + at] = bits;
+    }
+  } else if (values !== undefined) {
+    for (let j = lo; j < hi; j++) {
+      const bits = keys[keysFrom + j]!;
+      const d = ((f32 ? orderedF32(bits) ^ m : bits ^ xor) >>> shift) & 255;
+      const at = next[d]!;
+      next[d] = at + 1;
+      keysTo[keysAt + at] = bits;
+      valuesTo[valuesAt + at] = values[valuesFrom + j]!;
+    }
+  } else {
+    for (let j = lo; j < hi; j++) {
+      const bits = keys[keysFrom + j]!;
+      const d = ((f32 ? orderedF32(bits) ^ m : bits ^ xor) >>> shift) & 255;
+      const at = next[d]!;
+      next[d] = at + 1;
+      keysTo[keysAt + at] = bits;
+      valuesTo[valuesAt + at] = indexValue(j, indexAsF32);
+    }
+  }
 }
 
 /** Word offset of the counts of segment `s` of a group (problem.ts `radixCountsWords`). */
@@ -74,8 +148,9 @@ export function radixHistogram(src: RadixSortSource, workgroupId: number, shared
   histogram.fill(0, 0, 256);
   const tile = workgroupId % tiles;
   const [lo, hi] = tileRange(size, tiles, tile);
-  const shift = 8 * digit;
-  for (let j = lo; j < hi; j++) histogram[(((src.radixOrderedKey(bitsAt(src, digit, start, j)) ^ mask) >>> shift) & 255)]!++;
+  // Pass 0 reads the source, every later pass the buffer the previous pass wrote.
+  const from = digit === 0 ? start : src.keysSlots[(digit - 1) & 1]! + start;
+  countDigits(histogram, digit === 0 ? src.sourceKeys : src.tempU32, from + lo, from + hi, src.keyKind, mask, 8 * digit);
   const at = countsBase(src, Math.floor(workgroupId / tiles)) + tile;
   for (let d = 0; d < 256; d++) src.tempU32[at + d * tiles] = histogram[d]!;
 }
@@ -126,22 +201,16 @@ export function radixScatter(src: RadixSortSource, workgroupId: number, shared: 
     smaller += temp[base + 256 * tiles + d]!;
   }
   const [lo, hi] = tileRange(size, tiles, tile);
-  const shift = 8 * digit;
-  const hasValues = src.hasValues;
-  const fromValues = src.valuesSlots[(digit - 1) & 1]!;
+  const buffers = scatterBuffers;
+  const from = (digit - 1) & 1;
+  buffers.keys = digit === 0 ? src.sourceKeys : temp;
+  buffers.keysFrom = digit === 0 ? start : src.keysSlots[from]! + start;
+  buffers.values = !src.hasValues ? undefined : digit === 0 ? src.sourceValues : temp;
+  buffers.valuesFrom = digit === 0 ? start : src.valuesSlots[from]! + start;
   const last = digit === 3;
-  const toKeys = src.keysSlots[digit & 1]!;
-  const toValues = src.valuesSlots[digit & 1]!;
-  for (let j = lo; j < hi; j++) {
-    const bits = bitsAt(src, digit, start, j);
-    const value = !hasValues ? 0 : digit === 0 ? src.sourceValue(start, j) : temp[fromValues + start + j]!;
-    const d = ((src.radixOrderedKey(bits) ^ mask) >>> shift) & 255;
-    const to = next[d]!;
-    next[d] = to + 1;
-    if (last) src.write(start, to, bits, value);
-    else {
-      temp[toKeys + start + to] = bits;
-      if (hasValues) temp[toValues + start + to] = value;
-    }
-  }
+  buffers.keysTo = last ? src.keysOut : temp;
+  buffers.keysAt = last ? start : src.keysSlots[digit & 1]! + start;
+  buffers.valuesTo = !src.hasValues ? undefined : last ? src.valuesOut : temp;
+  buffers.valuesAt = last ? start : src.valuesSlots[digit & 1]! + start;
+  scatterDigit(next, buffers, lo, hi, src.keyKind, mask, 8 * digit, src.indexAsF32);
 }

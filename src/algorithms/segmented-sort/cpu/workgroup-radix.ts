@@ -1,7 +1,8 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { SegmentExtent, type SortContext } from './context.js';
-import { orderedBits } from './kernels.js';
+import { indexValue, orderedF32 } from './keys.js';
+import { ScatterBuffers, scatterDigit } from './radix.js';
 
 /*
  * 'workgroup-radix' on the CPU, the twin of webgpu/workgroup-radix.ts slot for slot: workgroup i
@@ -13,9 +14,10 @@ import { orderedBits } from './kernels.js';
  */
 
 const segment = new SegmentExtent();
+const scatterBuffers = new ScatterBuffers();
 
-/** Workgroup memory of 'workgroup-radix' on the CPU: the four histograms and the 256 digit places. */
-export const workgroupRadixCpuBytes = 5 * 256 * 4;
+/** Workgroup memory of 'workgroup-radix' on the CPU: the four histograms (each turned into its digit's places). */
+export const workgroupRadixCpuBytes = 4 * 256 * 4;
 
 /** 'workgroup-radix' (grid: maxSegments): segment `workgroupId`, whole. */
 export function runWorkgroupRadix(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
@@ -24,54 +26,85 @@ export function runWorkgroupRadix(workgroupId: number, _n: number, shared: Workg
   if (size === 0) return;
   const mask = ctx.orderMaskOf(workgroupId);
   const kind = ctx.keyKind;
-  const keysIn = ctx.keysIn;
   const histograms = shared.u32;
   histograms.fill(0, 0, 1024);
-  for (let j = 0; j < size; j++) {
-    const key = (orderedBits(keysIn[start + j]!, kind) ^ mask) >>> 0;
+  countAllDigits(histograms, ctx.keysIn, start, start + size, kind, mask);
+  const active = digitPlaces(histograms, size);
+  const temp = ctx.tempU32;
+  const hasValues = ctx.hasValues;
+  const scatter = scatterBuffers;
+  scatter.keys = ctx.keysIn;
+  scatter.keysFrom = start;
+  scatter.values = hasValues ? ctx.sourceValues : undefined;
+  scatter.valuesFrom = start;
+  if (active.length === 0) {
+    // Every digit constant: the keys all equal, so the inputs in index order are the outputs.
+    scatter.keysTo = ctx.keysOut;
+    scatter.keysAt = start;
+    scatter.valuesTo = ctx.valuesOut;
+    scatter.valuesAt = start;
+    copyItems(scatter, size, ctx.indexAsF32);
+    return;
+  }
+  for (let k = 0; k < active.length; k++) {
+    const digit = active[k]!;
+    const last = k === active.length - 1;
+    const to = k & 1;
+    scatter.keysTo = last ? ctx.keysOut : temp;
+    scatter.keysAt = last ? start : ctx.keysSlots[to]! + start;
+    scatter.valuesTo = !hasValues ? undefined : last ? ctx.valuesOut : temp;
+    scatter.valuesAt = last ? start : ctx.valuesSlots[to]! + start;
+    scatterDigit(histograms.subarray(digit * 256, digit * 256 + 256), scatter, 0, size, kind, mask, 8 * digit, ctx.indexAsF32);
+    // The next pass reads what this one wrote.
+    scatter.keys = temp;
+    scatter.keysFrom = ctx.keysSlots[to]! + start;
+    scatter.values = hasValues ? temp : undefined;
+    scatter.valuesFrom = ctx.valuesSlots[to]! + start;
+  }
+}
+
+/**
+ * Turns each of the four digit histograms of `size` keys (`histograms[256 * k]` on) into its
+ * digit's first places (exclusive sums, in place); returns the digits that not every key shares,
+ * in order (a digit every key shares would keep the order).
+ */
+export function digitPlaces(histograms: Uint32Array, size: number): number[] {
+  const active: number[] = [];
+  for (let digit = 0; digit < 4; digit++) {
+    let constant = false;
+    let sum = 0;
+    for (let d = digit * 256; d < digit * 256 + 256; d++) {
+      const count = histograms[d]!;
+      constant ||= count === size;
+      histograms[d] = sum;
+      sum += count;
+    }
+    if (!constant) active.push(digit);
+  }
+  return active;
+}
+
+/** The four digit histograms of the sort keys of key bits `keys[lo..hi)`, in one read: digit k's at `histograms[256 * k]`. */
+function countAllDigits(histograms: Uint32Array, keys: Uint32Array, lo: number, hi: number, keyKind: number, mask: number): void {
+  const m = mask | 0;
+  const f32 = keyKind === 0;
+  // An integer's sort key is its bits XOR one word: the sign bit for i32, and the order mask.
+  const xor = keyKind === 1 ? m ^ 0x80000000 : m;
+  for (let i = lo; i < hi; i++) {
+    const bits = keys[i]!;
+    const key = f32 ? orderedF32(bits) ^ m : bits ^ xor;
     histograms[key & 255]!++;
     histograms[256 + ((key >>> 8) & 255)]!++;
     histograms[512 + ((key >>> 16) & 255)]!++;
     histograms[768 + (key >>> 24)]!++;
   }
-  const active: number[] = [];
-  for (let digit = 0; digit < 4; digit++) {
-    let constant = false;
-    for (let d = 0; d < 256 && !constant; d++) constant = histograms[digit * 256 + d] === size;
-    if (!constant) active.push(digit);
-  }
-  const temp = ctx.tempU32;
-  const hasValues = ctx.hasValues;
-  const valueAt = (source: number, j: number) => (source < 0 ? ctx.sourceValue(start, j) : temp[ctx.valuesSlots[source]! + start + j]!);
-  if (active.length === 0) {
-    for (let j = 0; j < size; j++) ctx.write(start, j, keysIn[start + j]!, hasValues ? ctx.sourceValue(start, j) : 0);
-    return;
-  }
-  const next = shared.u32.subarray(1024, 1280);
-  // -1: the inputs; else the buffer the previous pass wrote.
-  let source = -1;
-  active.forEach((digit, k) => {
-    const last = k === active.length - 1;
-    const to = k & 1;
-    let sum = 0;
-    for (let d = 0; d < 256; d++) {
-      next[d] = sum;
-      sum += histograms[digit * 256 + d]!;
-    }
-    const shift = 8 * digit;
-    const fromKeys = source < 0 ? -1 : ctx.keysSlots[source]!;
-    for (let j = 0; j < size; j++) {
-      const bits = fromKeys < 0 ? keysIn[start + j]! : temp[fromKeys + start + j]!;
-      const value = hasValues ? valueAt(source, j) : 0;
-      const d = (((orderedBits(bits, kind) ^ mask) >>> shift) & 255) >>> 0;
-      const at = next[d]!;
-      next[d] = at + 1;
-      if (last) ctx.write(start, at, bits, value);
-      else {
-        temp[ctx.keysSlots[to]! + start + at] = bits;
-        if (hasValues) temp[ctx.valuesSlots[to]! + start + at] = value;
-      }
-    }
-    source = to;
-  });
+}
+
+/** Items [0, size) of a segment to places [0, size), as `buffers` says. */
+function copyItems(buffers: ScatterBuffers, size: number, indexAsF32: boolean): void {
+  const { keys, keysFrom, values, valuesFrom, keysTo, keysAt, valuesTo, valuesAt } = buffers;
+  keysTo.set(keys.subarray(keysFrom, keysFrom + size), keysAt);
+  if (valuesTo === undefined) return;
+  if (values !== undefined) valuesTo.set(values.subarray(valuesFrom, valuesFrom + size), valuesAt);
+  else for (let j = 0; j < size; j++) valuesTo[valuesAt + j] = indexValue(j, indexAsF32);
 }
