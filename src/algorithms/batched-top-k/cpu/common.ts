@@ -401,20 +401,7 @@ function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, inde
     dstIndices[at] = indices[ib + j]!;
   }
   // Insertion sort (best first); keys only move within their bucket.
-  for (let j = 1; j < sorted; j++) {
-    const key = dstKeys[j]!;
-    const index = dstIndices[j]!;
-    let at = j;
-    while (at > 0) {
-      const prev = dstKeys[at - 1]!;
-      if (prev > key || (prev === key && dstIndices[at - 1]! < index)) break;
-      dstKeys[at] = prev;
-      dstIndices[at] = dstIndices[at - 1]!;
-      at--;
-    }
-    dstKeys[at] = key;
-    dstIndices[at] = index;
-  }
+  insertionSortByRank(dstKeys, dstIndices, 0, 0, sorted);
   for (let j = 0; j < sorted; j++) {
     keys[base + j] = dstKeys[j]!;
     indices[ib + j] = dstIndices[j]!;
@@ -466,20 +453,7 @@ export function bestByBuckets(keys: Int32Array, indices: Int32Array, n: number, 
     dstIndices[at] = indices[j]!;
   }
   // Insertion sort (best first) of the placed entries; keys only move within their bucket.
-  for (let j = 1; j < placed; j++) {
-    const key = dstKeys[j]!;
-    const index = dstIndices[j]!;
-    let at = j;
-    while (at > 0) {
-      const prev = dstKeys[at - 1]!;
-      if (prev > key || (prev === key && dstIndices[at - 1]! < index)) break;
-      dstKeys[at] = prev;
-      dstIndices[at] = dstIndices[at - 1]!;
-      at--;
-    }
-    dstKeys[at] = key;
-    dstIndices[at] = index;
-  }
+  insertionSortByRank(dstKeys, dstIndices, 0, 0, placed);
   for (let j = 0; j < take; j++) {
     keys[j] = dstKeys[j]!;
     indices[j] = dstIndices[j]!;
@@ -487,6 +461,7 @@ export function bestByBuckets(keys: Int32Array, indices: Int32Array, n: number, 
   return true;
 }
 
+/** Sorts n entries from `base` best first (larger key, then smaller index) by insertion: for short or nearly ordered runs. */
 function insertionSortByRank(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number): void {
   const ib = base + indexOffset;
   for (let j = 1; j < n; j++) {
