@@ -112,6 +112,19 @@ export const op = {
   f32x4Pmax: simd(0xeb),
 } as const;
 
+/**
+ * The start of a loop over local `p` from its value to local `end` (unsigned): a block that is left
+ * at once when `p` is not below `end`, and the loop inside it. {@link stepWhileBelow} ends the loop,
+ * one more `op.end` the block.
+ */
+export const loopWhileBelow = (p: number, end: number) => [op.block, op.get(p), op.get(end), op.i32GeU, op.brIf(0), op.loop];
+
+/**
+ * The end of a loop that steps local `p` by `step` and goes round again while it is below local
+ * `end` (unsigned): the loop's last instructions, its `end` included.
+ */
+export const stepWhileBelow = (p: number, step: number, end: number) => [op.get(p), op.i32Const(step), op.i32Add, op.tee(p), op.get(end), op.i32LtU, op.brIf(0), op.end];
+
 /** One function of a module: its export name, signature, extra locals (by type, in order) and body. */
 export interface WasmFunction {
   readonly name: string;

@@ -1,4 +1,4 @@
-import { WasmType, instantiateWasm, op, wasmModule } from '../../../backends/cpu/wasm.js';
+import { WasmType, instantiateWasm, loopWhileBelow, op, stepWhileBelow, wasmModule } from '../../../backends/cpu/wasm.js';
 
 /*
  * Radix-select's pass-0 collect as WebAssembly SIMD (f32x4), for the CPU emulator: the positions of
@@ -84,21 +84,9 @@ function collect(min: boolean) {
     set(p),
     op.i32Const(0),
     set(at),
-    op.block,
-    get(p),
-    get(bytes),
-    op.i32GeU,
-    op.brIf(0),
-    op.loop,
+    ...loopWhileBelow(p, bytes),
     ...Array.from({ length: unroll }, (_, k) => vector(k)).flat(),
-    get(p),
-    op.i32Const(16 * unroll),
-    op.i32Add,
-    op.tee(p),
-    get(bytes),
-    op.i32LtU,
-    op.brIf(0),
-    op.end,
+    ...stepWhileBelow(p, 16 * unroll, bytes),
     op.end,
     get(at),
     op.i32Const(2),
