@@ -503,6 +503,26 @@ function enterTile(ctx: ScanContext, workgroupId: number, perSegment: number, se
   return segment;
 }
 
+/** Tile u of a segment's tile totals and its n totals (1 <= n <= tileItems), as enterSpineTile leaves them. */
+const spineTile = { u: 0, n: 0 };
+
+/**
+ * The opening of the launches over tile totals 2048 at a time ('spine-reduce', 'spine-scan',
+ * 'spine-lanes'; the WGSL's `spineTileEntry`): the workgroup's segment, or -1 where it has nothing
+ * to do, with its tile u and count n in {@link spineTile}.
+ */
+function enterSpineTile(ctx: ScanContext, workgroupId: number, seg: ScanSegment): number {
+  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  if (segment < 0) return -1;
+  const u = workgroupId % ctx.spineTilesPerSegment;
+  const tiles = tilesOf(seg.size);
+  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
+  if (n === 0) return -1;
+  spineTile.u = u;
+  spineTile.n = n;
+  return segment;
+}
+
 /** 'tile-reduce': workgroup w's span of tiles of segment s, each writing its total to `tileTotals[s * tiles + t]`. */
 export function runTileReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
@@ -526,12 +546,9 @@ export function runTileReduce(workgroupId: number, _n: number, _shared: unknown,
 /** 'spine-reduce': tile u of segment s's tile totals writes their total to `spineTotals[s * spineTiles + u]`. */
 export function runSpineReduce(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  const segment = enterSpineTile(ctx, workgroupId, seg);
   if (segment < 0) return;
-  const u = workgroupId % ctx.spineTilesPerSegment;
-  const tiles = tilesOf(seg.size);
-  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
-  if (n === 0) return;
+  const { u, n } = spineTile;
   loadWords(ctx, ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + u * tileItems, n);
   ctx.temp[ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment + u] = tileScan(ctx, seg.op, n, false, 0, false);
 }
@@ -558,12 +575,9 @@ export function runSpineTop(workgroupId: number, _n: number, _shared: unknown, {
 /** 'spine-scan': tile u of segment s's tile totals, scanned in place from its carry. */
 export function runSpineScan(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  const segment = enterSpineTile(ctx, workgroupId, seg);
   if (segment < 0) return;
-  const u = workgroupId % ctx.spineTilesPerSegment;
-  const tiles = tilesOf(seg.size);
-  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
-  if (n === 0) return;
+  const { u, n } = spineTile;
   const at = ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + u * tileItems;
   const hasCarry = u > 0 || seg.hasInitial;
   const carry = u > 0 ? ctx.tempU32[ctx.spineTotalsSlot + segment * ctx.spineTilesPerSegment + u - 1]! : initialCarry(ctx, seg);
@@ -616,12 +630,9 @@ export function runSpineWalk(workgroupId: number, _n: number, _shared: unknown, 
  */
 export function runSpineLanes(workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const seg = tileSegment;
-  const segment = enterTile(ctx, workgroupId, ctx.spineTilesPerSegment, seg);
+  const segment = enterSpineTile(ctx, workgroupId, seg);
   if (segment < 0) return;
-  const u = workgroupId % ctx.spineTilesPerSegment;
-  const tiles = tilesOf(seg.size);
-  const n = Math.min(tiles - Math.min(tiles, u * tileItems), tileItems);
-  if (n === 0) return;
+  const { u, n } = spineTile;
   const op = seg.op;
   const words = ctx.tempU32;
   const at = ctx.tileTotalsSlot + segment * ctx.tilesPerSegment + u * tileItems;
