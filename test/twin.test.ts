@@ -47,6 +47,9 @@ interface TwinCase {
 
 const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100);
 
+/** The k = 1 reduce cases' rows, chunks and launches: long segments of 3 chunks each (12 reduce workgroups), and a short one. */
+const kOneOverLongRows = { sizes: [20000, 151, 30001, 5], k: 1, variant: 'reduce', policy: { reduceWorkgroups: 12 }, launches: ['reduce-merge'] } satisfies Partial<TwinCase>;
+
 const cases: TwinCase[] = [
   {
     name: 'reduce over long ragged segments (chunks, partials, merge; vec4 reads from unaligned starts), device-only k validated',
@@ -61,33 +64,21 @@ const cases: TwinCase[] = [
   {
     // The register lists compare cheaper keys than the ordered keys the partials hold (reduce.ts listKey).
     name: 'reduce, k = 1, over long segments of ties, -0 and +0, subnormals, infinities and NaN (chunks, partials, merge)',
-    sizes: [20000, 151, 30001, 5],
-    k: 1,
-    variant: 'reduce',
-    policy: { reduceWorkgroups: 12 },
+    ...kOneOverLongRows,
     key: (_i, random) => {
       const r = random();
       return r < 0.02 ? NaN : r < 0.2 ? [0, -0, 1e-40, -1e-40, 2 ** -149, -(2 ** -149), Infinity, -Infinity][Math.floor(random() * 8)]! : Math.round(random() * 20) - 10;
     },
-    launches: ['reduce-merge'],
   },
   {
     name: 'reduce, k = 1: the largest keys are -0 and +0 among negative subnormals (ties by index across chunks)',
-    sizes: [20000, 151, 30001, 5],
-    k: 1,
-    variant: 'reduce',
-    policy: { reduceWorkgroups: 12 },
+    ...kOneOverLongRows,
     key: (_i, random) => [0, -0, -1e-40, -(2 ** -149), -Infinity, -1][Math.floor(random() * 6)]!,
-    launches: ['reduce-merge'],
   },
   {
     name: 'reduce, k = 1: subnormals above zeros (a float compare that flushes them would see ties)',
-    sizes: [20000, 151, 30001, 5],
-    k: 1,
-    variant: 'reduce',
-    policy: { reduceWorkgroups: 12 },
+    ...kOneOverLongRows,
     key: (i, random) => (i === 17 ? 2 ** -148 : [0, -0, 1e-40, 2 ** -149, -1e-40][Math.floor(random() * 5)]!),
-    launches: ['reduce-merge'],
   },
   {
     name: 'reduce with one invocation per segment (16-expert router, k = 2)',
