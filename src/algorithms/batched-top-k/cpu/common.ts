@@ -350,20 +350,58 @@ export function sortByRank(keys: Int32Array, indices: Int32Array, base: number, 
 const bucketCounts = new Int32Array(2048);
 
 /**
- * The bucket pass's output, for up to 8192 entries (more go to the radix sort). Module constants, not
- * the growable scratch above: V8 embeds them, where arrays it must load keep reloading their base and
- * length after every store of a loop (the sort of 224 candidates ran ~20% slower so).
+ * The bucket passes' output: entries in rank order at the front, and from `pickedPast` the entries of
+ * the buckets past the best (each bucket's counter starts there, so the pass has no branch). Up to
+ * 8192 entries (more go to the radix sort). Module constants, not the growable scratch above: V8
+ * embeds them, where arrays it must load keep reloading their base and length after every store of
+ * a loop (the sort of 224 candidates ran ~20% slower so).
  */
 const bucketSortItems = 8192;
-const bucketKeys = new Int32Array(bucketSortItems);
-const bucketIndices = new Int32Array(bucketSortItems);
+const pickedPast = bucketSortItems;
+const pickedKeys = new Int32Array(2 * bucketSortItems);
+const pickedIndices = new Int32Array(2 * bucketSortItems);
 
 /**
- * {@link sortByRank} for keys that spread: one counting pass on the ~log2(n) bits below the prefix
- * every key shares (so the buckets hold about one key each), then an insertion sort that only moves
- * keys within their bucket, over the buckets that hold the best `best` entries. Returns false,
- * having changed nothing, when some bucket holds more than 32 keys (clustered keys or ties: the
- * radix sort does them).
+ * The bucket passes of {@link sortByBuckets} and {@link bestByBuckets}: entries [0, n) from `base`
+ * (indices from base + indexOffset; n <= bucketSortItems) counted into `buckets` buckets by
+ * u = sk ^ 0x7fffffff (ascending u is descending sk) from bit `shift`; the buckets that hold the best
+ * `best` entries are placed at the front of pickedKeys / pickedIndices and put in rank order (keys only
+ * move within their bucket), the others' entries sent past pickedPast. Returns how many entries lead
+ * in order (whole buckets, at least `best`), or -1, having changed nothing, when one of those buckets
+ * holds more than 32 keys (clustered keys or ties: the caller sorts otherwise).
+ */
+function orderBestBuckets(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, best: number, shift: number, buckets: number): number {
+  const bucketMask = buckets - 1;
+  const counts = bucketCounts;
+  counts.fill(0, 0, buckets);
+  const end = base + n;
+  for (let j = base; j < end; j++) counts[((keys[j]! ^ 0x7fffffff) >>> shift) & bucketMask]!++;
+  let placed = 0;
+  let bucket = 0;
+  for (; bucket < buckets; bucket++) {
+    const c = counts[bucket]!;
+    if (c > 32) return -1;
+    counts[bucket] = placed;
+    placed += c;
+    if (placed >= best) break;
+  }
+  counts.fill(pickedPast, bucket + 1, buckets);
+  const ib = base + indexOffset;
+  for (let j = 0; j < n; j++) {
+    const key = keys[base + j]!;
+    const at = counts[((key ^ 0x7fffffff) >>> shift) & bucketMask]!++;
+    pickedKeys[at] = key;
+    pickedIndices[at] = indices[ib + j]!;
+  }
+  insertionSortByRank(pickedKeys, pickedIndices, 0, 0, placed);
+  return placed;
+}
+
+/**
+ * {@link sortByRank} for keys that spread: the bucket pass on the ~log2(n) bits below the prefix
+ * every key shares (so the buckets hold about one key each), over the buckets that hold the best
+ * `best` entries. Returns false, having changed nothing, when every key is equal or one of those
+ * buckets holds more than 32 keys (the radix sort does them).
  */
 function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, indexOffset: number, n: number, best: number): boolean {
   if (n > bucketSortItems) return false;
@@ -374,89 +412,34 @@ function sortByBuckets(keys: Int32Array, indices: Int32Array, base: number, inde
   if (diff === 0) return false;
   const bits = Math.min(11, 32 - Math.clz32(n));
   const highest = 31 - Math.clz32(diff);
-  const shift = highest + 1 > bits ? highest + 1 - bits : 0;
-  const bucketMask = (1 << bits) - 1;
-  const buckets = 1 << bits;
-  const counts = bucketCounts;
-  counts.fill(0, 0, buckets);
-  // Bucket by u = sk ^ 0x7fffffff (ascending u is descending sk).
-  for (let j = base; j < end; j++) counts[((keys[j]! ^ 0x7fffffff) >>> shift) & bucketMask]!++;
-  let sum = 0;
-  // Entries [0, sorted) (whole buckets, the best `best` among them) are put in order.
-  let sorted = n;
-  for (let b = 0; b < buckets; b++) {
-    const c = counts[b]!;
-    if (c > 32) return false;
-    counts[b] = sum;
-    sum += c;
-    if (sum >= best && sorted === n) sorted = sum;
-  }
+  const sorted = orderBestBuckets(keys, indices, base, indexOffset, n, best, highest + 1 > bits ? highest + 1 - bits : 0, 1 << bits);
+  if (sorted < 0) return false;
   const ib = base + indexOffset;
-  const dstKeys = bucketKeys;
-  const dstIndices = bucketIndices;
-  for (let j = 0; j < n; j++) {
-    const key = keys[base + j]!;
-    const at = counts[((key ^ 0x7fffffff) >>> shift) & bucketMask]!++;
-    dstKeys[at] = key;
-    dstIndices[at] = indices[ib + j]!;
-  }
-  // Insertion sort (best first); keys only move within their bucket.
-  insertionSortByRank(dstKeys, dstIndices, 0, 0, sorted);
   for (let j = 0; j < sorted; j++) {
-    keys[base + j] = dstKeys[j]!;
-    indices[ib + j] = dstIndices[j]!;
+    keys[base + j] = pickedKeys[j]!;
+    indices[ib + j] = pickedIndices[j]!;
   }
   return true;
 }
-
-/** Where {@link bestByBuckets} sends the entries of the buckets past the best: a region of its own past bucketSortItems. */
-const pickedPast = bucketSortItems;
-const pickedKeys = new Int32Array(2 * bucketSortItems);
-const pickedIndices = new Int32Array(2 * bucketSortItems);
 
 /**
  * The best `take` of entries [0, n) of (`keys`, `indices`) (n <= 8192; signed ordered keys and
  * segment-local indices, `diff` the OR of every key XOR keys[0]) to [0, take) in rank order (larger
  * key, then smaller index), as `sortByRank(keys, indices, 0, 0, n, true, take)` puts them; entries
- * past take may be any. One counting pass on the 8 bits below the prefix every key shares, as
- * {@link sortByBuckets}, but only the buckets that hold the best `take` are placed and put in order:
- * the others' entries go to a region of their own (each bucket's counter starts there, so the pass
- * has no branch). Returns false, having changed nothing, when every key is equal or one of those
- * buckets holds more than 32 keys (the caller sorts). The best 64 of ~226 candidates (128x4096
- * k=64), gather included, 1.9 against 3.2 us a row with sortByRank; the whole call on one thread,
- * median of 100, 1.28 -> 1.20 ms, and 1.45 -> 1.37 after 12 ms of other work (2026-11-28).
+ * past take may be any. The bucket pass on the 8 bits below the prefix every key shares, placing
+ * only the buckets that hold the best `take`. Returns false, having changed nothing, when every key
+ * is equal or one of those buckets holds more than 32 keys (the caller sorts). The best 64 of ~226
+ * candidates (128x4096 k=64), gather included, 1.9 against 3.2 us a row with sortByRank; the whole
+ * call on one thread, median of 100, 1.28 -> 1.20 ms, and 1.45 -> 1.37 after 12 ms of other work
+ * (2026-11-28).
  */
 export function bestByBuckets(keys: Int32Array, indices: Int32Array, n: number, take: number, diff: number): boolean {
   if (diff === 0 || n > bucketSortItems || take <= 0) return false;
   const highest = 31 - Math.clz32(diff);
-  const shift = highest > 7 ? highest - 7 : 0;
-  const counts = bucketCounts;
-  counts.fill(0, 0, 256);
-  // Bucket by u = sk ^ 0x7fffffff (ascending u is descending sk); every key shares the bits above `highest`.
-  for (let j = 0; j < n; j++) counts[((keys[j]! ^ 0x7fffffff) >>> shift) & 255]!++;
-  let placed = 0;
-  let bucket = 0;
-  for (; bucket < 256; bucket++) {
-    const c = counts[bucket]!;
-    if (c > 32) return false;
-    counts[bucket] = placed;
-    placed += c;
-    if (placed >= take) break;
-  }
-  counts.fill(pickedPast, bucket + 1, 256);
-  const dstKeys = pickedKeys;
-  const dstIndices = pickedIndices;
-  for (let j = 0; j < n; j++) {
-    const key = keys[j]!;
-    const at = counts[((key ^ 0x7fffffff) >>> shift) & 255]!++;
-    dstKeys[at] = key;
-    dstIndices[at] = indices[j]!;
-  }
-  // Insertion sort (best first) of the placed entries; keys only move within their bucket.
-  insertionSortByRank(dstKeys, dstIndices, 0, 0, placed);
+  if (orderBestBuckets(keys, indices, 0, 0, n, take, highest > 7 ? highest - 7 : 0, 256) < 0) return false;
   for (let j = 0; j < take; j++) {
-    keys[j] = dstKeys[j]!;
-    indices[j] = dstIndices[j]!;
+    keys[j] = pickedKeys[j]!;
+    indices[j] = pickedIndices[j]!;
   }
   return true;
 }
