@@ -275,6 +275,13 @@ describe('resolveNumeric: runtime rules', () => {
     const notAParam = thrown(() => resolveNumeric('k', 8 as never, kDomain, backend));
     expect(notAParam).toBeInstanceOf(SegkitUsageError);
     expect((notAParam as Error).message).toBe('k: expected a parameter made with p.constant, p.uniform, p.perSegment or p.guarantee; got number 8');
+    // A parameter of the other family is named by its maker, not read as one of this family's.
+    const option = thrown(() => resolveNumeric('k', p.constantOption('max') as never, kDomain, backend));
+    expect(option).toBeInstanceOf(SegkitUsageError);
+    expect((option as Error).message).toBe('k: expected a parameter made with p.constant, p.uniform, p.perSegment or p.guarantee; got a p.constantOption parameter');
+    const numeric = thrown(() => resolveOption('op', p.perSegment([0, 1]) as never, ['max', 'min'], backend));
+    expect(numeric).toBeInstanceOf(SegkitUsageError);
+    expect((numeric as Error).message).toBe('op: expected a parameter made with p.constantOption, p.uniformOption or p.perSegmentOption; got a p.perSegment parameter');
     const long = thrown(() => resolveNumeric('k', p.uniform(backend.alloc('u32', 2)), kDomain, backend));
     expect(long).toBeInstanceOf(SegkitUsageError);
     expect((long as Error).message).toBe('k: a device-only uniform value must be a 1-element DeviceArray; got length 2');

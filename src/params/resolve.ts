@@ -88,14 +88,28 @@ function checkValue(name: string, value: number, bounds: Bounds, integer: boolea
   }
 }
 
+const numericKinds: readonly string[] = ['constant', 'uniform', 'perSegment', 'guarantee'];
+const optionKinds: readonly string[] = ['constantOption', 'uniformOption', 'perSegmentOption'];
+
+/** Whether `param` is a parameter of one of `kinds` (a numeric one where an option is expected is not, nor the reverse). */
+function isParamOf(param: unknown, kinds: readonly string[]): boolean {
+  return typeof param === 'object' && param !== null && kinds.includes(String((param as { kind?: unknown }).kind));
+}
+
+/** A wrong argument in words: another family's parameter by its maker (`p.perSegment`), anything else as `describe` says. */
+function describeParam(param: unknown): string {
+  const kind = typeof param === 'object' && param !== null ? (param as { kind?: unknown }).kind : undefined;
+  return [...numericKinds, ...optionKinds].includes(String(kind)) ? `a p.${String(kind)} parameter` : describe(param);
+}
+
 /**
  * Turns any numeric parameter into facts, checking every host-known value and bound on the way:
  * a violation throws `SegkitRangeError` naming the parameter (and segment), the value and the
  * bounds, before any device work.
  */
 export function resolveNumeric(name: string, param: NumericParam, spec: NumericDomain, backend: Backend): NumericFacts {
-  if (typeof param !== 'object' || param === null || !('kind' in param)) {
-    throw new SegkitUsageError(`${name}: expected a parameter made with p.constant, p.uniform, p.perSegment or p.guarantee; got ${describe(param)}`);
+  if (!isParamOf(param, numericKinds)) {
+    throw new SegkitUsageError(`${name}: expected a parameter made with p.constant, p.uniform, p.perSegment or p.guarantee; got ${describeParam(param)}`);
   }
   const own: Bounds = param.kind === 'constant' ? { min: param.value, max: param.value } : param.bounds;
   if (own.min > own.max) throw new SegkitRangeError(name, emptyBounds(own.min, own.max), { bounds: own });
@@ -188,8 +202,8 @@ export function resolveOption<Option extends string>(
   domain: readonly Option[],
   backend: Backend,
 ): OptionFacts<Option> {
-  if (typeof param !== 'object' || param === null || !('kind' in param)) {
-    throw new SegkitUsageError(`${name}: expected a parameter made with p.constantOption, p.uniformOption or p.perSegmentOption; got ${describe(param)}`);
+  if (!isParamOf(param, optionKinds)) {
+    throw new SegkitUsageError(`${name}: expected a parameter made with p.constantOption, p.uniformOption or p.perSegmentOption; got ${describeParam(param)}`);
   }
   for (const option of param.options) {
     if (!domain.includes(option)) throw new SegkitRangeError(name, optionNotInSet(option, domain), { value: option, bounds: domain });
