@@ -46,6 +46,10 @@ const cases: TwinCase[] = [
   // Low digits all equal: passes 0 and 1 skip, so pass 2 writes buffer 0 and pass 3 the outputs.
   { name: 'workgroup-radix skipping constant digits, rank tiles of 128 keys', sizes: [6000, 4500, 1, 0], variant: 'workgroup-radix', policy: { workgroupSize: 64, workgroupRadixItemsPerInvocation: 2 }, integerKeys: true },
   { name: 'workgroup-radix over every digit', sizes: [5000, 1200, 3], variant: 'workgroup-radix' },
+  // Runs of 256 keys: five passes for the longest segment, the others leaving after their own last.
+  { name: 'merge beside single-tile, runs of 256 keys (segments leave after their last pass)', sizes: [5000, 0, 257, 77, 1024, 3000, 1], policy: { workgroupSize: 64, tileItems: 256, mergeMaxSegmentItems: 65536 } },
+  { name: 'merge forced over segments within one tile (the block launch writes the outputs)', sizes: [300, 0, 77, 1], variant: 'merge' },
+  { name: 'merge with ties over many runs', sizes: [9000, 4097, 8192], variant: 'merge', policy: { workgroupSize: 64, tileItems: 512 }, integerKeys: true },
 ];
 
 describeTwins('sort: CPU and WGSL twins, launch by launch', () => {

@@ -48,8 +48,11 @@ expectType<"(Error) missing required field 'order'">(null! as Checked<typeof typ
 // Variants the static size bounds leave.
 expectType<'single-tile'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.constant<256>> }>);
 expectType<'single-tile'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<0, 1024>> }>);
-expectType<'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<5000, 90000>> }>);
-expectType<'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.constant<32768>> }>);
-expectType<'single-tile' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<number, number>> }>);
-expectType<'single-tile' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.uniform<0, 2048>> }>);
-// At most the smallest tile of any policy: workgroup-radix is pruned with radix (the 'single-tile' lines above).
+expectType<'merge' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<5000, 90000>> }>);
+expectType<'merge' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.constant<32768>> }>);
+// Every segment longer than mergeMaxSegmentItems (65536): merge is pruned.
+expectType<'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.constant<100000>> }>);
+expectType<'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<65537, 200000>> }>);
+expectType<'single-tile' | 'merge' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.perSegment<number, number>> }>);
+expectType<'single-tile' | 'merge' | 'workgroup-radix' | 'radix'>(null! as SegmentedSortVariantsFor<{ segmentSizes: ReturnType<typeof p.uniform<0, 2048>> }>);
+// At most the smallest tile of any policy: merge and workgroup-radix are pruned with radix (the 'single-tile' lines above).

@@ -16,6 +16,8 @@
 # SUITES: which algorithms to run, of "floor profile launches topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
+# SORT_SHAPES: the sort suite's cases beyond the fixed four, for both sides (default: medium segments,
+# where 'merge' runs, and a ragged batch).
 # When more than 8 files would come back, the JSONs travel as results.tgz.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -26,6 +28,7 @@ mkdir -p "$OUT"
 # Scripts may come from dist/gpu-scripts (a newer copy carried with dist) or from bench/gpu.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 LOG="$OUT/run.log"
+SORT_SHAPES="${SORT_SHAPES:-8x16384,128x16384,1024x8192,1x65536,512x16384r}"
 
 { cat dist/bench/build-info.txt 2>/dev/null; date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
@@ -68,9 +71,9 @@ reduce-scan)
   ;;
 sort)
   echo "== segkit WebGPU sort (${build:-?})" | tee -a "$LOG"
-  timeout 240 node dist/bench/sort-webgpu.mjs --runs=5 --out="$OUT" 2>&1 | tee -a "$LOG"
+  timeout 240 node dist/bench/sort-webgpu.mjs --runs=5 --shapes="$SORT_SHAPES" --out="$OUT" 2>&1 | tee -a "$LOG"
   echo "== torch sort" | tee -a "$LOG"
-  PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_sort.py" --out="$OUT" > /dev/null 2>> "$LOG"
+  PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_sort.py" --shapes="$SORT_SHAPES" --out="$OUT" > /dev/null 2>> "$LOG"
   ;;
 floor)
   echo "== call floor: raw Dawn ladder and segkit plan.run on small shapes (${build:-?})" | tee -a "$LOG"

@@ -66,15 +66,15 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         it(`${keyType} ${flavour}: sizes around the tile, order per segment`, async () => {
           const { tileItems } = segmentedSortPolicyFor(backend.capabilities);
           const small = [0, 1, 2, 3, 17, 0, 255, 256, 257, 1000];
-          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/small`, keyType, flavour, sizes: small, orders: alternating(small.length), seed: 3 }), ['single-tile', 'workgroup-radix', 'radix']);
+          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/small`, keyType, flavour, sizes: small, orders: alternating(small.length), seed: 3 }), ['single-tile', 'merge', 'workgroup-radix', 'radix']);
           const edges = [tileItems - 1, tileItems, 0, tileItems + 1, 2 * tileItems + 1, 5];
-          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/edges`, keyType, flavour, sizes: edges, orders: alternating(edges.length), seed: 5 }), ['workgroup-radix', 'radix']);
+          await expectAllVariants(makeSortCase({ name: `${keyType}/${flavour}/edges`, keyType, flavour, sizes: edges, orders: alternating(edges.length), seed: 5 }), ['merge', 'workgroup-radix', 'radix']);
         });
       }
       it('payloads, f32 and i32 indices, keys only', async () => {
         const sizes = [5, 300, 0, 2100, 64];
         for (const values of thorough ? (['payload', 'indices-f32', 'indices-i32', 'none'] as const) : (['payload', 'indices-f32'] as const)) {
-          await expectAllVariants(makeSortCase({ name: `values ${values}`, keyType: 'u32', flavour: 'ties', sizes, orders: 'descending', values, seed: 7 }), ['workgroup-radix', 'radix']);
+          await expectAllVariants(makeSortCase({ name: `values ${values}`, keyType: 'u32', flavour: 'ties', sizes, orders: 'descending', values, seed: 7 }), ['merge', 'workgroup-radix', 'radix']);
         }
       });
     });
@@ -83,7 +83,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       it('heavy ties keep their input order in both orders, on every variant', async () => {
         const sizes = [3000, 700, 1, 4500];
         const c = makeSortCase({ name: 'ties', keyType: 'i32', flavour: 'ties', sizes, orders: ['descending', 'ascending', 'ascending', 'descending'], values: 'indices-i32', seed: 11 });
-        await expectAllVariants(c, ['workgroup-radix', 'radix']);
+        await expectAllVariants(c, ['merge', 'workgroup-radix', 'radix']);
       });
       it('NaN sorts as the largest key; -0 and +0 are equal (input order, own bits)', async () => {
         // NaN(payload 1), -0, +0, 1, -1, NaN(payload 2), -0
@@ -102,7 +102,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
 
     describe('long segments and many segments', () => {
       it('segments over many radix tiles', async () => {
-        await expectAllVariants(makeSortCase({ name: 'tiles', keyType: 'f32', flavour: 'special', sizes: [50_000, 9000, 3, 0, 4097], orders: alternating(5), seed: 17 }), ['workgroup-radix', 'radix']);
+        await expectAllVariants(makeSortCase({ name: 'tiles', keyType: 'f32', flavour: 'special', sizes: [50_000, 9000, 3, 0, 4097], orders: alternating(5), seed: 17 }), ['merge', 'workgroup-radix', 'radix']);
         // Small radix tiles: many tiles per segment (tiles per segment is a uniform, no new pipeline).
         await expectReference(makeSortCase({ name: 'small tiles', keyType: 'f32', flavour: 'special', sizes: [5000, 777, 12000], orders: alternating(3), seed: 19 }), 'radix', { radixTileItems: 300 });
         // Segments in groups that reuse the counts (tiles and groups are uniforms and pass words, no new pipeline).
@@ -152,8 +152,31 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         // other two here, and the CPU backends all three.
         const skip: SegmentedSortVariant[] = thorough ? [] : ['workgroup-radix'];
         const c = makeSortCase({ name: 'many', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), seed: 29 });
-        await expectAllVariants(c, (['single-tile', 'workgroup-radix', 'radix'] as const).filter((v) => !skip.includes(v)), undefined, skip);
+        await expectAllVariants(c, (['single-tile', 'merge', 'workgroup-radix', 'radix'] as const).filter((v) => !skip.includes(v)), undefined, skip);
       }, 1_500_000);
+    });
+
+    describe('merge: tiles sorted, then runs merged in pairs', () => {
+      it('sizes around every run length, small tiles (many passes), each value mode and load batch', async () => {
+        // Tiles of 256 keys over 64 invocations: segments of 1 to 24 runs, each leaving after its own last pass.
+        const policy = { workgroupSize: 64, tileItems: 256 };
+        const sizes = [255, 256, 257, 511, 512, 513, 0, 1024, 1025, 3 * 256 + 1, 6000, 1, 4096 + 255];
+        for (const values of thorough ? (['payload', 'indices-f32', 'indices-i32', 'none'] as const) : (['payload', 'none'] as const)) {
+          const c = makeSortCase({ name: `merge ${values}`, keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values, seed: 103 });
+          expect(await expectReference(c, 'merge', policy)).toBe('merge');
+        }
+        const ties = makeSortCase({ name: 'merge ties', keyType: 'i32', flavour: 'ties', sizes, orders: 'descending', values: 'indices-u32', seed: 107 });
+        for (const tileLoadBatch of thorough ? [1, 4] : [1]) expect(await expectReference(ties, 'merge', { ...policy, tileLoadBatch })).toBe('merge');
+        // The backend's own tile and workgroup: one long segment over several passes.
+        expect(await expectReference(makeSortCase({ name: 'merge long', keyType: 'f32', flavour: 'special', sizes: [70_001, 3], orders: alternating(2), seed: 109 }), 'merge')).toBe('merge');
+      }, 900_000);
+      it('the natural plan picks merge for segments past the tile up to mergeMaxSegmentItems (a backend with many workgroup slots)', async () => {
+        const { tileItems } = segmentedSortPolicyFor(backend.capabilities);
+        const sizes = [300, tileItems + 1, 0, 3 * tileItems, 1];
+        const c = makeSortCase({ name: 'merge natural', keyType: 'f32', flavour: 'special', sizes, orders: alternating(sizes.length), values: 'indices-f32', seed: 113 });
+        expect(await expectReference(c, undefined, { mergeMaxSegmentItems: 3 * tileItems })).toBe('merge');
+        expect(await expectReference(c, undefined, { mergeMaxSegmentItems: 3 * tileItems - 1 })).not.toBe('merge');
+      }, 900_000);
     });
 
     describe('workgroup-radix: one workgroup per segment', () => {
@@ -184,7 +207,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const sizes = rows.map((r) => r.length);
         const c = makeSortCase({ name: 'wr-constant-digits', keyType: 'u32', sizes, orders: ['ascending', 'descending', 'ascending', 'descending', 'ascending', 'descending'], orderKind: 'perSegment', values: 'payload', seed: 83 });
         c.keys = new Uint32Array(rows.flat());
-        await expectAllVariants(c, ['workgroup-radix', 'radix']);
+        await expectAllVariants(c, ['merge', 'workgroup-radix', 'radix']);
       }, 900_000);
       it("the natural plan: single-tile beside workgroup-radix (segments of at most workgroupRadixSegmentItems), radix past it unless there are workgroupRadixMinSegments segments", async () => {
         const { tileItems, workgroupRadixSegmentItems, workgroupRadixMinSegments } = segmentedSortPolicyFor(backend.capabilities);
@@ -220,8 +243,8 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         });
       }
       it('strided segments shorter than the stride, and totalNumItems', async () => {
-        await expectAllVariants(makeSortCase({ name: 'strided', keyType: 'i32', sizes: [900, 0, 2000, 77], stride: 2000, orders: alternating(4), values: 'payload', seed: 37 }), ['workgroup-radix', 'radix']);
-        await expectAllVariants(makeSortCase({ name: 'total', sizes: [10, 3000, 20], totalNumItems: 3030, seed: 41 }), ['workgroup-radix', 'radix']);
+        await expectAllVariants(makeSortCase({ name: 'strided', keyType: 'i32', sizes: [900, 0, 2000, 77], stride: 2000, orders: alternating(4), values: 'payload', seed: 37 }), ['merge', 'workgroup-radix', 'radix']);
+        await expectAllVariants(makeSortCase({ name: 'total', sizes: [10, 3000, 20], totalNumItems: 3030, seed: 41 }), ['merge', 'workgroup-radix', 'radix']);
       });
       it('empty segments and numSegments 0, every variant', async () => {
         await expectAllVariants(makeSortCase({ name: 'empty', sizes: [0, 0, 3, 0, 1, 0], seed: 43 }));
@@ -243,8 +266,9 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         expect(() => plan({ ...built.args, valuesIn: built.args.keysIn, valuesOut: undefined })).toThrow('valuesOut: required when valuesIn is given');
         expect(() => plan({ ...built.args, keysOut: built.args.keysIn })).toThrow('keysIn, keysOut, valuesIn and valuesOut must be distinct arrays (the sort does not run in place)');
         expect(() => plan({ ...built.args, order: p.constantOption('up') })).toThrow(/order: option 'up' is not one of the options \['ascending', 'descending'\]/);
+        expect(() => plan({ ...built.args, order: p.perSegment([0, 1]) })).toThrow('order: expected a parameter made with p.constantOption, p.uniformOption or p.perSegmentOption; got a p.perSegment parameter');
         expect(() => plan({ ...built.args, ordre: built.args.order })).toThrow("args: unknown field 'ordre'; the fields are 'keysIn', 'keysOut', 'valuesIn', 'valuesOut', 'segmentSizes', 'segmentStride', 'order', 'numSegments', 'totalNumItems'");
-        expect(() => plan({ ...built.args, segmentSizes: p.perSegment([4, 4], { max: 8 }) }, { variant: 'nope' })).toThrow("tuning.variant: 'nope' is not a segmented sort variant; expected 'single-tile', 'workgroup-radix', 'radix'");
+        expect(() => plan({ ...built.args, segmentSizes: p.perSegment([4, 4], { max: 8 }) }, { variant: 'nope' })).toThrow("tuning.variant: 'nope' is not a segmented sort variant; expected 'single-tile', 'merge', 'workgroup-radix', 'radix'");
         for (const perInvocation of [1, 3, 64]) {
           expect(() => plan(built.args, { policy: { tileItemsPerInvocation: perInvocation } })).toThrow(`tuning.policy.tileItemsPerInvocation: ${perInvocation} is not a power of two from 2 to 32`);
         }
@@ -290,7 +314,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       });
     });
 
-    it('explain() names the variant and the launches: workgroup-radix for few short or many long segments, radix for few long ones', () => {
+    it('explain() names the variant and the launches: workgroup-radix for few short or many long segments, radix for few long ones, merge where the policy says', () => {
       const built = buildSortCase(backend, makeSortCase({ name: 'explain', sizes: [3, 5000], seed: 61 }));
       type Explained = { explain(): string; variant: string; reachableVariants: readonly string[]; destroy(): void };
       const plan = (args: unknown, tuning = {}) => (DeviceSegmentedSort.plan as unknown as (a: unknown, e: unknown) => Explained)(args, env({ backend, tuning }));
@@ -310,7 +334,14 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       expect(long.explain()).not.toMatch(/sort\/workgroup-radix/);
       // Many of them: workgroup-radix again.
       expect(plan(built.args, { policy: { workgroupRadixSegmentItems: 4999, workgroupRadixMinSegments: 2 } }).variant).toBe('workgroup-radix');
-      for (const p of [short, long]) p.destroy();
+      // A policy that merges segments of up to 5000 keys (a GPU's does up to 65536): the tiles, then the passes.
+      const merged = plan(built.args, { policy: { mergeMaxSegmentItems: 5000 } });
+      expect(merged.variant).toBe('merge');
+      expect(merged.reachableVariants).toEqual(['single-tile', 'merge']);
+      expect(merged.explain()).toContain('max segment size 5000 <= mergeMaxSegmentItems 5000');
+      expect(merged.explain()).toMatch(/sort\/merge\/blocks\[.*longer than/);
+      expect(merged.explain()).toMatch(/sort\/merge\/pass\[.*pass 0: merge the sorted runs of/);
+      for (const p of [short, long, merged]) p.destroy();
       for (const a of built.owned) a.destroy();
     });
   });

@@ -93,18 +93,25 @@ export type ValidateSegmentedSortArgs<Args, G = {}> = ValidateFields<
 interface StaticLimits {
   minTileItems: 1024;
   maxTileItems: 4096;
+  mergeMaxSegmentItems: 65536;
 }
 
 
 /**
  * The variants any built-in policy could pick for the static segment-size bounds in `Args` (a sound
  * over-approximation of `plan.reachableVariants` on every built-in backend). A forced variant
- * (tuning) is outside this set's promise. Segments past the tile go to 'workgroup-radix' or 'radix'
- * by the number of segments, which the static bounds do not know, and a backend with little
- * workgroup memory has no 'workgroup-radix': both stay in the set whenever a segment may pass the tile.
+ * (tuning) is outside this set's promise. Segments past the tile go to 'merge' where the host bound
+ * is at most `mergeMaxSegmentItems` on a backend with many workgroup slots (the host bound and the
+ * backend are not static), else to 'workgroup-radix' or 'radix' by the number of segments, which the
+ * static bounds do not know, and a backend with little workgroup memory has no 'workgroup-radix':
+ * both stay in the set whenever a segment may pass the tile, and 'merge' unless every segment is
+ * longer than `mergeMaxSegmentItems`.
  *
- * @example with `segmentSizes: p.constant(256)`: `'single-tile'`; with `p.perSegment(sizes, { min: 5000 })`: `'workgroup-radix' | 'radix'`.
+ * @example with `segmentSizes: p.constant(256)`: `'single-tile'`; with `p.perSegment(sizes, { min: 5000 })`: `'merge' | 'workgroup-radix' | 'radix'`; with `p.constant(100000)`: `'workgroup-radix' | 'radix'`.
  */
 export type SegmentedSortVariantsFor<Args> = Args extends { segmentSizes: infer Sizes }
-  ? ReachableUpTo<'single-tile', StaticMin<Sizes>, StaticLimits['maxTileItems']> | ReachableAbove<'workgroup-radix' | 'radix', StaticMax<Sizes>, StaticLimits['minTileItems']>
+  ?
+      | ReachableUpTo<'single-tile', StaticMin<Sizes>, StaticLimits['maxTileItems']>
+      | ReachableUpTo<ReachableAbove<'merge', StaticMax<Sizes>, StaticLimits['minTileItems']>, StaticMin<Sizes>, StaticLimits['mergeMaxSegmentItems']>
+      | ReachableAbove<'workgroup-radix' | 'radix', StaticMax<Sizes>, StaticLimits['minTileItems']>
   : SegmentedSortVariant;

@@ -2,14 +2,14 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { defaultRadixMinTiles, workgroupRadixBytes } from './problem.js';
+import { defaultRadixMinTiles, mergePassesFor, workgroupRadixBytes } from './problem.js';
 import { rowRadixMinParallelism, tileItemsFor } from '../batched-top-k/policy.js';
 import { defaultRadixLoads } from './webgpu/radix.js';
 
 /** The variants of DeviceSegmentedSort. */
-export type SegmentedSortVariant = 'single-tile' | 'workgroup-radix' | 'radix';
+export type SegmentedSortVariant = 'single-tile' | 'merge' | 'workgroup-radix' | 'radix';
 /** Every variant, in the order `explain()` lists them. */
-export const segmentedSortVariants: readonly SegmentedSortVariant[] = ['single-tile', 'workgroup-radix', 'radix'];
+export const segmentedSortVariants: readonly SegmentedSortVariant[] = ['single-tile', 'merge', 'workgroup-radix', 'radix'];
 
 /** Policy values: what the kernels of each variant are sized by. */
 export interface SegmentedSortPolicy {
@@ -74,6 +74,12 @@ export interface SegmentedSortPolicy {
    * for the radix kernels alone (top-k sorts its selection past a tile with them) may leave them out.
    */
   readonly workgroupRadixItemsPerInvocation?: number;
+  /**
+   * Segments past the tile of at most this many keys go to 'merge' (each tile sorted as single-tile
+   * sorts a segment, then passes merging runs in pairs); a value within the tile (1) never picks it.
+   * Left out (top-k's selection sort): 1.
+   */
+  readonly mergeMaxSegmentItems?: number;
   /** Segments past the tile of at most this many items go to 'workgroup-radix', however few there are. */
   readonly workgroupRadixSegmentItems?: number;
   /** From this many segments (the host bound) on, 'workgroup-radix' takes segments past the tile of any size. */
@@ -93,6 +99,21 @@ export const segmentedSortPolicyLimits = {
   minTileItems: 1024,
   /** The largest `tileItems` of any policy (48 KiB or more). */
   maxTileItems: 4096,
+  /**
+   * Where 'merge' beats both radix variants: segments past the tile of at most 65536 keys. H200
+   * (Dawn/Vulkan, bench/sort-webgpu.ts --variants=merge,radix,workgroup-radix, GPU ms, f32 keys with
+   * indices, 2026-11-28 18:06 UTC), merge / radix / workgroup-radix: 8x16384 0.048 / 0.137 / 0.193,
+   * 1x65536 0.066 / 0.139 / 0.766, 128x16384 0.166 / 0.247 / 0.209, 64x32768 0.200 / 0.248 / 0.422,
+   * 1024x8192 0.487 / 0.967 / 0.782, 512 ragged rows of 1..16384 keys 0.346 / 0.655 / 0.552; past it
+   * radix wins: 32x131072 0.544 / 0.499, 16x262144 0.623 / 0.517, 1x1048576 0.196 / 0.181, 1x16M
+   * 4.16 / 1.81. The tiles' sort is the bulk (64x32768: 0.101 of 0.200 ms; 1x16M: 0.694), and each
+   * pass costs about 40% of it (0.038-0.040 ms at 64x32768, 0.29-0.35 at 1x16M,
+   * where timing-only builds put a third of a pass in the two searches and a quarter in the
+   * invocations' merges), so a segment's twelve passes at 16M lose to radix's four digits.
+   * On backends with few workgroup slots (the CPU emulator) merge is never picked by itself: its
+   * passes are not measured to beat the radix variants there.
+   */
+  mergeMaxSegmentItems: 65536,
 } as const;
 
 /**
@@ -129,6 +150,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     radixMinTiles: defaultRadixMinTiles,
     radixLoads: defaultRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
+    mergeMaxSegmentItems: capabilities.parallelism < rowRadixMinParallelism ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,
     ...workgroupRadixThresholds,
     workgroupRadixMinSegments: capabilities.parallelism < rowRadixMinParallelism ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
   };
@@ -157,6 +179,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
  * stays with radix, whose launches share each pass between the threads (1x1048576 28.2 against
  * workgroup-radix's one thread).
  */
+
 const workgroupRadixThresholds = { workgroupRadixSegmentItems: 8192, workgroupRadixMinSegments: 80 } as const;
 
 /** The most items per 'workgroup-radix' invocation (a power of two, at most 16) whose workgroup memory, with values, fits the backend's; 1 when none does (then the variant cannot run). */
@@ -199,7 +222,9 @@ export function selectSegmentedSortVariant(
   const memory = workgroupRadixBytes(policy.workgroupSize, policy.workgroupRadixItemsPerInvocation, true);
   const workgroupFits = memory <= capabilities.workgroupStorageBytes;
   const workgroupWins = maxSize <= policy.workgroupRadixSegmentItems || segments >= policy.workgroupRadixMinSegments;
-  const natural: SegmentedSortVariant = tileFits ? 'single-tile' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
+  const mergeRuns = policy.workgroupSize >= 2;
+  const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems;
+  const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
       variant: 'single-tile',
@@ -210,6 +235,18 @@ export function selectSegmentedSortVariant(
         : someFit
           ? `max segment size ${maxSize} > tile ${policy.tileItems}; it sorts the segments that fit, ${natural} the rest`
           : `min segment size ${facts.segmentSize.min} > tile ${policy.tileItems}`,
+    },
+    {
+      variant: 'merge',
+      applicable: mergeRuns,
+      reachable: natural === 'merge',
+      reason: !mergeRuns
+        ? 'a merge workgroup needs at least 2 invocations (one searches where its range starts, one where it ends)'
+        : tileFits
+          ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
+          : mergeWins
+            ? `segments longer than a tile, max segment size ${maxSize} <= mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}: each tile sorted in workgroup memory, then ${mergePassesFor(maxSize, policy.tileItems)} passes merging runs in pairs`
+            : `max segment size ${maxSize} > mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}`,
     },
     {
       variant: 'workgroup-radix',

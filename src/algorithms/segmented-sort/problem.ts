@@ -36,7 +36,7 @@ export interface SegmentedSortProblem extends SegmentedProblem {
 }
 
 /** The kernels of the sort. */
-export type SegmentedSortKernelId = 'validate' | 'segment-offsets' | 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter' | 'workgroup-radix';
+export type SegmentedSortKernelId = 'validate' | 'segment-offsets' | 'single-tile' | 'merge-blocks' | 'merge-pass' | 'radix-histogram' | 'radix-scan' | 'radix-scatter' | 'workgroup-radix';
 
 /** One kernel launch of a sort plan, in order. */
 export type SegmentedSortLaunch = Launch<SegmentedSortKernelId, SegmentedSortVariant>;
@@ -107,6 +107,20 @@ export function radixCountsWords(segments: number, tiles: number): number {
   return segments * (tiles + 1) * 256;
 }
 
+/**
+ * 'merge': the merge passes a segment of `size` keys takes after its tiles are sorted, with tiles of
+ * `tileItems`: pass p merges runs of tileItems * 2^p keys in pairs, so ceil(log2(tiles)) of them
+ * (none for a segment within one tile, whose block launch writes the outputs).
+ */
+export function mergePassesFor(size: number, tileItems: number): number {
+  let passes = 0;
+  while (tileItems * 2 ** passes < size) passes++;
+  return passes;
+}
+
+/** 'merge': workgroups per segment of its launches, tiles of the host size bound. */
+export const mergeTilesPerSegment = (maxSegmentSize: number, tileItems: number) => Math.max(1, Math.ceil(maxSegmentSize / tileItems));
+
 /** How 'single-tile' lays its segments out: see {@link singleTileShape}. */
 export interface SingleTileShape {
   /** Items of workgroup memory per segment: the size bound rounded up to a power of two (2 to `tileItems`). */
@@ -162,6 +176,9 @@ export function workgroupRadixBytes(workgroupSize: number, itemsPerInvocation: n
 const groupOf = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => Math.min(problem.maxSegments, groupSegments(problem, policy));
 const perTile = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => groupOf(problem, policy) * tilesPerSegment(problem, policy);
 const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
+const mergeSlots = ['offsets', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
+/** 'merge' launches: a workgroup per tile of every segment (its keys in the block launch, its output range in a merge pass). */
+const mergeGrid = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => problem.maxSegments * mergeTilesPerSegment(problem.maxSegmentSize, policy.tileItems);
 
 /**
  * The sort's kernel table: the slots each kernel binds and its grid, read by the planner and by both
@@ -179,9 +196,20 @@ const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKe
  *   'workgroup-radix' skips the passes whose digit is the same for every item of the segment: its
  *   k-th pass that runs writes buffer k % 2 in the order of the digits so far, its last the outputs
  *   (no pass runs: it copies the keys to the outputs).
+ *   'merge' writes them as key bits and values (payloads, or segment-local indices as u32): the
+ *   block launch sorts each tile into buffer 0, merge pass p reads buffer p % 2 and writes buffer
+ *   (p + 1) % 2, and a segment's last pass (mergePassesFor) writes the outputs instead; later passes
+ *   skip it.
  */
 export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'validate' | 'segment-offsets'>, SegmentedSortProblem, SegmentedSortPolicy> = {
   'single-tile': { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / singleTileShape(problem.maxSegmentSize, policy).segmentsPerWorkgroup) },
+  'merge-blocks': {
+    slots: mergeSlots,
+    // Several segments to a workgroup only where every segment is one tile (singleTileShape).
+    grid: (problem, policy) => Math.ceil(mergeGrid(problem, policy) / singleTileShape(problem.maxSegmentSize, policy).segmentsPerWorkgroup),
+    identicalSlots: ['sortKeys0', 'sortValues0'],
+  },
+  'merge-pass': { slots: mergeSlots, grid: mergeGrid, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
   'radix-histogram': { slots: radixSlots, grid: perTile, identicalSlots: ['sortCounts'] },
   'radix-scan': { slots: radixSlots, grid: (problem, policy) => groupOf(problem, policy) * radixScanShape(tilesPerSegment(problem, policy), policy.workgroupSize).workgroups, identicalSlots: ['sortCounts'] },
   'radix-scatter': { slots: radixSlots, grid: perTile, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },

@@ -1,7 +1,7 @@
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { SegmentedSortPolicy } from '../policy.js';
-import { type SegmentedSortRun, type SingleTileShape, radixScanShape, singleTileShape } from '../problem.js';
+import { type SegmentedSortRun, type SingleTileShape, mergeTilesPerSegment, radixScanShape, singleTileShape } from '../problem.js';
 import type { RadixSegment, RadixSortSource } from './radix.js';
 
 /**
@@ -38,7 +38,10 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
   readonly hasWorkgroupRadix: boolean;
-  /** The items a kernel covers per segment: the host bound with radix or workgroup-radix, else the tile. */
+  readonly hasMerge: boolean;
+  /** 'merge': workgroups per segment of its launches. */
+  readonly mergeTiles: number;
+  /** The items a kernel covers per segment: the host bound with radix, workgroup-radix or merge, else the tile. */
   readonly capacity: number;
   // Temporary-storage slots, word offsets (-1 when absent).
   readonly countsSlot: number;
@@ -67,7 +70,9 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
     this.hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
     this.hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
-    this.capacity = this.hasRadix || this.hasWorkgroupRadix ? problem.maxSegmentSize : run.policy.tileItems;
+    this.hasMerge = run.launches.some((l) => l.kernel === 'merge-blocks');
+    this.mergeTiles = mergeTilesPerSegment(problem.maxSegmentSize, run.policy.tileItems);
+    this.capacity = this.hasRadix || this.hasWorkgroupRadix || this.hasMerge ? problem.maxSegmentSize : run.policy.tileItems;
     this.countsSlot = this.slotWords('sortCounts');
     this.keysSlots = [this.slotWords('sortKeys0'), this.slotWords('sortKeys1')];
     this.valuesSlots = [this.slotWords('sortValues0'), this.slotWords('sortValues1')];
@@ -87,10 +92,10 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
    * Resolves segment `i` for a kernel of `variant` into `out`; false when the kernel has nothing to
    * do for it (a failed validation, past numSegments, or the other variant's segment).
    */
-  enter(i: number, variant: 'single-tile' | 'radix' | 'workgroup-radix', out: SegmentExtent): boolean {
+  enter(i: number, variant: 'single-tile' | 'merge' | 'radix' | 'workgroup-radix', out: SegmentExtent): boolean {
     if (this.failed() || i >= this.activeSegments()) return false;
     this.extent(i, this.capacity, out);
-    if (this.hasSingleTile && (this.hasRadix || this.hasWorkgroupRadix)) return (out.size <= this.tileItems) === (variant === 'single-tile');
+    if (this.hasSingleTile && (this.hasRadix || this.hasWorkgroupRadix || this.hasMerge)) return (out.size <= this.tileItems) === (variant === 'single-tile');
     return true;
   }
 

@@ -2,7 +2,8 @@ import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
 import type { SegmentedSortExecutor, SegmentedSortKernelId, SegmentedSortRun } from '../problem.js';
 import { SortContext } from './context.js';
-import { runSingleTile, singleTileCpuWorkgroupBytes } from './kernels.js';
+import { runMergeBlocks, runSingleTile, singleTileCpuWorkgroupBytes } from './kernels.js';
+import { runMergePass } from './merge.js';
 import { radixHistogram, radixScan, radixScatter, radixWorkgroupBytes } from './radix.js';
 import { runWorkgroupRadix, workgroupRadixCpuBytes } from './workgroup-radix.js';
 
@@ -18,6 +19,13 @@ const kernels: Record<SegmentedSortKernelId, CpuKernelEntry<SortContext>> = {
     // A sort of n items costs about n log n compares.
     items: (grid, { ctx }) => grid * ctx.singleTile.segmentsPerWorkgroup * 12 * ctx.singleTile.tile,
   },
+  'merge-blocks': {
+    body: runMergeBlocks,
+    bytes: (ctx) => singleTileCpuWorkgroupBytes(ctx.tileItems),
+    items: (grid, { ctx }) => grid * ctx.singleTile.segmentsPerWorkgroup * 12 * ctx.tileItems,
+  },
+  // A read and a write per key, and the two searches.
+  'merge-pass': { body: runMergePass, bytes: () => 0, items: (grid, { ctx }) => grid * 2 * ctx.tileItems },
   'radix-histogram': { body: (w, _n, shared, { ctx, pass }) => radixHistogram(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: radixItems },
   'radix-scan': { body: (w, _n, shared, { ctx, pass }) => radixScan(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * ctx.tiles * ctx.scanDigits * 2 },
   'radix-scatter': { body: (w, _n, shared, { ctx, pass }) => radixScatter(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, params) => 2 * radixItems(grid, params) },

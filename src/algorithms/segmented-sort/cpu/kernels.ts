@@ -11,8 +11,25 @@ import { digitPlaces } from './workgroup-radix.js';
  */
 
 const segment = new SegmentExtent();
-/** Writes output slot `at` of a segment starting at `start` from its item `index`. */
-function writeItem(ctx: SortContext, start: number, at: number, index: number): void {
+
+/**
+ * Where 'merge-blocks' writes a sorted tile that is not its segment's only one: buffer 0 (key bits,
+ * values as u32: payloads, or indices in the segment from the tile's `base`).
+ */
+interface TileTarget {
+  base: number;
+}
+const blockTarget: TileTarget = { base: 0 };
+
+/** Writes output slot `at` of a segment starting at `start` from its item `index` (or, with `target`, buffer 0's). */
+function writeItem(ctx: SortContext, start: number, at: number, index: number, target?: TileTarget): void {
+  if (target !== undefined) {
+    const temp = ctx.tempU32;
+    temp[ctx.keysSlots[0] + start + at] = ctx.keysIn[start + index]!;
+    if (ctx.valueMode === 1) temp[ctx.valuesSlots[0] + start + at] = ctx.valuesIn![start + index]!;
+    else if (ctx.valueMode === 2) temp[ctx.valuesSlots[0] + start + at] = target.base + index;
+    return;
+  }
   ctx.keysOut[start + at] = ctx.keysIn[start + index]!;
   const mode = ctx.valueMode;
   if (mode === 1) ctx.valuesOut![start + at] = ctx.valuesIn![start + index]!;
@@ -53,13 +70,34 @@ export function runSingleTile(workgroupId: number, _n: number, shared: Workgroup
 
 function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: WorkgroupMemory): void {
   if (!ctx.enter(i, 'single-tile', segment)) return;
-  const start = segment.start;
-  const size = Math.min(segment.size, tileCapacity);
+  sortTile(ctx, segment.start, Math.min(segment.size, tileCapacity), ctx.orderMaskOf(i), shared);
+}
+
+/**
+ * 'merge-blocks' (grid: maxSegments * mergeTiles / segmentsPerWorkgroup): block w is tile
+ * w % mergeTiles of segment w / mergeTiles (of the segments past a tile where the plan has
+ * single-tile too), sorted as single-tile sorts a segment, into buffer 0, or into the outputs when it
+ * is the segment's only tile (webgpu/programs.ts, blocks mode).
+ */
+export function runMergeBlocks(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
+  const perWorkgroup = ctx.singleTile.segmentsPerWorkgroup;
+  const tile = ctx.tileItems;
+  for (let q = 0; q < perWorkgroup; q++) {
+    const w = workgroupId * perWorkgroup + q;
+    if (!ctx.enter(Math.floor(w / ctx.mergeTiles), 'merge', segment)) continue;
+    const base = (w % ctx.mergeTiles) * tile;
+    if (base >= segment.size) continue;
+    blockTarget.base = base;
+    sortTile(ctx, segment.start + base, Math.min(segment.size - base, tile), ctx.orderMaskOf(Math.floor(w / ctx.mergeTiles)), shared, segment.size <= tile ? undefined : blockTarget);
+  }
+}
+
+/** Sorts `size` items (at most a tile) from `start` by (sort key, index) and writes them from `start` (to the outputs, or `target`). */
+function sortTile(ctx: SortContext, start: number, size: number, mask: number, shared: WorkgroupMemory, target?: TileTarget): void {
   if (size === 0) return;
   const tile = ctx.tileItems;
-  const mask = ctx.orderMaskOf(i);
   if (size >= singleTileRadixItems) {
-    radixSortTile(ctx, start, size, mask, shared.u32);
+    radixSortTile(ctx, start, size, mask, shared.u32, target);
     return;
   }
   let scratch = f64Views.get(shared.u32.buffer);
@@ -74,7 +112,7 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
   // The index is the composite's remainder by the tile, a power of two: exact in float64 arithmetic (faster than %).
   for (let j = 0; j < size; j++) {
     const composite = sorted[j]!;
-    writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile);
+    writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile, target);
   }
 }
 
@@ -84,7 +122,7 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
  * (the four histograms, then places, ahead of them), and the last digit's pass writes each item's key
  * bits and value by its index. Stable, so the order of the (sort key, index) pairs.
  */
-function radixSortTile(ctx: SortContext, start: number, size: number, mask: number, words: Uint32Array): void {
+function radixSortTile(ctx: SortContext, start: number, size: number, mask: number, words: Uint32Array, target: TileTarget | undefined): void {
   const tile = ctx.tileItems;
   const keysAt = [radixHistogramWords, radixHistogramWords + tile];
   const indicesAt = [radixHistogramWords + 2 * tile, radixHistogramWords + 3 * tile];
@@ -103,7 +141,7 @@ function radixSortTile(ctx: SortContext, start: number, size: number, mask: numb
   }
   const active = digitPlaces(words, size);
   if (active.length === 0) {
-    for (let j = 0; j < size; j++) writeItem(ctx, start, j, j);
+    for (let j = 0; j < size; j++) writeItem(ctx, start, j, j, target);
     return;
   }
   let from = first;
@@ -118,7 +156,7 @@ function radixSortTile(ctx: SortContext, start: number, size: number, mask: numb
         const d = places + ((words[from + j]! >>> shift) & 255);
         const at = words[d]!;
         words[d] = at + 1;
-        writeItem(ctx, start, at, fromIndices < 0 ? j : words[fromIndices + j]!);
+        writeItem(ctx, start, at, fromIndices < 0 ? j : words[fromIndices + j]!, target);
       }
       return;
     }

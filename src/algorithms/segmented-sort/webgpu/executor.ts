@@ -1,5 +1,5 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
-import { type SegmentedSortExecutor, type SegmentedSortRun, segmentedSortKernels } from '../problem.js';
+import { type SegmentedSortExecutor, type SegmentedSortRun, mergeTilesPerSegment, segmentedSortKernels } from '../problem.js';
 import { type SortKernelFacts, sortKernelFacts } from './facts.js';
 import { sortProgram } from './programs.js';
 
@@ -12,7 +12,12 @@ export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor
     return sortProgram(launch.kernel as keyof typeof segmentedSortKernels, facts, launch.name);
   },
   uniforms(run) {
-    const long = run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'workgroup-radix');
-    return { sortTiles: run.problem.tilesPerSegment, sortGroupSegments: run.problem.groupSegments, capacity: long ? run.problem.maxSegmentSize : run.policy.tileItems };
+    const long = run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'workgroup-radix' || l.kernel === 'merge-blocks');
+    return {
+      sortTiles: run.problem.tilesPerSegment,
+      sortGroupSegments: run.problem.groupSegments,
+      mergeTiles: mergeTilesPerSegment(run.problem.maxSegmentSize, run.policy.tileItems),
+      capacity: long ? run.problem.maxSegmentSize : run.policy.tileItems,
+    };
   },
 });

@@ -21,6 +21,7 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
   readonly hasWorkgroupRadix: boolean;
+  readonly hasMerge: boolean;
   readonly tileItems: number;
   /** Items each 'workgroup-radix' invocation ranks per tile (0 without that kernel). */
   readonly workgroupRadixItemsPerInvocation: number;
@@ -28,7 +29,7 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly singleTile: SingleTileShape;
   /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
   readonly radixWarpRank: RadixWarpRank | undefined;
-  /** Loads each single-tile invocation has in flight at once (policy.ts `tileLoadBatch`); undefined without a single-tile launch. */
+  /** Loads each single-tile invocation has in flight at once (policy.ts `tileLoadBatch`); undefined without a single-tile or merge launch. */
   readonly tileLoadBatch: number | undefined;
   /** How the radix scatter loads a rank tile (policy.ts `radixLoads`); undefined without radix launches. */
   readonly radixLoads: RadixLoads | undefined;
@@ -41,6 +42,7 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
   const hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
   const hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
   const hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
+  const hasMerge = run.launches.some((l) => l.kernel === 'merge-blocks');
   const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
   const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems };
   return {
@@ -53,10 +55,11 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     hasSingleTile,
     hasRadix,
     hasWorkgroupRadix,
+    hasMerge,
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
-    tileLoadBatch: hasSingleTile ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
+    tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     radixLoads: hasRadix ? ((policy.radixLoads as RadixLoads | undefined) ?? defaultRadixLoads) : undefined,
   };

@@ -2,6 +2,7 @@ import type { ProgramBinding, WebGpuProgram } from '../../../backends/webgpu/pro
 import { indexValueWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
 import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
 import type { SortKernelFacts } from './facts.js';
+import { mergePassParts } from './merge.js';
 import { radixProgramParts, radixUniforms } from './radix.js';
 import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
@@ -13,17 +14,19 @@ import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.j
  * (start, size, order mask, go), so every later branch on it is uniform.
  */
 
-type Kernel = 'single-tile' | 'radix-histogram' | 'radix-scan' | 'radix-scatter' | 'workgroup-radix';
+type Kernel = 'single-tile' | 'merge-blocks' | 'merge-pass' | 'radix-histogram' | 'radix-scan' | 'radix-scatter' | 'workgroup-radix';
 
 interface Shape {
   readonly keys: boolean;
   readonly outputs: boolean;
   readonly temp: TempAccess;
-  readonly variant: 'single-tile' | 'radix' | 'workgroup-radix';
+  readonly variant: 'single-tile' | 'merge' | 'radix' | 'workgroup-radix';
 }
 
 const shapes: Record<Kernel, (facts: SortKernelFacts) => Shape> = {
   'single-tile': (facts) => ({ keys: true, outputs: true, temp: facts.startMode === 1 ? 'u32' : 'none', variant: 'single-tile' }),
+  'merge-blocks': () => ({ keys: true, outputs: true, temp: 'u32', variant: 'merge' }),
+  'merge-pass': () => ({ keys: false, outputs: true, temp: 'u32', variant: 'merge' }),
   'radix-histogram': () => ({ keys: true, outputs: false, temp: 'u32', variant: 'radix' }),
   'radix-scan': () => ({ keys: false, outputs: false, temp: 'u32', variant: 'radix' }),
   'radix-scatter': () => ({ keys: true, outputs: true, temp: 'u32', variant: 'radix' }),
@@ -45,6 +48,7 @@ function uniforms(facts: SortKernelFacts, shape: Shape): string[] {
   const fields = ['capacity', ...segmentUniforms(facts, shape)];
   if (shape.variant === 'radix') fields.push(...radixUniforms(facts.valueMode !== 'none'));
   if (shape.variant === 'workgroup-radix') fields.push(...workgroupRadixUniforms(facts.valueMode !== 'none'));
+  if (shape.variant === 'merge') fields.push('mergeTiles', 'launchPass', 'sortKeys0At', 'sortKeys1At', ...(facts.valueMode === 'none' ? [] : ['sortValues0At', 'sortValues1At']));
   return fields;
 }
 
@@ -60,7 +64,7 @@ fn orderMaskOf(i: u32) -> u32 { return orderMasks[min(${readCount('order', fact,
 
 /** Whether segment `size` belongs to this kernel's variant (the CPU twin's `SortContext.enter`). */
 function branchExpr(facts: SortKernelFacts, shape: Shape): string {
-  if (!(facts.hasSingleTile && (facts.hasRadix || facts.hasWorkgroupRadix))) return 'true';
+  if (!(facts.hasSingleTile && (facts.hasRadix || facts.hasWorkgroupRadix || facts.hasMerge))) return 'true';
   return shape.variant === 'single-tile' ? `extent.y <= ${facts.tileItems}u` : `extent.y > ${facts.tileItems}u`;
 }
 
@@ -77,11 +81,16 @@ fn enterSegment(i: u32) -> vec3<u32> {
   if (shape.outputs) {
     parts.push(indexValueWgsl(facts.valueType));
     const values = facts.valueMode === 'payload' ? '  valuesOut[start + at] = valuesIn[start + index];\n' : facts.valueMode === 'indices' ? '  valuesOut[start + at] = indexValue(index);\n' : '';
-    parts.push(`fn writeItem(start: u32, at: u32, index: u32) {\n  keysOut[start + at] = keysIn[start + index];\n${values}}`);
+    if (shape.keys) parts.push(`fn writeItem(start: u32, at: u32, index: u32) {\n  keysOut[start + at] = keysIn[start + index];\n${values}}`);
     parts.push(`fn writeOut(start: u32, at: u32, bits: u32, value: u32) {\n  keysOut[start + at] = bits;${facts.valueMode === 'none' ? '' : '\n  valuesOut[start + at] = value;'}\n}`);
   }
+  if (shape.variant === 'merge' && facts.valueMode !== 'none') {
+    // The merge carries payloads, or segment-local indices as u32, to the outputs.
+    parts.push(`fn finalValue(value: u32) -> u32 { return ${facts.valueMode === 'indices' ? 'indexValue(value)' : 'value'}; }`);
+  }
   if (shape.variant !== 'single-tile') {
-    parts.push(`fn ${shape.variant === 'radix' ? 'radixSegment' : 'enterWorkgroupRadix'}(i: u32) -> vec4<u32> {
+    const enter = { radix: 'radixSegment', 'workgroup-radix': 'enterWorkgroupRadix', merge: 'enterMerge' }[shape.variant];
+    parts.push(`fn ${enter}(i: u32) -> vec4<u32> {
   if (failed() || i >= activeSegments()) { return vec4<u32>(0u, 0u, 0u, 0u); }
   let extent = segmentExtent(i, u.capacity);
   if (!(${branchExpr(facts, shape)})) { return vec4<u32>(0u, 0u, 0u, 0u); }
@@ -119,7 +128,7 @@ function exchange(m: number, n: number, up: string): string {
  * chunk taking what is left (so it runs first). Entry a is stored at a + (a >> max(log2 E, 4)), so
  * the invocations of a subgroup hit distinct banks in most steps. Loads and writes are coalesced.
  */
-function singleTile(facts: SortKernelFacts): { declarations: string; main: string } {
+function singleTile(facts: SortKernelFacts, blocks: boolean): { declarations: string; main: string } {
   const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = facts.singleTile;
   // Set wherever the plan has a single-tile launch (facts.ts).
   const batch = facts.tileLoadBatch!;
@@ -169,7 +178,7 @@ ${store(count)}
 var<workgroup> entries: array<vec2<u32>, ${words}>;
 var<workgroup> segmentStart: array<u32, ${segments}>;
 var<workgroup> segmentSize: array<u32, ${segments}>;
-var<workgroup> segmentMask: array<u32, ${segments}>;
+var<workgroup> segmentMask: array<u32, ${segments}>;${blocks ? blockDeclarations(facts, segments) : ''}
 var<workgroup> largestSize: atomic<u32>;
 var<workgroup> largest: u32;
 fn entryAt(a: u32) -> u32 { return a + (a >> ${padShift}u); }
@@ -187,11 +196,17 @@ ${steps.join('\n')}`,
     main: `
   let first = workgroupIndex * ${segments}u;
   if (lid < ${segments}u) {
-    let s = enterSegment(first + lid);
+${blocks ? `    let s = enterBlock(first + lid);
+    segmentStart[lid] = s.start;
+    segmentSize[lid] = s.size;
+    segmentMask[lid] = s.mask;
+    blockBase[lid] = s.base;
+    blockOut[lid] = s.out;
+    atomicMax(&largestSize, s.size);` : `    let s = enterSegment(first + lid);
     segmentStart[lid] = s.x;
     segmentSize[lid] = s.y;
     segmentMask[lid] = s.z;
-    atomicMax(&largestSize, s.y);
+    atomicMax(&largestSize, s.y);`}
   }
   workgroupBarrier();
   if (lid == 0u) { largest = atomicLoad(&largestSize); }
@@ -228,8 +243,8 @@ ${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
 ${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
     let q = j >> logPw;
     let jl = j & (pw - 1u);
-    if (jl < segmentSize[q]) { writeItem(segmentStart[q], jl, entries[entryAt(q * ${tile}u + jl)].y); }
-  }` : batchedWrite(facts, tile, batch)}`,
+    if (jl < segmentSize[q]) { ${blocks ? 'writeBlock(q' : 'writeItem(segmentStart[q]'}, jl, entries[entryAt(q * ${tile}u + jl)].y); }
+  }` : batchedWrite(facts, tile, batch, blocks)}`,
   };
 }
 
@@ -265,10 +280,43 @@ ${range
   }`;
 }
 
+/**
+ * The blocks mode's workgroup arrays and functions ('merge-blocks': single-tile's program over the
+ * tiles of the segments past a tile): block w is tile w % mergeTiles of segment w / mergeTiles, its
+ * keys from `start`, its items' indices in the segment from `base`; it goes to buffer 0 as key bits
+ * and values (indices as u32), or, when it is its segment's only tile, to the outputs.
+ */
+function blockDeclarations(facts: SortKernelFacts, segments: number): string {
+  const value = facts.valueMode === 'payload' ? 'valuesIn[start + index]' : facts.valueMode === 'indices' ? 'blockBase[q] + index' : '0u';
+  return `
+var<workgroup> blockBase: array<u32, ${segments}>;
+var<workgroup> blockOut: array<u32, ${segments}>;
+struct Block { start: u32, size: u32, mask: u32, base: u32, out: u32 }
+fn enterBlock(w: u32) -> Block {
+  let e = enterMerge(w / u.mergeTiles);
+  let base = (w % u.mergeTiles) * ${facts.tileItems}u;
+  if (e.w == 0u || base >= e.y) { return Block(0u, 0u, 0u, 0u, 0u); }
+  return Block(e.x + base, min(e.y - base, ${facts.tileItems}u), e.z, base, select(0u, 1u, e.y <= ${facts.tileItems}u));
+}
+fn storeBlock(q: u32, at: u32, bits: u32, value: u32) {
+  let start = segmentStart[q];
+  if (blockOut[q] == 1u) {
+    writeOut(start, at, bits, ${facts.valueMode === 'none' ? '0u' : 'finalValue(value)'});
+    return;
+  }
+  temp[u.sortKeys0At + start + at] = bits;${facts.valueMode === 'none' ? '' : '\n  temp[u.sortValues0At + start + at] = value;'}
+}
+fn writeBlock(q: u32, at: u32, index: u32) {
+  let start = segmentStart[q];
+  storeBlock(q, at, keysIn[start + index], ${value});
+}`;
+}
+
 /** Single-tile's writes, `batch` an invocation at a time: every gather of a batch (the key's bits, a payload) is requested before the first write. */
-function batchedWrite(facts: SortKernelFacts, tile: number, batch: number): string {
+function batchedWrite(facts: SortKernelFacts, tile: number, batch: number, blocks: boolean): string {
   const range = Array.from({ length: batch }, (_, b) => b);
   const payload = facts.valueMode === 'payload';
+  const indexValue = (b: number) => (blocks ? `blockBase[q${b}] + index${b}` : `indexValue(index${b})`);
   return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
 ${range
   .map(
@@ -279,7 +327,7 @@ ${range
   )
   .join('\n')}
 ${range
-  .map((b) => `    if (item${b}) { writeOut(segmentStart[q${b}], jl${b}, bits${b}, ${payload ? `value${b}` : facts.valueMode === 'indices' ? `indexValue(index${b})` : '0u'}); }`)
+  .map((b) => `    if (item${b}) { ${blocks ? `storeBlock(q${b}` : `writeOut(segmentStart[q${b}]`}, jl${b}, bits${b}, ${payload ? `value${b}` : facts.valueMode === 'indices' ? indexValue(b) : '0u'}); }`)
   .join('\n')}
   }`;
 }
@@ -287,7 +335,7 @@ ${range
 /** The program of one of the sort's kernels for these facts. */
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
-  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile(facts) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' || kernel === 'merge-blocks' ? singleTile(facts, kernel === 'merge-blocks') : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.tileItems }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
