@@ -110,8 +110,10 @@ export const segmentedSortPolicyLimits = {
    * pass costs about 40% of it (0.038-0.040 ms at 64x32768, 0.29-0.35 at 1x16M,
    * where timing-only builds put a third of a pass in the two searches and a quarter in the
    * invocations' merges), so a segment's twelve passes at 16M lose to radix's four digits.
-   * On backends with few workgroup slots (the CPU emulator) merge is never picked by itself: its
-   * passes are not measured to beat the radix variants there.
+   * On backends with few workgroup slots (the CPU emulator) merge is never picked by itself: there
+   * it lost to both radix variants (bench/sort-cpu.ts --policy='{"mergeMaxSegmentItems":2097152}',
+   * 2 shared cores, 2026-11-28 18:33 UTC, two alternating rounds, ms): 16x65536 64.8-69.2 against
+   * workgroup-radix's 26.1-28.6, 1x1048576 97.3-101.3 against radix's 28.7-30.4.
    */
   mergeMaxSegmentItems: 65536,
 } as const;
