@@ -137,7 +137,7 @@ class CpuBackendImpl implements CpuBackend {
       throw new SegkitUsageError(`cpuBackend({ workers }): ${String(options.workers)} is not a non-negative integer`);
     }
     this.pool = requested > 0 && workersSupported() ? createWorkerPool(requested) : undefined;
-    this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap();
+    this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap(this.pool.size + 1);
     this.parallelThreshold = options.parallelThreshold ?? parallelLaunchItems;
     this.simd = options.simd ?? true;
     const parallelism = (this.pool?.size ?? 0) + 1;
@@ -159,7 +159,7 @@ class CpuBackendImpl implements CpuBackend {
     } else {
       const range = this.heap.allocate(bytes, zero);
       array.range = range;
-      attachMemory(array, range.buffer, range.offset, bytes);
+      attachMemory(array, range.buffer, range.offset, bytes, range.slab);
       droppedArrays.register(array, { backend: this, range, bytes: arrayBytes }, array);
     }
     this.counter.arrayMade(arrayBytes);

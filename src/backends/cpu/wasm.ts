@@ -1,12 +1,13 @@
 /*
  * A small WebAssembly byte emitter for the CPU emulator's SIMD kernels: one module of functions over
- * one memory of its own, written as opcode lists in TypeScript (no toolchain, no dependency). Kernels
- * copy the items they work on into the module's memory (device memory is plain or shared
- * ArrayBuffers, which a module cannot address) and read their results back; the copy is a memcpy,
- * cheap next to the scalar loops it replaces.
+ * one memory, written as opcode lists in TypeScript (no toolchain, no dependency). The memory is the
+ * module's own, or imported: a slab of the worker pool's device heap (memory.ts SharedDeviceHeap),
+ * whose items a kernel then reads in place. Plain ArrayBuffers (no workers, browsers) are no module's
+ * memory: kernels copy their items into a memory of their own (a memcpy) and read their results back.
  *
  * Only what the kernels use is here: i32/f32 scalars, v128 and the f32x4/i32x4 operations, blocks
- * and loops. Opcodes are the WebAssembly 2.0 core binary format's (SIMD: the 0xfd prefix).
+ * and loops. Opcodes are the WebAssembly 2.0 core binary format's (SIMD: the 0xfd prefix; shared
+ * memory: the threads proposal's limits flag, in every runtime that has SharedArrayBuffer).
  */
 
 /** Value types. */
@@ -139,10 +140,16 @@ const vector = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 const name = (text: string) => vector([...text].map((c) => [c.charCodeAt(0)]));
 
 /**
- * The bytes of a module of `functions` (exported by name) over one memory of `pages` 64 KiB pages,
- * exported as `memory`.
+ * A module's memory: its own of `pages` 64 KiB pages, exported as `memory`; or imported as
+ * `env.memory`, shared (a device heap slab's: memory.ts SlabMemory) or not (one the caller makes).
  */
-export function wasmModule(pages: number, functions: readonly WasmFunction[]): Uint8Array<ArrayBuffer> {
+export type WasmMemoryKind = { readonly pages: number } | { readonly imported: 'shared' | 'unshared' };
+
+/** Pages of the largest memory a module can import: 4 GiB, wasm32's whole address space. */
+export const maxWasmPages = 65536;
+
+/** The bytes of a module of `functions` (exported by name) over one memory of kind `memory`. */
+export function wasmModule(memory: WasmMemoryKind, functions: readonly WasmFunction[]): Uint8Array<ArrayBuffer> {
   const types = functions.map((f) => [0x60, ...vector(f.params.map((t) => [t])), ...vector(f.results.map((t) => [t]))]);
   const bodies = functions.map((f) => {
     // Locals as runs of one type.
@@ -156,25 +163,46 @@ export function wasmModule(pages: number, functions: readonly WasmFunction[]): U
     const code = [...vector(runs), ...f.body.flatMap((x) => (typeof x === 'number' ? [x] : [...x])), 0x0b];
     return [...uleb(code.length), ...code];
   });
+  const exported = functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]);
+  // Limits: 0x00 min; 0x03 shared, min and max (a shared memory declares its maximum).
+  const memorySections =
+    'pages' in memory
+      ? { imports: [], memories: [section(5, vector([[0x00, ...uleb(memory.pages)]]))], exports: [[...name('memory'), 0x02, 0x00], ...exported] }
+      : {
+          imports: section(2, vector([[...name('env'), ...name('memory'), 0x02, ...(memory.imported === 'shared' ? [0x03, ...uleb(1), ...uleb(maxWasmPages)] : [0x00, ...uleb(1)])]])),
+          memories: [],
+          exports: exported,
+        };
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, vector(types)),
+    ...memorySections.imports,
     ...section(3, vector(functions.map((_, i) => uleb(i)))),
-    ...section(5, vector([[0x00, ...uleb(pages)]])),
-    ...section(7, vector([[...name('memory'), 0x02, 0x00], ...functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)])])),
+    ...memorySections.memories.flat(),
+    ...section(7, vector(memorySections.exports)),
     ...section(10, vector(bodies)),
   ];
   return new Uint8Array(bytes);
 }
 
 /**
- * An instance of the module `bytes`, or undefined where this runtime has no WebAssembly or no SIMD
- * (the kernels then keep their scalar loops). Compiled synchronously: the modules are small.
+ * The compiled module `bytes`, or undefined where this runtime has no WebAssembly or no SIMD (the
+ * kernels then keep their scalar loops). Compiled synchronously: the modules are small.
  */
-export function instantiateWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Instance | undefined {
+export function compileWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module | undefined {
   try {
     if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(bytes)) return undefined;
-    return new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+    return new WebAssembly.Module(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An instance of the module `bytes` over its own memory, or undefined where {@link compileWasm} gives none. */
+export function instantiateWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Instance | undefined {
+  const module = compileWasm(bytes);
+  try {
+    return module === undefined ? undefined : new WebAssembly.Instance(module, {});
   } catch {
     return undefined;
   }
