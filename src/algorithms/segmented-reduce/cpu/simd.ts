@@ -1,5 +1,6 @@
-import { type SlabMemory, slabThread, wasmScratchBytes } from '../../../backends/cpu/memory.js';
-import { WasmType, compileWasm, loopWhileBelow, op, stepWhileBelow, wasmModule } from '../../../backends/cpu/wasm.js';
+import type { SlabMemory } from '../../../backends/cpu/memory.js';
+import { WasmType, loopWhileBelow, op, stepWhileBelow } from '../../../backends/cpu/wasm.js';
+import { type WasmKernelMemory, WasmKernelSet, ownItemsAt } from '../../../backends/cpu/wasm-kernels.js';
 import { sumOrder } from '../ops.js';
 
 /*
@@ -48,8 +49,6 @@ const rowsPerCall = chunkItems / 16;
 const lanesAt = 0;
 const outAt = lanesAt + lanes * 4;
 const bitsOutAt = outAt + rowsPerCall * 4;
-/** The own memory: the scratch region, then the copied items (a chunk). */
-const ownItemsAt = wasmScratchBytes;
 
 const { get, set } = op;
 
@@ -492,7 +491,7 @@ function rowExtremes(size: 8 | 16) {
   };
 }
 
-interface Kernels {
+interface Kernels extends WasmKernelMemory {
   readonly chunkTotal: (items: number, scratch: number, rows: number) => number;
   readonly chunkTotalQuiet: (items: number, scratch: number, rows: number) => number;
   readonly extremeMax: (items: number, bytes: number) => number;
@@ -503,13 +502,11 @@ interface Kernels {
   readonly rowTotals16Quiet: (items: number, scratch: number, count: number) => void;
   readonly rowExtremes8: (items: number, scratch: number, count: number, flip: number) => number;
   readonly rowExtremes16: (items: number, scratch: number, count: number, flip: number) => number;
-  /** The memory's words. */
-  readonly i32: Int32Array;
-  /** Byte address of this thread's scratch region. */
-  readonly scratch: number;
 }
 
-const functions = () => [
+// 4.5 KB (4.4 before its functions took addresses): Chrome before 114 refused synchronous compiles
+// over 4 KB on its main thread, where this then keeps the scalar loops.
+const kernels = new WasmKernelSet<Kernels>(() => [
   chunkTotal(false),
   chunkTotal(true),
   extremeFirst(false),
@@ -520,64 +517,11 @@ const functions = () => [
   rowTotals(16, true),
   rowExtremes(8),
   rowExtremes(16),
-];
-
-/** This thread's kernels over a memory of their own: undefined until first use, null where WebAssembly SIMD is missing. */
-let own: Kernels | null | undefined;
-/** The module over a slab's shared memory, compiled on first use (null where it cannot be). */
-let slabModule: WebAssembly.Module | null | undefined;
-
-/** The kernels of `module`'s instance over `memory`, with the scratch region at `scratch`. */
-function kernelsOf(module: WebAssembly.Module, memory: WebAssembly.Memory, scratch: number): Kernels {
-  const exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Omit<Kernels, 'i32' | 'scratch'>;
-  return { ...exports, i32: new Int32Array(memory.buffer), scratch };
-}
-
-function ownKernels(): Kernels | null {
-  if (own !== undefined) return own;
-  // 4.5 KB (4.4 before its functions took addresses): Chrome before 114 refused synchronous compiles
-  // over 4 KB on its main thread, where this then keeps the scalar loops.
-  const module = compileWasm(wasmModule({ imported: 'unshared' }, functions()));
-  return (own = module === undefined ? null : kernelsOf(module, new WebAssembly.Memory({ initial: 1 }), 0));
-}
-
-/** This thread's kernels over `slab`'s memory, which read its items in place; undefined where they cannot be made. */
-function slabKernels(slab: SlabMemory): Kernels | undefined {
-  const thread = slabThread(slab);
-  if (thread === undefined) return undefined;
-  if (slabModule === undefined) slabModule = compileWasm(wasmModule({ imported: 'shared' }, functions())) ?? null;
-  if (slabModule === null) return undefined;
-  let kernels = thread.kernels.get(slabModule) as Kernels | undefined;
-  if (kernels === undefined) {
-    kernels = kernelsOf(slabModule, slab.memory, thread.scratch);
-    thread.kernels.set(slabModule, kernels);
-  }
-  return kernels;
-}
+]);
 
 /** Whether this thread can run the SIMD kernels. */
 export function simdAvailable(): boolean {
-  return ownKernels() !== null;
-}
-
-/** Where {@link place} put the items: their byte address in its kernels' memory. */
-let itemsAt = 0;
-
-/**
- * The kernels for `n` items of `bits` from `base`, with their address in {@link itemsAt}: in place,
- * where `bits` lies in a heap slab (`slab`) and `padded` (the items the loop reads) is `n`; else
- * copied into the own memory, whose items from `n` to `padded` the caller fills.
- */
-function place(bits: Int32Array, slab: SlabMemory | undefined, base: number, n: number, padded: number): Kernels {
-  const inPlace = slab !== undefined && padded === n ? slabKernels(slab) : undefined;
-  if (inPlace !== undefined) {
-    itemsAt = bits.byteOffset + base * 4;
-    return inPlace;
-  }
-  const k = own!;
-  k.i32.set(bits.subarray(base, base + n), ownItemsAt >> 2);
-  itemsAt = ownItemsAt;
-  return k;
+  return kernels.available();
 }
 
 /**
@@ -587,8 +531,8 @@ function place(bits: Int32Array, slab: SlabMemory | undefined, base: number, n: 
  */
 export function simdChunkTotalF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, n: number): number {
   const rows = Math.ceil(n / lanes);
-  const k = place(bits, slab, base, n, rows * lanes);
-  const items = itemsAt;
+  const k = kernels.place(bits, slab, base, n, rows * lanes);
+  const items = kernels.itemsAt;
   // Padding: -0, which adds nothing.
   if (items === ownItemsAt) k.i32.fill(-0x80000000, (items >> 2) + n, (items >> 2) + rows * lanes);
   // The flush-free loop, which tests the items as it adds them: its total stands where no flush can
@@ -605,8 +549,8 @@ export function simdChunkTotalF32(bits: Int32Array, slab: SlabMemory | undefined
  */
 export function simdExtremeF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, n: number, min: boolean): number {
   const padded = (n + 7) & ~7;
-  const k = place(bits, slab, base, n, padded);
-  const items = itemsAt;
+  const k = kernels.place(bits, slab, base, n, padded);
+  const items = kernels.itemsAt;
   // The extreme's opposite infinity: never the first of its value before a real item.
   if (items === ownItemsAt) k.i32.fill(min ? 0x7f800000 : 0xff800000 | 0, (items >> 2) + n, (items >> 2) + padded);
   return (min ? k.extremeMin : k.extremeMax)(items, padded * 4);
@@ -620,12 +564,13 @@ export function simdExtremeF32(bits: Int32Array, slab: SlabMemory | undefined, b
 export function simdRowTotalsF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, count: number, size: 8 | 16, out: Int32Array, at: number): void {
   for (let done = 0; done < count; ) {
     const rows = Math.min(rowsPerCall, count - done);
-    const k = place(bits, slab, base + done * size, rows * size, rows * size);
+    const k = kernels.place(bits, slab, base + done * size, rows * size, rows * size);
     const { scratch } = k;
+    const items = kernels.itemsAt;
     // The flush-free rows test their items as they go (the flag at lanesAt); where a flush could
     // change something, the flushing rows write over them.
-    (size === 8 ? k.rowTotals8Quiet : k.rowTotals16Quiet)(itemsAt, scratch, rows);
-    if (k.i32[(scratch + lanesAt) >> 2] === 0) (size === 8 ? k.rowTotals8 : k.rowTotals16)(itemsAt, scratch, rows);
+    (size === 8 ? k.rowTotals8Quiet : k.rowTotals16Quiet)(items, scratch, rows);
+    if (k.i32[(scratch + lanesAt) >> 2] === 0) (size === 8 ? k.rowTotals8 : k.rowTotals16)(items, scratch, rows);
     out.set(k.i32.subarray((scratch + outAt) >> 2, ((scratch + outAt) >> 2) + rows), at + done);
     done += rows;
   }
@@ -642,9 +587,10 @@ export function simdRowExtremesF32(bits: Int32Array, slab: SlabMemory | undefine
   let nans = 0;
   for (let done = 0; done < count; ) {
     const rows = Math.min(rowsPerCall, count - done);
-    const k = place(bits, slab, base + done * size, rows * size, rows * size);
+    const k = kernels.place(bits, slab, base + done * size, rows * size, rows * size);
     const { scratch } = k;
-    nans += (size === 8 ? k.rowExtremes8 : k.rowExtremes16)(itemsAt, scratch, rows, min ? -0x80000000 : 0);
+    const items = kernels.itemsAt;
+    nans += (size === 8 ? k.rowExtremes8 : k.rowExtremes16)(items, scratch, rows, min ? -0x80000000 : 0);
     offsets.set(k.i32.subarray((scratch + outAt) >> 2, ((scratch + outAt) >> 2) + rows), done);
     outBits.set(k.i32.subarray((scratch + bitsOutAt) >> 2, ((scratch + bitsOutAt) >> 2) + rows), at + done);
     done += rows;
