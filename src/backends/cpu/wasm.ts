@@ -126,6 +126,55 @@ export const loopWhileBelow = (p: number, end: number) => [op.block, op.get(p), 
  */
 export const stepWhileBelow = (p: number, step: number, end: number) => [op.get(p), op.i32Const(step), op.i32Add, op.tee(p), op.get(end), op.i32LtU, op.brIf(0), op.end];
 
+// The canonical f32 order's sequences that reduce's and the scan's loops share: subnormals flushed
+// to the zero of their sign (numerics.ts), and the test that shows no flush can change anything.
+
+const { get, set } = op;
+
+/** The bits of 2^-103 (segmented-reduce's kernels.ts `quietExponent`): the smallest magnitude that no flush of a sum can touch. */
+const quietBits = 24 << 23;
+
+/** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
+export const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
+
+/** Splats of 2^-126 and 0x7fffffff into two v128 locals. */
+export const constants = (minNormal: number, magnitude: number) => [
+  op.v128ConstI32(Array(4).fill(0x00800000)),
+  set(minNormal),
+  op.v128ConstI32(Array(4).fill(0x7fffffff)),
+  set(magnitude),
+];
+
+/**
+ * The quiet test of the v128 in local `v`, ORed into local `q`: q's lanes stay 0 while every item is
+ * a zero or at least 2^-103 in magnitude (segmented-reduce's kernels.ts `quietExponent`: no flush of a sum of them can
+ * change anything). Per lane, with x the magnitude's bits, x - 1 as unsigned is below 2^-103's bits
+ * - 1 exactly for 0 < x < 2^-103: four operations a vector. `magnitude`, `one` and `limit` hold
+ * 0x7fffffff, 1 and 2^-103's bits - 1 ({@link quietConstants}).
+ */
+export const quietTest = (v: number, q: number, magnitude: number, one: number, limit: number) => [
+  get(q),
+  get(v),
+  get(magnitude),
+  op.v128And,
+  get(one),
+  op.i32x4Sub,
+  get(limit),
+  op.i32x4LtU,
+  op.v128Or,
+  set(q),
+];
+
+/** Locals `q` (zeros), `one` and `limit` for {@link quietTest} (`magnitude` comes from {@link constants}). */
+export const quietConstants = (q: number, one: number, limit: number) => [
+  op.v128ConstI32([0, 0, 0, 0]),
+  set(q),
+  op.v128ConstI32([1, 1, 1, 1]),
+  set(one),
+  op.v128ConstI32(Array(4).fill(quietBits - 1)),
+  set(limit),
+];
+
 /** One function of a module: its export name, signature, extra locals (by type, in order) and body. */
 export interface WasmFunction {
   readonly name: string;

@@ -1,5 +1,5 @@
 import type { SlabMemory } from '../../../backends/cpu/memory.js';
-import { WasmType, loopWhileBelow, op, stepWhileBelow } from '../../../backends/cpu/wasm.js';
+import { WasmType, constants, flush, loopWhileBelow, op, quietConstants, quietTest, stepWhileBelow } from '../../../backends/cpu/wasm.js';
 import { type WasmKernelMemory, WasmKernelSet, ownItemsAt } from '../../../backends/cpu/wasm-kernels.js';
 import { sumOrder } from '../ops.js';
 
@@ -52,22 +52,8 @@ const bitsOutAt = outAt + rowsPerCall * 4;
 
 const { get, set } = op;
 
-/** The bits of 2^-103 (kernels.ts `quietExponent`): the smallest magnitude that no flush of a sum can touch. */
-const quietBits = 24 << 23;
-
-/** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
-const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
-
 /** Bytes of i8x16.shuffle that bring lanes [from, from + 1, ...] to lanes [0, 1, ...]. */
 const lanesFrom = (from: number) => Array.from({ length: 16 }, (_, b) => (from * 4 + b) & 15);
-
-/** Splats of 2^-126 and 0x7fffffff into two v128 locals. */
-const constants = (minNormal: number, magnitude: number) => [
-  op.v128ConstI32(Array(4).fill(0x00800000)),
-  set(minNormal),
-  op.v128ConstI32(Array(4).fill(0x7fffffff)),
-  set(magnitude),
-];
 
 /** The f32 on the stack stored as bits at `outAt` + local `o` (through local `f`), NaN as the canonical NaN. */
 const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
@@ -117,36 +103,6 @@ const lastLevels = (v: number, fl: readonly (readonly number[])[]) => [
   op.f32x4Add,
   ...fl,
   op.f32x4ExtractLane(0),
-];
-
-/**
- * The quiet test of the v128 in local `v`, ORed into local `q`: q's lanes stay 0 while every item is
- * a zero or at least 2^-103 in magnitude (kernels.ts `quietExponent`: no flush of a sum of them can
- * change anything). Per lane, with x the magnitude's bits, x - 1 as unsigned is below 2^-103's bits
- * - 1 exactly for 0 < x < 2^-103: four operations a vector. `magnitude`, `one` and `limit` hold
- * 0x7fffffff, 1 and 2^-103's bits - 1 ({@link quietConstants}).
- */
-const quietTest = (v: number, q: number, magnitude: number, one: number, limit: number) => [
-  get(q),
-  get(v),
-  get(magnitude),
-  op.v128And,
-  get(one),
-  op.i32x4Sub,
-  get(limit),
-  op.i32x4LtU,
-  op.v128Or,
-  set(q),
-];
-
-/** Locals `q` (zeros), `one` and `limit` for {@link quietTest} (`magnitude` comes from {@link constants}). */
-const quietConstants = (q: number, one: number, limit: number) => [
-  op.v128ConstI32([0, 0, 0, 0]),
-  set(q),
-  op.v128ConstI32([1, 1, 1, 1]),
-  set(one),
-  op.v128ConstI32(Array(4).fill(quietBits - 1)),
-  set(limit),
 ];
 
 /**
