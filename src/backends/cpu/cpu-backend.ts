@@ -34,10 +34,11 @@ export interface CpuBackendOptions {
   /**
    * Worker threads that run large launches' workgroups alongside the calling thread. Default:
    * `os.availableParallelism() - 1`; 0 runs everything on the calling thread (as do runtimes without
-   * `node:worker_threads`). Device memory is then in SharedArrayBuffers; launches stay synchronous,
-   * and results are the same for every number of workers. With workers, device memory comes from
-   * slabs the backend keeps and reuses: a destroyed array's memory goes to the next allocation, and
-   * `destroy()` of the backend lets all of it go.
+   * `node:worker_threads`). Device memory is then shared WebAssembly memory (SharedArrayBuffers
+   * that the kernels' SIMD loops read in place); launches stay synchronous, and results are the same
+   * for every number of workers. With workers, device memory comes from slabs the backend keeps and
+   * reuses: a destroyed array's memory goes to the next allocation, and `destroy()` of the backend
+   * lets all of it go.
    */
   workers?: number;
   /**
