@@ -4,8 +4,8 @@ import { type WasmFunction, compileWasm, wasmModule } from './wasm.js';
 /*
  * A WebAssembly kernel module's instances on one thread: one over a memory of its own, which items
  * are copied into, and one over each heap slab (memory.ts SlabMemory) the thread meets, which reads
- * its items where they lie. Every function of such a module takes the byte addresses of its items
- * and of the thread's scratch region (what it writes beside them), so the same code serves both.
+ * its items where they lie. Every function of such a module takes the byte address of its items
+ * and, where it writes beside them, of the thread's scratch region, so the same code serves both.
  */
 
 /** What every kernel set's instance has beside its functions. */

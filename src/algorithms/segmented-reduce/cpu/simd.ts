@@ -28,8 +28,8 @@ import { sumOrder } from '../ops.js';
  * - Rows of 8 or 16: the tree over 16 lanes on two or four vectors (items j and j + 8 first), and for
  *   extremes a tournament (rowExtremes).
  *
- * Every function takes the byte address of its items and of the calling thread's scratch region
- * (lanes, results). Items in a slab of the worker pool's device heap (memory.ts SlabMemory) are read
+ * Every function takes the byte address of its items and, where it writes beside them (lanes,
+ * results), of the calling thread's scratch region. Items in a slab of the worker pool's device heap (memory.ts SlabMemory) are read
  * in place, through an instance over the slab's memory (one per thread and slab, with the thread's
  * scratch region in the slab), wherever they need no padding: packed rows always, a chunk of whole
  * rows of lanes, an extreme over a multiple of 8 items. Other items (plain ArrayBuffers: no workers,
