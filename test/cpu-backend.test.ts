@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Backend, type DeviceArray, cpuBackend } from '../src/index.js';
 import { checkDeviceArray } from '../src/backends/backend.js';
+import { deviceMemory, slabThread, wasmScratchBytes } from '../src/backends/cpu/memory.js';
 import { thrown, expectUsageError, rng } from './helpers.js';
 
 describe('cpuBackend: device memory is apart from host memory', () => {
@@ -273,6 +274,29 @@ describe('cpuBackend with workers: device memory from a shared heap', () => {
     expect(heapBytes(cpu)).toBe(idle);
     cpu.destroy();
     expect(heapBytes(cpu)).toBe(0);
+  });
+
+  it('slabs are shared WebAssembly memories, with a scratch region per thread after every array', () => {
+    const cpu = cpuBackend({ workers: 1 });
+    // A small array, a small slab filled to its end, a large array that fills its slab.
+    for (const bytes of [4000, 16 * MiB - 4096, 4 * MiB]) {
+      const array = cpu.alloc('u8', bytes);
+      const memory = deviceMemory(array);
+      const slab = memory.slab!;
+      expect(slab.memory.buffer).toBe(memory.u8.buffer);
+      expect(memory.u8.byteOffset + memory.u8.byteLength).toBeLessThanOrEqual(slab.scratchAt);
+      // The calling thread and the worker.
+      expect(slab.regions).toBe(2);
+      const thread = slabThread(slab)!;
+      expect(slabThread(slab)).toBe(thread);
+      expect(thread.scratch).toBeGreaterThan(slab.scratchAt);
+      expect(thread.scratch + wasmScratchBytes).toBeLessThanOrEqual(slab.memory.buffer.byteLength);
+    }
+    cpu.destroy();
+    // Without workers, plain ArrayBuffers: no module's memory.
+    const plain = cpuBackend({ workers: 0 });
+    expect(deviceMemory(plain.alloc('f32', 10)).slab).toBeUndefined();
+    plain.destroy();
   });
 
   it('alloc returns zeros over reused memory; arrays never overlap', async () => {

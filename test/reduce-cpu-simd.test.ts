@@ -4,7 +4,9 @@
  * at a time (ties, -0 against +0 and NaN on both sides of a chunk boundary, and of a boundary between
  * the calling thread's workgroups and a worker's), packed rows of 8 and 16 (the tournament: ties in
  * every lane pairing, NaN rows, which take the scalar loop), and canonical chunk totals of every
- * length around the lanes' rows (padding with -0) with values at the subnormal flush.
+ * length around the lanes' rows (padding with -0) with values at the subnormal flush. With a worker,
+ * device memory is the heap's WebAssembly slabs, which the loops read in place where no padding is
+ * needed (on both threads), and copy elsewhere.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { referenceSegmentedReduce } from '../src/algorithms/segmented-reduce/reference.js';

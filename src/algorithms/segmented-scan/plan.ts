@@ -210,7 +210,7 @@ const codesOf = <Option extends string>(f: OptionFacts<Option>, code: (option: O
  */
 function requirementNotes(requirements: Requirements): string[] {
   const notes: string[] = [];
-  if (requirements.determinism === 'not-guaranteed') notes.push("determinism 'not-guaranteed': f32 sums take each backend's faster path (the CPU adds a tile left to right, WebGPU keeps subnormals); bits may differ between backends");
+  if (requirements.determinism === 'not-guaranteed') notes.push("determinism 'not-guaranteed': f32 sums take each backend's faster path (the CPU adds a tile left to right, and packed rows of 8 or 16 in the canonical order through its WebAssembly SIMD loops where the runtime has them; WebGPU keeps subnormals); bits may differ between backends");
   if (requirements.tieBreak === 'any') notes.push("tieBreak 'any': a scan compares no items for a choice, so there are no ties to break");
   if (requirements.outputOrdering === 'unsorted') notes.push("outputOrdering 'unsorted': each output keeps its item's place; nothing to reorder");
   return notes;

@@ -34,10 +34,11 @@ export interface CpuBackendOptions {
   /**
    * Worker threads that run large launches' workgroups alongside the calling thread. Default:
    * `os.availableParallelism() - 1`; 0 runs everything on the calling thread (as do runtimes without
-   * `node:worker_threads`). Device memory is then in SharedArrayBuffers; launches stay synchronous,
-   * and results are the same for every number of workers. With workers, device memory comes from
-   * slabs the backend keeps and reuses: a destroyed array's memory goes to the next allocation, and
-   * `destroy()` of the backend lets all of it go.
+   * `node:worker_threads`). Device memory is then shared WebAssembly memory (SharedArrayBuffers
+   * that the kernels' SIMD loops read in place); launches stay synchronous, and results are the same
+   * for every number of workers. With workers, device memory comes from slabs the backend keeps and
+   * reuses: a destroyed array's memory goes to the next allocation, and `destroy()` of the backend
+   * lets all of it go.
    */
   workers?: number;
   /**
@@ -137,7 +138,7 @@ class CpuBackendImpl implements CpuBackend {
       throw new SegkitUsageError(`cpuBackend({ workers }): ${String(options.workers)} is not a non-negative integer`);
     }
     this.pool = requested > 0 && workersSupported() ? createWorkerPool(requested) : undefined;
-    this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap();
+    this.heap = this.pool === undefined ? undefined : new SharedDeviceHeap(this.pool.size + 1);
     this.parallelThreshold = options.parallelThreshold ?? parallelLaunchItems;
     this.simd = options.simd ?? true;
     const parallelism = (this.pool?.size ?? 0) + 1;
@@ -159,7 +160,7 @@ class CpuBackendImpl implements CpuBackend {
     } else {
       const range = this.heap.allocate(bytes, zero);
       array.range = range;
-      attachMemory(array, range.buffer, range.offset, bytes);
+      attachMemory(array, range.buffer, range.offset, bytes, range.slab);
       droppedArrays.register(array, { backend: this, range, bytes: arrayBytes }, array);
     }
     this.counter.arrayMade(arrayBytes);

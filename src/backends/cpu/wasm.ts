@@ -1,12 +1,13 @@
 /*
  * A small WebAssembly byte emitter for the CPU emulator's SIMD kernels: one module of functions over
- * one memory of its own, written as opcode lists in TypeScript (no toolchain, no dependency). Kernels
- * copy the items they work on into the module's memory (device memory is plain or shared
- * ArrayBuffers, which a module cannot address) and read their results back; the copy is a memcpy,
- * cheap next to the scalar loops it replaces.
+ * one memory, written as opcode lists in TypeScript (no toolchain, no dependency). The memory is the
+ * module's own, or imported: a slab of the worker pool's device heap (memory.ts SharedDeviceHeap),
+ * whose items a kernel then reads in place. Plain ArrayBuffers (no workers, browsers) are no module's
+ * memory: kernels copy their items into a memory of their own (a memcpy) and read their results back.
  *
  * Only what the kernels use is here: i32/f32 scalars, v128 and the f32x4/i32x4 operations, blocks
- * and loops. Opcodes are the WebAssembly 2.0 core binary format's (SIMD: the 0xfd prefix).
+ * and loops. Opcodes are the WebAssembly 2.0 core binary format's (SIMD: the 0xfd prefix; shared
+ * memory: the threads proposal's limits flag, in every runtime that has SharedArrayBuffer).
  */
 
 /** Value types. */
@@ -125,6 +126,55 @@ export const loopWhileBelow = (p: number, end: number) => [op.block, op.get(p), 
  */
 export const stepWhileBelow = (p: number, step: number, end: number) => [op.get(p), op.i32Const(step), op.i32Add, op.tee(p), op.get(end), op.i32LtU, op.brIf(0), op.end];
 
+// The canonical f32 order's sequences that reduce's and the scan's loops share: subnormals flushed
+// to the zero of their sign (numerics.ts), and the test that shows no flush can change anything.
+
+const { get, set } = op;
+
+/** The bits of 2^-103 (segmented-reduce's kernels.ts `quietExponent`): the smallest magnitude that no flush of a sum can touch. */
+const quietBits = 24 << 23;
+
+/** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
+export const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
+
+/** Splats of 2^-126 and 0x7fffffff into two v128 locals. */
+export const constants = (minNormal: number, magnitude: number) => [
+  op.v128ConstI32(Array(4).fill(0x00800000)),
+  set(minNormal),
+  op.v128ConstI32(Array(4).fill(0x7fffffff)),
+  set(magnitude),
+];
+
+/**
+ * The quiet test of the v128 in local `v`, ORed into local `q`: q's lanes stay 0 while every item is
+ * a zero or at least 2^-103 in magnitude (segmented-reduce's kernels.ts `quietExponent`: no flush of a sum of them can
+ * change anything). Per lane, with x the magnitude's bits, x - 1 as unsigned is below 2^-103's bits
+ * - 1 exactly for 0 < x < 2^-103: four operations a vector. `magnitude`, `one` and `limit` hold
+ * 0x7fffffff, 1 and 2^-103's bits - 1 ({@link quietConstants}).
+ */
+export const quietTest = (v: number, q: number, magnitude: number, one: number, limit: number) => [
+  get(q),
+  get(v),
+  get(magnitude),
+  op.v128And,
+  get(one),
+  op.i32x4Sub,
+  get(limit),
+  op.i32x4LtU,
+  op.v128Or,
+  set(q),
+];
+
+/** Locals `q` (zeros), `one` and `limit` for {@link quietTest} (`magnitude` comes from {@link constants}). */
+export const quietConstants = (q: number, one: number, limit: number) => [
+  op.v128ConstI32([0, 0, 0, 0]),
+  set(q),
+  op.v128ConstI32([1, 1, 1, 1]),
+  set(one),
+  op.v128ConstI32(Array(4).fill(quietBits - 1)),
+  set(limit),
+];
+
 /** One function of a module: its export name, signature, extra locals (by type, in order) and body. */
 export interface WasmFunction {
   readonly name: string;
@@ -139,10 +189,16 @@ const vector = (items: number[][]) => [...uleb(items.length), ...items.flat()];
 const name = (text: string) => vector([...text].map((c) => [c.charCodeAt(0)]));
 
 /**
- * The bytes of a module of `functions` (exported by name) over one memory of `pages` 64 KiB pages,
- * exported as `memory`.
+ * A module's memory: its own of `pages` 64 KiB pages, exported as `memory`; or imported as
+ * `env.memory`, shared (a device heap slab's: memory.ts SlabMemory) or not (one the caller makes).
  */
-export function wasmModule(pages: number, functions: readonly WasmFunction[]): Uint8Array<ArrayBuffer> {
+export type WasmMemoryKind = { readonly pages: number } | { readonly imported: 'shared' | 'unshared' };
+
+/** Pages of the largest memory a module can import: 4 GiB, wasm32's whole address space. */
+export const maxWasmPages = 65536;
+
+/** The bytes of a module of `functions` (exported by name) over one memory of kind `memory`. */
+export function wasmModule(memory: WasmMemoryKind, functions: readonly WasmFunction[]): Uint8Array<ArrayBuffer> {
   const types = functions.map((f) => [0x60, ...vector(f.params.map((t) => [t])), ...vector(f.results.map((t) => [t]))]);
   const bodies = functions.map((f) => {
     // Locals as runs of one type.
@@ -156,25 +212,46 @@ export function wasmModule(pages: number, functions: readonly WasmFunction[]): U
     const code = [...vector(runs), ...f.body.flatMap((x) => (typeof x === 'number' ? [x] : [...x])), 0x0b];
     return [...uleb(code.length), ...code];
   });
+  const exported = functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]);
+  // Limits: 0x00 min; 0x03 shared, min and max (a shared memory declares its maximum).
+  const memorySections =
+    'pages' in memory
+      ? { imports: [], memories: [section(5, vector([[0x00, ...uleb(memory.pages)]]))], exports: [[...name('memory'), 0x02, 0x00], ...exported] }
+      : {
+          imports: section(2, vector([[...name('env'), ...name('memory'), 0x02, ...(memory.imported === 'shared' ? [0x03, ...uleb(1), ...uleb(maxWasmPages)] : [0x00, ...uleb(1)])]])),
+          memories: [],
+          exports: exported,
+        };
   const bytes = [
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(1, vector(types)),
+    ...memorySections.imports,
     ...section(3, vector(functions.map((_, i) => uleb(i)))),
-    ...section(5, vector([[0x00, ...uleb(pages)]])),
-    ...section(7, vector([[...name('memory'), 0x02, 0x00], ...functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)])])),
+    ...memorySections.memories.flat(),
+    ...section(7, vector(memorySections.exports)),
     ...section(10, vector(bodies)),
   ];
   return new Uint8Array(bytes);
 }
 
 /**
- * An instance of the module `bytes`, or undefined where this runtime has no WebAssembly or no SIMD
- * (the kernels then keep their scalar loops). Compiled synchronously: the modules are small.
+ * The compiled module `bytes`, or undefined where this runtime has no WebAssembly or no SIMD (the
+ * kernels then keep their scalar loops). Compiled synchronously: the modules are small.
  */
-export function instantiateWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Instance | undefined {
+export function compileWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Module | undefined {
   try {
     if (typeof WebAssembly === 'undefined' || !WebAssembly.validate(bytes)) return undefined;
-    return new WebAssembly.Instance(new WebAssembly.Module(bytes), {});
+    return new WebAssembly.Module(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** An instance of the module `bytes` over its own memory, or undefined where {@link compileWasm} gives none. */
+export function instantiateWasm(bytes: Uint8Array<ArrayBuffer>): WebAssembly.Instance | undefined {
+  const module = compileWasm(bytes);
+  try {
+    return module === undefined ? undefined : new WebAssembly.Instance(module, {});
   } catch {
     return undefined;
   }

@@ -112,7 +112,7 @@ let kernels: Kernels | null | undefined;
 
 function instance(): Kernels | null {
   if (kernels !== undefined) return kernels;
-  const made = instantiateWasm(wasmModule(1, [collect(false), collect(true)]));
+  const made = instantiateWasm(wasmModule({ pages: 1 }, [collect(false), collect(true)]));
   if (made === undefined) return (kernels = null);
   const exports = made.exports as unknown as Omit<Kernels, 'i32'> & { memory: WebAssembly.Memory };
   const i32 = new Int32Array(exports.memory.buffer);

@@ -1,5 +1,5 @@
 import { isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
-import { deviceMemory } from '../../../backends/cpu/memory.js';
+import { type SlabMemory, deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { type ReduceValueType, sumOrder } from '../ops.js';
 import type { SegmentedReducePolicy } from '../policy.js';
@@ -26,6 +26,8 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
   /** The values' bits, and the same memory as f32. */
   readonly valueBits: Int32Array;
   readonly valueF32: Float32Array;
+  /** The heap slab the values lie in, where they lie in one: the SIMD loops read them there in place (simd.ts). */
+  readonly valueSlab: SlabMemory | undefined;
   /** The outputs: valuesOut as bits and as f32, indicesOut as bits (absent when not written). */
   readonly outBits: Int32Array;
   readonly outF32: Float32Array;
@@ -58,6 +60,7 @@ export class ReduceContext extends SegmentedContext<SegmentedReduceRun> {
     const values = deviceMemory(run.arrays.valuesIn);
     this.valueBits = values.i32;
     this.valueF32 = values.f32;
+    this.valueSlab = values.slab;
     const out = deviceMemory(run.arrays.valuesOut);
     this.outBits = out.i32;
     this.outF32 = out.f32;

@@ -38,7 +38,7 @@ const simdOn = (ctx: ReduceContext) => ctx.simd && simdAvailable();
 
 /** The canonical total of one chunk (see {@link chunkTotalF32}), through the SIMD loop where it pays. */
 function chunkTotal(ctx: ReduceContext, start: number, n: number): number {
-  return n >= simdSumItems && simdOn(ctx) ? simdChunkTotalF32(ctx.valueBits, start, n) : chunkTotalF32(ctx.valueF32, ctx.valueBits, start, n);
+  return n >= simdSumItems && simdOn(ctx) ? simdChunkTotalF32(ctx.valueBits, ctx.valueSlab, start, n) : chunkTotalF32(ctx.valueF32, ctx.valueBits, start, n);
 }
 
 /**
@@ -421,7 +421,7 @@ function simdExtreme(ctx: ReduceContext, start: number, size: number, min: boole
   let at = -1;
   let best = 0;
   for (let first = 0; first < size; first += chunkItems) {
-    const offset = simdExtremeF32(ctx.valueBits, start + first, Math.min(chunkItems, size - first), min);
+    const offset = simdExtremeF32(ctx.valueBits, ctx.valueSlab, start + first, Math.min(chunkItems, size - first), min);
     if (offset < 0) return -1;
     const p = start + first + offset;
     const v = values[p]!;
@@ -601,7 +601,7 @@ function sumShortSegments(ctx: ReduceContext, first: number, end: number, capaci
   // Packed rows of 8 or 16 (MoE): the SIMD trees, a batch of rows at a time (simd.ts tests the batch
   // for values no flush can change, as `quiet` does here).
   if (stride === size && first < stop && (size === 16 || size === 8) && simdOn(ctx)) {
-    simdRowTotalsF32(bits, first * size, stop - first, size, ctx.outBits, first);
+    simdRowTotalsF32(bits, ctx.valueSlab, first * size, stop - first, size, ctx.outBits, first);
     return stop;
   }
   // Packed rows: one test over all of them (one tight loop) instead of one per row, and a loop per
@@ -664,7 +664,7 @@ function extremeRows(ctx: ReduceContext, first: number, end: number, capacity: n
   if (stride === size && (size === 16 || size === 8) && simdOn(ctx)) {
     for (let batch = first; batch < stop; batch += rowBatch) {
       const rows = Math.min(rowBatch, stop - batch);
-      if (simdRowExtremesF32(bits, batch * size, rows, size, min, out, batch, rowIndices) > 0) {
+      if (simdRowExtremesF32(bits, ctx.valueSlab, batch * size, rows, size, min, out, batch, rowIndices) > 0) {
         for (let r = 0; r < rows; r++) {
           if (rowIndices[r]! >= 0) continue;
           const start = (batch + r) * size;

@@ -1,4 +1,6 @@
-import { WasmType, instantiateWasm, loopWhileBelow, op, stepWhileBelow, wasmModule } from '../../../backends/cpu/wasm.js';
+import type { SlabMemory } from '../../../backends/cpu/memory.js';
+import { WasmType, constants, flush, loopWhileBelow, op, quietConstants, quietTest, stepWhileBelow } from '../../../backends/cpu/wasm.js';
+import { type WasmKernelMemory, WasmKernelSet, ownItemsAt } from '../../../backends/cpu/wasm-kernels.js';
 import { sumOrder } from '../ops.js';
 
 /*
@@ -26,47 +28,52 @@ import { sumOrder } from '../ops.js';
  * - Rows of 8 or 16: the tree over 16 lanes on two or four vectors (items j and j + 8 first), and for
  *   extremes a tournament (rowExtremes).
  *
- * The module has one memory page of its own; a call copies its items in (a memcpy; device memory is
- * not the module's memory) and its results are read back. Each thread (the calling one, each
- * worker) builds its own instance on first use.
+ * Every function takes the byte address of its items and, where it writes beside them (lanes,
+ * results), of the calling thread's scratch region. Items in a slab of the worker pool's device heap (memory.ts SlabMemory) are read
+ * in place, through an instance over the slab's memory (one per thread and slab, with the thread's
+ * scratch region in the slab), wherever they need no padding: packed rows always, a chunk of whole
+ * rows of lanes, an extreme over a multiple of 8 items. Other items (plain ArrayBuffers: no workers,
+ * browsers; a padded tail) are copied into a memory of the thread's own (a memcpy), padded there.
+ * Results are read back from the scratch region. Each thread builds its instances on first use.
  */
 
 const lanes = sumOrder.lanes;
 const chunkItems = sumOrder.chunkItems;
 
-/** Byte offsets in the module's memory: items in, a chunk's 256 lanes, rows' results out. */
-const itemsAt = 0;
-const lanesAt = itemsAt + chunkItems * 4;
+/** Rows one call of the row kernels takes: as many as a copy fills the own memory's items with (rows of 16). */
+const rowsPerCall = chunkItems / 16;
+/**
+ * Byte offsets in a scratch region: a chunk's 256 lanes, rows' results out, and the rows' extremes'
+ * bits (rowExtremes) after their indices, one word per row: 5 KiB of memory.ts wasmScratchBytes.
+ */
+const lanesAt = 0;
 const outAt = lanesAt + lanes * 4;
-/** The rows' extremes' bits (rowExtremes), after their indices at `outAt`: one word per row of 8. */
-const bitsOutAt = outAt + (chunkItems / 8) * 4;
-/** Rows one call of the row kernels takes: as many as fill the items area. */
-const rowsPerCall = (size: 8 | 16) => chunkItems / size;
+const bitsOutAt = outAt + rowsPerCall * 4;
 
 const { get, set } = op;
-
-/** The bits of 2^-103 (kernels.ts `quietExponent`): the smallest magnitude that no flush of a sum can touch. */
-const quietBits = 24 << 23;
-
-/** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
-const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
 
 /** Bytes of i8x16.shuffle that bring lanes [from, from + 1, ...] to lanes [0, 1, ...]. */
 const lanesFrom = (from: number) => Array.from({ length: 16 }, (_, b) => (from * 4 + b) & 15);
 
-/** Splats of 2^-126 and 0x7fffffff into two v128 locals. */
-const constants = (minNormal: number, magnitude: number) => [
-  op.v128ConstI32(Array(4).fill(0x00800000)),
-  set(minNormal),
-  op.v128ConstI32(Array(4).fill(0x7fffffff)),
-  set(magnitude),
-];
-
 /** The f32 on the stack stored as bits at `outAt` + local `o` (through local `f`), NaN as the canonical NaN. */
 const storeCanonical = (o: number, f: number) => [set(f), get(o), op.i32Const(0x7fc00000), get(f), op.i32ReinterpretF32, get(f), get(f), op.f32Ne, op.select, op.i32Store(outAt)];
 
-/** The start of a loop over `count` rows: the first row (p) and its output word (o) at 0, the last output's end (end). */
-const firstRow = (p: number, o: number, end: number, count: number) => [op.i32Const(0), op.tee(p), set(o), get(count), op.i32Const(2), op.i32Shl, set(end), op.loop];
+/**
+ * The start of a loop over `count` rows: the first row (p) at local `items`, its output word (o) at
+ * local `scratch`, the last output's end (end).
+ */
+const firstRow = (items: number, scratch: number, p: number, o: number, end: number, count: number) => [
+  get(items),
+  set(p),
+  get(scratch),
+  op.tee(o),
+  get(count),
+  op.i32Const(2),
+  op.i32Shl,
+  op.i32Add,
+  set(end),
+  op.loop,
+];
 
 /** The end of a loop over rows of `size` items: the next row (p) and its output word (o), again while o < end. */
 const nextRow = (p: number, o: number, end: number, size: number) => [
@@ -99,57 +106,47 @@ const lastLevels = (v: number, fl: readonly (readonly number[])[]) => [
 ];
 
 /**
- * The quiet test of the v128 in local `v`, ORed into local `q`: q's lanes stay 0 while every item is
- * a zero or at least 2^-103 in magnitude (kernels.ts `quietExponent`: no flush of a sum of them can
- * change anything). Per lane, with x the magnitude's bits, x - 1 as unsigned is below 2^-103's bits
- * - 1 exactly for 0 < x < 2^-103: four operations a vector. `magnitude`, `one` and `limit` hold
- * 0x7fffffff, 1 and 2^-103's bits - 1 ({@link quietConstants}).
- */
-const quietTest = (v: number, q: number, magnitude: number, one: number, limit: number) => [
-  get(q),
-  get(v),
-  get(magnitude),
-  op.v128And,
-  get(one),
-  op.i32x4Sub,
-  get(limit),
-  op.i32x4LtU,
-  op.v128Or,
-  set(q),
-];
-
-/** Locals `q` (zeros), `one` and `limit` for {@link quietTest} (`magnitude` comes from {@link constants}). */
-const quietConstants = (q: number, one: number, limit: number) => [
-  op.v128ConstI32([0, 0, 0, 0]),
-  set(q),
-  op.v128ConstI32([1, 1, 1, 1]),
-  set(one),
-  op.v128ConstI32(Array(4).fill(quietBits - 1)),
-  set(limit),
-];
-
-/**
- * chunkTotal(rows) -> f32: the canonical total of `rows` full rows of 256 lanes from `itemsAt`;
- * chunkTotalQuiet the same without the flushes, with {@link quietTest} of the items on the way (one
- * pass over them, not two): it leaves 1 at `outAt` when they passed, and its total is then the
- * canonical one.
+ * chunkTotal(items, scratch, rows) -> f32: the canonical total of `rows` full rows of 256 lanes from
+ * `items`; chunkTotalQuiet the same without the flushes, after {@link quietTest} of the items: it
+ * leaves 1 at `outAt` when they passed, and its total is then the canonical one.
+ *
+ * The test is a pass of its own, down the items in order: the lanes' loop takes one 64-byte line of
+ * each 1 KiB row at a time, which the hardware does not fetch ahead from memory. Read in place (a
+ * 16M-item sum, a worker, the 2-core AMD EPYC), the test fused into the lanes' loop took 14-15 ms,
+ * the pass in order 5.5-5.7 (copying the chunks first: 9.7-10.6; without workers 7.6-8.0 both ways).
  */
 function chunkTotal(quiet: boolean) {
-  const [rows, g, p, end, a0, a1, a2, a3, minNormal, magnitude, t, h, j, q, one, limit] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+  const [items, scratch, rows, g, p, end, a0, a1, a2, a3, minNormal, magnitude, t, h, j, q, one, limit, e] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18];
   const rowBytes = lanes * 4;
   const accumulators = [a0, a1, a2, a3];
   const fl = quiet ? [] : flush(t, minNormal, magnitude);
   const body = [
     ...constants(minNormal, magnitude),
-    ...(quiet ? quietConstants(q, one, limit) : []),
+    ...(quiet
+      ? [
+          ...quietConstants(q, one, limit),
+          // The quiet test, in a pass of its own down the items in order.
+          get(items),
+          op.tee(p),
+          get(rows),
+          op.i32Const(10),
+          op.i32Shl,
+          op.i32Add,
+          set(end),
+          op.loop,
+          ...[0, 1, 2, 3].flatMap((k) => [get(p), op.v128Load(16 * k), set(t), ...quietTest(t, q, magnitude, one, limit)]),
+          ...stepWhileBelow(p, 64, end),
+        ]
+      : []),
     op.i32Const(0),
     set(g),
     // Lanes g/4 .. g/4 + 15 down the rows.
     op.loop,
     ...accumulators.flatMap((a) => [op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]), set(a)]),
+    get(items),
     get(g),
-    set(p),
-    get(g),
+    op.i32Add,
+    op.tee(p),
     get(rows),
     op.i32Const(10),
     op.i32Shl,
@@ -157,13 +154,10 @@ function chunkTotal(quiet: boolean) {
     set(end),
     op.loop,
     ...accumulators.flatMap((a, k) =>
-      quiet
-        ? // The sum, and the quietTest of the same vector (four operations) into `q`.
-          [get(p), op.v128Load(itemsAt + 16 * k), set(t), get(a), get(t), op.f32x4Add, set(a), ...quietTest(t, q, magnitude, one, limit)]
-        : [get(a), get(p), op.v128Load(itemsAt + 16 * k), ...fl, op.f32x4Add, ...fl, set(a)],
+      [get(a), get(p), op.v128Load(16 * k), ...fl, op.f32x4Add, ...fl, set(a)],
     ),
     ...stepWhileBelow(p, rowBytes, end),
-    ...accumulators.flatMap((a, k) => [get(g), get(a), op.v128Store(lanesAt + 16 * k)]),
+    ...accumulators.flatMap((a, k) => [get(scratch), get(g), op.i32Add, get(a), op.v128Store(lanesAt + 16 * k)]),
     get(g),
     op.i32Const(64),
     op.i32Add,
@@ -176,8 +170,11 @@ function chunkTotal(quiet: boolean) {
     op.i32Const(rowBytes / 2),
     set(h),
     op.loop,
-    op.i32Const(0),
-    set(j),
+    get(scratch),
+    op.tee(j),
+    get(h),
+    op.i32Add,
+    set(e),
     op.loop,
     get(j),
     get(j),
@@ -189,7 +186,7 @@ function chunkTotal(quiet: boolean) {
     op.f32x4Add,
     ...fl,
     op.v128Store(lanesAt),
-    ...stepWhileBelow(j, 16, h),
+    ...stepWhileBelow(j, 16, e),
     get(h),
     op.i32Const(1),
     op.i32ShrU,
@@ -198,51 +195,57 @@ function chunkTotal(quiet: boolean) {
     op.i32GeU,
     op.brIf(0),
     op.end,
-    ...(quiet ? [op.i32Const(0), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(outAt)] : []),
-    op.i32Const(0),
+    ...(quiet ? [get(scratch), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(outAt)] : []),
+    get(scratch),
     op.v128Load(lanesAt),
     set(a0),
     ...lastLevels(a0, fl),
   ];
   return {
     name: quiet ? 'chunkTotalQuiet' : 'chunkTotal',
-    params: [WasmType.I32],
+    params: [WasmType.I32, WasmType.I32, WasmType.I32],
     results: [WasmType.F32],
-    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(7).fill(WasmType.V128), WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.I32],
     body,
   };
 }
 
 /**
- * extremeMax / extremeMin(bytes) -> i32: where the largest (smallest) of `bytes` (a multiple of 32)
- * bytes of f32 items from `itemsAt` is, the first of equal ones; -1 when an item is NaN. Two passes:
- * the extreme value (f32x4.pmax/pmin: one instruction each, NaN aside, which a compare catches), then
- * the first item equal to it (-0 equals +0), from the start; the items are in cache by then.
+ * extremeMax / extremeMin(items, bytes) -> i32: where the largest (smallest) of `bytes` (a multiple of
+ * 32) bytes of f32 items from `items` is, the first of equal ones, as an item index; -1 when an item
+ * is NaN. Two passes: the extreme value (f32x4.pmax/pmin: one instruction each, NaN aside, which a
+ * compare catches), then the first item equal to it (-0 equals +0), from the start; the items are in
+ * cache by then.
  */
 function extremeFirst(min: boolean) {
-  const [bytes, p, a, b, nan, v, mask] = [0, 1, 2, 3, 4, 5, 6];
+  const [items, bytes, p, a, b, nan, v, mask, end] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
   const pick = min ? op.f32x4Pmin : op.f32x4Pmax;
-  const take = (acc: number, offset: number) => [get(p), op.v128Load(itemsAt + offset), set(v), get(acc), get(v), pick, set(acc), get(nan), get(v), get(v), op.f32x4Ne, op.v128Or, set(nan)];
+  const take = (acc: number, offset: number) => [get(p), op.v128Load(offset), set(v), get(acc), get(v), pick, set(acc), get(nan), get(v), get(v), op.f32x4Ne, op.v128Or, set(nan)];
   const fold = (from: number) => [get(a), get(a), get(a), op.shuffle(lanesFrom(from)), pick, set(a)];
   const body = [
     op.v128ConstI32([0, 0, 0, 0]),
     set(nan),
-    op.i32Const(0),
-    set(p),
+    get(items),
+    op.tee(p),
+    get(bytes),
+    op.i32Add,
+    set(end),
     get(p),
-    op.v128Load(itemsAt),
+    op.v128Load(0),
     set(a),
     get(p),
-    op.v128Load(itemsAt + 16),
+    op.v128Load(16),
     set(b),
     ...take(a, 0),
     ...take(b, 16),
+    get(items),
     op.i32Const(32),
+    op.i32Add,
     set(p),
-    ...loopWhileBelow(p, bytes),
+    ...loopWhileBelow(p, end),
     ...take(a, 0),
     ...take(b, 16),
-    ...stepWhileBelow(p, 32, bytes),
+    ...stepWhileBelow(p, 32, end),
     op.end,
     get(nan),
     op.v128AnyTrue,
@@ -260,17 +263,19 @@ function extremeFirst(min: boolean) {
     get(a),
     op.shuffle(lanesFrom(0).map((x) => x & 3)),
     set(a),
-    op.i32Const(0),
+    get(items),
     set(p),
     op.loop,
     get(p),
-    op.v128Load(itemsAt),
+    op.v128Load(0),
     get(a),
     op.f32x4Eq,
     op.i32x4Bitmask,
     op.tee(mask),
     op.if,
     get(p),
+    get(items),
+    op.i32Sub,
     op.i32Const(2),
     op.i32ShrU,
     get(mask),
@@ -278,26 +283,30 @@ function extremeFirst(min: boolean) {
     op.i32Add,
     op.return,
     op.end,
-    ...stepWhileBelow(p, 16, bytes),
+    ...stepWhileBelow(p, 16, end),
     op.i32Const(-1),
   ];
-  return { name: min ? 'extremeMin' : 'extremeMax', params: [WasmType.I32], results: [WasmType.I32], locals: [WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.I32], body };
+  return {
+    name: min ? 'extremeMin' : 'extremeMax',
+    params: [WasmType.I32, WasmType.I32],
+    results: [WasmType.I32],
+    locals: [WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.I32, WasmType.I32],
+    body,
+  };
 }
 
 /**
- * rowTotals8 / rowTotals16(count): the canonical totals of `count` (>= 1) packed rows of 8 or 16
- * items from `itemsAt` (the tree over 16 lanes, items j and j + 8 first), as bits at `outAt`; the
- * Quiet twins without the flushes, with {@link quietTest} on the way: they leave 1 at `lanesAt` when
- * the items passed, and their totals are then the canonical ones.
+ * rowTotals8 / rowTotals16(items, scratch, count): the canonical totals of `count` (>= 1) packed rows
+ * of 8 or 16 items from `items` (the tree over 16 lanes, items j and j + 8 first), as bits at
+ * `outAt`; the Quiet twins without the flushes, with {@link quietTest} on the way: they leave 1 at
+ * `lanesAt` when the items passed, and their totals are then the canonical ones.
  */
 function rowTotals(size: 8 | 16, quiet: boolean) {
-  const [count, p, o, end, minNormal, magnitude, t, a, b, f, q, one, limit] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+  const [items, scratch, count, p, o, end, minNormal, magnitude, t, a, b, f, q, one, limit] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
   const fl = quiet ? [] : flush(t, minNormal, magnitude);
   // Quiet: each vector also goes through quietTest into `q`.
   const item = (offset: number) =>
-    quiet
-      ? [get(p), op.v128Load(itemsAt + offset), set(t), ...quietTest(t, q, magnitude, one, limit), get(t)]
-      : [get(p), op.v128Load(itemsAt + offset), ...fl];
+    quiet ? [get(p), op.v128Load(offset), set(t), ...quietTest(t, q, magnitude, one, limit), get(t)] : [get(p), op.v128Load(offset), ...fl];
   // Lanes 0-3 of the tree's second level (half 4): items j + items j + 4 for 8; for 16 the first
   // level's lanes j (items j and j + 8) and j + 4 (items j + 4 and j + 12).
   const level2 =
@@ -322,17 +331,17 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
   const body = [
     ...constants(minNormal, magnitude),
     ...(quiet ? quietConstants(q, one, limit) : []),
-    ...firstRow(p, o, end, count),
+    ...firstRow(items, scratch, p, o, end, count),
     ...level2,
     set(a),
     ...lastLevels(a, fl),
     ...storeCanonical(o, f),
     ...nextRow(p, o, end, size),
-    ...(quiet ? [op.i32Const(0), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(lanesAt)] : []),
+    ...(quiet ? [get(scratch), get(q), op.v128AnyTrue, op.i32Eqz, op.i32Store(lanesAt)] : []),
   ];
   return {
     name: `rowTotals${size}${quiet ? 'Quiet' : ''}`,
-    params: [WasmType.I32],
+    params: [WasmType.I32, WasmType.I32, WasmType.I32],
     results: [],
     locals: [WasmType.I32, WasmType.I32, WasmType.I32, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.V128, WasmType.F32, WasmType.V128, WasmType.V128, WasmType.V128],
     body,
@@ -340,15 +349,15 @@ function rowTotals(size: 8 | 16, quiet: boolean) {
 }
 
 /**
- * rowExtremes8 / rowExtremes16(count, flip) -> i32: where the largest of each of `count` (>= 1) packed
- * rows of 8 or 16 f32 items from `itemsAt` (XORed with `flip`) is, the first of equal ones, as i32 at
+ * rowExtremes8 / rowExtremes16(items, scratch, count, flip) -> i32: where the largest of each of
+ * `count` (>= 1) packed rows of 8 or 16 f32 items from `items` (XORed with `flip`) is, the first of equal ones, as i32 at
  * `outAt`, and that item's bits at `bitsOutAt`: index -1 for a row holding a NaN; returns how many
  * rows did. A tournament on vectors: item vectors pairwise (lane by lane the first vector's items
  * come first, so a strictly larger later one wins), then lanes 0-1 against 2-3 and lane 0 against 1,
  * where indices decide ties.
  */
 function rowExtremes(size: 8 | 16) {
-  const [count, flipBits, p, o, end, flip, m, i, m2, i2, g, s, si, v0, v1, v2, v3, nan, index, nans] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19];
+  const [items, scratch, count, flipBits, p, o, end, flip, m, i, m2, i2, g, s, si, v0, v1, v2, v3, nan, index, nans] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21];
   const vectors = size === 16 ? [v0, v1, v2, v3] : [v0, v1];
   const indexConst = (k: number) => op.v128ConstI32([4 * k, 4 * k + 1, 4 * k + 2, 4 * k + 3]);
   // (ma, ia) becomes the better of itself and (mb, ib), whose indices are larger lane by lane.
@@ -405,8 +414,8 @@ function rowExtremes(size: 8 | 16) {
     get(flipBits),
     op.i32x4Splat,
     set(flip),
-    ...firstRow(p, o, end, count),
-    ...vectors.flatMap((v, k) => [get(p), op.v128Load(itemsAt + 16 * k), get(flip), op.v128Xor, set(v)]),
+    ...firstRow(items, scratch, p, o, end, count),
+    ...vectors.flatMap((v, k) => [get(p), op.v128Load(16 * k), get(flip), op.v128Xor, set(v)]),
     get(v0),
     set(m),
     indexConst(0),
@@ -430,7 +439,7 @@ function rowExtremes(size: 8 | 16) {
     op.i32Const(2),
     op.i32Shl,
     op.i32Add,
-    op.i32Load(itemsAt),
+    op.i32Load(0),
     op.i32Store(bitsOutAt),
     get(o),
     op.i32Const(-1),
@@ -447,141 +456,115 @@ function rowExtremes(size: 8 | 16) {
   ];
   return {
     name: `rowExtremes${size}`,
-    params: [WasmType.I32, WasmType.I32],
+    params: [WasmType.I32, WasmType.I32, WasmType.I32, WasmType.I32],
     results: [WasmType.I32],
     locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(12).fill(WasmType.V128), WasmType.I32, WasmType.I32, WasmType.I32],
     body,
   };
 }
 
-interface Kernels {
-  readonly chunkTotal: (rows: number) => number;
-  readonly chunkTotalQuiet: (rows: number) => number;
-  readonly extremeMax: (bytes: number) => number;
-  readonly extremeMin: (bytes: number) => number;
-  readonly rowTotals8: (count: number) => void;
-  readonly rowTotals16: (count: number) => void;
-  readonly rowTotals8Quiet: (count: number) => void;
-  readonly rowTotals16Quiet: (count: number) => void;
-  readonly rowExtremes8: (count: number, flip: number) => number;
-  readonly rowExtremes16: (count: number, flip: number) => number;
-  readonly i32: Int32Array;
-  readonly f32: Float32Array;
+interface Kernels extends WasmKernelMemory {
+  readonly chunkTotal: (items: number, scratch: number, rows: number) => number;
+  readonly chunkTotalQuiet: (items: number, scratch: number, rows: number) => number;
+  readonly extremeMax: (items: number, bytes: number) => number;
+  readonly extremeMin: (items: number, bytes: number) => number;
+  readonly rowTotals8: (items: number, scratch: number, count: number) => void;
+  readonly rowTotals16: (items: number, scratch: number, count: number) => void;
+  readonly rowTotals8Quiet: (items: number, scratch: number, count: number) => void;
+  readonly rowTotals16Quiet: (items: number, scratch: number, count: number) => void;
+  readonly rowExtremes8: (items: number, scratch: number, count: number, flip: number) => number;
+  readonly rowExtremes16: (items: number, scratch: number, count: number, flip: number) => number;
 }
 
-/** This thread's instance: undefined until first use, null where WebAssembly SIMD is missing. */
-let kernels: Kernels | null | undefined;
-
-function instance(): Kernels | null {
-  if (kernels !== undefined) return kernels;
-  // 3.6 KB: under the 4 KB that browsers compile synchronously on their main thread.
-  const bytes = wasmModule(1, [
-    chunkTotal(false),
-    chunkTotal(true),
-    extremeFirst(false),
-    extremeFirst(true),
-    rowTotals(8, false),
-    rowTotals(16, false),
-    rowTotals(8, true),
-    rowTotals(16, true),
-    rowExtremes(8),
-    rowExtremes(16),
-  ]);
-  const made = instantiateWasm(bytes);
-  if (made === undefined) return (kernels = null);
-  const exports = made.exports as unknown as Omit<Kernels, 'i32' | 'f32'> & { memory: WebAssembly.Memory };
-  const buffer = exports.memory.buffer;
-  kernels = {
-    chunkTotal: exports.chunkTotal,
-    chunkTotalQuiet: exports.chunkTotalQuiet,
-    extremeMax: exports.extremeMax,
-    extremeMin: exports.extremeMin,
-    rowTotals8: exports.rowTotals8,
-    rowTotals16: exports.rowTotals16,
-    rowTotals8Quiet: exports.rowTotals8Quiet,
-    rowTotals16Quiet: exports.rowTotals16Quiet,
-    rowExtremes8: exports.rowExtremes8,
-    rowExtremes16: exports.rowExtremes16,
-    i32: new Int32Array(buffer),
-    f32: new Float32Array(buffer),
-  };
-  return kernels;
-}
+// 4.5 KB (4.4 before its functions took addresses): Chrome before 114 refused synchronous compiles
+// over 4 KB on its main thread, where this then keeps the scalar loops.
+const kernels = new WasmKernelSet<Kernels>(() => [
+  chunkTotal(false),
+  chunkTotal(true),
+  extremeFirst(false),
+  extremeFirst(true),
+  rowTotals(8, false),
+  rowTotals(16, false),
+  rowTotals(8, true),
+  rowTotals(16, true),
+  rowExtremes(8),
+  rowExtremes(16),
+]);
 
 /** Whether this thread can run the SIMD kernels. */
 export function simdAvailable(): boolean {
-  return instance() !== null;
+  return kernels.available();
 }
 
 /**
  * The canonical total of one chunk of `n` (1 <= n <= chunkItems) f32 values from `base` (`bits`: the
- * values' bits), as kernels.ts `chunkTotalF32`. Only where {@link simdAvailable}.
+ * values' bits, in `slab` where they lie in one), as kernels.ts `chunkTotalF32`. Only where
+ * {@link simdAvailable}.
  */
-export function simdChunkTotalF32(bits: Int32Array, base: number, n: number): number {
-  const k = kernels!;
+export function simdChunkTotalF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, n: number): number {
   const rows = Math.ceil(n / lanes);
-  k.i32.set(bits.subarray(base, base + n), itemsAt >> 2);
-  k.i32.fill(-0x80000000, (itemsAt >> 2) + n, (itemsAt >> 2) + rows * lanes);
+  const k = kernels.place(bits, slab, base, n, rows * lanes);
+  const items = kernels.itemsAt;
+  // Padding: -0, which adds nothing.
+  if (items === ownItemsAt) k.i32.fill(-0x80000000, (items >> 2) + n, (items >> 2) + rows * lanes);
   // The flush-free loop, which tests the items as it adds them: its total stands where no flush can
   // change anything (the flag it leaves at outAt), else the flushing loop runs.
-  const total = k.chunkTotalQuiet(rows);
-  return k.i32[outAt >> 2] !== 0 ? total : k.chunkTotal(rows);
+  const total = k.chunkTotalQuiet(items, k.scratch, rows);
+  return k.i32[(k.scratch + outAt) >> 2] !== 0 ? total : k.chunkTotal(items, k.scratch, rows);
 }
 
 /**
  * Where the largest (`min` false) or smallest (`min` true) of the `n` (1 <= n <= chunkItems) f32
- * values from `base` is, the first of equal ones, as an offset from `base`; -1 when one of them is
- * NaN (the caller's scalar loop orders NaN). Only where {@link simdAvailable}.
+ * values from `base` is (in `slab` where they lie in one), the first of equal ones, as an offset from
+ * `base`; -1 when one of them is NaN (the caller's scalar loop orders NaN). Only where
+ * {@link simdAvailable}.
  */
-export function simdExtremeF32(bits: Int32Array, base: number, n: number, min: boolean): number {
-  const k = kernels!;
+export function simdExtremeF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, n: number, min: boolean): number {
   const padded = (n + 7) & ~7;
-  k.i32.set(bits.subarray(base, base + n), itemsAt >> 2);
+  const k = kernels.place(bits, slab, base, n, padded);
+  const items = kernels.itemsAt;
   // The extreme's opposite infinity: never the first of its value before a real item.
-  k.i32.fill(min ? 0x7f800000 : 0xff800000 | 0, (itemsAt >> 2) + n, (itemsAt >> 2) + padded);
-  return (min ? k.extremeMin : k.extremeMax)(padded * 4);
+  if (items === ownItemsAt) k.i32.fill(min ? 0x7f800000 : 0xff800000 | 0, (items >> 2) + n, (items >> 2) + padded);
+  return (min ? k.extremeMin : k.extremeMax)(items, padded * 4);
 }
 
 /**
- * Canonical totals of `count` packed rows of `size` (8 or 16) f32 values from `base`, written as bits
- * to `out` from `at` (NaN as the canonical NaN), as kernels.ts `quietTotal16`/`quietTotal8` and their
- * flushing twin. Only where {@link simdAvailable}.
+ * Canonical totals of `count` packed rows of `size` (8 or 16) f32 values from `base` (in `slab` where
+ * they lie in one), written as bits to `out` from `at` (NaN as the canonical NaN), as kernels.ts
+ * `quietTotal16`/`quietTotal8` and their flushing twin. Only where {@link simdAvailable}.
  */
-export function simdRowTotalsF32(bits: Int32Array, base: number, count: number, size: 8 | 16, out: Int32Array, at: number): void {
-  const k = kernels!;
-  const per = rowsPerCall(size);
+export function simdRowTotalsF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, count: number, size: 8 | 16, out: Int32Array, at: number): void {
   for (let done = 0; done < count; ) {
-    const rows = Math.min(per, count - done);
-    const from = base + done * size;
-    k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
+    const rows = Math.min(rowsPerCall, count - done);
+    const k = kernels.place(bits, slab, base + done * size, rows * size, rows * size);
+    const { scratch } = k;
+    const items = kernels.itemsAt;
     // The flush-free rows test their items as they go (the flag at lanesAt); where a flush could
     // change something, the flushing rows write over them.
-    (size === 8 ? k.rowTotals8Quiet : k.rowTotals16Quiet)(rows);
-    if (k.i32[lanesAt >> 2] === 0) (size === 8 ? k.rowTotals8 : k.rowTotals16)(rows);
-    out.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), at + done);
+    (size === 8 ? k.rowTotals8Quiet : k.rowTotals16Quiet)(items, scratch, rows);
+    if (k.i32[(scratch + lanesAt) >> 2] === 0) (size === 8 ? k.rowTotals8 : k.rowTotals16)(items, scratch, rows);
+    out.set(k.i32.subarray((scratch + outAt) >> 2, ((scratch + outAt) >> 2) + rows), at + done);
     done += rows;
   }
 }
 
 /**
  * The largest (`min` false) or smallest (`min` true) of each of `count` packed rows of `size` (8 or
- * 16) f32 values from `base`, the first of equal ones: row r's offset from its start at
- * `offsets[r]` and its bits at `outBits[at + r]`; offset -1 (bits undefined) for a row holding a NaN,
- * for the caller's scalar loop, which orders NaN. Returns how many rows hold a NaN. Only where
- * {@link simdAvailable}.
+ * 16) f32 values from `base` (in `slab` where they lie in one), the first of equal ones: row r's
+ * offset from its start at `offsets[r]` and its bits at `outBits[at + r]`; offset -1 (bits
+ * undefined) for a row holding a NaN, for the caller's scalar loop, which orders NaN. Returns how
+ * many rows hold a NaN. Only where {@link simdAvailable}.
  */
-export function simdRowExtremesF32(bits: Int32Array, base: number, count: number, size: 8 | 16, min: boolean, outBits: Int32Array, at: number, offsets: Int32Array): number {
-  const k = kernels!;
-  const per = rowsPerCall(size);
-  const run = size === 8 ? k.rowExtremes8 : k.rowExtremes16;
+export function simdRowExtremesF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, count: number, size: 8 | 16, min: boolean, outBits: Int32Array, at: number, offsets: Int32Array): number {
   let nans = 0;
   for (let done = 0; done < count; ) {
-    const rows = Math.min(per, count - done);
-    const from = base + done * size;
-    k.i32.set(bits.subarray(from, from + rows * size), itemsAt >> 2);
-    nans += run(rows, min ? -0x80000000 : 0);
-    offsets.set(k.i32.subarray(outAt >> 2, (outAt >> 2) + rows), done);
-    outBits.set(k.i32.subarray(bitsOutAt >> 2, (bitsOutAt >> 2) + rows), at + done);
+    const rows = Math.min(rowsPerCall, count - done);
+    const k = kernels.place(bits, slab, base + done * size, rows * size, rows * size);
+    const { scratch } = k;
+    const items = kernels.itemsAt;
+    nans += (size === 8 ? k.rowExtremes8 : k.rowExtremes16)(items, scratch, rows, min ? -0x80000000 : 0);
+    offsets.set(k.i32.subarray((scratch + outAt) >> 2, ((scratch + outAt) >> 2) + rows), done);
+    outBits.set(k.i32.subarray((scratch + bitsOutAt) >> 2, ((scratch + bitsOutAt) >> 2) + rows), at + done);
     done += rows;
   }
   return nans;

@@ -1,4 +1,5 @@
-import { deviceMemory } from '../../../backends/cpu/memory.js';
+import { isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
+import { type SlabMemory, deviceMemory } from '../../../backends/cpu/memory.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { ScanValueType } from '../order.js';
 import type { ScanPolicy } from '../policy.js';
@@ -26,6 +27,8 @@ export class ScanContext extends SegmentedContext<ScanRun> {
   readonly policy: ScanPolicy;
   readonly inF32: Float32Array;
   readonly inI32: Int32Array;
+  /** The heap slab the values lie in, where they lie in one: the SIMD loops read them there in place (simd.ts). */
+  readonly inSlab: SlabMemory | undefined;
   readonly outF32: Float32Array;
   readonly outI32: Int32Array;
   readonly outU32: Uint32Array;
@@ -45,6 +48,8 @@ export class ScanContext extends SegmentedContext<ScanRun> {
   readonly initialLength: number;
   /** f32 sums in the canonical order ('run-to-run'). */
   readonly canonical: boolean;
+  /** The backend lets f32 kernels use their WebAssembly SIMD loops (simd.ts), where a thread can run them. */
+  readonly simd: boolean;
   /** Temporary storage as f32 (sums of tiles). */
   readonly tempF32: Float32Array;
   // Slots, word offsets (-1 when absent).
@@ -69,6 +74,7 @@ export class ScanContext extends SegmentedContext<ScanRun> {
     const output = deviceMemory(run.arrays.valuesOut);
     this.inF32 = input.f32;
     this.inI32 = input.i32;
+    this.inSlab = input.slab;
     this.outF32 = output.f32;
     this.outI32 = output.i32;
     this.outU32 = output.u32;
@@ -86,6 +92,7 @@ export class ScanContext extends SegmentedContext<ScanRun> {
     this.initialPerSegment = initial?.kind === 'perSegment';
     this.initialLength = initial !== undefined && (initial.kind === 'device' || initial.kind === 'perSegment') ? initial.array.length : 0;
     this.canonical = problem.canonical;
+    this.simd = isCpuBackend(run.backend) && run.backend.simd;
     this.tempF32 = run.temp === undefined ? new Float32Array(0) : deviceMemory(run.temp).f32;
     this.tileTotalsSlot = this.slotWords('tileTotals');
     this.spineTotalsSlot = this.slotWords('spineTotals');

@@ -1,7 +1,9 @@
 import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../../../backends/cpu/numerics.js';
+import { countOf, readSource } from '../../../backends/cpu/segments.js';
 import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
 import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
+import { simdAvailable, simdRowScansF32 } from './simd.js';
 
 /*
  * The scan's CPU kernels, each the twin of a WGSL program (webgpu/), over the same launches and
@@ -334,13 +336,35 @@ function scanSegment(ctx: ScanContext, seg: ScanSegment): void {
 
 const unbounded = 0xffffffff;
 
+/**
+ * Canonical f32 inclusive sums of segments [first, last) when they are packed rows of 8 or 16 items
+ * (MoE) with one op, mode and initial value: the SIMD loops (simd.ts), four rows at a time, for the
+ * rows that lie wholly inside the input; under 'not-guaranteed' too, as they beat the left-to-right
+ * loop. On the 2-core AMD EPYC, one thread, 65536 rows of 16: the 'thread' launch took 4.4 ms with
+ * the canonical scalar loop (`scanTileF32` alone ~3 ns an item), 2.8 left to right, 0.77 with
+ * these. Returns the first segment it did not scan.
+ */
+function simdRows(ctx: ScanContext, first: number, last: number): number {
+  if (first >= last || !ctx.simd || !ctx.isF32 || ctx.sizes.perSegment || ctx.op.perSegment || ctx.mode.perSegment || ctx.initialPerSegment) return first;
+  const size = countOf(readSource(ctx.sizes, 0));
+  if ((size !== 8 && size !== 16) || (ctx.startMode === 2 && countOf(readSource(ctx.stride!, 0)) !== size) || !simdAvailable()) return first;
+  resolveScanSegment(ctx, first, unbounded, threadSegment);
+  if (threadSegment.op !== OpCode.sum || threadSegment.exclusive !== 0) return first;
+  const stop = Math.min(last, Math.floor(ctx.itemsLength / size));
+  if (stop <= first) return first;
+  // The initial value flushed (a subnormal is the zero of its sign), or -0.
+  const bits = threadSegment.initialBits;
+  const carry = !threadSegment.hasInitial ? -0x80000000 : (bits & 0x7f800000) === 0 ? bits & -0x80000000 : bits;
+  return first + simdRowScansF32(ctx.inI32, ctx.inSlab, first * size, stop - first, size, carry, ctx.outI32, first * size);
+}
+
 /** 'thread': workgroup w scans segments [w * workgroupSize, (w + 1) * workgroupSize), one per invocation. */
 export function runThread(workgroupId: number, _numWorkgroups: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   if (ctx.failed()) return;
   const active = ctx.activeSegments();
   const first = workgroupId * ctx.policy.workgroupSize;
   const last = Math.min(active, first + ctx.policy.workgroupSize);
-  for (let i = first; i < last; i++) {
+  for (let i = simdRows(ctx, first, last); i < last; i++) {
     resolveScanSegment(ctx, i, unbounded, threadSegment);
     scanSegment(ctx, threadSegment);
   }

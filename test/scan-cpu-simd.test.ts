@@ -1,0 +1,93 @@
+/*
+ * The scan's WebAssembly SIMD loops on the CPU (src/algorithms/segmented-scan/cpu/simd.ts) against the
+ * reference, bit for bit, on the paths they take and those they leave: packed rows of 8 and 16 (four
+ * rows at a time, and the last rows of a workgroup that fill no block of four, which the scalar loop
+ * scans), items at the subnormal flush (the flushing twin) and not (the quiet one), NaN, infinities
+ * and signed zeros, with no initial value and with initial values that are a subnormal, a magnitude
+ * below 2^-103 (no quiet twin then) and an ordinary one. With a worker, the items are read in place
+ * in the heap's WebAssembly slabs, on both threads. Exclusive scans, rows of 12 and per-segment
+ * initial values keep the scalar loop, against the same reference.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { referenceScan } from '../src/algorithms/segmented-scan/reference.js';
+import { type Backend, DeviceSegmentedScan, cpuBackend, env, p } from '../src/index.js';
+import { rng } from './helpers.js';
+
+const backends: [string, Backend][] = [
+  ['SIMD', cpuBackend({ workers: 0 })],
+  ['SIMD, a worker', cpuBackend({ workers: 1, parallelThreshold: 1 })],
+  ['scalar', cpuBackend({ workers: 0, simd: false })],
+];
+afterAll(() => {
+  for (const [, backend] of backends) backend.destroy();
+});
+
+const minNormal = 2 ** -126;
+const f32 = new Float32Array(1);
+const u32 = new Uint32Array(f32.buffer);
+const bitsOf = (x: number) => ((f32[0] = x), u32[0]!);
+
+type Initial = { kind: 'none' } | { kind: 'uniform'; value: number } | { kind: 'perSegment'; values: Float32Array };
+
+/** Scans `rows` packed rows of `size` on a backend; the output's bits. */
+async function scan(backend: Backend, values: Float32Array, rows: number, size: number, mode: 'inclusive' | 'exclusive', initial: Initial): Promise<number[]> {
+  const valuesIn = backend.upload(values);
+  const valuesOut = backend.alloc('f32', values.length);
+  const initialValue = initial.kind === 'uniform' ? { initialValue: p.uniform(initial.value) } : initial.kind === 'perSegment' ? { initialValue: p.perSegment(initial.values) } : {};
+  await DeviceSegmentedScan.plan(
+    { valuesIn, valuesOut, segmentSizes: p.uniform(size), op: p.constantOption('sum'), mode: p.constantOption(mode), numSegments: p.uniform(rows), ...initialValue },
+    env({ backend }),
+  ).run();
+  const out = Array.from(new Uint32Array((await backend.download(valuesOut)).buffer));
+  valuesIn.destroy();
+  valuesOut.destroy();
+  return out;
+}
+
+function expected(values: Float32Array, rows: number, size: number, mode: 'inclusive' | 'exclusive', initial: Initial): number[] {
+  const initialValues = Array.from({ length: rows }, (_, r) => (initial.kind === 'uniform' ? bitsOf(initial.value) : initial.kind === 'perSegment' ? bitsOf(initial.values[r]!) : undefined));
+  const out = referenceScan({
+    valueType: 'f32',
+    values: new Uint32Array(values.buffer),
+    segmentStarts: Array.from({ length: rows }, (_, r) => r * size),
+    segmentSizes: Array<number>(rows).fill(size),
+    ops: Array(rows).fill('sum'),
+    modes: Array(rows).fill(mode),
+    initialValues,
+    outputBefore: new Uint32Array(values.length),
+  });
+  return Array.from(out);
+}
+
+describe.each(backends)('scan SIMD loops (%s)', (_name, backend) => {
+  // 3001 rows: 11 workgroups of 256 and one of 185, whose last row fills no block of four.
+  const rows = 3001;
+  const special = [NaN, -0, 0, Infinity, -Infinity, 3e38, -3e38, 1, -1];
+  const tiny = [minNormal / 2, -minNormal / 4, 1.5 * minNormal, -1.5 * minNormal, minNormal, 2 ** -149];
+  const initials: Initial[] = [{ kind: 'none' }, { kind: 'uniform', value: 2.5 }, { kind: 'uniform', value: -minNormal / 2 }, { kind: 'uniform', value: 2 ** -110 }];
+
+  for (const size of [8, 16, 12]) {
+    it(`packed rows of ${size}: ordinary values, specials, values at the subnormal flush; every initial value`, async () => {
+      const random = rng(size);
+      for (const mix of ['ordinary', 'special', 'tiny'] as const) {
+        const values = Float32Array.from({ length: rows * size }, () => {
+          const r = random();
+          if (mix === 'special' && r < 0.02) return special[Math.floor(random() * special.length)]!;
+          if (mix === 'tiny' && r < 0.3) return tiny[Math.floor(random() * tiny.length)]!;
+          return (random() - 0.5) * 100;
+        });
+        for (const initial of initials) {
+          expect(await scan(backend, values, rows, size, 'inclusive', initial), `${mix} ${JSON.stringify(initial)}`).toEqual(expected(values, rows, size, 'inclusive', initial));
+        }
+      }
+    });
+  }
+
+  it('exclusive scans and per-segment initial values (the scalar loop)', async () => {
+    const random = rng(4);
+    const values = Float32Array.from({ length: rows * 16 }, () => (random() - 0.5) * 100);
+    const perSegment: Initial = { kind: 'perSegment', values: Float32Array.from({ length: rows }, () => (random() - 0.5) * 10) };
+    expect(await scan(backend, values, rows, 16, 'exclusive', { kind: 'none' })).toEqual(expected(values, rows, 16, 'exclusive', { kind: 'none' }));
+    expect(await scan(backend, values, rows, 16, 'inclusive', perSegment)).toEqual(expected(values, rows, 16, 'inclusive', perSegment));
+  });
+});
