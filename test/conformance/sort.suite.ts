@@ -167,6 +167,8 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         }
         const ties = makeSortCase({ name: 'merge ties', keyType: 'i32', flavour: 'ties', sizes, orders: 'descending', values: 'indices-u32', seed: 107 });
         for (const tileLoadBatch of thorough ? [1, 4] : [1]) expect(await expectReference(ties, 'merge', { ...policy, tileLoadBatch })).toBe('merge');
+        // Few tiles for the batch: tiles of half tileItems (128 keys, two an invocation), twice the passes.
+        expect(await expectReference(ties, 'merge', { ...policy, mergeMinTiles: 1_000_000 })).toBe('merge');
         // The backend's own tile and workgroup: one long segment over several passes.
         expect(await expectReference(makeSortCase({ name: 'merge long', keyType: 'f32', flavour: 'special', sizes: [70_001, 3], orders: alternating(2), seed: 109 }), 'merge')).toBe('merge');
       }, 900_000);

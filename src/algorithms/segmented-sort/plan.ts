@@ -17,7 +17,7 @@ import {
   segmentedSortVariants,
   selectSegmentedSortVariant,
 } from './policy.js';
-import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
+import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
 
 const orderParameter: OptionParameterSpec = { type: 'option', name: 'order', options: sortOrders, required: true };
 
@@ -120,24 +120,25 @@ function variantLaunches(
   }
   if (selection.variant === 'merge') {
     for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, itemsBound * 4);
-    const passes = mergePassesFor(maxSegmentSize, policy.tileItems);
+    const tile = mergeTileFor(geometry, policy);
+    const passes = mergePassesFor(maxSegmentSize, tile);
     const which = withSingleTile ? ` longer than ${policy.tileItems} keys` : '';
     launches.push(
       launch(
         'merge-blocks',
         'merge',
         'merge/blocks',
-        `each tile of ${policy.tileItems} keys of the segments${which}: load, bitonic sort by (sort key, index), write to buffer 0 (the outputs where a segment is one tile)`,
+        `each tile of ${tile} keys of the segments${which}: load, bitonic sort by (sort key, index), write to buffer 0 (the outputs where a segment is one tile)`,
       ),
     );
     for (let pass = 0; pass < passes; pass++) {
-      const run = policy.tileItems * 2 ** pass;
+      const run = tile * 2 ** pass;
       launches.push(
         launch(
           'merge-pass',
           'merge',
           'merge/pass',
-          `pass ${pass}: merge the sorted runs of ${run} keys in pairs (stable), ${policy.tileItems} places a workgroup, buffer ${pass % 2} into ${pass === passes - 1 ? 'the outputs' : `buffer ${(pass + 1) % 2} (a segment's last pass writes the outputs)`}`,
+          `pass ${pass}: merge the sorted runs of ${run} keys in pairs (stable), ${tile} places a workgroup, buffer ${pass % 2} into ${pass === passes - 1 ? 'the outputs' : `buffer ${(pass + 1) % 2} (a segment's last pass writes the outputs)`}`,
           pass,
         ),
       );

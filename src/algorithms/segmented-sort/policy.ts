@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { defaultRadixMinTiles, mergePassesFor, workgroupRadixBytes } from './problem.js';
+import { defaultMergeMinTiles, defaultRadixMinTiles, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
 import { rowRadixMinParallelism, tileItemsFor } from '../batched-top-k/policy.js';
 import { defaultRadixLoads } from './webgpu/radix.js';
 
@@ -80,6 +80,16 @@ export interface SegmentedSortPolicy {
    * Left out (top-k's selection sort): 1.
    */
   readonly mergeMaxSegmentItems?: number;
+  /**
+   * 'merge' sorts and merges tiles of half `tileItems` where the batch makes fewer than this many
+   * tiles of `tileItems` (problem.ts `mergeTileFor`): twice the workgroups for few segments. Left out
+   * (top-k's selection sort): 128, the built-in policies' value. H200 (bench/sort-webgpu.ts
+   * --policies, GPU ms, 2026-11-28 18:56 UTC, two rounds; tiles of 4096 / 2048): 1x65536 (16 tiles)
+   * 0.0673 / 0.0590-0.0600, 8x16384 (32) 0.0474 / 0.0427-0.0430, 16x16384 (64) 0.0476 / 0.0436-0.0443,
+   * 4x65536 (64) 0.0674 / 0.0607; 32x16384 (128) 0.0482 / 0.0561, 16x65536 (256) 0.122-0.125 /
+   * 0.136, 64x32768 (512) 0.201 / 0.221-0.223.
+   */
+  readonly mergeMinTiles?: number;
   /** Segments past the tile of at most this many items go to 'workgroup-radix', however few there are. */
   readonly workgroupRadixSegmentItems?: number;
   /** From this many segments (the host bound) on, 'workgroup-radix' takes segments past the tile of any size. */
@@ -153,6 +163,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     radixLoads: defaultRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     mergeMaxSegmentItems: capabilities.parallelism < rowRadixMinParallelism ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,
+    mergeMinTiles: defaultMergeMinTiles,
     ...workgroupRadixThresholds,
     workgroupRadixMinSegments: capabilities.parallelism < rowRadixMinParallelism ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
   };
@@ -226,6 +237,7 @@ export function selectSegmentedSortVariant(
   const workgroupWins = maxSize <= policy.workgroupRadixSegmentItems || segments >= policy.workgroupRadixMinSegments;
   const mergeRuns = policy.workgroupSize >= 2;
   const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems;
+  const mergeTile = mergeTileFor({ maxSegments: segments, maxSegmentSize: maxSize }, policy);
   const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
@@ -247,7 +259,7 @@ export function selectSegmentedSortVariant(
         : tileFits
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
           : mergeWins
-            ? `segments longer than a tile, max segment size ${maxSize} <= mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}: each tile sorted in workgroup memory, then ${mergePassesFor(maxSize, policy.tileItems)} passes merging runs in pairs`
+            ? `segments longer than a tile, max segment size ${maxSize} <= mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}: each tile of ${mergeTile} keys sorted in workgroup memory, then ${mergePassesFor(maxSize, mergeTile)} passes merging runs in pairs`
             : `max segment size ${maxSize} > mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}`,
     },
     {

@@ -109,17 +109,38 @@ export function radixCountsWords(segments: number, tiles: number): number {
 
 /**
  * 'merge': the merge passes a segment of `size` keys takes after its tiles are sorted, with tiles of
- * `tileItems`: pass p merges runs of tileItems * 2^p keys in pairs, so ceil(log2(tiles)) of them
- * (none for a segment within one tile, whose block launch writes the outputs).
+ * `tile` keys ({@link mergeTileFor}): pass p merges runs of tile * 2^p keys in pairs, so
+ * ceil(log2(tiles)) of them (none for a segment within one tile, whose block launch writes the
+ * outputs).
  */
-export function mergePassesFor(size: number, tileItems: number): number {
+export function mergePassesFor(size: number, tile: number): number {
   let passes = 0;
-  while (tileItems * 2 ** passes < size) passes++;
+  while (tile * 2 ** passes < size) passes++;
   return passes;
 }
 
 /** 'merge': workgroups per segment of its launches, tiles of the host size bound. */
 export const mergeTilesPerSegment = (maxSegmentSize: number, tileItems: number) => Math.max(1, Math.ceil(maxSegmentSize / tileItems));
+
+/** Every built-in policy's `mergeMinTiles`: see policy.ts. */
+export const defaultMergeMinTiles = 128;
+
+/**
+ * 'merge''s tile (the keys the block launch sorts in one workgroup, and the places of one merge
+ * workgroup): `tileItems`, or half of it where the batch makes fewer than `mergeMinTiles` tiles of
+ * `tileItems` (and half still gives every invocation a key), so that few segments get twice the
+ * workgroups.
+ */
+export function mergeTileFor(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
+  const tiles = Math.max(1, problem.maxSegments) * mergeTilesPerSegment(problem.maxSegmentSize, policy.tileItems);
+  const half = policy.tileItems / 2;
+  return tiles < (policy.mergeMinTiles ?? defaultMergeMinTiles) && half >= policy.workgroupSize && Number.isInteger(half / policy.workgroupSize) ? half : policy.tileItems;
+}
+
+/** The single-tile layout of 'merge''s block launch: single-tile's over tiles of {@link mergeTileFor}. */
+export function mergeBlockShape(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): SingleTileShape {
+  return singleTileShape(problem.maxSegmentSize, { ...policy, tileItems: mergeTileFor(problem, policy) });
+}
 
 /** How 'single-tile' lays its segments out: see {@link singleTileShape}. */
 export interface SingleTileShape {
@@ -178,7 +199,7 @@ const perTile = (problem: { maxSegments: number; maxSegmentSize: number }, polic
 const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
 const mergeSlots = ['offsets', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
 /** 'merge' launches: a workgroup per tile of every segment (its keys in the block launch, its output range in a merge pass). */
-const mergeGrid = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => problem.maxSegments * mergeTilesPerSegment(problem.maxSegmentSize, policy.tileItems);
+const mergeGrid = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => problem.maxSegments * mergeTilesPerSegment(problem.maxSegmentSize, mergeTileFor(problem, policy));
 
 /**
  * The sort's kernel table: the slots each kernel binds and its grid, read by the planner and by both
@@ -206,7 +227,7 @@ export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'v
   'merge-blocks': {
     slots: mergeSlots,
     // Several segments to a workgroup only where every segment is one tile (singleTileShape).
-    grid: (problem, policy) => Math.ceil(mergeGrid(problem, policy) / singleTileShape(problem.maxSegmentSize, policy).segmentsPerWorkgroup),
+    grid: (problem, policy) => Math.ceil(mergeGrid(problem, policy) / mergeBlockShape(problem, policy).segmentsPerWorkgroup),
     identicalSlots: ['sortKeys0', 'sortValues0'],
   },
   'merge-pass': { slots: mergeSlots, grid: mergeGrid, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },

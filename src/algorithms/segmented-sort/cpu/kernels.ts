@@ -80,8 +80,8 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
  * is the segment's only tile (webgpu/programs.ts, blocks mode).
  */
 export function runMergeBlocks(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
-  const perWorkgroup = ctx.singleTile.segmentsPerWorkgroup;
-  const tile = ctx.tileItems;
+  const perWorkgroup = ctx.mergeBlocks.segmentsPerWorkgroup;
+  const tile = ctx.mergeTile;
   for (let q = 0; q < perWorkgroup; q++) {
     const w = workgroupId * perWorkgroup + q;
     if (!ctx.enter(Math.floor(w / ctx.mergeTiles), 'merge', segment)) continue;

@@ -30,7 +30,7 @@ export function runMergePass(workgroupId: number, _n: number, _shared: unknown, 
   const i = Math.floor(workgroupId / ctx.mergeTiles);
   const g = workgroupId % ctx.mergeTiles;
   if (!ctx.enter(i, 'merge', segment)) return;
-  const tile = ctx.tileItems;
+  const tile = ctx.mergeTile;
   const { start, size } = segment;
   const passes = mergePassesFor(size, tile);
   if (passes <= pass || g * tile >= size) return;
