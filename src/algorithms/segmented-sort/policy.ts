@@ -84,7 +84,7 @@ export interface SegmentedSortPolicy {
    * 'merge' sorts and merges tiles of half `tileItems` where the batch makes fewer than this many
    * tiles of `tileItems` (problem.ts `mergeTileFor`): twice the workgroups for few segments. Left out
    * (top-k's selection sort): 128, the built-in policies' value. H200 (bench/sort-webgpu.ts
-   * --policies, GPU ms, 2026-11-28 18:56 UTC, two rounds; tiles of 4096 / 2048): 1x65536 (16 tiles)
+   * --policies, GPU ms, 2026-11-28 18:36 UTC, two rounds; tiles of 4096 / 2048): 1x65536 (16 tiles)
    * 0.0673 / 0.0590-0.0600, 8x16384 (32) 0.0474 / 0.0427-0.0430, 16x16384 (64) 0.0476 / 0.0436-0.0443,
    * 4x65536 (64) 0.0674 / 0.0607; 32x16384 (128) 0.0482 / 0.0561, 16x65536 (256) 0.122-0.125 /
    * 0.136, 64x32768 (512) 0.201 / 0.221-0.223.
@@ -122,7 +122,7 @@ export const segmentedSortPolicyLimits = {
    * invocations' merges), so a segment's twelve passes at 16M lose to radix's four digits.
    * On backends with few workgroup slots (the CPU emulator) merge is never picked by itself: there
    * it lost to both radix variants (bench/sort-cpu.ts --policy='{"mergeMaxSegmentItems":2097152}',
-   * 2 shared cores, 2026-11-28 18:33 UTC, two alternating rounds, ms): 16x65536 64.8-69.2 against
+   * 2 shared cores, 2026-11-28 18:27 UTC, two alternating rounds, ms): 16x65536 64.8-69.2 against
    * workgroup-radix's 26.1-28.6, 1x1048576 97.3-101.3 against radix's 28.7-30.4.
    */
   mergeMaxSegmentItems: 65536,
