@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { cpuBackend } from '../src/index.js';
-import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { tilesPerSegment } from '../src/algorithms/segmented-sort/problem.js';
+import { DeviceSegmentedSort, cpuBackend, env, p } from '../src/index.js';
+import { segmentedSortPolicyFor, selectSegmentedSortVariant } from '../src/algorithms/segmented-sort/policy.js';
+import { mergePassWorkgroupBytes, mergeTileFor, tilesPerSegment } from '../src/algorithms/segmented-sort/problem.js';
 
-/* The radix tile rule: tiles of radixTileItems, lengthened up to four times while the batch keeps radixMinTiles tiles. */
+/*
+ * The radix tile rule: tiles of radixTileItems, lengthened up to four times while the batch keeps
+ * radixMinTiles tiles. Merge's tile rule and its workgroup memory.
+ */
 
 const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
 const policy = segmentedSortPolicyFor(gpu);
@@ -27,5 +30,46 @@ describe('sort policy: radix tiles', () => {
     expect(tilesPerSegment(rows(1, 1 << 24), { ...policy, radixMinTiles: 1 << 30 })).toBe(2048);
     const { radixMinTiles: _, ...leftOut } = policy;
     expect(tilesPerSegment(rows(1, 1 << 24), leftOut)).toBe(512);
+  });
+});
+
+describe('sort policy: merge', () => {
+  it('merges up to mergeMaxSegmentItems on a GPU, never by itself on the CPU emulator', () => {
+    expect(selectSegmentedSortVariant({ segmentSize: { min: 0, max: 65536 }, segments: 4 }, gpu).variant).toBe('merge');
+    expect(selectSegmentedSortVariant({ segmentSize: { min: 0, max: 65537 }, segments: 4 }, gpu).variant).toBe('radix');
+    expect(selectSegmentedSortVariant({ segmentSize: { min: 0, max: 65536 }, segments: 4 }, cpuBackend({ workers: 0 }).capabilities).variant).not.toBe('merge');
+  });
+
+  it('tiles of half tileItems below mergeMinTiles tiles, while half still gives each invocation a key', () => {
+    expect(policy.tileItems).toBe(4096);
+    expect(mergeTileFor(rows(1, 65536), policy)).toBe(2048);
+    expect(mergeTileFor(rows(31, 16384), policy)).toBe(2048);
+    expect(mergeTileFor(rows(32, 16384), policy)).toBe(4096);
+    expect(mergeTileFor(rows(64, 32768), policy)).toBe(4096);
+    expect(mergeTileFor(rows(1, 65536), { ...policy, workgroupSize: 4096 })).toBe(4096);
+  });
+
+  it("merge needs its workgroup memory: the CPU emulator given a GPU's capabilities refuses it where it would not fit", () => {
+    // 36 KiB: a tile of 4096 keys fits; a merge workgroup of 1024 invocations over it does not.
+    const capabilities = { workgroupStorageBytes: 36864, maxWorkgroupSize: 1024, parallelism: 1024 };
+    const tight = cpuBackend({ capabilities, workers: 0 });
+    expect(segmentedSortPolicyFor(tight.capabilities).tileItems).toBe(4096);
+    const bytes = mergePassWorkgroupBytes(4096, 1024, true);
+    expect(bytes).toBeGreaterThan(36864);
+    expect(mergePassWorkgroupBytes(4096, 512, true)).toBeLessThanOrEqual(36864);
+    // 64 segments of 10000 keys make 192 tiles of 4096, so merge keeps whole tiles.
+    const keysIn = tight.alloc('f32', 640000);
+    const keysOut = tight.alloc('f32', 640000);
+    const args = { keysIn, keysOut, segmentSizes: p.constant(10000), numSegments: p.constant(64), order: p.constantOption('ascending') } as const;
+    expect(() => DeviceSegmentedSort.plan(args, env({ backend: tight, tuning: { variant: 'merge', policy: { workgroupSize: 1024 } } }))).toThrow(
+      `tuning.variant: 'merge' cannot run for these parameters: a merge workgroup of 1024 invocations over tiles of 4096 keys needs ${bytes} bytes of workgroup memory; the backend has 36864`,
+    );
+    // Not forced: the selector takes a radix variant instead; with 512 invocations merge fits.
+    expect(DeviceSegmentedSort.plan(args, env({ backend: tight, tuning: { policy: { workgroupSize: 1024 } } })).variant).toBe('radix');
+    expect(DeviceSegmentedSort.plan(args, env({ backend: tight })).variant).toBe('merge');
+    // One segment: tiles of 2048 keys, whose merge workgroup of 1024 invocations fits.
+    const one = { ...args, segmentSizes: p.constant(10000), numSegments: p.constant(1) };
+    expect(DeviceSegmentedSort.plan(one, env({ backend: tight, tuning: { variant: 'merge', policy: { workgroupSize: 1024 } } })).variant).toBe('merge');
+    tight.destroy();
   });
 });

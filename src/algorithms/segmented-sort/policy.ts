@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { defaultMergeMinTiles, defaultRadixMinTiles, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
+import { defaultMergeMinTiles, defaultRadixMinTiles, mergePassWorkgroupBytes, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
 import { rowRadixMinParallelism, tileItemsFor } from '../batched-top-k/policy.js';
 import { defaultRadixLoads } from './webgpu/radix.js';
 
@@ -235,9 +235,10 @@ export function selectSegmentedSortVariant(
   const memory = workgroupRadixBytes(policy.workgroupSize, policy.workgroupRadixItemsPerInvocation, true);
   const workgroupFits = memory <= capabilities.workgroupStorageBytes;
   const workgroupWins = maxSize <= policy.workgroupRadixSegmentItems || segments >= policy.workgroupRadixMinSegments;
-  const mergeRuns = policy.workgroupSize >= 2;
-  const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems;
   const mergeTile = mergeTileFor({ maxSegments: segments, maxSegmentSize: maxSize }, policy);
+  const mergeBytes = mergePassWorkgroupBytes(mergeTile, policy.workgroupSize, true);
+  const mergeRuns = policy.workgroupSize >= 2 && mergeBytes <= capabilities.workgroupStorageBytes;
+  const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems;
   const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
@@ -255,7 +256,9 @@ export function selectSegmentedSortVariant(
       applicable: mergeRuns,
       reachable: natural === 'merge',
       reason: !mergeRuns
-        ? 'a merge workgroup needs at least 2 invocations (one searches where its range starts, one where it ends)'
+        ? policy.workgroupSize < 2
+          ? 'a merge workgroup needs at least 2 invocations (one searches where its range starts, one where it ends)'
+          : `a merge workgroup of ${policy.workgroupSize} invocations over tiles of ${mergeTile} keys needs ${mergeBytes} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`
         : tileFits
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
           : mergeWins

@@ -137,6 +137,15 @@ export function mergeTileFor(problem: { maxSegments: number; maxSegmentSize: num
   return tiles < (policy.mergeMinTiles ?? defaultMergeMinTiles) && half >= policy.workgroupSize && Number.isInteger(half / policy.workgroupSize) ? half : policy.tileItems;
 }
 
+/**
+ * Bytes of workgroup memory of a 'merge-pass' workgroup (webgpu/merge.ts declares exactly these): the
+ * range's keys and values, one padding word per 32, a verdict per invocation, a few words.
+ */
+export function mergePassWorkgroupBytes(tile: number, workgroupSize: number, hasValues: boolean): number {
+  const padded = tile + tile / 32;
+  return 4 * ((hasValues ? 2 : 1) * padded + workgroupSize + 16);
+}
+
 /** The single-tile layout of 'merge''s block launch: single-tile's over tiles of {@link mergeTileFor}. */
 export function mergeBlockShape(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): SingleTileShape {
   return singleTileShape(problem.maxSegmentSize, { ...policy, tileItems: mergeTileFor(problem, policy) });
