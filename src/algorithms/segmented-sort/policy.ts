@@ -239,6 +239,7 @@ export function selectSegmentedSortVariant(
   const mergeBytes = mergePassWorkgroupBytes(mergeTile, policy.workgroupSize, true);
   const mergeRuns = policy.workgroupSize >= 2 && mergeBytes <= capabilities.workgroupStorageBytes;
   const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems;
+  const mergePreferred = `merge is preferred for segments past the tile of at most mergeMaxSegmentItems ${policy.mergeMaxSegmentItems} keys`;
   const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
@@ -273,9 +274,11 @@ export function selectSegmentedSortVariant(
         ? `a workgroup of ${policy.workgroupSize} ranking ${policy.workgroupRadixItemsPerInvocation} items each needs ${memory} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`
         : tileFits
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
-          : workgroupWins
-            ? `segments longer than a tile, one workgroup each: max segment size ${maxSize} <= ${policy.workgroupRadixSegmentItems} or ${segments} segments >= ${policy.workgroupRadixMinSegments}`
-            : `max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems} with ${segments} segments < ${policy.workgroupRadixMinSegments}: too few workgroups for the device`,
+          : mergeWins
+            ? mergePreferred
+            : workgroupWins
+              ? `segments longer than a tile, one workgroup each: max segment size ${maxSize} <= ${policy.workgroupRadixSegmentItems} or ${segments} segments >= ${policy.workgroupRadixMinSegments}`
+              : `max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems} with ${segments} segments < ${policy.workgroupRadixMinSegments}: too few workgroups for the device`,
     },
     {
       variant: 'radix',
@@ -285,7 +288,9 @@ export function selectSegmentedSortVariant(
         ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
         : natural === 'radix'
           ? `segments longer than a tile, too long and too few for one workgroup each (max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems}, ${segments} segments < ${policy.workgroupRadixMinSegments})`
-          : 'segments longer than a tile; workgroup-radix sorts them in one launch',
+          : mergeWins
+            ? mergePreferred
+            : 'segments longer than a tile; workgroup-radix sorts them in one launch',
     },
   ];
   return selectVariant<SegmentedSortVariant, Required<SegmentedSortPolicy>>('segmented sort', verdicts, natural, policy, tuning.variant);
