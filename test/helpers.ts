@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { SegkitUsageError, referenceTopK } from '../src/index.js';
+import { type Backend, SegkitUsageError, cpuBackend, referenceTopK } from '../src/index.js';
 
 /** The error `fn` throws; fails the test when it throws none. */
 export function thrown(fn: () => unknown): unknown {
@@ -37,3 +37,12 @@ export function referenceOfRows(keys: Float32Array, rows: number, cols: number, 
 }
 
 export { rng } from './rng.js';
+
+/** The CPU backends the SIMD tests compare: SIMD on the calling thread, SIMD on a worker (reading heap slabs in place), and the scalar loops. */
+export function simdComparisonBackends(): [string, Backend][] {
+  return [
+    ['SIMD', cpuBackend({ workers: 0 })],
+    ['SIMD, a worker', cpuBackend({ workers: 1, parallelThreshold: 1 })],
+    ['scalar', cpuBackend({ workers: 0, simd: false })],
+  ];
+}

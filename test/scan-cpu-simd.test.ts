@@ -10,14 +10,10 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { referenceScan } from '../src/algorithms/segmented-scan/reference.js';
-import { type Backend, DeviceSegmentedScan, cpuBackend, env, p } from '../src/index.js';
-import { rng } from './helpers.js';
+import { type Backend, DeviceSegmentedScan, env, p } from '../src/index.js';
+import { rng, simdComparisonBackends } from './helpers.js';
 
-const backends: [string, Backend][] = [
-  ['SIMD', cpuBackend({ workers: 0 })],
-  ['SIMD, a worker', cpuBackend({ workers: 1, parallelThreshold: 1 })],
-  ['scalar', cpuBackend({ workers: 0, simd: false })],
-];
+const backends = simdComparisonBackends();
 afterAll(() => {
   for (const [, backend] of backends) backend.destroy();
 });

@@ -52,6 +52,9 @@ const bitsOutAt = outAt + rowsPerCall * 4;
 
 const { get, set } = op;
 
+/** p = the address the `at` instructions leave; end = p past `rows` rows of a chunk's 256 lanes (1 KiB each). */
+const downRows = (at: readonly (readonly number[])[], p: number, rows: number, end: number) => [...at, op.tee(p), get(rows), op.i32Const(10), op.i32Shl, op.i32Add, set(end)];
+
 /** Bytes of i8x16.shuffle that bring lanes [from, from + 1, ...] to lanes [0, 1, ...]. */
 const lanesFrom = (from: number) => Array.from({ length: 16 }, (_, b) => (from * 4 + b) & 15);
 
@@ -126,13 +129,7 @@ function chunkTotal(quiet: boolean) {
       ? [
           ...quietConstants(q, one, limit),
           // The quiet test, in a pass of its own down the items in order.
-          get(items),
-          op.tee(p),
-          get(rows),
-          op.i32Const(10),
-          op.i32Shl,
-          op.i32Add,
-          set(end),
+          ...downRows([get(items)], p, rows, end),
           op.loop,
           ...[0, 1, 2, 3].flatMap((k) => [get(p), op.v128Load(16 * k), set(t), ...quietTest(t, q, magnitude, one, limit)]),
           ...stepWhileBelow(p, 64, end),
@@ -143,15 +140,7 @@ function chunkTotal(quiet: boolean) {
     // Lanes g/4 .. g/4 + 15 down the rows.
     op.loop,
     ...accumulators.flatMap((a) => [op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]), set(a)]),
-    get(items),
-    get(g),
-    op.i32Add,
-    op.tee(p),
-    get(rows),
-    op.i32Const(10),
-    op.i32Shl,
-    op.i32Add,
-    set(end),
+    ...downRows([get(items), get(g), op.i32Add], p, rows, end),
     op.loop,
     ...accumulators.flatMap((a, k) =>
       [get(a), get(p), op.v128Load(16 * k), ...fl, op.f32x4Add, ...fl, set(a)],
