@@ -22,7 +22,9 @@ import { type WasmKernelMemory, WasmKernelSet } from '../../../backends/cpu/wasm
  * next trip's positions might not fit (more than ~1950 keys of a call reaching), saying how far it
  * got. On 128x4096 k=64 (one thread, data in cache, each launch timed, 2026-11-28) the pass-0 launch
  * (the collect and its digit-0 count) took 0.35-0.37 ms against 0.67-0.83 with the scalar loop,
- * keys copied in.
+ * keys copied in. The loop alone over those 512K keys (tiles of 4096, one thread, in cache, medians
+ * of 41): 0.143-0.147 ms read in place in a slab, against 0.206-0.207 copied from the slab (a
+ * SharedArrayBuffer, which V8 copies word by word) and 0.171-0.173 from an ArrayBuffer.
  */
 
 /** Keys one call takes at most (a default radix tile; longer ranges take several calls): 16 KiB of the own memory's items. */
@@ -51,9 +53,12 @@ const { get, set } = op;
  * keys j < bytes / 4 from `items` that reach `t`, stored as i32 from `scratch` + `outAt`; returns how
  * many, and stores at `scratch` + `coveredAt` how many keys it covered: all, or fewer (whole trips)
  * where another trip's positions (a trip stores up to 16 * unroll bytes from the output's end) could
- * pass the region's end. `bytes` is a multiple of 16 * unroll.
+ * pass the region's end. `bytes` is a multiple of 16 * unroll. Over the own memory (not `shared`)
+ * the scratch region is at 0 and the table's address a constant: adding `scratch` to each vector's
+ * table address made the loop over copied keys 7% slower (0.167 -> 0.178 ms per 512K keys in
+ * tiles of 4096, one thread, 2026-11-28).
  */
-function collect(min: boolean) {
+function collect(min: boolean, shared: boolean) {
   const [items, scratch, bytes, t, base, p, end, at, r, limit, threshold, positions, four] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
   const vector = (k: number) => [
     get(p),
@@ -68,8 +73,7 @@ function collect(min: boolean) {
     get(r),
     op.i32Const(4),
     op.i32Shl,
-    get(scratch),
-    op.i32Add,
+    ...(shared ? [get(scratch), op.i32Add] : []),
     op.v128Load(tableAt),
     op.swizzle,
     op.v128Store(0),
@@ -157,7 +161,7 @@ interface Kernels extends WasmKernelMemory {
   readonly collectMin: (items: number, scratch: number, bytes: number, t: number, base: number) => number;
 }
 
-const kernels = new WasmKernelSet<Kernels>(() => [collect(false), collect(true)]);
+const kernels = new WasmKernelSet<Kernels>((memory) => [collect(false, memory === 'shared'), collect(true, memory === 'shared')]);
 
 /** Whether this thread can run the SIMD collect. */
 export function simdAvailable(): boolean {
