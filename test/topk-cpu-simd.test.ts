@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
+import { deviceMemory, slabThread, wasmScratchBytes } from '../src/backends/cpu/memory.js';
 import { simdAvailable, simdCollectReaching, simdCollectStep } from '../src/algorithms/batched-top-k/cpu/simd.js';
 import { radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
 import { planInternals } from '../src/dispatch/plan.js';
@@ -8,7 +9,8 @@ import { referenceOfRows, rng } from './helpers.js';
 /*
  * Radix-select's pass-0 collect on the CPU: the WebAssembly SIMD loop (src/algorithms/batched-top-k/
  * cpu/simd.ts) against the scalar predicate, position for position, over NaN (of both signs, with
- * payloads), -0 and +0, infinities, subnormals and keys equal to the threshold; and, where one pass-0
+ * payloads), -0 and +0, infinities, subnormals and keys equal to the threshold, with the keys copied
+ * into the module's memory and read in place in a heap slab (a worker's backend); and, where one pass-0
  * tile covers a segment, the collect's own pick of the best candidates (the state it leaves stays
  * the WGSL twin's). The scalar twin of the whole path runs in topk-cpu-threshold.test.ts
  * (`simd: false`).
@@ -36,30 +38,41 @@ describe('radix-select collect: SIMD loop', () => {
     expect(simdAvailable()).toBe(true);
   });
 
-  it('finds the positions the scalar predicate finds, in index order, for both directions', () => {
-    const threshold = new Float32Array(1);
-    for (const n of [simdCollectStep, 3 * simdCollectStep, 4096, 4096 + simdCollectStep, 9000 - (9000 % simdCollectStep)]) {
-      const keys = keysFor(n + 40, n);
-      const bits = new Int32Array(keys.buffer);
-      for (const t of [-0, 0, Infinity, -Infinity, 1, -1, 0.5, keys[7]!, 1e-45, -3.4028235e38]) {
-        if (t !== t) continue; // the caller compares against a NaN's ordered key instead
-        threshold[0] = t;
-        for (const min of [false, true]) {
-          // A segment starting 8 keys before the range: positions are segment-local.
-          const from = 20;
-          const start = 12;
-          const dst = new Int32Array(n + 8).fill(-7);
-          const count = simdCollectReaching(bits, from, n, start, threshold[0]!, min, dst, 3);
-          const expected: number[] = [];
-          for (let q = from; q < from + n; q++) if (min ? keys[q]! <= threshold[0]! : !(keys[q]! < threshold[0]!)) expected.push(q - start);
-          const label = `n ${n}, t ${t}, ${min ? 'min' : 'max'}`;
-          expect(count, label).toBe(expected.length);
-          expect(Array.from(dst.subarray(3, 3 + count)), label).toEqual(expected);
-          expect(dst[0], `${label}: nothing written before the output`).toBe(-7);
+  for (const where of ['copied in', 'in place in a heap slab'] as const) {
+    it(`finds the positions the scalar predicate finds, in index order, for both directions (keys ${where})`, () => {
+      const backend = cpuBackend({ workers: where === 'copied in' ? 0 : 1 });
+      const threshold = new Float32Array(1);
+      // Past one call's keys (4096), and every key reaching (-Infinity, 'max'): calls that stop where the scratch region's positions run out.
+      for (const n of [simdCollectStep, 3 * simdCollectStep, 4096, 4096 + simdCollectStep, 9000 - (9000 % simdCollectStep)]) {
+        const keys = keysFor(n + 40, n);
+        const array = backend.upload(keys);
+        const memory = deviceMemory(array);
+        expect(memory.slab === undefined, where).toBe(where === 'copied in');
+        // What follows this thread's scratch region in the slab (another thread's region, or the slab's end) stays as it was.
+        const after = memory.slab === undefined ? undefined : new Int32Array(memory.slab.memory.buffer).subarray((slabThread(memory.slab)!.scratch + wasmScratchBytes) >> 2).subarray(0, 256).fill(-9);
+        for (const t of [-0, 0, Infinity, -Infinity, 1, -1, 0.5, keys[7]!, 1e-45, -3.4028235e38]) {
+          if (t !== t) continue; // the caller compares against a NaN's ordered key instead
+          threshold[0] = t;
+          for (const min of [false, true]) {
+            // A segment starting 8 keys before the range: positions are segment-local.
+            const from = 20;
+            const start = 12;
+            const dst = new Int32Array(n + 8).fill(-7);
+            const count = simdCollectReaching(memory.i32, memory.slab, from, n, start, threshold[0]!, min, dst, 3);
+            const expected: number[] = [];
+            for (let q = from; q < from + n; q++) if (min ? keys[q]! <= threshold[0]! : !(keys[q]! < threshold[0]!)) expected.push(q - start);
+            const label = `n ${n}, t ${t}, ${min ? 'min' : 'max'}`;
+            expect(count, label).toBe(expected.length);
+            expect(Array.from(dst.subarray(3, 3 + count)), label).toEqual(expected);
+            expect(dst[0], `${label}: nothing written before the output`).toBe(-7);
+            if (after !== undefined) expect(after.every((w) => w === -9), `${label}: nothing written past the scratch region`).toBe(true);
+          }
         }
+        array.destroy();
       }
-    }
-  });
+      backend.destroy();
+    });
+  }
 });
 
 describe('radix-select with one pass-0 tile per segment', () => {

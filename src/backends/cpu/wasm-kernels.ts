@@ -5,7 +5,8 @@ import { type WasmFunction, compileWasm, wasmModule } from './wasm.js';
  * A WebAssembly kernel module's instances on one thread: one over a memory of its own, which items
  * are copied into, and one over each heap slab (memory.ts SlabMemory) the thread meets, which reads
  * its items where they lie. Every function of such a module takes the byte address of its items
- * and, where it writes beside them, of the thread's scratch region, so the same code serves both.
+ * and, where it writes beside them, of the thread's scratch region, so the same code serves both
+ * (over the own memory, whose scratch region is at 0, a kernel may use constant addresses instead).
  */
 
 /** What every kernel set's instance has beside its functions. */
@@ -25,7 +26,11 @@ function kernelsOf<K extends WasmKernelMemory>(module: WebAssembly.Module, memor
   return { ...exports, i32: new Int32Array(memory.buffer), scratch } as unknown as K;
 }
 
-/** The instances of one kernel module (its `functions`) on this thread, made on first use. */
+/**
+ * The instances of one kernel module on this thread, made on first use. `functions` gives the
+ * module's functions for the own memory ('unshared'), whose scratch region is at 0, so that a
+ * kernel may address it with constants there, or for a slab's ('shared').
+ */
 export class WasmKernelSet<K extends WasmKernelMemory> {
   /** Over the own memory: null where WebAssembly SIMD is missing. */
   private own: K | null | undefined;
@@ -34,12 +39,12 @@ export class WasmKernelSet<K extends WasmKernelMemory> {
   /** Where {@link place} put the items: their byte address in its kernels' memory. */
   itemsAt = 0;
 
-  constructor(private readonly functions: () => readonly WasmFunction[]) {}
+  constructor(private readonly functions: (memory: 'unshared' | 'shared') => readonly WasmFunction[]) {}
 
   /** Whether this thread can run the kernels. */
   available(): boolean {
     if (this.own === undefined) {
-      const module = compileWasm(wasmModule({ imported: 'unshared' }, this.functions()));
+      const module = compileWasm(wasmModule({ imported: 'unshared' }, this.functions('unshared')));
       this.own = module === undefined ? null : kernelsOf<K>(module, new WebAssembly.Memory({ initial: 1 }), 0);
     }
     return this.own !== null;
@@ -49,7 +54,7 @@ export class WasmKernelSet<K extends WasmKernelMemory> {
   private over(slab: SlabMemory): K | undefined {
     const thread = slabThread(slab);
     if (thread === undefined) return undefined;
-    if (this.slabModule === undefined) this.slabModule = compileWasm(wasmModule({ imported: 'shared' }, this.functions())) ?? null;
+    if (this.slabModule === undefined) this.slabModule = compileWasm(wasmModule({ imported: 'shared' }, this.functions('shared'))) ?? null;
     if (this.slabModule === null) return undefined;
     let kernels = thread.kernels.get(this.slabModule) as K | undefined;
     if (kernels === undefined) {

@@ -75,6 +75,7 @@ export const op = {
   i32Popcnt: [0x69],
   i32Add: [0x6a],
   i32Sub: [0x6b],
+  i32And: [0x71],
   i32Xor: [0x73],
   i32Shl: [0x74],
   i32ShrU: [0x76],

@@ -1,5 +1,5 @@
 import { isCpuBackend } from '../../../backends/cpu/cpu-backend.js';
-import { deviceMemory } from '../../../backends/cpu/memory.js';
+import { type SlabMemory, deviceMemory } from '../../../backends/cpu/memory.js';
 import { signBit } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
@@ -47,6 +47,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly keys: Int32Array;
   /** The same key memory as f32 (for float compares, where those are exact and cheaper). */
   readonly keysF32: Float32Array;
+  /** The heap slab the keys lie in, where they lie in one: the SIMD collect reads them there in place (simd.ts). */
+  readonly keySlab: SlabMemory | undefined;
   readonly keysOut: Int32Array;
   readonly valuesIn: Int32Array | undefined;
   readonly valuesOut: Int32Array | undefined;
@@ -116,6 +118,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     const { keysIn, keysOut, valuesIn, valuesOut } = run.arrays;
     this.keys = deviceMemory(keysIn).i32;
     this.keysF32 = deviceMemory(keysIn).f32;
+    this.keySlab = deviceMemory(keysIn).slab;
     this.keysOut = deviceMemory(keysOut).i32;
     this.valuesIn = valuesIn === undefined ? undefined : deviceMemory(valuesIn).i32;
     this.valuesOut = valuesOut === undefined ? undefined : deviceMemory(valuesOut).i32;

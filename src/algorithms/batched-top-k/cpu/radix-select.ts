@@ -369,7 +369,7 @@ function collectPastThreshold(
   if (isF32 && t === t) {
     // The SIMD loop (simd.ts) over whole trips of its loop, the scalar one over the rest.
     const vectors = ctx.simd && end - from >= simdCollectMinItems && simdAvailable() ? (end - from) - ((end - from) % simdCollectStep) : 0;
-    n = vectors > 0 ? simdCollectReaching(keys, from, vectors, start, t, mask !== 0, dst, out) : 0;
+    n = vectors > 0 ? simdCollectReaching(keys, ctx.keySlab, from, vectors, start, t, mask !== 0, dst, out) : 0;
     n += collectF32Reaching(ctx.keysF32, dst, out + n, from + vectors, end, start, t, mask !== 0);
   } else {
     n = collectSignedReaching(keys, dst, out, from, end, start, threshold, isF32, isF32 ? mask : xor);
