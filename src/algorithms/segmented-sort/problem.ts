@@ -142,7 +142,7 @@ export function mergeTileFor(problem: { maxSegments: number; maxSegmentSize: num
  * range's keys and values, one padding word per 32, a verdict per invocation, a few words.
  */
 export function mergePassWorkgroupBytes(tile: number, workgroupSize: number, hasValues: boolean): number {
-  const padded = tile + tile / 32;
+  const padded = tile + Math.ceil(tile / 32);
   return 4 * ((hasValues ? 2 : 1) * padded + workgroupSize + 16);
 }
 

@@ -19,6 +19,7 @@
 export function mergePassParts(options: { readonly hasValues: boolean; readonly workgroupSize: number; readonly tileItems: number }): { declarations: string; main: string } {
   const { hasValues, workgroupSize, tileItems } = options;
   const per = tileItems / workgroupSize;
+  const padded = tileItems + Math.ceil(tileItems / 32);
   if (!Number.isInteger(per) || workgroupSize < 2) throw new Error(`internal: merge tiles of ${tileItems} keys over ${workgroupSize} invocations`);
   const range = (n: number) => Array.from({ length: n }, (_, i) => i);
   const values = (text: string) => (hasValues ? text : '');
@@ -52,8 +53,8 @@ const TILE: u32 = ${tileItems}u;
 const PER: u32 = ${per}u;
 const HALF: u32 = WG / 2u;
 // One padding word every 32: invocation t's PER consecutive places fall in distinct banks.
-var<workgroup> mergeKeys: array<u32, ${tileItems + tileItems / 32}>;
-${values(`var<workgroup> mergeValues: array<u32, ${tileItems + tileItems / 32}>;`)}
+var<workgroup> mergeKeys: array<u32, ${padded}>;
+${values(`var<workgroup> mergeValues: array<u32, ${padded}>;`)}
 var<workgroup> mergeEntered: vec4<u32>;
 var<workgroup> searchLo: array<u32, 2>;
 var<workgroup> searchHi: array<u32, 2>;
