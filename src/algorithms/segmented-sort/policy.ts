@@ -87,7 +87,9 @@ export interface SegmentedSortPolicy {
    * --policies, GPU ms, 2026-11-28 18:36 UTC, two rounds; tiles of 4096 / 2048): 1x65536 (16 tiles)
    * 0.0673 / 0.0590-0.0600, 8x16384 (32) 0.0474 / 0.0427-0.0430, 16x16384 (64) 0.0476 / 0.0436-0.0443,
    * 4x65536 (64) 0.0674 / 0.0607; 32x16384 (128) 0.0482 / 0.0561, 16x65536 (256) 0.122-0.125 /
-   * 0.136, 64x32768 (512) 0.201 / 0.221-0.223.
+   * 0.136, 64x32768 (512) 0.201 / 0.221-0.223. Halving again gained nothing (19:15 UTC, two rounds,
+   * tiles of 2048 / 1024): 1x65536 0.0592-0.0597 / 0.0596, 8x16384 0.0435-0.0437 / 0.0451-0.0457,
+   * 16x16384 0.0436-0.0442 / 0.0548-0.0553, so the tile halves once.
    */
   readonly mergeMinTiles?: number;
   /** Segments past the tile of at most this many items go to 'workgroup-radix', however few there are. */
