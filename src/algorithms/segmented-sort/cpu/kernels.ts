@@ -84,11 +84,12 @@ export function runMergeBlocks(workgroupId: number, _n: number, shared: Workgrou
   const tile = ctx.mergeTile;
   for (let q = 0; q < perWorkgroup; q++) {
     const w = workgroupId * perWorkgroup + q;
-    if (!ctx.enter(Math.floor(w / ctx.mergeTiles), 'merge', segment)) continue;
-    const base = (w % ctx.mergeTiles) * tile;
+    const i = Math.floor(w / ctx.mergeTiles);
+    if (!ctx.enter(i, 'merge', segment)) continue;
+    const base = (w - i * ctx.mergeTiles) * tile;
     if (base >= segment.size) continue;
     blockTarget.base = base;
-    sortTile(ctx, segment.start + base, Math.min(segment.size - base, tile), ctx.orderMaskOf(Math.floor(w / ctx.mergeTiles)), shared, segment.size <= tile ? undefined : blockTarget);
+    sortTile(ctx, segment.start + base, Math.min(segment.size - base, tile), ctx.orderMaskOf(i), shared, segment.size <= tile ? undefined : blockTarget);
   }
 }
 
