@@ -32,6 +32,18 @@ export function f32Signed(bits: number): number {
 /** The smallest normal f32, 2^-126: anything smaller in magnitude (and not zero) is subnormal. */
 export const minNormalF32 = 1.1754943508222875e-38;
 
+/**
+ * The bits of 2^-103, the smallest magnitude at which a value cannot take part in a subnormal sum. A
+ * nonzero f32 value with exponent e is a multiple of 2^(e - 23); if every value of a sum is zero or
+ * at least 2^-103 in magnitude (infinities and NaN included), all are multiples of 2^-126, so is
+ * every exact partial sum, and so is its rounding to f32 (a multiple of 2^-126 either lies on the f32
+ * grid or rounds to a coarser grid point). Every nonzero partial sum is then at least 2^-126: normal.
+ * None of the canonical order's flushes changes anything, and `Math.fround(a + b)` alone gives its
+ * bits. As an exponent-field test on the bits: `(bits & 0x7f800000) - quietExponentBits` is negative
+ * exactly for zeros and magnitudes below 2^-103.
+ */
+export const quietExponentBits = 24 << 23;
+
 /** The bits every f32 NaN result of a canonical sum is written as (the quiet NaN WGSL and JS produce). */
 export const canonicalNaNBits = 0x7fc00000;
 

@@ -10,6 +10,8 @@
  * memory: the threads proposal's limits flag, in every runtime that has SharedArrayBuffer).
  */
 
+import { quietExponentBits } from './numerics.js';
+
 /** Value types. */
 export const enum WasmType {
   I32 = 0x7f,
@@ -132,9 +134,6 @@ export const stepWhileBelow = (p: number, step: number, end: number) => [op.get(
 
 const { get, set } = op;
 
-/** The bits of 2^-103 (segmented-reduce's kernels.ts `quietExponent`): the smallest magnitude that no flush of a sum can touch. */
-const quietBits = 24 << 23;
-
 /** Flushes the v128 on the stack (through local `t`; `minNormal` and `magnitude` hold the splatted constants). */
 export const flush = (t: number, minNormal: number, magnitude: number) => [set(t), get(t), get(t), op.f32x4Abs, get(minNormal), op.f32x4Lt, get(magnitude), op.v128And, op.v128AndNot];
 
@@ -148,7 +147,7 @@ export const constants = (minNormal: number, magnitude: number) => [
 
 /**
  * The quiet test of the v128 in local `v`, ORed into local `q`: q's lanes stay 0 while every item is
- * a zero or at least 2^-103 in magnitude (segmented-reduce's kernels.ts `quietExponent`: no flush of a sum of them can
+ * a zero or at least 2^-103 in magnitude (numerics.ts `quietExponentBits`: no flush of a sum of them can
  * change anything). Per lane, with x the magnitude's bits, x - 1 as unsigned is below 2^-103's bits
  * - 1 exactly for 0 < x < 2^-103: four operations a vector. `magnitude`, `one` and `limit` hold
  * 0x7fffffff, 1 and 2^-103's bits - 1 ({@link quietConstants}).
@@ -172,7 +171,7 @@ export const quietConstants = (q: number, one: number, limit: number) => [
   set(q),
   op.v128ConstI32([1, 1, 1, 1]),
   set(one),
-  op.v128ConstI32(Array(4).fill(quietBits - 1)),
+  op.v128ConstI32(Array(4).fill(quietExponentBits - 1)),
   set(limit),
 ];
 

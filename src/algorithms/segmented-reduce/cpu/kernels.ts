@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { canonicalNaNBits, f32Signed, minNormalF32 } from '../../../backends/cpu/numerics.js';
+import { canonicalNaNBits, f32Signed, minNormalF32, quietExponentBits } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
 import { publishedValue, publishedWords } from '../../../dispatch/published-words.js';
@@ -193,7 +193,7 @@ function shortTotalF32(values: Float32Array, bits: Int32Array, base: number, n: 
   const lane = laneSums;
   const paired = n - half;
   if (quiet(values, bits, base, n)) {
-    // No flush changes anything (quietExponent): the same tree with Math.fround alone.
+    // No flush changes anything (quietExponentBits): the same tree with Math.fround alone.
     const f = Math.fround;
     for (let j = 0; j < paired; j++) lane[j] = f(values[base + j]! + values[base + j + half]!);
     for (let j = paired; j < half; j++) lane[j] = values[base + j]!;
@@ -211,33 +211,21 @@ function shortTotalF32(values: Float32Array, bits: Int32Array, base: number, n: 
 }
 
 /**
- * Smallest magnitude (2^-103) at which a value cannot take part in a subnormal sum. A nonzero f32
- * value with exponent e is a multiple of 2^(e - 23); if every value of a sum is zero or at least
- * 2^-103 in magnitude (infinities and NaN included), all are multiples of 2^-126, so is every exact
- * partial sum, and so is its rounding to f32 (a multiple of 2^-126 either lies on the f32 grid or
- * rounds to a coarser grid point). Every nonzero partial sum is then at least 2^-126: normal. None
- * of the canonical order's flushes changes anything, and `Math.fround(a + b)` alone gives its bits.
- * As an exponent-field test on the bits: `(bits & 0x7f800000) - quietExponent` is negative exactly
- * for zeros and magnitudes below 2^-103.
- */
-const quietExponent = 24 << 23;
-
-/**
  * The canonical total of `n` (2 <= n <= 16) values from `base` (`bits`: the same memory as int32), in locals: the tree over 16 lanes
  * whose lanes past `n` are -0 (adding -0 changes nothing, so this is the tree over the next power of
  * two of `n`, bit for bit). Short segments (MoE rows of 8 or 16 experts) spent more on the lane
  * array's loops and on flush tests than on their additions; values that pass the {@link
- * quietExponent} test (all but zeros and magnitudes below 2^-103) add without flush tests, and a
+ * quietExponentBits} test (all but zeros and magnitudes below 2^-103) add without flush tests, and a
  * segment holding others takes the flushing tree.
  */
 function tinyTotalF32(values: Float32Array, bits: Int32Array, base: number, n: number): number {
   return quiet(values, bits, base, n) ? quietTinyTotalF32(values, base, n) : flushedTinyTotalF32(values, base, n);
 }
 
-/** Whether `n` values from `base` are all zeros or at least 2^-103 in magnitude ({@link quietExponent}). */
+/** Whether `n` values from `base` are all zeros or at least 2^-103 in magnitude ({@link quietExponentBits}). */
 function quiet(values: Float32Array, bits: Int32Array, base: number, n: number): boolean {
   const e = 0x7f800000;
-  const q = quietExponent;
+  const q = quietExponentBits;
   let below = 0;
   let below2 = 0;
   let j = base;
@@ -290,7 +278,7 @@ function quietTotal8(values: Float32Array, base: number): number {
   return f(f(f(values[base]! + values[base + 4]!) + f(values[base + 2]! + values[base + 6]!)) + f(f(values[base + 1]! + values[base + 5]!) + f(values[base + 3]! + values[base + 7]!)));
 }
 
-/** Whether every one of `n` values from `base` that failed the {@link quietExponent} test is a zero. */
+/** Whether every one of `n` values from `base` that failed the {@link quietExponentBits} test is a zero. */
 function quietOrZero(values: Float32Array, base: number, n: number): boolean {
   for (let j = 0; j < n; j++) {
     const v = values[base + j]!;

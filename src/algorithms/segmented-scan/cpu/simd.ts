@@ -1,5 +1,5 @@
-import type { SlabMemory } from '../../../backends/cpu/memory.js';
-import { wasmScratchBytes } from '../../../backends/cpu/memory.js';
+import { type SlabMemory, wasmScratchBytes } from '../../../backends/cpu/memory.js';
+import { quietExponentBits } from '../../../backends/cpu/numerics.js';
 import { WasmType, constants, flush, op, quietConstants, quietTest } from '../../../backends/cpu/wasm.js';
 import { type WasmKernelMemory, WasmKernelSet } from '../../../backends/cpu/wasm-kernels.js';
 import { laneItems } from '../order.js';
@@ -142,9 +142,6 @@ export function simdAvailable(): boolean {
   return kernels.available();
 }
 
-/** The bits of 2^-103 (segmented-reduce's kernels.ts `quietExponent`). */
-const quietExponent = 24 << 23;
-
 /**
  * The canonical inclusive sums of the first `count & ~3` of `count` packed rows of `size` (8 or 16)
  * f32 values from `base` (`bits`: their bits, in `slab` where they lie in one), each from the
@@ -155,7 +152,7 @@ export function simdRowScansF32(bits: Int32Array, slab: SlabMemory | undefined, 
   const rowsPerCall = wasmScratchBytes / 4 / size;
   const total = count & ~3;
   // The quiet twin only where the initial value passes the test too.
-  const quietCarry = (carryBits & 0x7fffffff) === 0 || (carryBits & 0x7f800000) >= quietExponent;
+  const quietCarry = (carryBits & 0x7fffffff) === 0 || (carryBits & 0x7f800000) >= quietExponentBits;
   for (let done = 0; done < total; ) {
     const rows = Math.min(rowsPerCall, total - done);
     const n = rows * size;
