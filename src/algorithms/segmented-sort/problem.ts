@@ -119,8 +119,8 @@ export function mergePassesFor(size: number, tile: number): number {
   return passes;
 }
 
-/** 'merge': workgroups per segment of its launches, tiles of the host size bound. */
-export const mergeTilesPerSegment = (maxSegmentSize: number, tileItems: number) => Math.max(1, Math.ceil(maxSegmentSize / tileItems));
+/** Tiles of `tileItems` keys in the host size bound (at least 1). */
+const tilesIn = (maxSegmentSize: number, tileItems: number) => Math.max(1, Math.ceil(maxSegmentSize / tileItems));
 
 /** Every built-in policy's `mergeMinTiles`: see policy.ts. */
 export const defaultMergeMinTiles = 128;
@@ -132,7 +132,7 @@ export const defaultMergeMinTiles = 128;
  * workgroups.
  */
 export function mergeTileFor(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
-  const tiles = Math.max(1, problem.maxSegments) * mergeTilesPerSegment(problem.maxSegmentSize, policy.tileItems);
+  const tiles = Math.max(1, problem.maxSegments) * tilesIn(problem.maxSegmentSize, policy.tileItems);
   const half = policy.tileItems / 2;
   return tiles < (policy.mergeMinTiles ?? defaultMergeMinTiles) && half >= policy.workgroupSize && Number.isInteger(half / policy.workgroupSize) ? half : policy.tileItems;
 }
@@ -146,9 +146,20 @@ export function mergePassWorkgroupBytes(tile: number, workgroupSize: number, has
   return 4 * ((hasValues ? 2 : 1) * padded + workgroupSize + 16);
 }
 
-/** The single-tile layout of 'merge''s block launch: single-tile's over tiles of {@link mergeTileFor}. */
-export function mergeBlockShape(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): SingleTileShape {
-  return singleTileShape(problem.maxSegmentSize, { ...policy, tileItems: mergeTileFor(problem, policy) });
+/** How 'merge' lays a run out: see {@link mergeLayout}. */
+export interface MergeLayout {
+  /** Keys of a tile ({@link mergeTileFor}). */
+  readonly tile: number;
+  /** Workgroups per segment of its launches: tiles in the host size bound. */
+  readonly tilesPerSegment: number;
+  /** The block launch's single-tile layout (single-tile's over tiles of `tile` keys). */
+  readonly blocks: SingleTileShape;
+}
+
+/** 'merge''s layout for a problem, the same on every backend (it sets the grids). */
+export function mergeLayout(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): MergeLayout {
+  const tile = mergeTileFor(problem, policy);
+  return { tile, tilesPerSegment: tilesIn(problem.maxSegmentSize, tile), blocks: singleTileShape(problem.maxSegmentSize, { ...policy, tileItems: tile }) };
 }
 
 /** How 'single-tile' lays its segments out: see {@link singleTileShape}. */
@@ -208,7 +219,7 @@ const perTile = (problem: { maxSegments: number; maxSegmentSize: number }, polic
 const radixSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
 const mergeSlots = ['offsets', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
 /** 'merge' launches: a workgroup per tile of every segment (its keys in the block launch, its output range in a merge pass). */
-const mergeGrid = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => problem.maxSegments * mergeTilesPerSegment(problem.maxSegmentSize, mergeTileFor(problem, policy));
+const mergeGrid = (problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy) => problem.maxSegments * mergeLayout(problem, policy).tilesPerSegment;
 
 /**
  * The sort's kernel table: the slots each kernel binds and its grid, read by the planner and by both
@@ -236,7 +247,7 @@ export const segmentedSortKernels: KernelTable<Exclude<SegmentedSortKernelId, 'v
   'merge-blocks': {
     slots: mergeSlots,
     // Several segments to a workgroup only where every segment is one tile (singleTileShape).
-    grid: (problem, policy) => Math.ceil(mergeGrid(problem, policy) / mergeBlockShape(problem, policy).segmentsPerWorkgroup),
+    grid: (problem, policy) => Math.ceil(mergeGrid(problem, policy) / mergeLayout(problem, policy).blocks.segmentsPerWorkgroup),
     identicalSlots: ['sortKeys0', 'sortValues0'],
   },
   'merge-pass': { slots: mergeSlots, grid: mergeGrid, identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },

@@ -1,7 +1,7 @@
 import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { SegmentedSortPolicy } from '../policy.js';
-import { type SegmentedSortRun, type SingleTileShape, mergeBlockShape, mergeTileFor, mergeTilesPerSegment, radixScanShape, singleTileShape } from '../problem.js';
+import { type MergeLayout, type SegmentedSortRun, type SingleTileShape, mergeLayout, radixScanShape, singleTileShape } from '../problem.js';
 import type { RadixSegment, RadixSortSource } from './radix.js';
 
 /**
@@ -39,10 +39,8 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly hasRadix: boolean;
   readonly hasWorkgroupRadix: boolean;
   readonly hasMerge: boolean;
-  /** 'merge': its tile (problem.ts `mergeTileFor`), workgroups per segment of its launches, and its block launch's layout. */
-  readonly mergeTile: number;
-  readonly mergeTiles: number;
-  readonly mergeBlocks: SingleTileShape;
+  /** 'merge''s tile, workgroups per segment and block launch layout (problem.ts `mergeLayout`). */
+  readonly merge: MergeLayout;
   /** The items a kernel covers per segment: the host bound with radix, workgroup-radix or merge, else the tile. */
   readonly capacity: number;
   // Temporary-storage slots, word offsets (-1 when absent).
@@ -73,9 +71,7 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
     this.hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
     this.hasMerge = run.launches.some((l) => l.kernel === 'merge-blocks');
-    this.mergeTile = mergeTileFor(problem, run.policy);
-    this.mergeTiles = mergeTilesPerSegment(problem.maxSegmentSize, this.mergeTile);
-    this.mergeBlocks = mergeBlockShape(problem, run.policy);
+    this.merge = mergeLayout(problem, run.policy);
     this.capacity = this.hasRadix || this.hasWorkgroupRadix || this.hasMerge ? problem.maxSegmentSize : run.policy.tileItems;
     this.countsSlot = this.slotWords('sortCounts');
     this.keysSlots = [this.slotWords('sortKeys0'), this.slotWords('sortKeys1')];

@@ -22,10 +22,10 @@ const kernels: Record<SegmentedSortKernelId, CpuKernelEntry<SortContext>> = {
   'merge-blocks': {
     body: runMergeBlocks,
     bytes: (ctx) => singleTileCpuWorkgroupBytes(ctx.tileItems),
-    items: (grid, { ctx }) => grid * ctx.mergeBlocks.segmentsPerWorkgroup * 12 * ctx.mergeTile,
+    items: (grid, { ctx }) => grid * ctx.merge.blocks.segmentsPerWorkgroup * 12 * ctx.merge.tile,
   },
   // A read and a write per key, and the two searches.
-  'merge-pass': { body: runMergePass, bytes: () => 0, items: (grid, { ctx }) => grid * 2 * ctx.mergeTile },
+  'merge-pass': { body: runMergePass, bytes: () => 0, items: (grid, { ctx }) => grid * 2 * ctx.merge.tile },
   'radix-histogram': { body: (w, _n, shared, { ctx, pass }) => radixHistogram(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: radixItems },
   'radix-scan': { body: (w, _n, shared, { ctx, pass }) => radixScan(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * ctx.tiles * ctx.scanDigits * 2 },
   'radix-scatter': { body: (w, _n, shared, { ctx, pass }) => radixScatter(ctx, w, shared, pass), bytes: () => radixWorkgroupBytes, items: (grid, params) => 2 * radixItems(grid, params) },

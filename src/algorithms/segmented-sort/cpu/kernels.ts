@@ -12,22 +12,20 @@ import { digitPlaces } from './workgroup-radix.js';
 
 const segment = new SegmentExtent();
 
-/**
- * Where 'merge-blocks' writes a sorted tile that is not its segment's only one: buffer 0 (key bits,
- * values as u32: payloads, or indices in the segment from the tile's `base`).
- */
-interface TileTarget {
-  base: number;
-}
-const blockTarget: TileTarget = { base: 0 };
+/** Where a sorted tile goes: the outputs, or (`base` >= 0) buffer 0 for 'merge-blocks'. */
+const toOutputs = -1;
 
-/** Writes output slot `at` of a segment starting at `start` from its item `index` (or, with `target`, buffer 0's). */
-function writeItem(ctx: SortContext, start: number, at: number, index: number, target?: TileTarget): void {
-  if (target !== undefined) {
+/**
+ * Writes output slot `at` of a segment starting at `start` from its item `index`; with `base` >= 0
+ * (a 'merge-blocks' tile that is not its segment's only one) buffer 0's instead: key bits, and values
+ * as u32 (payloads, or indices in the segment from the tile's `base`).
+ */
+function writeItem(ctx: SortContext, start: number, at: number, index: number, base: number): void {
+  if (base >= 0) {
     const temp = ctx.tempU32;
     temp[ctx.keysSlots[0] + start + at] = ctx.keysIn[start + index]!;
     if (ctx.valueMode === 1) temp[ctx.valuesSlots[0] + start + at] = ctx.valuesIn![start + index]!;
-    else if (ctx.valueMode === 2) temp[ctx.valuesSlots[0] + start + at] = target.base + index;
+    else if (ctx.valueMode === 2) temp[ctx.valuesSlots[0] + start + at] = base + index;
     return;
   }
   ctx.keysOut[start + at] = ctx.keysIn[start + index]!;
@@ -70,7 +68,7 @@ export function runSingleTile(workgroupId: number, _n: number, shared: Workgroup
 
 function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: WorkgroupMemory): void {
   if (!ctx.enter(i, 'single-tile', segment)) return;
-  sortTile(ctx, segment.start, Math.min(segment.size, tileCapacity), ctx.orderMaskOf(i), shared);
+  sortTile(ctx, segment.start, Math.min(segment.size, tileCapacity), ctx.orderMaskOf(i), shared, toOutputs);
 }
 
 /**
@@ -80,25 +78,24 @@ function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: 
  * is the segment's only tile (webgpu/programs.ts, blocks mode).
  */
 export function runMergeBlocks(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
-  const perWorkgroup = ctx.mergeBlocks.segmentsPerWorkgroup;
-  const tile = ctx.mergeTile;
+  const { tile, tilesPerSegment, blocks } = ctx.merge;
+  const perWorkgroup = blocks.segmentsPerWorkgroup;
   for (let q = 0; q < perWorkgroup; q++) {
     const w = workgroupId * perWorkgroup + q;
-    const i = Math.floor(w / ctx.mergeTiles);
+    const i = Math.floor(w / tilesPerSegment);
     if (!ctx.enter(i, 'merge', segment)) continue;
-    const base = (w - i * ctx.mergeTiles) * tile;
+    const base = (w - i * tilesPerSegment) * tile;
     if (base >= segment.size) continue;
-    blockTarget.base = base;
-    sortTile(ctx, segment.start + base, Math.min(segment.size - base, tile), ctx.orderMaskOf(i), shared, segment.size <= tile ? undefined : blockTarget);
+    sortTile(ctx, segment.start + base, Math.min(segment.size - base, tile), ctx.orderMaskOf(i), shared, segment.size <= tile ? toOutputs : base);
   }
 }
 
-/** Sorts `size` items (at most a tile) from `start` by (sort key, index) and writes them from `start` (to the outputs, or `target`). */
-function sortTile(ctx: SortContext, start: number, size: number, mask: number, shared: WorkgroupMemory, target?: TileTarget): void {
+/** Sorts `size` items (at most a tile) from `start` by (sort key, index) and writes them from `start` (`base`: see {@link writeItem}). */
+function sortTile(ctx: SortContext, start: number, size: number, mask: number, shared: WorkgroupMemory, base: number): void {
   if (size === 0) return;
   const tile = ctx.tileItems;
   if (size >= singleTileRadixItems) {
-    radixSortTile(ctx, start, size, mask, shared.u32, target);
+    radixSortTile(ctx, start, size, mask, shared.u32, base);
     return;
   }
   let scratch = f64Views.get(shared.u32.buffer);
@@ -113,7 +110,7 @@ function sortTile(ctx: SortContext, start: number, size: number, mask: number, s
   // The index is the composite's remainder by the tile, a power of two: exact in float64 arithmetic (faster than %).
   for (let j = 0; j < size; j++) {
     const composite = sorted[j]!;
-    writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile, target);
+    writeItem(ctx, start, j, composite - Math.floor(composite / tile) * tile, base);
   }
 }
 
@@ -123,7 +120,7 @@ function sortTile(ctx: SortContext, start: number, size: number, mask: number, s
  * (the four histograms, then places, ahead of them), and the last digit's pass writes each item's key
  * bits and value by its index. Stable, so the order of the (sort key, index) pairs.
  */
-function radixSortTile(ctx: SortContext, start: number, size: number, mask: number, words: Uint32Array, target: TileTarget | undefined): void {
+function radixSortTile(ctx: SortContext, start: number, size: number, mask: number, words: Uint32Array, base: number): void {
   const tile = ctx.tileItems;
   const keysAt = [radixHistogramWords, radixHistogramWords + tile];
   const indicesAt = [radixHistogramWords + 2 * tile, radixHistogramWords + 3 * tile];
@@ -142,7 +139,7 @@ function radixSortTile(ctx: SortContext, start: number, size: number, mask: numb
   }
   const active = digitPlaces(words, size);
   if (active.length === 0) {
-    for (let j = 0; j < size; j++) writeItem(ctx, start, j, j, target);
+    for (let j = 0; j < size; j++) writeItem(ctx, start, j, j, base);
     return;
   }
   let from = first;
@@ -157,7 +154,7 @@ function radixSortTile(ctx: SortContext, start: number, size: number, mask: numb
         const d = places + ((words[from + j]! >>> shift) & 255);
         const at = words[d]!;
         words[d] = at + 1;
-        writeItem(ctx, start, at, fromIndices < 0 ? j : words[fromIndices + j]!, target);
+        writeItem(ctx, start, at, fromIndices < 0 ? j : words[fromIndices + j]!, base);
       }
       return;
     }

@@ -27,10 +27,10 @@ function splitAt(keys: Uint32Array, aAt: number, lenA: number, bAt: number, lenB
 
 /** 'merge-pass' (grid: maxSegments * mergeTiles; `pass` the launch's). */
 export function runMergePass(workgroupId: number, _n: number, _shared: unknown, { ctx, pass }: KernelParams<SortContext>): void {
-  const i = Math.floor(workgroupId / ctx.mergeTiles);
-  const g = workgroupId % ctx.mergeTiles;
+  const { tile, tilesPerSegment } = ctx.merge;
+  const i = Math.floor(workgroupId / tilesPerSegment);
+  const g = workgroupId - i * tilesPerSegment;
   if (!ctx.enter(i, 'merge', segment)) return;
-  const tile = ctx.mergeTile;
   const { start, size } = segment;
   const passes = mergePassesFor(size, tile);
   if (passes <= pass || g * tile >= size) return;

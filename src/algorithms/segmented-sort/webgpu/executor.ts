@@ -1,5 +1,5 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
-import { type SegmentedSortExecutor, type SegmentedSortRun, mergeTileFor, mergeTilesPerSegment, segmentedSortKernels } from '../problem.js';
+import { type SegmentedSortExecutor, type SegmentedSortRun, mergeLayout, segmentedSortKernels } from '../problem.js';
 import { type SortKernelFacts, sortKernelFacts } from './facts.js';
 import { sortProgram } from './programs.js';
 
@@ -16,7 +16,7 @@ export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor
     return {
       sortTiles: run.problem.tilesPerSegment,
       sortGroupSegments: run.problem.groupSegments,
-      mergeTiles: mergeTilesPerSegment(run.problem.maxSegmentSize, mergeTileFor(run.problem, run.policy)),
+      mergeTiles: mergeLayout(run.problem, run.policy).tilesPerSegment,
       capacity: long ? run.problem.maxSegmentSize : run.policy.tileItems,
     };
   },

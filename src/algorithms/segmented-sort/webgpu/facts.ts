@@ -1,7 +1,7 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import { defaultTileLoadBatch } from '../policy.js';
-import { type SegmentedSortRun, type SingleTileShape, mergeBlockShape, mergeTileFor, singleTileShape } from '../problem.js';
+import { type MergeLayout, type SegmentedSortRun, type SingleTileShape, mergeLayout, singleTileShape } from '../problem.js';
 import { type RadixLoads, type RadixWarpRank, defaultRadixLoads, radixWarpRankFor } from './radix.js';
 
 /*
@@ -27,9 +27,8 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly workgroupRadixItemsPerInvocation: number;
   /** The single-tile layout (problem.ts `singleTileShape`): its tile is static, so each size bound's power of two has its own pipeline. */
   readonly singleTile: SingleTileShape;
-  /** 'merge''s tile (problem.ts `mergeTileFor`; 0 without merge launches) and its block launch's layout. */
-  readonly mergeTile: number;
-  readonly mergeBlocks: SingleTileShape;
+  /** 'merge''s tile and its block launch's layout (problem.ts `mergeLayout`); undefined without merge launches. */
+  readonly merge: MergeLayout | undefined;
   /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
   readonly radixWarpRank: RadixWarpRank | undefined;
   /** Loads each single-tile invocation has in flight at once (policy.ts `tileLoadBatch`); undefined without a single-tile or merge launch. */
@@ -62,8 +61,7 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
-    mergeTile: hasMerge ? mergeTileFor(problem, policy) : 0,
-    mergeBlocks: mergeBlockShape(problem, policy),
+    merge: hasMerge ? mergeLayout(problem, policy) : undefined,
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     radixLoads: hasRadix ? ((policy.radixLoads as RadixLoads | undefined) ?? defaultRadixLoads) : undefined,

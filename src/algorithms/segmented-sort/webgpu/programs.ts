@@ -129,7 +129,8 @@ function exchange(m: number, n: number, up: string): string {
  * the invocations of a subgroup hit distinct banks in most steps. Loads and writes are coalesced.
  */
 function singleTile(facts: SortKernelFacts, blocks: boolean): { declarations: string; main: string } {
-  const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = blocks ? facts.mergeBlocks : facts.singleTile;
+  // facts.merge is set wherever the plan has merge launches (facts.ts).
+  const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = blocks ? facts.merge!.blocks : facts.singleTile;
   // Set wherever the plan has a single-tile launch (facts.ts).
   const batch = facts.tileLoadBatch!;
   const logE = Math.log2(e);
@@ -288,15 +289,16 @@ ${range
  */
 function blockDeclarations(facts: SortKernelFacts, segments: number): string {
   const value = facts.valueMode === 'payload' ? 'valuesIn[start + index]' : facts.valueMode === 'indices' ? 'blockBase[q] + index' : '0u';
+  const tile = facts.merge!.tile;
   return `
 var<workgroup> blockBase: array<u32, ${segments}>;
 var<workgroup> blockOut: array<u32, ${segments}>;
 struct Block { start: u32, size: u32, mask: u32, base: u32, out: u32 }
 fn enterBlock(w: u32) -> Block {
   let e = enterMerge(w / u.mergeTiles);
-  let base = (w % u.mergeTiles) * ${facts.mergeTile}u;
+  let base = (w % u.mergeTiles) * ${tile}u;
   if (e.w == 0u || base >= e.y) { return Block(0u, 0u, 0u, 0u, 0u); }
-  return Block(e.x + base, min(e.y - base, ${facts.mergeTile}u), e.z, base, select(0u, 1u, e.y <= ${facts.mergeTile}u));
+  return Block(e.x + base, min(e.y - base, ${tile}u), e.z, base, select(0u, 1u, e.y <= ${tile}u));
 }
 fn storeBlock(q: u32, at: u32, bits: u32, value: u32) {
   let start = segmentStart[q];
@@ -335,7 +337,7 @@ ${range
 /** The program of one of the sort's kernels for these facts. */
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
-  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' || kernel === 'merge-blocks' ? singleTile(facts, kernel === 'merge-blocks') : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.mergeTile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' || kernel === 'merge-blocks' ? singleTile(facts, kernel === 'merge-blocks') : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
