@@ -116,6 +116,8 @@ const smallPolicy: TopKPolicy = {
   radixBits: 8,
   radixWideDigitItems: 65536,
   radixFilterWorkgroups: 5,
+  // Fewer pass-0 workgroups than tiles: each takes several tiles of its segment.
+  radixHistogramWorkgroups: 3,
   rowRadixMaxItems: 65536,
   rowRadixPastTileMaxItems: 65536,
   rowRadixMaxTotalItems: 16777216,
@@ -532,6 +534,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixBits: 8,
       radixWideDigitItems: 65536,
       radixFilterWorkgroups: 4,
+      radixHistogramWorkgroups: 16,
       rowRadixMaxItems: 65536,
       rowRadixPastTileMaxItems: 65536,
       rowRadixMaxTotalItems: 16777216,

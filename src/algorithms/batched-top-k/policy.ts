@@ -49,6 +49,12 @@ export interface TopKPolicy {
   /** Workgroups the radix-select filter passes spread over, all segments together (each loops over its segment's tiles). */
   readonly radixFilterWorkgroups: number;
   /**
+   * Workgroups radix-select's pass 0 (the launch that reads every key) spreads over, all segments
+   * together, at most one per tile: each takes every so many tiles of its segment and loads its next
+   * tile's keys while it tests this one's.
+   */
+  readonly radixHistogramWorkgroups: number;
+  /**
    * row-radix (one workgroup per segment doing every digit pass, the row re-read from cache) takes
    * segments of at most this many keys: past it one workgroup's passes over its row outlast
    * radix-select's launches, which spread a segment over the whole device.
@@ -237,6 +243,11 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // A quarter of the device's workgroup slots: the filter passes mostly read the few keys that
     // reached the sampled threshold, and their idle workgroups cost launch time.
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
+    // H200 (GPU time of init + pass 0, bench/topk-webgpu.ts --tune, 2026-11-28; 1024 / 2048 / 4096
+    // (this) / 8192 workgroups / one a tile): 1x16M k=100 0.0656 / 0.0645 / 0.0658 / 0.0711 / 0.0712
+    // ms, 256x262144 k=256 0.152 / 0.147 / 0.145 / 0.147 / 0.159, 64x151936 k=50 0.044 / 0.047 /
+    // 0.049 / 0.045 / 0.048 (noisy), 32x131072 k=2048 0.032-0.033 at every count.
+    radixHistogramWorkgroups: Math.max(1, 4 * capabilities.parallelism),
     rowRadixMaxItems: rowRadixDefaults.maxItems,
     rowRadixPastTileMaxItems: rowRadixDefaults.pastTileMaxItems,
     rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,

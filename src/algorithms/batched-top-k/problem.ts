@@ -106,7 +106,7 @@ const radixCounts = ['segmentState', 'histogram'] as const;
  * Top-k's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts) and
  * by both executors. Reduce runs `chunks` workgroups per segment (or, for segments of at most
  * policy.reduceSmallSegmentItems keys, one invocation per segment); radix pass 0 (histogram) runs
- * `tiles` workgroups per segment, the fallback and filters `filterTiles`.
+ * `histogramTiles` workgroups per segment, the fallback and filters `filterTiles`.
  */
 export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segment-offsets'>, TopKProblem, TopKPolicy> = {
   'single-tile': { slots: ['offsets'], grid: perSegment },
@@ -118,7 +118,7 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   },
   'reduce-merge': { slots: ['offsets', 'partials'], grid: perSegment },
   'radix-init': { slots: radixSlots, grid: perSegment, identicalSlots: radixCounts },
-  'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy), identicalSlots: radixCounts },
+  'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixHistogramTiles(problem, policy), identicalSlots: radixCounts },
   'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
@@ -160,6 +160,14 @@ export function reduceChunks(maxSegmentSize: number, policy: TopKPolicy): number
 /** Radix pass-0 workgroups (tiles) per segment: the grid of the kernel that reads every key. */
 export function radixTiles(maxSegmentSize: number, policy: TopKPolicy): number {
   return Math.max(1, Math.ceil(maxSegmentSize / policy.radixTileItems));
+}
+
+/**
+ * Radix pass-0 workgroups per segment: policy.radixHistogramWorkgroups spread over the segments, at
+ * most one per tile (workgroup w of a segment takes its tiles w, w + this, ...).
+ */
+export function radixHistogramTiles(problem: Pick<TopKProblem, 'maxSegments' | 'maxSegmentSize'>, policy: TopKPolicy): number {
+  return Math.min(radixTiles(problem.maxSegmentSize, policy), Math.max(1, Math.ceil(policy.radixHistogramWorkgroups / Math.max(1, problem.maxSegments))));
 }
 
 /**

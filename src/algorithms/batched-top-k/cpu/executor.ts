@@ -25,8 +25,8 @@ import { radixWorkgroupBytes } from '../../segmented-sort/cpu/radix.js';
 function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = false): number {
   const ctx = params.ctx;
   const perTile = Math.min(ctx.problem.maxSegmentSize, ctx.policy.radixTileItems);
-  if (!fallback || ctx.stateSlot < 0) return grid * perTile;
   grid = ctx.maxSegments * ctx.tilesPerSegment;
+  if (!fallback || ctx.stateSlot < 0) return grid * perTile;
   const segments = ctx.maxSegments;
   if (segments > 4096) return grid * perTile;
   const temp = ctx.temp;

@@ -20,7 +20,7 @@ import { simdAvailable, simdCollectReaching, simdCollectStep } from './simd.js';
  * from the top (the last one what is left), with per-segment state in temporary storage:
  *
  *   'radix-init'       (grid maxSegments)               zero state and histograms; sample a threshold T
- *   'radix-histogram'  (grid maxSegments * tiles)        pass 0 over the keys: those >= T into
+ *   'radix-histogram'  (grid maxSegments * histogramTiles) pass 0 over the keys: those >= T into
  *                                                         candidates0 with their digit-0 histogram, or
  *                                                         (no T) the digit-0 histogram of every key
  *   'radix-fallback'   (grid maxSegments * tiles)        only where fewer than take keys reached T:
@@ -258,12 +258,12 @@ export function runRadixFallback(workgroupId: number, _numWorkgroups: number, sh
 }
 
 /**
- * Pass 0 over tiles of the keys. 'radix-histogram' (grid maxSegments * tiles): one tile per
- * workgroup. 'radix-fallback' (grid maxSegments * filterTiles): workgroup w takes tiles w, w +
- * filterTiles, ... of its segment.
+ * Pass 0 over tiles of the keys. 'radix-histogram' (grid maxSegments * histogramTiles) and
+ * 'radix-fallback' (grid maxSegments * filterTiles): workgroup w of a segment takes its tiles w, w +
+ * its launch's workgroups per segment, ...
  */
 function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext, fallback: boolean): void {
-  const perSegment = fallback ? ctx.filterTilesPerSegment : ctx.tilesPerSegment;
+  const perSegment = fallback ? ctx.filterTilesPerSegment : ctx.histogramTilesPerSegment;
   const segment = enter(ctx, perSegment === 1 ? workgroupId : Math.floor(workgroupId / perSegment));
   if (segment < 0) return;
   const seg = segmentOfWorkgroup;

@@ -1,6 +1,6 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type TopKExecutor, type TopKRun, radixFilterTiles, radixTiles, reduceChunks, topKKernels } from '../problem.js';
+import { type TopKExecutor, type TopKRun, radixFilterTiles, radixHistogramTiles, radixTiles, reduceChunks, topKKernels } from '../problem.js';
 import { radixCandidateShortcut, reducePerInvocation } from '../policy.js';
 import { type TopKKernelFacts, kernelFacts } from './facts.js';
 import { radixFilterProgram } from './radix-filter.js';
@@ -70,6 +70,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       chunks: reduceChunks(problem.maxSegmentSize, policy),
       tiles: radixTiles(problem.maxSegmentSize, policy),
       filterTiles: radixFilterTiles(problem, policy),
+      histogramTiles: radixHistogramTiles(problem, policy),
       ...(layout.has('candidates0') ? { candidatesLen: layout.slot('candidates0').bytes >>> 2 } : {}),
       ...(layout.has('rowCandidates') ? { rowCandidatesLen: layout.slot('rowCandidates').bytes >>> 2 } : {}),
       ...(problem.weights === undefined ? {} : { weightScale: problem.weights.scaleBits }),

@@ -14,7 +14,7 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  */
 
 /** Uniforms of every radix kernel beyond the shared ones. */
-const radixUniforms = ['tiles', 'filterTiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
+const radixUniforms = ['tiles', 'filterTiles', 'histogramTiles', 'launchPass', 'segmentStateAt', 'histogramAt', 'selectedAt', 'candidates0At', 'candidates1At', 'candidatesLen'];
 
 /**
  * WGSL: `chooseDigit(bins, remaining, lid)` over the kernel's `localHistogram` (atomic words),
@@ -175,9 +175,3 @@ export const enterRadixSegment = (segment: string) => `
   let s = enterSegment(${segment}, mulSat(u.tiles, RADIX_TILE), lid);
   if (s.go == 0u) { return; }
   let state = u.segmentStateAt + (${segment}) * STATE_WORDS;`;
-
-/** Enters a pass-0 tile: the grid is segments x u.tiles. */
-export const enterRadixTile = `
-  let tiles = u.tiles;
-  let segment = workgroupIndex / tiles;
-  let tile = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}`;
