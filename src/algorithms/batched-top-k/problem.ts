@@ -169,11 +169,11 @@ export function selectionMergeLayout(problem: { maxSegments: number; maxSegmentS
 }
 
 /**
- * The selection sort for selections of at most `selected` keys in `maxSegments` segments, and why:
- * merge where the segmented sort's policy, for segments of that size, picks merge (or single-tile,
- * which merge's block launch is for a selection of one tile), radix otherwise, unless the policy's
- * `selectionSortVariant` forces one (merge only where its workgroup memory fits). Both backends
- * choose from the capabilities alone, so the CPU emulator given a GPU's chooses as that GPU does.
+ * The selection sort for selections of at most `selected` keys (past top-k's tile, which is the
+ * sort's here) in `maxSegments` segments, and why: merge where the segmented sort's policy picks
+ * merge for segments of that size, radix otherwise, unless the policy's `selectionSortVariant`
+ * forces one (merge only where its workgroup memory fits). Both backends choose from the
+ * capabilities alone, so the CPU emulator given a GPU's chooses as that GPU does.
  */
 export function chooseSelectionSort(maxSegments: number, selected: number, policy: TopKPolicy, capabilities: BackendCapabilities): { sort: SelectionSort; why: string } {
   const geometry = { maxSegments, maxSegmentSize: selected };
@@ -183,7 +183,7 @@ export function chooseSelectionSort(maxSegments: number, selected: number, polic
   const sort = selectSegmentedSortVariant({ segmentSize: { min: 0, max: selected }, segments: maxSegments }, capabilities, { policy: selectionSortPolicy(policy) });
   const merge = sort.verdicts.find((v) => v.variant === 'merge')!;
   if (forced === 'merge' && !merge.applicable) throw new SegkitUsageError(`tuning.policy.selectionSortVariant: 'merge' cannot run for these parameters: ${merge.reason}`);
-  const natural = sort.variant === 'merge' || sort.variant === 'single-tile';
+  const natural = sort.variant === 'merge';
   const why = forced === 'merge' ? `merge, forced by tuning.policy.selectionSortVariant 'merge' (${merge.reason})` : `${natural ? 'merge' : 'radix'}, as the segmented sort's policy decides for segments of up to ${selected} keys: ${natural ? sort.why : merge.reason}`;
   return { sort: forced === 'merge' || natural ? { variant: 'merge', layout: selectionMergeLayout(geometry, policy) } : radix(), why };
 }

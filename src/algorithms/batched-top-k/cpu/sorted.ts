@@ -19,11 +19,11 @@ import type { TopKContext, TopKKernelParams } from './common.js';
 
 /** What the selection sort reads of a top-k run, resolved on the calling thread (plain data, so worker copies carry it). */
 export interface SelectionSortFields {
-  readonly variant: SelectionSort['variant'];
   /** 'merge''s layout (problem.ts selectionMergeLayout); undefined with radix. */
   readonly merge: MergeLayout | undefined;
   /** The tile of the merge's block sort (the policy's tileItems: problem.ts selectionSortPolicy). */
   readonly tileItems: number;
+  /** Radix: tiles per segment and segments per group (1 with merge). */
   readonly tiles: number;
   readonly groupSegments: number;
   /** Digits one scan workgroup covers (segmented-sort/problem.ts `radixScanShape`). */
@@ -39,7 +39,6 @@ export interface SelectionSortFields {
 export function selectionSortFields(ctx: TopKContext, sort: SelectionSort): SelectionSortFields {
   const shape = sort.variant === 'radix' ? sort : { tiles: 1, groupSegments: 1 };
   return {
-    variant: sort.variant,
     merge: sort.variant === 'merge' ? sort.layout : undefined,
     tileItems: ctx.policy.tileItems,
     tiles: shape.tiles,
@@ -52,7 +51,7 @@ export function selectionSortFields(ctx: TopKContext, sort: SelectionSort): Sele
   };
 }
 
-/** Top-k's selection as the radix kernels' source. */
+/** Top-k's selection as the radix and merge kernels' source. */
 class SelectionSource implements RadixSortSource, MergeSortSource {
   readonly tiles: number;
   readonly groupSegments: number;
