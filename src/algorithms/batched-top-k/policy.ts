@@ -104,10 +104,10 @@ export interface TopKPolicy {
   /**
    * How a sorted selection past the tile is sorted after radix-select or row-radix select it:
    * 'auto' as the segmented sort's policy decides for segments of the selection's size (its 'merge'
-   * up to its `mergeMaxSegmentItems`, 65536 keys, where merge's workgroup memory fits and the
-   * backend has many workgroup slots; its radix sort otherwise); 'merge' or 'radix' force one
-   * ('radix', the earlier way, kept to measure against; 'merge' is refused where its workgroup
-   * memory does not fit).
+   * up to its `mergeMaxSegmentItems`, 65536 keys, on a backend of many workgroup slots where merge's
+   * workgroup fits; its radix sort otherwise: problem.ts chooseSelectionSort); 'merge' or 'radix'
+   * force one ('radix', the earlier way, kept to measure against; 'merge' is refused where its
+   * workgroup cannot run).
    */
   readonly selectionSortVariant: 'auto' | 'merge' | 'radix';
 }
