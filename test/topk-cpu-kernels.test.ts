@@ -128,6 +128,7 @@ const smallPolicy: TopKPolicy = {
   rowRadixFewRowsMaxItems: 65536,
   radixCandidateSelect: true,
   radixCandidateSelectSorted: false,
+  selectionSortVariant: 'auto',
 };
 
 function uploadU32(cpu: CpuBackend, values: ArrayLike<number>): DeviceArray {
@@ -545,6 +546,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       rowRadixFewRowsMaxItems: 65536,
       radixCandidateSelect: true,
       radixCandidateSelectSorted: false,
+      selectionSortVariant: 'auto',
     };
     const random = rng(99);
     const sizes = [10000, 2048, 1, 9000];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cpuBackend, selectTopKVariant, topKPolicyFor } from '../src/index.js';
+import { DeviceBatchedTopK, SegkitUsageError, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
+import { chooseSelectionSort } from '../src/algorithms/batched-top-k/problem.js';
+import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
 import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixTileItemsFor, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
@@ -152,5 +154,78 @@ describe('top-k policy', () => {
     // Whole loop trips, never fewer workgroups than segments.
     expect(reduceChunkItemsFor(4096, 100_000, 4096, 1024)).toBe(102400);
     expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 }, gpu, { policy: { reduceChunkItems: 4096 } }).policy.reduceChunkItems).toBe(4096);
+  });
+});
+
+describe("top-k's selection sort past the tile: the segmented sort's merge or radix", () => {
+  const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+  const cpu = cpuBackend({ workers: 0 }).capabilities;
+  // A software adapter's: lavapipe reports few workgroup slots.
+  const fewSlots = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, maxWorkgroupSize: 1024, parallelism: 8 } }).capabilities;
+
+  it("merge for selections up to the sort's mergeMaxSegmentItems on a GPU's capabilities, radix past it and on the CPU's own", () => {
+    const limit = segmentedSortPolicyFor(gpu).mergeMaxSegmentItems;
+    expect(limit).toBe(65536);
+    const policy = topKPolicyFor(gpu);
+    for (const selected of [policy.tileItems + 1, 10_000, limit]) {
+      const { sort, why } = chooseSelectionSort(16, selected, policy, gpu);
+      expect(sort.variant, `${selected}`).toBe('merge');
+      expect(why).toContain(`merge, as the segmented sort's policy decides for segments of up to ${selected} keys: segments longer than a tile`);
+    }
+    // 16 selections of 10000 keys: tiles of half the top-k tile (few tiles: the sort's mergeTileFor), 5 a selection.
+    const tenThousand = chooseSelectionSort(16, 10_000, policy, gpu).sort;
+    expect(tenThousand).toEqual({ variant: 'merge', layout: expect.objectContaining({ tile: policy.tileItems / 2, tilesPerSegment: 5 }) });
+    const past = chooseSelectionSort(16, limit + 1, policy, gpu);
+    expect(past.sort.variant).toBe('radix');
+    expect(past.why).toBe(`radix, as the segmented sort's policy decides for segments of up to ${limit + 1} keys: max segment size ${limit + 1} > mergeMaxSegmentItems ${limit}`);
+    for (const capabilities of [cpu, fewSlots]) {
+      const own = chooseSelectionSort(16, 10_000, topKPolicyFor(capabilities), capabilities);
+      expect(own.sort.variant).toBe('radix');
+      expect(own.why).toContain('max segment size 10000 > mergeMaxSegmentItems 1');
+    }
+  });
+
+  it('radix where the merge workgroup cannot run; selectionSortVariant forces either, and is checked', () => {
+    const single = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1, parallelism: 1024 } }).capabilities;
+    const narrow = chooseSelectionSort(4, 10_000, topKPolicyFor(single), single);
+    expect(narrow.sort.variant).toBe('radix');
+    expect(narrow.why).toContain('a merge workgroup needs at least 2 invocations');
+    expect(() => chooseSelectionSort(4, 10_000, { ...topKPolicyFor(single), selectionSortVariant: 'merge' }, single)).toThrow(
+      new SegkitUsageError("tuning.policy.selectionSortVariant: 'merge' cannot run for these parameters: a merge workgroup needs at least 2 invocations (one searches where its range starts, one where it ends)"),
+    );
+    expect(chooseSelectionSort(16, 10_000, { ...topKPolicyFor(gpu), selectionSortVariant: 'radix' }, gpu)).toEqual({ sort: expect.objectContaining({ variant: 'radix' }), why: "radix, forced by tuning.policy.selectionSortVariant 'radix'" });
+    expect(chooseSelectionSort(16, 10_000, { ...topKPolicyFor(cpu), selectionSortVariant: 'merge' }, cpu).sort.variant).toBe('merge');
+    expect(() => selectTopKVariant(longRows, gpu, { policy: { selectionSortVariant: 'fast' as 'auto' } })).toThrow("tuning.policy.selectionSortVariant: fast is not one of 'auto', 'merge', 'radix'");
+  });
+
+  it('explain() says which selection sort runs and why; temporary storage has no radix counts with merge', () => {
+    const explain = (capabilities: typeof gpu, policy = {}) => {
+      const backend = cpuBackend({ workers: 0, capabilities });
+      const rows = 16;
+      const keysIn = backend.upload(new Float32Array(rows * 65536));
+      const keysOut = backend.alloc('f32', rows * 10_000);
+      const valuesOut = backend.alloc('i32', rows * 10_000);
+      const plan = DeviceBatchedTopK.plan(
+        { keysIn, keysOut, valuesOut, segmentSizes: p.constant(65536), k: p.constant(10_000), selectDirection: p.constantOption('max'), numSegments: p.constant(rows) },
+        env({ backend, tuning: { variant: 'radix-select', policy } }),
+      );
+      const text = plan.explain();
+      plan.destroy();
+      backend.destroy();
+      return text;
+    };
+    const merge = explain(gpu);
+    expect(merge).toContain(
+      "Sorted output past the tile: each selection (up to 10000 keys) is sorted after it is selected by DeviceSegmentedSort's merge, as the segmented sort's policy decides for segments of up to 10000 keys: segments longer than a tile, max segment size 10000 <= mergeMaxSegmentItems 65536: each tile of 2048 keys sorted in workgroup memory, then 3 passes merging runs in pairs",
+    );
+    expect(merge).toContain('topk/sort-selection/merge-blocks[f32,max] x80 workgroups: sort the selection (up to 10000 keys) by the segmented sort\'s merge: each tile of 2048 keys in workgroup memory by (sort key, index), into buffer 0 (a selection of one tile in place, into the outputs)');
+    expect(merge).toContain('topk/sort-selection/merge-pass[f32,max] x80 workgroups: sort the selection, pass 2: merge the sorted runs of 8192 keys in pairs (stable), 2048 places a workgroup, buffer 0 into the outputs, best first');
+    expect(merge).not.toContain('sortCounts');
+    expect(merge).not.toContain('sort-selection/histogram');
+    const radix = explain(gpu, { selectionSortVariant: 'radix' });
+    expect(radix).toContain("by DeviceSegmentedSort's radix, forced by tuning.policy.selectionSortVariant 'radix'");
+    expect(radix).toContain('sortCounts');
+    expect(radix).not.toContain('merge-pass');
+    expect(explain(cpu)).toContain("by DeviceSegmentedSort's radix, as the segmented sort's policy decides for segments of up to 10000 keys: max segment size 10000 > mergeMaxSegmentItems 1");
   });
 });

@@ -136,8 +136,27 @@ const cases: TwinCase[] = [
     policy: { radixCandidateSelectSorted: true },
     pickedSelection: true,
   },
-  { name: 'radix-select sorted past the tile (the selection sort)', sizes: [9000, 6000, 3], k: 5000, variant: 'radix-select' },
-  { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', weights: 'softmax' },
+  // The radix selection sort (forced: a device of many workgroup slots picks the merge by the sort's policy).
+  { name: 'radix-select sorted past the tile (the radix selection sort)', sizes: [9000, 6000, 3], k: 5000, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, launches: ['sort-selection/scatter'] },
+  { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, weights: 'softmax' },
+  {
+    // Forced: a software adapter's few workgroup slots leave the selection to radix by the sort's policy.
+    name: "radix-select sorted past the tile through the segmented sort's merge (the short segment's selection is one tile, sorted in place)",
+    sizes: [9000, 6000, 3],
+    k: 5000,
+    variant: 'radix-select',
+    policy: { selectionSortVariant: 'merge' },
+    launches: ['merge-blocks', 'merge-pass'],
+  },
+  {
+    name: "radix-select sorted past the tile through the merge, then softmax routing weights",
+    sizes: [5000, 2100],
+    k: 2100,
+    variant: 'radix-select',
+    policy: { selectionSortVariant: 'merge' },
+    weights: 'softmax',
+    launches: ['merge-blocks', 'merge-pass'],
+  },
 ];
 
 describeTwins('CPU and WGSL twins, launch by launch', () => {

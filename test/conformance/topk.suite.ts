@@ -7,14 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { radixSample, radixSampleCap, radixSamplePosition, radixState, radixStateWords, rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
+import { selectionMergeLayout } from '../../src/algorithms/batched-top-k/problem.js';
 import {
   type Allowed,
   type NumericKind,
   type OptionKind,
   type TopKCase,
   bits,
+  bitsOf,
   buildCase,
   runCase,
+  specialF32Bits,
   starts,
   topKViolations,
   untouchedBits,
@@ -468,21 +471,25 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
     describe('sorted output past a tile', () => {
       // Row-radix and radix-select write the selection in index order and the segmented sort's radix
       // kernels sort it in the same submit (stable: ties by index), bit for bit with the reference.
+      // Forced: a backend of many workgroup slots picks the merge (below) by its sort's policy.
+      const radix: Partial<TopKPolicy> = { selectionSortVariant: 'radix' };
       it('k = 4096, 9000 and 10000 sorted, both directions, heavy ties and NaN', async () => {
         const sizes = [10_000, 12_000, 3000, 0];
         for (const k of [4096, 9000, 10_000]) {
           const c = makeCase({ name: `sorted-k${k}`, flavour: k === 9000 ? 'special' : 'ties', sizes, k, directions: ['max', 'min', 'max', 'min'], seed: 53 + k });
           // row-radix is natural where the backend has many workgroup slots; both variants run everywhere.
           const natural = backend.capabilities.parallelism >= rowRadixMinParallelism ? 'row-radix' : 'radix-select';
-          expect(await expectReference(c)).toBe(natural);
-          await expectReference(c, natural === 'row-radix' ? 'radix-select' : 'row-radix');
+          expect((await expectReferencePlan(c, undefined, radix)).variant).toBe(natural);
+          await expectReferencePlan(c, natural === 'row-radix' ? 'radix-select' : 'row-radix', radix);
         }
-        await expectReference(makeCase({ name: 'sorted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }));
-        await expectReference(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }));
+        await expectReferencePlan(makeCase({ name: 'sorted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }), undefined, radix);
+        await expectReferencePlan(makeCase({ name: 'sorted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }), undefined, radix);
         // Per-segment k (some within the tile, some past it), a stride, a kMax past the largest segment.
-        await expectReference(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }));
+        await expectReferencePlan(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }), undefined, radix);
       }, 600_000);
     });
+
+    defineSelectionMergeConformance(() => backend, options);
 
     describe('edge cases', () => {
       it('empty segments, k > size, a single key', async () => {
@@ -973,5 +980,79 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         for (const a of built.owned) a.destroy();
       });
     });
+  });
+}
+
+/** f32 keys of few distinct values (-2..2: heavy ties) with NaNs, -0 and +0, infinities and subnormals among them. */
+function tiesAndSpecials(c: TopKCase, seed: number): TopKCase {
+  const random = rng(seed);
+  const ties = [-2, -1, 0, 1, 2].map(bitsOf);
+  const keys = Uint32Array.from(c.keys, (): number => (random() < 0.3 ? specialF32Bits[Math.floor(random() * specialF32Bits.length)]! : ties[Math.floor(random() * ties.length)]!));
+  return { ...c, keys };
+}
+
+/**
+ * Sorted output past a tile through the segmented sort's merge (problem.ts chooseSelectionSort): the
+ * natural choice on a backend of many workgroup slots (a GPU, or the CPU emulator given one's
+ * capabilities), forced by `selectionSortVariant: 'merge'` elsewhere (the CPU emulator's own
+ * capabilities, lavapipe); bit for bit with the reference, as the radix selection sort is. A
+ * selection of one merge tile is sorted in place by the block launch; longer ones go through the
+ * passes. `backendOf` gives the backend (called inside each test).
+ */
+export function defineSelectionMergeConformance(backendOf: () => Backend, options: ConformanceOptions = {}): void {
+  describe("sorted output past a tile, through the segmented sort's merge", () => {
+    /** Runs `c` (radix-select forced where given) with the merge selection sort; checks that it ran wherever the selection can exceed the tile. */
+    async function expectMerge(c: TopKCase, variant?: TopKVariant, policy: Partial<TopKPolicy> = {}): Promise<TopKPlan> {
+      const backend = backendOf();
+      const manySlots = backend.capabilities.parallelism >= rowRadixMinParallelism;
+      const built = buildCase(backend, c);
+      try {
+        const { plan, keys, values } = await runCase(backend, built, { variant, policy: { ...(manySlots ? {} : { selectionSortVariant: 'merge' }), ...policy } });
+        const label = `${c.name}: ${plan.variant} ${JSON.stringify(policy)}`;
+        const n = c.sizes.length * built.kMax;
+        expect(keys.subarray(0, n), `${label}: keys`).toEqual(built.expected.keys.subarray(0, n));
+        if (values !== undefined) expect(values.subarray(0, n), `${label}: values`).toEqual(built.expected.values.subarray(0, n));
+        const pastTile = Math.min(built.kMax, Math.max(...c.sizes)) > topKPolicyFor(backend.capabilities).tileItems;
+        const sortedBy = plan.launches.filter((l) => l.name.startsWith('topk/sort-selection/')).map((l) => l.kernel);
+        if (policy.selectionSortVariant === 'radix') expect(sortedBy.every((kernel) => !kernel.startsWith('sort-merge')), label).toBe(true);
+        else expect(sortedBy.includes('sort-merge-blocks'), `${label}: a merge selection sort`).toBe(pastTile);
+        return plan;
+      } finally {
+        for (const a of built.owned) a.destroy();
+      }
+    }
+
+    it('k = 4096, 9000 and 10000 sorted, both directions, heavy ties, NaN, -0 and +0 (where pipelines compile quickly, the radix selection sort too: the same bits)', async () => {
+      const sizes = [10_000, 12_000, 3000, 0];
+      const directions: ('max' | 'min')[] = ['max', 'min', 'max', 'min'];
+      // A uniform k: the three share their pipelines (lavapipe compiles each through LLVM); the radix
+      // selection sort's comparison where pipelines compile quickly.
+      for (const k of [4096, 9000, 10_000]) {
+        const c = tiesAndSpecials(makeCase({ name: `merge-sorted-k${k}`, sizes, k, directions, seed: 131 + k }), 137 + k);
+        await expectMerge(c);
+        if (options.compilesSlowly !== true) {
+          await expectMerge(c, 'radix-select');
+          await expectMerge(c, 'radix-select', { selectionSortVariant: 'radix' });
+        }
+      }
+      if (options.compilesSlowly !== true) await expectMerge(makeCase({ name: 'merge-sorted-k9000-random', flavour: 'random', sizes, k: 9000, directions: 'min', seed: 139 }));
+    }, 900_000);
+
+    it('per-segment k, segments shorter than k, selections of one merge tile (in place) and of a tile and one; payloads, keys only, indices', async () => {
+      const policy = topKPolicyFor(backendOf().capabilities);
+      const longest = 2 * policy.tileItems + 3;
+      // The merge's tile for this geometry (five selections of at most `longest` keys).
+      const { tile } = selectionMergeLayout({ maxSegments: 5, maxSegmentSize: longest }, policy);
+      const sizes = [tile, tile + 1, 7, longest, 300];
+      const k = [tile, tile + 1, 9, longest, 100];
+      const directions: ('max' | 'min')[] = ['min', 'max', 'max', 'min', 'max'];
+      const shape = { sizes, k, kBound: longest, directions };
+      await expectMerge(makeCase({ name: 'merge-tile-edges-payload', keyType: 'u32', flavour: 'ties', values: 'payload', ...shape, seed: 149 }), 'radix-select');
+      if (options.compilesSlowly === true) return;
+      await expectMerge(tiesAndSpecials(makeCase({ name: 'merge-tile-edges-indices-f32', values: 'indices-f32', ...shape, seed: 151 }), 157), 'radix-select');
+      await expectMerge(makeCase({ name: 'merge-tile-edges-keys-only', keyType: 'i32', flavour: 'special', values: 'none', ...shape, stride: longest + 5, seed: 163 }), 'radix-select');
+      // Row-radix's selection goes through the same sort.
+      await expectMerge(tiesAndSpecials(makeCase({ name: 'merge-tile-edges-row-radix', ...shape, seed: 167 }), 173), 'row-radix');
+    }, 900_000);
   });
 }

@@ -11,8 +11,8 @@ import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
 import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
-import { type TopKLaunch, type TopKProblem, reduceChunks, selectionSortShape, topKKernels } from './problem.js';
-import { radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
+import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, reduceChunks, topKKernels } from './problem.js';
+import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
 import { requiredWith } from '../../types/messages.js';
 
@@ -238,7 +238,7 @@ function variantLaunches(
   itemsBound: number,
   keyType: string,
   relaxed: Relaxations,
-  sortAfter: boolean,
+  selectionSort: SelectionSort | undefined,
   withValues: boolean,
   layout: TempStorageLayoutBuilder,
   weights: TopKProblem['weights'],
@@ -276,7 +276,7 @@ function variantLaunches(
     } else if (variant === 'row-radix') {
       // Candidates past the workgroup's room go to temporary storage, at each segment's own start.
       layout.add('rowCandidates', maxSegmentSize > rowRadixCandidateRoom(policy) ? itemsBound * 4 : 4);
-      const order = sortAfter ? 'the selection in index order (sorted after it)' : 'the selection in index order (sorted in workgroup memory for sorted output)';
+      const order = selectionSort !== undefined ? 'the selection in index order (sorted after it)' : 'the selection in index order (sorted in workgroup memory for sorted output)';
       launches.push(
         launch(
           'row-radix',
@@ -285,10 +285,10 @@ function variantLaunches(
           `one workgroup per segment, every digit pass over its row (${policy.radixBits}-bit digits, histograms in workgroup memory; the threshold bucket's keys compacted after digit 0, in workgroup memory up to ${rowRadixCandidateRoom(policy)} keys, else in temporary storage), then one pass collecting ${order}, write`,
         ),
       );
-      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues, variant));
+      if (selectionSort !== undefined) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), selectionSort, policy, spec, layout, withValues, variant));
     } else {
-      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter }));
-      if (sortAfter) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), policy, spec, layout, withValues, variant));
+      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter: selectionSort !== undefined }));
+      if (selectionSort !== undefined) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), selectionSort, policy, spec, layout, withValues, variant));
     }
   }
   if (weights !== undefined) {
@@ -300,25 +300,58 @@ function variantLaunches(
 }
 
 /**
- * Sorted output past a tile: the segmented sort's radix passes over each segment's selection in
- * place (keysOut and valuesOut at segment * kMax, the selection in index order), best first and
- * stable, so ties stay in index order. Groups of segments reuse the counts (segmented-sort/problem.ts).
+ * Sorted output past a tile: the segmented sort's merge or radix programs over each segment's
+ * selection in place (keysOut and valuesOut at segment * kMax, the selection in index order), best
+ * first and stable, so ties stay in index order (problem.ts chooseSelectionSort picks the programs).
  * They run before the routing-weights epilogue, which reads the sorted keysOut.
  */
-function selectionSortLaunches(facts: TopKFacts, selected: number, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder, withValues: boolean, variant: TopKVariant): TopKLaunch[] {
-  const { tiles, groupSegments } = selectionSortShape(facts.maxSegments, selected, policy);
-  const groups = Math.ceil(facts.maxSegments / groupSegments);
+function selectionSortLaunches(facts: TopKFacts, selected: number, sort: SelectionSort, policy: TopKPolicy, spec: string, layout: TempStorageLayoutBuilder, withValues: boolean, variant: TopKVariant): TopKLaunch[] {
   const outputWords = facts.maxSegments * facts.kMax;
+  const buffers = () => {
+    for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, outputWords * 4);
+  };
+  const launches: TopKLaunch[] = [];
+  if (sort.variant === 'merge') {
+    // A block launch sorts each tile in workgroup memory into buffer 0, or in place where the
+    // selection is one tile (its block gathers the tile before writing); each pass merges runs in
+    // pairs, buffer p % 2 into (p + 1) % 2, a selection's last pass writing the outputs.
+    buffers();
+    const { tile, tilesPerSegment, blocks } = sort.layout;
+    const passes = mergePassesFor(selected, tile);
+    const per = blocks.segmentsPerWorkgroup === 1 ? '' : `, ${blocks.segmentsPerWorkgroup} selections a workgroup`;
+    launches.push({
+      variant,
+      pass: 0,
+      kernel: 'sort-merge-blocks',
+      name: `topk/sort-selection/merge-blocks[${spec}]`,
+      grid: Math.ceil((facts.maxSegments * tilesPerSegment) / blocks.segmentsPerWorkgroup),
+      purpose: `sort the selection (up to ${selected} keys) by the segmented sort's merge: each tile of ${tile} keys${per} in workgroup memory by (sort key, index), into buffer 0 (a selection of one tile in place, into the outputs)`,
+    });
+    for (let pass = 0; pass < passes; pass++) {
+      const into = pass === passes - 1 ? 'the outputs, best first' : `buffer ${(pass + 1) % 2} (a selection's last pass writes the outputs)`;
+      launches.push({
+        variant,
+        pass,
+        kernel: 'sort-merge-pass',
+        name: `topk/sort-selection/merge-pass[${spec}]`,
+        grid: facts.maxSegments * tilesPerSegment,
+        purpose: `sort the selection, pass ${pass}: merge the sorted runs of ${tile * 2 ** pass} keys in pairs (stable), ${tile} places a workgroup, buffer ${pass % 2} into ${into}`,
+      });
+    }
+    return launches;
+  }
+  // Groups of segments reuse the counts (segmented-sort/problem.ts).
+  const { tiles, groupSegments } = sort;
+  const groups = Math.ceil(facts.maxSegments / groupSegments);
   const scanWorkgroups = radixScanShape(tiles, policy.workgroupSize).workgroups;
   layout.add('sortCounts', radixCountsWords(Math.min(facts.maxSegments, groupSegments), tiles) * 4);
-  for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, outputWords * 4);
-  const launches: TopKLaunch[] = [];
+  buffers();
   for (let group = 0; group < groups; group++) {
     const segments = Math.min(groupSegments, facts.maxSegments - group * groupSegments);
     const which = groups === 1 ? '' : `segments ${group * groupSegments}..${group * groupSegments + segments - 1}, `;
     for (let digit = 0; digit < sortRadixPasses; digit++) {
       const at = { variant, pass: radixLaunchPass(group, digit) };
-      launches.push({ ...at, kernel: 'sort-histogram', name: `topk/sort-selection/histogram[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection (up to ${selected} keys), pass ${digit}: digit histogram (${tiles} tiles per segment)` });
+      launches.push({ ...at, kernel: 'sort-histogram', name: `topk/sort-selection/histogram[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection (up to ${selected} keys) by the segmented sort's radix sort, pass ${digit}: digit histogram (${tiles} tiles per segment)` });
       launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments * scanWorkgroups, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
       launches.push({ ...at, kernel: 'sort-scatter', name: `topk/sort-selection/scatter[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection, pass ${digit}: stable scatter${digit === sortRadixPasses - 1 ? ' into the outputs, best first' : ''}` });
     }
@@ -357,11 +390,12 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     environment.tuning as { variant?: TopKVariant; policy?: Partial<TopKPolicy> },
   );
   // Radix-select's finalize sorts a segment's selection in one tile of workgroup memory; a larger
-  // sorted selection is written in index order and sorted after it by the segmented sort's radix
-  // kernels, in the same submit (only where a selection can exceed the tile). The framework checks
-  // bindings and dispatch sizes in makePlan.
+  // sorted selection is written in index order and sorted after it by the segmented sort's merge or
+  // radix kernels, in the same submit (only where a selection can exceed the tile). The framework
+  // checks bindings and dispatch sizes in makePlan.
   const selected = Math.min(facts.kMax, maxSegmentSize);
   const sortAfter = (selection.variant === 'radix-select' || selection.variant === 'row-radix') && requirements.outputOrdering === 'sorted' && selected > selection.policy.tileItems;
+  const selectionSort = sortAfter ? chooseSelectionSort(facts.maxSegments, selected, selection.policy, backend.capabilities) : undefined;
 
   const parameters = [facts.k, facts.selectDirection];
   const validation: Validation = planValidation(environment, facts, parameters);
@@ -370,7 +404,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const launches = [
     ...prologueLaunches('topk', facts, facts.maxSegments, validation, layoutBuilder),
     // Candidates of a segment live at its own start, so the double buffer spans the segments' extent.
-    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, sortAfter, args.valuesOut !== undefined, layoutBuilder, weights),
+    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, selectionSort?.sort, args.valuesOut !== undefined, layoutBuilder, weights),
   ];
   const layout: TempStorageLayout = layoutBuilder.build();
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
@@ -394,6 +428,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
     layout,
     summary: `DeviceBatchedTopK on ${backend.name}: ${segmentsText} segments, kMax ${facts.kMax}, ${args.keysIn.dtype} keys, values: ${valueMode}${weights === undefined ? '' : `, weights: ${routingWeightsKinds[weights.kind]}`}`,
     details: [
+      ...(selectionSort === undefined ? [] : [`Sorted output past the tile: each selection (up to ${selected} keys) is sorted after it is selected by DeviceSegmentedSort's ${selectionSort.why}`]),
       `Outputs: ${outputLength} elements of keysOut${args.valuesOut === undefined ? '' : ' and valuesOut'}${weights === undefined ? '' : ' and weightsOut'}; segment i's results at [i * ${facts.kMax}, i * ${facts.kMax} + min(k_i, size_i)), the rest of its slots filled${weights === undefined ? '' : ' (weights: 0)'}`,
     ],
     requirementNotes: describeRelaxations(requirements, relaxed, launches as TopKLaunch[]),
@@ -414,7 +449,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       kMax: facts.kMax,
       directionOfOption,
       sorted: requirements.outputOrdering === 'sorted' && !sortAfter,
-      selectionSort: sortAfter ? selectionSortShape(facts.maxSegments, selected, selection.policy) : undefined,
+      selectionSort: selectionSort?.sort,
       tiesAsFound: relaxed.tiesAsFound,
       orderAsFound: relaxed.orderAsFound,
       weights,

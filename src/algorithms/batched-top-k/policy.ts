@@ -107,7 +107,19 @@ export interface TopKPolicy {
    * the sort's padded size), false sorts every candidate.
    */
   readonly radixCandidateSelectSorted: boolean;
+  /**
+   * How a sorted selection past the tile is sorted after radix-select or row-radix select it:
+   * 'auto' as the segmented sort's policy decides for segments of the selection's size (its 'merge'
+   * up to its `mergeMaxSegmentItems`, 65536 keys, on a backend of many workgroup slots where merge's
+   * workgroup fits; its radix sort otherwise: problem.ts chooseSelectionSort); 'merge' or 'radix'
+   * force one ('radix', the earlier way, kept to measure against; 'merge' is refused where its
+   * workgroup cannot run).
+   */
+  readonly selectionSortVariant: 'auto' | 'merge' | 'radix';
 }
+
+/** The values of the policy's `selectionSortVariant`. */
+const selectionSortVariants: readonly TopKPolicy['selectionSortVariant'][] = ['auto', 'merge', 'radix'];
 
 /** Radix-select state words per segment (problem.ts). */
 export const radixStateWords = 32;
@@ -258,6 +270,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     rowRadixFewRowsMaxItems: rowRadixDefaults.fewRowsMaxItems,
     radixCandidateSelect: radixCandidateSelectDefaults.unsorted,
     radixCandidateSelectSorted: radixCandidateSelectDefaults.sorted,
+    selectionSortVariant: 'auto',
   };
 }
 
@@ -511,6 +524,9 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   for (const name of ['radixCandidateSelect', 'radixCandidateSelectSorted'] as const) {
     if (typeof policy[name] !== 'boolean') throw new SegkitUsageError(`tuning.policy.${name}: ${String(policy[name])} is not a boolean`);
   }
+  if (!selectionSortVariants.includes(policy.selectionSortVariant)) {
+    throw new SegkitUsageError(`tuning.policy.selectionSortVariant: ${String(policy.selectionSortVariant)} is not one of ${selectionSortVariants.map((v) => `'${v}'`).join(', ')}`);
+  }
   // The workgroup size first: the workgroup memory of the other values follows from it.
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
@@ -584,7 +600,7 @@ export function reduceWorkgroupSize(maxSegmentSize: number, largest: number, cap
 
 /**
  * What top-k may ask of a backend: the framework's {@link BackendLimits}. Sorted output has no limit
- * of its own: a selection larger than a tile is sorted by the segmented sort's radix kernels.
+ * of its own: a selection larger than a tile is sorted by the segmented sort's merge or radix kernels.
  */
 export type TopKLimits = BackendLimits;
 

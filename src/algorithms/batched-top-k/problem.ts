@@ -1,9 +1,10 @@
-import type { DeviceArray } from '../../backends/backend.js';
+import type { BackendCapabilities, DeviceArray } from '../../backends/backend.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
 import type { KeyType } from './keys.js';
 import { type TopKPolicy, type TopKVariant, reducePerInvocation } from './policy.js';
-import type { SegmentedSortPolicy } from '../segmented-sort/policy.js';
-import { groupSegments, radixScanShape, tilesPerSegment } from '../segmented-sort/problem.js';
+import { SegkitUsageError } from '../../errors.js';
+import { type SegmentedSortPolicy, selectSegmentedSortVariant } from '../segmented-sort/policy.js';
+import { type MergeLayout, groupSegments, mergeLayout, radixScanShape, tilesPerSegment } from '../segmented-sort/problem.js';
 
 /*
  * What a top-k call adds to the segmented problem (dispatch/problem.ts) that host and kernels read
@@ -35,11 +36,11 @@ export interface TopKProblem extends SegmentedProblem {
   /** Sort each segment's results (best first) in the kernel that selects them. */
   readonly sorted: boolean;
   /**
-   * The selection is sorted after radix-select by the segmented sort's radix kernels (sorted output
-   * past a tile: `sorted` is then false and the selection comes in index order): their tiles and
-   * groups over segments of at most min(kMax, largest segment) items.
+   * The selection is sorted after radix-select or row-radix by the segmented sort's merge or radix
+   * kernels (sorted output past a tile: `sorted` is then false and the selection comes in index
+   * order), over segments of at most min(kMax, largest segment) items.
    */
-  readonly selectionSort: { readonly tiles: number; readonly groupSegments: number } | undefined;
+  readonly selectionSort: SelectionSort | undefined;
   /**
    * Tied items of the threshold bucket may be taken in the order the kernels found them instead of
    * the smallest indices first (`tieBreak: 'any'` with `determinism: 'not-guaranteed'`).
@@ -73,6 +74,8 @@ export type TopKKernelId =
   | 'sort-histogram'
   | 'sort-scan'
   | 'sort-scatter'
+  | 'sort-merge-blocks'
+  | 'sort-merge-pass'
   | 'weights';
 
 /** One kernel launch of a top-k plan, in order. */
@@ -95,6 +98,8 @@ export type TopKExecutor = Executor<TopKRun>;
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const radixSlots = ['offsets', 'segmentState', 'histogram', 'selected', 'candidates0', 'candidates1'] as const;
 const sortSlots = ['offsets', 'sortCounts', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
+const mergeSortSlots = ['offsets', 'sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
+const sortBuffers = ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as const;
 /*
  * Radix-select's per-segment counters and histograms are the same on every backend after each launch
  * but finalize (counts do not depend on the order of atomic appends); the candidate and selected
@@ -128,14 +133,59 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   // grids of one group; plan.ts sizes each launch from the selection's bound).
   'sort-histogram': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortCounts'] },
   'sort-scan': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * radixScanShape(sortTiles(problem, policy), policy.workgroupSize).workgroups, identicalSlots: ['sortCounts'] },
-  'sort-scatter': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] },
+  'sort-scatter': { slots: sortSlots, grid: (problem, policy) => sortGroup(problem, policy) * sortTiles(problem, policy), identicalSlots: sortBuffers },
+  // Or the segmented sort's merge kernels: a workgroup per tile of every selection (several selections
+  // of one tile to a block workgroup where every selection is one tile).
+  'sort-merge-blocks': {
+    slots: mergeSortSlots,
+    grid: (problem, policy) => Math.ceil((problem.maxSegments * selectionMergeLayout(problem, policy).tilesPerSegment) / selectionMergeLayout(problem, policy).blocks.segmentsPerWorkgroup),
+    identicalSlots: sortBuffers,
+  },
+  'sort-merge-pass': { slots: mergeSortSlots, grid: (problem, policy) => problem.maxSegments * selectionMergeLayout(problem, policy).tilesPerSegment, identicalSlots: sortBuffers },
   // One invocation per segment, after the variant's last launch: it reads keysOut, writes weightsOut.
   weights: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
 };
 
-/** The segmented sort's radix policy for sorting top-k's selection: top-k's workgroup and radix tile. */
+/**
+ * The segmented sort's policy for sorting top-k's selection: top-k's workgroup, tile and radix tile
+ * (the merge's tiles fit the workgroup memory top-k's single-tile has), the rest the sort's defaults.
+ */
 export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
   return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, tileItemsPerInvocation: 8, radixTileItems: policy.radixTileItems, radixMaxTiles: 16384 };
+}
+
+/**
+ * How a sorted selection past a tile is sorted after it is selected: by the segmented sort's radix
+ * programs (12 launches per group of segments) or its merge programs (a block launch, then
+ * ceil(log2(tiles)) passes), with their shape over selections of at most the selection bound.
+ */
+export type SelectionSort =
+  | { readonly variant: 'radix'; readonly tiles: number; readonly groupSegments: number }
+  | { readonly variant: 'merge'; readonly layout: MergeLayout };
+
+/** 'merge''s layout over selections of at most `maxSegmentSize` keys (problem.ts of the sort, `mergeLayout`). */
+export function selectionMergeLayout(problem: { maxSegments: number; maxSegmentSize: number }, policy: TopKPolicy): MergeLayout {
+  return mergeLayout(problem, selectionSortPolicy(policy));
+}
+
+/**
+ * The selection sort for selections of at most `selected` keys (past top-k's tile, which is the
+ * sort's here) in `maxSegments` segments, and why: merge where the segmented sort's policy picks
+ * merge for segments of that size, radix otherwise, unless the policy's `selectionSortVariant`
+ * forces one (merge only where its workgroup memory fits). Both backends choose from the
+ * capabilities alone, so the CPU emulator given a GPU's chooses as that GPU does.
+ */
+export function chooseSelectionSort(maxSegments: number, selected: number, policy: TopKPolicy, capabilities: BackendCapabilities): { sort: SelectionSort; why: string } {
+  const geometry = { maxSegments, maxSegmentSize: selected };
+  const radix = (): SelectionSort => ({ variant: 'radix', ...selectionSortShape(maxSegments, selected, policy) });
+  const forced = policy.selectionSortVariant;
+  if (forced === 'radix') return { sort: radix(), why: "radix, forced by tuning.policy.selectionSortVariant 'radix'" };
+  const sort = selectSegmentedSortVariant({ segmentSize: { min: 0, max: selected }, segments: maxSegments }, capabilities, { policy: selectionSortPolicy(policy) });
+  const merge = sort.verdicts.find((v) => v.variant === 'merge')!;
+  if (forced === 'merge' && !merge.applicable) throw new SegkitUsageError(`tuning.policy.selectionSortVariant: 'merge' cannot run for these parameters: ${merge.reason}`);
+  const natural = sort.variant === 'merge';
+  const why = forced === 'merge' ? `merge, forced by tuning.policy.selectionSortVariant 'merge' (${merge.reason})` : `${natural ? 'merge' : 'radix'}, as the segmented sort's policy decides for segments of up to ${selected} keys: ${natural ? sort.why : merge.reason}`;
+  return { sort: forced === 'merge' || natural ? { variant: 'merge', layout: selectionMergeLayout(geometry, policy) } : radix(), why };
 }
 
 /** Tiles and segments per group of the selection sort, for `selected` items per segment at most. */
@@ -195,6 +245,7 @@ export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'max
  * - row-radix: `rowCandidates`: the ordered keys of a segment's digit-0 threshold bucket when they
  *   outgrow workgroup memory, at the segment's own start (as long as the keys' extent; 4 bytes when
  *   no segment is longer than the workgroup's candidate room).
- * - sorted output past a tile: `sortCounts`, `sortKeys0/1`, `sortValues0/1` (with values; segmented-sort/problem.ts),
- *   the double buffer as long as the outputs (segment i's selection at i * kMax).
+ * - sorted output past a tile: `sortKeys0/1`, `sortValues0/1` (with values), the double buffer as
+ *   long as the outputs (segment i's selection at i * kMax), and for radix its counts `sortCounts`
+ *   (segmented-sort/problem.ts).
  */

@@ -71,13 +71,15 @@ export interface SegmentedSortPolicy {
    * workgroup memory (problem.ts `workgroupRadixBytes`).
    *
    * The three 'workgroup-radix' values are in every policy the sort's selector makes; a policy built
-   * for the radix kernels alone (top-k sorts its selection past a tile with them) may leave them out.
+   * for top-k's selection sort (batched-top-k/problem.ts selectionSortPolicy), which runs the radix or
+   * merge kernels alone, may leave them out.
    */
   readonly workgroupRadixItemsPerInvocation?: number;
   /**
    * Segments past the tile of at most this many keys go to 'merge' (each tile sorted as single-tile
    * sorts a segment, then passes merging runs in pairs); a value within the tile (1) never picks it.
-   * Left out (top-k's selection sort): 1.
+   * Top-k's selection sort leaves it out: the selector then takes the backend's (batched-top-k/problem.ts
+   * chooseSelectionSort).
    */
   readonly mergeMaxSegmentItems?: number;
   /**

@@ -57,8 +57,9 @@ export interface CpuBackendOptions {
 /**
  * Defaults of the CPU emulator, which are also its limits. Its kernels keep a workgroup's memory in
  * 32 KiB, as most desktop GPUs have: a tile of 2048 keys and indices plus 4 KiB, so sorted
- * radix-select sorts a selection of more than 2048 keys per segment after it, with the segmented
- * sort's radix kernels, as such a GPU does. A buffer and a binding hold 2 GiB.
+ * radix-select sorts a selection of more than 2048 keys per segment after it, as such a GPU does
+ * (with the segmented sort's radix kernels, which its policy keeps on a backend of few workgroup
+ * slots, where a GPU's picks its merge). A buffer and a binding hold 2 GiB.
  */
 const defaultCpuCapabilities: BackendCapabilities = {
   maxWorkgroupSize: 256,

@@ -18,8 +18,9 @@ import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
 import { rowRadixWorkgroupBytes, runRowRadix } from './row-radix.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
 import { runWeights } from './weights.js';
-import { runSortHistogram, runSortScan, runSortScatter } from './sorted.js';
+import { runSortHistogram, runSortMergeBlocks, runSortMergePass, runSortScan, runSortScatter } from './sorted.js';
 import { radixWorkgroupBytes } from '../../segmented-sort/cpu/radix.js';
+import { tileSortCpuWorkgroupBytes } from '../../segmented-sort/cpu/kernels.js';
 
 /** Items a radix pass-0 launch scans: every key of every tile (the fallback only where a sampled threshold misled). */
 function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = false): number {
@@ -123,6 +124,14 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   'sort-histogram': { body: runSortHistogram, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 2) / (ctx.selectionSort?.tiles ?? 1)) },
   'sort-scan': { body: runSortScan, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * (ctx.selectionSort?.tiles ?? 1) * 512 },
   'sort-scatter': { body: runSortScatter, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 4) / (ctx.selectionSort?.tiles ?? 1)) },
+  // Or its merge kernels (a sort of n keys costs about n log n compares; a pass reads and writes each key).
+  'sort-merge-blocks': {
+    body: runSortMergeBlocks,
+    // The selection is sorted in place: a tile going to the outputs is staged.
+    bytes: (ctx) => tileSortCpuWorkgroupBytes({ tileItems: ctx.policy.tileItems, inPlace: true }),
+    items: (grid, { ctx }) => grid * (ctx.selectionSort?.merge?.blocks.segmentsPerWorkgroup ?? 1) * 12 * (ctx.selectionSort?.merge?.tile ?? 1),
+  },
+  'sort-merge-pass': { body: runSortMergePass, bytes: () => 0, items: (grid, { ctx }) => grid * 2 * (ctx.selectionSort?.merge?.tile ?? 1) },
   // About 40 integer steps per slot for the sum, as many again for the weight.
   weights: { body: runWeights, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.workgroupSize * ctx.kMax * 80 },
 };

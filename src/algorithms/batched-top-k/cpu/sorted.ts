@@ -1,18 +1,29 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
+import { type MergeSortSource, mergeBlocks } from '../../segmented-sort/cpu/kernels.js';
+import { mergePass } from '../../segmented-sort/cpu/merge.js';
 import { type RadixSegment, type RadixSortSource, radixHistogram, radixScan, radixScatter } from '../../segmented-sort/cpu/radix.js';
-import { radixScanShape } from '../../segmented-sort/problem.js';
+import { type MergeLayout, radixScanShape } from '../../segmented-sort/problem.js';
+import type { SelectionSort } from '../problem.js';
 import type { TopKContext, TopKKernelParams } from './common.js';
 
 /*
- * Sorted output past a tile on the CPU: the segmented sort's radix kernels (segmented-sort/cpu/radix.ts)
- * over each segment's selection in place. Radix-select's finalize wrote the selection in index order
- * at segment * kMax; the sort orders it best first (descending ordered key for 'max', ascending for
- * 'min'), stable, so ties stay in index order: the order finalize's own sort gives a smaller selection.
+ * Sorted output past a tile on the CPU: the segmented sort's merge kernels (segmented-sort/cpu/kernels.ts
+ * `mergeBlocks`, cpu/merge.ts) or radix kernels (segmented-sort/cpu/radix.ts) over each segment's
+ * selection in place, as problem.ts chooseSelectionSort chose. Radix-select's finalize wrote the
+ * selection in index order at segment * kMax; the sort orders it best first (descending ordered key
+ * for 'max', ascending for 'min'), stable, so ties stay in index order: the order finalize's own sort
+ * gives a smaller selection. Values (payloads or index values, as finalize wrote them) move with
+ * their keys as payloads.
  */
 
 /** What the selection sort reads of a top-k run, resolved on the calling thread (plain data, so worker copies carry it). */
 export interface SelectionSortFields {
+  /** 'merge''s layout (problem.ts selectionMergeLayout); undefined with radix. */
+  readonly merge: MergeLayout | undefined;
+  /** The tile of the merge's block sort (the policy's tileItems: problem.ts selectionSortPolicy). */
+  readonly tileItems: number;
+  /** Radix: tiles per segment and segments per group (1 with merge). */
   readonly tiles: number;
   readonly groupSegments: number;
   /** Digits one scan workgroup covers (segmented-sort/problem.ts `radixScanShape`). */
@@ -25,9 +36,13 @@ export interface SelectionSortFields {
 }
 
 /** The fields of a run with a selection sort. */
-export function selectionSortFields(ctx: TopKContext, shape: { tiles: number; groupSegments: number }): SelectionSortFields {
+export function selectionSortFields(ctx: TopKContext, sort: SelectionSort): SelectionSortFields {
+  const shape = sort.variant === 'radix' ? sort : { tiles: 1, groupSegments: 1 };
   return {
-    ...shape,
+    merge: sort.variant === 'merge' ? sort.layout : undefined,
+    tileItems: ctx.policy.tileItems,
+    tiles: shape.tiles,
+    groupSegments: shape.groupSegments,
     scanDigits: radixScanShape(shape.tiles, ctx.policy.workgroupSize).digitsPerWorkgroup,
     countsSlot: ctx.slotWords('sortCounts'),
     keysSlots: [ctx.slotWords('sortKeys0'), ctx.slotWords('sortKeys1')],
@@ -36,8 +51,8 @@ export function selectionSortFields(ctx: TopKContext, shape: { tiles: number; gr
   };
 }
 
-/** Top-k's selection as the radix kernels' source. */
-class SelectionSource implements RadixSortSource {
+/** Top-k's selection as the radix and merge kernels' source. */
+class SelectionSource implements RadixSortSource, MergeSortSource {
   readonly tiles: number;
   readonly groupSegments: number;
   readonly scanDigits: number;
@@ -53,6 +68,10 @@ class SelectionSource implements RadixSortSource {
   readonly sourceKeys: Uint32Array;
   readonly sourceValues: Uint32Array | undefined;
   readonly indexAsF32 = false;
+  // The merge kernels' view: values are payloads; the outputs are the source.
+  readonly valueMode: 0 | 1;
+  readonly inPlace = true;
+  readonly tileItems: number;
   private readonly extent = new SegmentExtent();
 
   constructor(
@@ -73,6 +92,17 @@ class SelectionSource implements RadixSortSource {
     this.keyKind = ctx.isF32 ? 0 : ctx.integerKeyXor !== 0 ? 2 : 1;
     this.sourceKeys = this.keysOut;
     this.sourceValues = this.hasValues ? this.valuesOut : undefined;
+    this.valueMode = this.hasValues ? 1 : 0;
+    this.tileItems = fields.tileItems;
+  }
+
+  get merge(): MergeLayout {
+    if (this.fields.merge === undefined) throw new Error('internal: a merge launch in a run whose selection sort is radix');
+    return this.fields.merge;
+  }
+
+  enterMerge(i: number, out: RadixSegment): boolean {
+    return this.enterRadix(i, out);
   }
 
   enterRadix(i: number, out: RadixSegment): boolean {
@@ -114,4 +144,12 @@ export function runSortScan(workgroupId: number, _n: number, shared: WorkgroupMe
 
 export function runSortScatter(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx, pass }: TopKKernelParams): void {
   radixScatter(sourceOf(ctx), workgroupId, shared, pass);
+}
+
+export function runSortMergeBlocks(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: TopKKernelParams): void {
+  mergeBlocks(sourceOf(ctx), workgroupId, shared);
+}
+
+export function runSortMergePass(workgroupId: number, _n: number, _shared: WorkgroupMemory, { ctx, pass }: TopKKernelParams): void {
+  mergePass(sourceOf(ctx), workgroupId, pass);
 }

@@ -11,7 +11,7 @@ import { reduceMergeProgram, reduceProgram } from './reduce.js';
 import { rowRadixProgram } from './row-radix.js';
 import { weightsProgram } from './routing.js';
 import { singleTileProgram } from './single-tile.js';
-import { selectionSortProgram } from './sorted.js';
+import { selectionMergeProgram, selectionSortProgram } from './sorted.js';
 
 /*
  * Top-k on WebGPU: its programs by kernel id and its own uniforms; the generic executor
@@ -35,6 +35,8 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
   'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name),
   'sort-scatter': (facts, name) => selectionSortProgram('scatter', facts, name),
+  'sort-merge-blocks': (facts, name) => selectionMergeProgram('blocks', facts, name),
+  'sort-merge-pass': (facts, name) => selectionMergeProgram('pass', facts, name),
   weights: (facts, name, run) => weightsProgram(facts, name, run.problem.weights?.kind ?? 0),
 };
 
@@ -74,7 +76,8 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
       ...(layout.has('candidates0') ? { candidatesLen: layout.slot('candidates0').bytes >>> 2 } : {}),
       ...(layout.has('rowCandidates') ? { rowCandidatesLen: layout.slot('rowCandidates').bytes >>> 2 } : {}),
       ...(problem.weights === undefined ? {} : { weightScale: problem.weights.scaleBits }),
-      ...(problem.selectionSort === undefined ? {} : { sortTiles: problem.selectionSort.tiles, sortGroupSegments: problem.selectionSort.groupSegments }),
+      ...(problem.selectionSort?.variant === 'radix' ? { sortTiles: problem.selectionSort.tiles, sortGroupSegments: problem.selectionSort.groupSegments } : {}),
+      ...(problem.selectionSort?.variant === 'merge' ? { mergeTiles: problem.selectionSort.layout.tilesPerSegment } : {}),
     };
   },
 });

@@ -1,5 +1,6 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
+import type { MergeLayout } from '../../segmented-sort/problem.js';
 import { type RadixWarpRank, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
 import { radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
@@ -51,6 +52,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly subgroups: boolean;
   /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
   readonly radixWarpRank: RadixWarpRank | undefined;
+  /** The merge selection sort's tile and block layout (problem.ts selectionMergeLayout); undefined without merge launches. */
+  readonly selectionMerge: MergeLayout | undefined;
 }
 
 /** Direction index of an option index, as the kernels resolve it (indices past the end clamp to the last). */
@@ -88,6 +91,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
+    selectionMerge: problem.selectionSort?.variant === 'merge' ? problem.selectionSort.layout : undefined,
   };
 }
 

@@ -2,6 +2,7 @@ import { deviceMemory } from '../../../backends/cpu/memory.js';
 import { SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import type { SegmentedSortPolicy } from '../policy.js';
 import { type MergeLayout, type SegmentedSortRun, type SingleTileShape, mergeLayout, radixScanShape, singleTileShape } from '../problem.js';
+import type { MergeSortSource } from './kernels.js';
 import type { RadixSegment, RadixSortSource } from './radix.js';
 
 /**
@@ -9,7 +10,7 @@ import type { RadixSegment, RadixSortSource } from './radix.js';
  * run: key and value views, the order table, the slot offsets and the variant split. Values kernels
  * write during the run (counts, the double buffer) are read inside the kernels, never here.
  */
-export class SortContext extends SegmentedContext<SegmentedSortRun> implements RadixSortSource {
+export class SortContext extends SegmentedContext<SegmentedSortRun> implements RadixSortSource, MergeSortSource {
   readonly policy: SegmentedSortPolicy;
   /** Key bits, input and output. */
   readonly keysIn: Uint32Array;
@@ -48,6 +49,8 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly keysSlots: readonly [number, number];
   readonly valuesSlots: readonly [number, number];
   readonly hasValues: boolean;
+  /** The sort reads its input and writes its outputs, distinct arrays (plan.ts checks them). */
+  readonly inPlace = false;
 
   constructor(run: SegmentedSortRun) {
     super(run);
@@ -102,8 +105,16 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   private readonly extentScratch = new SegmentExtent();
 
   enterRadix(i: number, out: RadixSegment): boolean {
+    return this.enterSorted(i, 'radix', out);
+  }
+
+  enterMerge(i: number, out: RadixSegment): boolean {
+    return this.enterSorted(i, 'merge', out);
+  }
+
+  private enterSorted(i: number, variant: 'radix' | 'merge', out: RadixSegment): boolean {
     const extent = this.extentScratch;
-    if (!this.enter(i, 'radix', extent)) return false;
+    if (!this.enter(i, variant, extent)) return false;
     out.start = extent.start;
     out.size = extent.size;
     out.mask = this.orderMaskOf(i);

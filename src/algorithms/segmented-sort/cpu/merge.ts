@@ -1,7 +1,9 @@
 import type { KernelParams } from '../../../backends/cpu/segments.js';
 import { mergePassesFor } from '../problem.js';
-import { SegmentExtent, type SortContext } from './context.js';
+import type { SortContext } from './context.js';
+import type { MergeSortSource } from './kernels.js';
 import { indexValue, orderedBits } from './keys.js';
+import { RadixSegment } from './radix.js';
 
 /*
  * 'merge-pass', the twin of webgpu/merge.ts: workgroup g of a segment writes places
@@ -11,7 +13,7 @@ import { indexValue, orderedBits } from './keys.js';
  * not depend on how it is searched); ties take the first run.
  */
 
-const segment = new SegmentExtent();
+const segment = new RadixSegment();
 
 /** The places of the first run among the first `d` of the merge of a = keys[aAt, aAt + lenA) and b = keys[bAt, bAt + lenB), sort keys compared. */
 function splitAt(keys: Uint32Array, aAt: number, lenA: number, bAt: number, lenB: number, d: number, kind: 0 | 1 | 2, mask: number): number {
@@ -25,16 +27,15 @@ function splitAt(keys: Uint32Array, aAt: number, lenA: number, bAt: number, lenB
   return lo;
 }
 
-/** 'merge-pass' (grid: maxSegments * mergeTiles; `pass` the launch's). */
-export function runMergePass(workgroupId: number, _n: number, _shared: unknown, { ctx, pass }: KernelParams<SortContext>): void {
+/** 'merge-pass' (grid: maxSegments * mergeTiles; `pass` the launch's) over any source of segments. */
+export function mergePass(ctx: MergeSortSource, workgroupId: number, pass: number): void {
   const { tile, tilesPerSegment } = ctx.merge;
   const i = Math.floor(workgroupId / tilesPerSegment);
   const g = workgroupId - i * tilesPerSegment;
-  if (!ctx.enter(i, 'merge', segment)) return;
-  const { start, size } = segment;
+  if (!ctx.enterMerge(i, segment)) return;
+  const { start, size, mask } = segment;
   const passes = mergePassesFor(size, tile);
   if (passes <= pass || g * tile >= size) return;
-  const mask = ctx.orderMaskOf(i);
   const kind = ctx.keyKind;
   const run = tile * 2 ** pass;
   const outLo = g * tile;
@@ -79,4 +80,9 @@ export function runMergePass(workgroupId: number, _n: number, _shared: unknown, 
       if (ib < bEnd) keyB = (orderedBits(temp[bAt + ib]!, kind) ^ mask) >>> 0;
     }
   }
+}
+
+/** The sort's 'merge-pass' kernel. */
+export function runMergePass(workgroupId: number, _n: number, _shared: unknown, { ctx, pass }: KernelParams<SortContext>): void {
+  mergePass(ctx, workgroupId, pass);
 }

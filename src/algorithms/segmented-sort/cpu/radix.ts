@@ -17,7 +17,7 @@ import { indexValue, orderedF32 } from './keys.js';
  * order and the buffers resolved once per tile.
  */
 
-/** A segment as the radix kernels see it. */
+/** A segment as the radix and merge kernels see it. */
 export class RadixSegment {
   /** Where its items are in the source and in the double buffer. */
   start = 0;

@@ -1,6 +1,7 @@
 import type { ProgramBinding, WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { indexValueWgsl, orderedBitsWgsl } from '../../../backends/webgpu/numerics.js';
 import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUniforms } from '../../../backends/webgpu/segments.js';
+import type { MergeLayout, SingleTileShape } from '../problem.js';
 import type { SortKernelFacts } from './facts.js';
 import { mergePassParts } from './merge.js';
 import { radixProgramParts, radixUniforms } from './radix.js';
@@ -106,6 +107,30 @@ fn radixOrderedKey(bits: u32) -> u32 { return orderedBits(bits); }`);
   return parts.join('\n');
 }
 
+type ValueMode = SortKernelFacts['valueMode'];
+
+/** What the single-tile program is specialized on; `blocks` for its blocks mode ('merge-blocks'). */
+interface TileOptions {
+  /** The tile layout (problem.ts `singleTileShape`, or `mergeLayout`'s blocks). */
+  readonly shape: SingleTileShape;
+  /** Loads in flight an invocation (policy.ts `tileLoadBatch`). */
+  readonly batch: number;
+  readonly valueMode: ValueMode;
+  readonly blocks?: { readonly tile: number; readonly inPlace: boolean };
+}
+
+/**
+ * 'merge-blocks', the block launch of 'merge' over any source of segments: single-tile's program in
+ * its blocks mode. The caller's WGSL defines, as for the merge pass (merge.ts) and the radix programs
+ * (radix.ts): `enterMerge(i) -> vec4<u32>` (start, size, order mask, go), `sourceKey(start, j)` and,
+ * with payloads, `sourceValue(start, j)`, `orderedBits`, `writeOut`, `finalValue` with values; it binds
+ * `temp` with the uniforms `mergeTiles`, `sortKeys0At` (and `sortValues0At`). `inPlace`: the source is
+ * the outputs (top-k's selection), so a tile is gathered into workgroup memory before it is written.
+ */
+export function mergeBlocksParts(options: { readonly merge: MergeLayout; readonly batch: number; readonly valueMode: ValueMode; readonly inPlace: boolean }): { declarations: string; main: string } {
+  return singleTile({ shape: options.merge.blocks, batch: options.batch, valueMode: options.valueMode, blocks: { tile: options.merge.tile, inPlace: options.inPlace } });
+}
+
 /** WGSL that compare-exchanges register entries m < n (keys `k`, indices `x`) so that m ranks first when `up`. */
 function exchange(m: number, n: number, up: string): string {
   // Non-short-circuit | and &: no branch per exchange.
@@ -128,11 +153,11 @@ function exchange(m: number, n: number, up: string): string {
  * chunk taking what is left (so it runs first). Entry a is stored at a + (a >> max(log2 E, 4)), so
  * the invocations of a subgroup hit distinct banks in most steps. Loads and writes are coalesced.
  */
-function singleTile(facts: SortKernelFacts, blocks: boolean): { declarations: string; main: string } {
-  // facts.merge is set wherever the plan has merge launches (facts.ts).
-  const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = blocks ? facts.merge!.blocks : facts.singleTile;
-  // Set wherever the plan has a single-tile launch (facts.ts).
-  const batch = facts.tileLoadBatch!;
+function singleTile(options: TileOptions): { declarations: string; main: string } {
+  const { tile, itemsPerInvocation: e, segmentsPerWorkgroup: segments } = options.shape;
+  const { blocks, batch } = options;
+  // The blocks mode reads its source through the adapter's sourceKey (the sort's input, or top-k's selection).
+  const keyAt = (start: string, j: string) => (blocks === undefined ? `keysIn[${start} + ${j}]` : `sourceKey(${start}, ${j})`);
   const logE = Math.log2(e);
   const padShift = Math.max(logE, 4);
   const words = segments * tile + ((segments * tile) >> padShift);
@@ -179,7 +204,7 @@ ${store(count)}
 var<workgroup> entries: array<vec2<u32>, ${words}>;
 var<workgroup> segmentStart: array<u32, ${segments}>;
 var<workgroup> segmentSize: array<u32, ${segments}>;
-var<workgroup> segmentMask: array<u32, ${segments}>;${blocks ? blockDeclarations(facts, segments) : ''}
+var<workgroup> segmentMask: array<u32, ${segments}>;${blocks === undefined ? '' : blockDeclarations(options.valueMode, blocks.tile, segments)}
 var<workgroup> largestSize: atomic<u32>;
 var<workgroup> largest: u32;
 fn entryAt(a: u32) -> u32 { return a + (a >> ${padShift}u); }
@@ -197,7 +222,7 @@ ${steps.join('\n')}`,
     main: `
   let first = workgroupIndex * ${segments}u;
   if (lid < ${segments}u) {
-${blocks ? `    let s = enterBlock(first + lid);
+${blocks !== undefined ? `    let s = enterBlock(first + lid);
     segmentStart[lid] = s.start;
     segmentSize[lid] = s.size;
     segmentMask[lid] = s.mask;
@@ -223,9 +248,9 @@ ${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
     let a = entryAt(q * ${tile}u + jl);
     // Padding: after every item (the largest sort key, an index no item has).
     var entry = vec2<u32>(0xffffffffu, 0xffffffffu);
-    if (jl < segmentSize[q]) { entry = vec2<u32>(orderedBits(keysIn[segmentStart[q] + jl]) ^ segmentMask[q], jl); }
+    if (jl < segmentSize[q]) { entry = vec2<u32>(orderedBits(${keyAt('segmentStart[q]', 'jl')}) ^ segmentMask[q], jl); }
     entries[a] = entry;
-  }` : batchedLoad(tile, batch)}
+  }` : batchedLoad(tile, batch, keyAt)}
   workgroupBarrier();
   tileFirstStep(logPw - ${logE}u, total >> ${logE}u, lid);
   workgroupBarrier();
@@ -241,11 +266,11 @@ ${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
       workgroupBarrier();
     }
   }
-${batch === 1 ? `  for (var j = lid; j < total; j += WG) {
+${blocks?.inPlace === true ? inPlaceWrite(options.valueMode, tile) : batch === 1 ? `  for (var j = lid; j < total; j += WG) {
     let q = j >> logPw;
     let jl = j & (pw - 1u);
-    if (jl < segmentSize[q]) { ${blocks ? 'writeBlock(q' : 'writeItem(segmentStart[q]'}, jl, entries[entryAt(q * ${tile}u + jl)].y); }
-  }` : batchedWrite(facts, tile, batch, blocks)}`,
+    if (jl < segmentSize[q]) { ${blocks !== undefined ? 'writeBlock(q' : 'writeItem(segmentStart[q]'}, jl, entries[entryAt(q * ${tile}u + jl)].y); }
+  }` : batchedWrite(options.valueMode, tile, batch, blocks !== undefined)}`,
   };
 }
 
@@ -262,14 +287,14 @@ function batchEntryWgsl(b: number): string {
  * (policy.ts `tileLoadBatch`): every key of a batch is requested before the first is used, in named
  * registers (not an array indexed in a loop). Entry j of the workgroup is the same as the one-at-a-time loop's.
  */
-function batchedLoad(tile: number, batch: number): string {
+function batchedLoad(tile: number, batch: number, keyAt: (start: string, j: string) => string): string {
   const range = Array.from({ length: batch }, (_, b) => b);
   return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
 ${range
   .map(
     (b) => `${batchEntryWgsl(b)}
     var key${b} = 0u;
-    if (item${b}) { key${b} = keysIn[segmentStart[q${b}] + jl${b}]; }`,
+    if (item${b}) { key${b} = ${keyAt(`segmentStart[q${b}]`, `jl${b}`)}; }`,
   )
   .join('\n')}
 ${range
@@ -287,9 +312,8 @@ ${range
  * keys from `start`, its items' indices in the segment from `base`; it goes to buffer 0 as key bits
  * and values (indices as u32), or, when it is its segment's only tile, to the outputs.
  */
-function blockDeclarations(facts: SortKernelFacts, segments: number): string {
-  const value = facts.valueMode === 'payload' ? 'valuesIn[start + index]' : facts.valueMode === 'indices' ? 'blockBase[q] + index' : '0u';
-  const tile = facts.merge!.tile;
+function blockDeclarations(valueMode: ValueMode, tile: number, segments: number): string {
+  const value = valueMode === 'payload' ? 'sourceValue(start, index)' : valueMode === 'indices' ? 'blockBase[q] + index' : '0u';
   return `
 var<workgroup> blockBase: array<u32, ${segments}>;
 var<workgroup> blockOut: array<u32, ${segments}>;
@@ -303,21 +327,47 @@ fn enterBlock(w: u32) -> Block {
 fn storeBlock(q: u32, at: u32, bits: u32, value: u32) {
   let start = segmentStart[q];
   if (blockOut[q] == 1u) {
-    writeOut(start, at, bits, ${facts.valueMode === 'none' ? '0u' : 'finalValue(value)'});
+    writeOut(start, at, bits, ${valueMode === 'none' ? '0u' : 'finalValue(value)'});
     return;
   }
-  temp[u.sortKeys0At + start + at] = bits;${facts.valueMode === 'none' ? '' : '\n  temp[u.sortValues0At + start + at] = value;'}
+  temp[u.sortKeys0At + start + at] = bits;${valueMode === 'none' ? '' : '\n  temp[u.sortValues0At + start + at] = value;'}
 }
+fn blockValue(q: u32, start: u32, index: u32) -> u32 { return ${value}; }
 fn writeBlock(q: u32, at: u32, index: u32) {
   let start = segmentStart[q];
-  storeBlock(q, at, keysIn[start + index], ${value});
+  storeBlock(q, at, sourceKey(start, index), blockValue(q, start, index));
 }`;
 }
 
+/**
+ * The blocks mode's writes where the source is the outputs (top-k's selection, sorted in place):
+ * every item's key bits and value are gathered into workgroup memory (over its sort key and index)
+ * before the first write, since a write may land on an item another invocation has yet to read.
+ */
+function inPlaceWrite(valueMode: ValueMode, tile: number): string {
+  return `  for (var j = lid; j < total; j += WG) {
+    let q = j >> logPw;
+    let jl = j & (pw - 1u);
+    if (jl < segmentSize[q]) {
+      let a = entryAt(q * ${tile}u + jl);
+      let index = entries[a].y;
+      entries[a] = vec2<u32>(sourceKey(segmentStart[q], index), ${valueMode === 'none' ? '0u' : 'blockValue(q, segmentStart[q], index)'});
+    }
+  }
+  workgroupBarrier();
+  for (var j = lid; j < total; j += WG) {
+    let q = j >> logPw;
+    let jl = j & (pw - 1u);
+    if (jl < segmentSize[q]) { let item = entries[entryAt(q * ${tile}u + jl)]; storeBlock(q, jl, item.x, item.y); }
+  }`;
+}
+
 /** Single-tile's writes, `batch` an invocation at a time: every gather of a batch (the key's bits, a payload) is requested before the first write. */
-function batchedWrite(facts: SortKernelFacts, tile: number, batch: number, blocks: boolean): string {
+function batchedWrite(valueMode: ValueMode, tile: number, batch: number, blocks: boolean): string {
   const range = Array.from({ length: batch }, (_, b) => b);
-  const payload = facts.valueMode === 'payload';
+  const payload = valueMode === 'payload';
+  const keyAt = (b: number) => (blocks ? `sourceKey(segmentStart[q${b}], index${b})` : `keysIn[segmentStart[q${b}] + index${b}]`);
+  const valueAt = (b: number) => (blocks ? `sourceValue(segmentStart[q${b}], index${b})` : `valuesIn[segmentStart[q${b}] + index${b}]`);
   const indexValue = (b: number) => (blocks ? `blockBase[q${b}] + index${b}` : `indexValue(index${b})`);
   return `  for (var batchStart = lid; batchStart < total; batchStart += ${batch}u * WG) {
 ${range
@@ -325,11 +375,11 @@ ${range
     (b) => `${batchEntryWgsl(b)}
     var index${b} = 0u;
     var bits${b} = 0u;${payload ? `\n    var value${b} = 0u;` : ''}
-    if (item${b}) { index${b} = entries[entryAt(q${b} * ${tile}u + jl${b})].y; bits${b} = keysIn[segmentStart[q${b}] + index${b}];${payload ? ` value${b} = valuesIn[segmentStart[q${b}] + index${b}];` : ''} }`,
+    if (item${b}) { index${b} = entries[entryAt(q${b} * ${tile}u + jl${b})].y; bits${b} = ${keyAt(b)};${payload ? ` value${b} = ${valueAt(b)};` : ''} }`,
   )
   .join('\n')}
 ${range
-  .map((b) => `    if (item${b}) { ${blocks ? `storeBlock(q${b}` : `writeOut(segmentStart[q${b}]`}, jl${b}, bits${b}, ${payload ? `value${b}` : facts.valueMode === 'indices' ? indexValue(b) : '0u'}); }`)
+  .map((b) => `    if (item${b}) { ${blocks ? `storeBlock(q${b}` : `writeOut(segmentStart[q${b}]`}, jl${b}, bits${b}, ${payload ? `value${b}` : valueMode === 'indices' ? indexValue(b) : '0u'}); }`)
   .join('\n')}
   }`;
 }
@@ -337,7 +387,8 @@ ${range
 /** The program of one of the sort's kernels for these facts. */
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
   const shape = shapes[kernel](facts);
-  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' || kernel === 'merge-blocks' ? singleTile(facts, kernel === 'merge-blocks') : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
+  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
