@@ -45,6 +45,15 @@ export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsF
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
   const indexBuckets = Math.max(256, 2 ** facts.radixBits);
+  const items = Array.from({ length: perInvocation }, (_, j) => j);
+  // Tile t's items (t a workgroup-uniform variable): indices from the input list (or the keys' own
+  // places in digit 0's pass over every key), then their keys.
+  const loadTile = `  if (t * RADIX_TILE < count) {
+    let begin = t * RADIX_TILE;
+    let to = min(begin + RADIX_TILE, count);
+${items.map((j) => `    index${j} = begin + ${j}u * WG + lid;\n    live${j} = index${j} < to;\n    if (live${j} && !fromKeys) { index${j} = atomicLoad(&temp[source + index${j}]); }`).join('\n')}
+${items.map((j) => `    if (live${j}) { key${j} = keysIn[s.start + index${j}]; }`).join('\n')}
+  }`;
   const declarations = `
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
@@ -85,42 +94,42 @@ var<workgroup> bases: vec2<u32>;`;
     }
     return;
   }
+  let source = bufferAt(p & 1u) + s.start;
+  let next = bufferAt((p + 1u) & 1u) + s.start;
+  let selected = u.selectedAt + segment * u.kMax;
+  // Item j of the tile in named registers (live, index, key bits): the tile's index loads are all
+  // issued, then its key loads, before any is used, and the first tile's before the histogram is
+  // read, so the workgroup waits out two memory round trips a tile instead of two an item.
+${items.map((j) => `  var live${j} = false;\n  var index${j} = 0u;\n  var key${j} = 0u;`).join('\n')}
+  var t = w;
+${loadTile}
   loadHistogram(histogramOf(segment, p), lid);
   let chosen = chooseDigit(BINS, s.take - before, lid);
   let threshold = chosen.x;
   let takeBucket = chosen.y + chosen.z == s.take - before;
   clearHistogram(BINS, lid);
-  let source = bufferAt(p & 1u) + s.start;
-  let next = bufferAt((p + 1u) & 1u) + s.start;
-  let selected = u.selectedAt + segment * u.kMax;
-  for (var t = w; t * RADIX_TILE < count; t += tiles) {
-    let begin = t * RADIX_TILE;
-    let to = min(begin + RADIX_TILE, count);
+  loop {
+    if (t * RADIX_TILE >= count) { break; }
     if (lid == 0u) {
       atomicStore(&selectedInTile, 0u);
       atomicStore(&keptInTile, 0u);
     }
     workgroupBarrier();
-    var itemIndex: array<u32, PER>;
-    var itemSlot: array<u32, PER>;
-    for (var j = 0u; j < PER; j++) {
-      let c = begin + j * WG + lid;
-      var index = c;
-      var slot = SENTINEL;
-      if (c < to) {
-        if (!fromKeys) { index = atomicLoad(&temp[source + c]); }
-        let key = orderedKey(keysIn[s.start + index], s.direction);
-        let digit = digitOf(key, p);
-        if (digit > threshold || (digit == threshold && takeBucket)) {
-          slot = atomicAdd(&selectedInTile, 1u);
-        } else if (digit == threshold) {
-          slot = atomicAdd(&keptInTile, 1u) | KEPT;
-          atomicAdd(&localHistogram[digitOf(key, p + 1u)], 1u);
-        }
+${items
+  .map(
+    (j) => `    var slot${j} = SENTINEL;
+    if (live${j}) {
+      let key = orderedKey(key${j}, s.direction);
+      let digit = digitOf(key, p);
+      if (digit > threshold || (digit == threshold && takeBucket)) {
+        slot${j} = atomicAdd(&selectedInTile, 1u);
+      } else if (digit == threshold) {
+        slot${j} = atomicAdd(&keptInTile, 1u) | KEPT;
+        atomicAdd(&localHistogram[digitOf(key, p + 1u)], 1u);
       }
-      itemIndex[j] = index;
-      itemSlot[j] = slot;
-    }
+    }`,
+  )
+  .join('\n')}
     workgroupBarrier();
     if (lid == 0u) {
       bases = vec2<u32>(
@@ -129,16 +138,22 @@ var<workgroup> bases: vec2<u32>;`;
       );
     }
     let base = workgroupUniformLoad(&bases);
-    for (var j = 0u; j < PER; j++) {
-      let slot = itemSlot[j];
-      if (slot == SENTINEL) { continue; }
-      if ((slot & KEPT) == 0u) {
-        let at = before + base.x + slot;
-        if (at < u.kMax) { atomicStore(&temp[selected + at], itemIndex[j]); }
+${items
+  .map(
+    (j) => `    if (slot${j} != SENTINEL) {
+      if ((slot${j} & KEPT) == 0u) {
+        let at = before + base.x + slot${j};
+        if (at < u.kMax) { atomicStore(&temp[selected + at], index${j}); }
       } else {
-        let at = base.y + (slot & ~KEPT);
-        if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], itemIndex[j]); }
+        let at = base.y + (slot${j} & ~KEPT);
+        if (s.start + at < u.candidatesLen) { atomicStore(&temp[next + at], index${j}); }
       }
+    }`,
+  )
+  .join('\n')}
+    continuing {
+      t += tiles;
+${loadTile.replaceAll('\n  ', '\n      ').replace(/^  /, '      ')}
     }
   }
   workgroupBarrier();
