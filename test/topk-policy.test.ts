@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
-import { chooseSelectionSort } from '../src/algorithms/batched-top-k/problem.js';
+import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
 import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixTileItemsFor, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
 
@@ -25,6 +25,21 @@ describe('top-k policy', () => {
     expect(selectTopKVariant(longRows, capabilitiesWith(16384)).policy.radixBits).toBe(8);
     // Tuning wins on any segment size.
     expect(selectTopKVariant({ ...longRows, segmentSize: { min: 1, max: 5000 } }, roomy, { policy: { radixBits: 11 } }).policy.radixBits).toBe(11);
+  });
+
+  it('radix-select spreads pass 0 over four workgroups per slot on a GPU, one workgroup a tile on the CPU emulator', () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+    expect(topKPolicyFor(gpu).radixHistogramWorkgroups).toBe(4096);
+    const geometry = (maxSegments: number, maxSegmentSize: number) => ({ maxSegments, maxSegmentSize });
+    // One row of 16M in tiles of 2048: 8192 tiles over 4096 workgroups, two a workgroup.
+    expect(radixHistogramTiles(geometry(1, 1 << 24), { ...topKPolicyFor(gpu), radixTileItems: 2048 })).toBe(4096);
+    // 256 rows of 64 tiles: 16 workgroups a row.
+    expect(radixHistogramTiles(geometry(256, 262144), topKPolicyFor(gpu))).toBe(16);
+    // Never more workgroups than tiles.
+    expect(radixHistogramTiles(geometry(1, 5000), topKPolicyFor(gpu))).toBe(2);
+    const cpu = cpuBackend().capabilities;
+    expect(radixHistogramTiles(geometry(1, 1 << 22), topKPolicyFor(cpu))).toBe((1 << 22) / topKPolicyFor(cpu).radixTileItems);
+    expect(() => selectTopKVariant(longRows, gpu, { policy: { radixHistogramWorkgroups: 0 } })).toThrow(/radixHistogramWorkgroups/);
   });
 
   it("radix-select halves its pass-0 tile where whole tiles would give fewer than radixFewTilesPerSlot workgroups per slot", () => {

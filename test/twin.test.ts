@@ -107,6 +107,22 @@ const cases: TwinCase[] = [
     variant: 'radix-select',
     key: (_i, random) => random() * 2 - 1,
   },
+  {
+    name: 'radix-select, pass 0 over fewer workgroups than tiles (each takes every third tile of its segment, the next in flight), collecting past sampled thresholds',
+    sizes: [65536, 1024, 80000, 30001],
+    k: 50,
+    variant: 'radix-select',
+    policy: { radixHistogramWorkgroups: 12 },
+    key: (_i, random) => random() * 2 - 1,
+  },
+  {
+    name: 'radix-select, pass 0 over fewer workgroups than tiles, the histogram of every key (k past a quarter of the segment: no sample)',
+    sizes: [20000, 9000],
+    k: 6000,
+    variant: 'radix-select',
+    policy: { radixHistogramWorkgroups: 4 },
+    key: (_i, random) => Math.round(random() * 3000) - 1500,
+  },
   { name: 'reduce, then softmax routing weights', sizes: [128, 0, 77, 128], k: 8, variant: 'reduce', deviceK: true, weights: 'softmax' },
   { name: 'single-tile, then sigmoid-renormalize routing weights', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile', weights: 'sigmoid-renormalize' },
   {
