@@ -260,8 +260,9 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // ms, 256x262144 k=256 0.152 / 0.147 / 0.145 / 0.147 / 0.159, 64x151936 k=50 0.044 / 0.047 /
     // 0.049 / 0.045 / 0.048 (noisy), 32x131072 k=2048 0.032-0.033 at every count.
     // A backend of few workgroup slots (the CPU emulator) keeps a workgroup a tile: its threads keep
-    // no loads in flight, and its pass 0 over fewer, longer workgroups measured slower (2 cores,
-    // bench/topk-cpu.ts, 2026-11-28: 1x4M k=100 2.6 -> 4.2 ms, 64x32768 k=2048 11.7 -> 14.8).
+    // no loads in flight to gain from, and its pass 0 over fewer, longer workgroups measured no
+    // faster (2 cores, bench/topk-cpu.ts, 2026-11-28, a run each: 1x4M k=100 2.6 -> 4.2 ms,
+    // 64x32768 k=2048 11.7 -> 14.8; a workgroup a tile again, 3.0 and 11.5; runs vary by ~25% here).
     radixHistogramWorkgroups: capabilities.parallelism < rowRadixMinParallelism ? 2 ** 30 : 4 * capabilities.parallelism,
     rowRadixMaxItems: rowRadixDefaults.maxItems,
     rowRadixPastTileMaxItems: rowRadixDefaults.pastTileMaxItems,

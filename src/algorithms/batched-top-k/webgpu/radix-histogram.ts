@@ -6,7 +6,9 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * Pass 0 over the keys (tile t of a segment covers radixTileItems keys), read as
  * aligned vec4 quads, all of a tile's quads loaded before any is used:
  *
- * - 'radix-histogram' (grid maxSegments * tiles): with a sampled threshold T (mode 1) the keys at or above T are appended to
+ * - 'radix-histogram' (grid maxSegments * histogramTiles; workgroup w of a segment takes its tiles
+ *   w, w + histogramTiles, ..., the next tile's quads loaded while it tests this one's): with a
+ *   sampled threshold T (mode 1) the keys at or above T are appended to
  *   candidates0 (state word 2 counts them; one global atomic per tile) and counted in the digit-0
  *   histogram through the workgroup's (one global atomic per digit and tile) — one read of the keys
  *   and no histogram work for the rest. Without one (mode 0), the
@@ -45,13 +47,8 @@ var<workgroup> collectedInTile: atomic<u32>;
 var<workgroup> collected: vec2<u32>;`;
   // The fallback runs on the filter passes' grid (maxSegments * filterTiles; workgroup w takes tiles
   // w, w + filterTiles, ...): it rarely has work, and most of its workgroups only read the state.
-  const enter = fallback
-    ? `
-  let stride = u.filterTiles;
-  let segment = workgroupIndex / stride;
-  let first = workgroupIndex - segment * stride;${enterRadixSegment('segment')}`
-    : `
-  let stride = u.histogramTiles;
+  const enter = `
+  let stride = u.${fallback ? 'filterTiles' : 'histogramTiles'};
   let segment = workgroupIndex / stride;
   let first = workgroupIndex - segment * stride;${enterRadixSegment('segment')}`;
   const main = `${enter}
