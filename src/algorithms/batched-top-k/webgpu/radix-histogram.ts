@@ -23,16 +23,14 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
 export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fallback = false): WebGpuProgram {
   const quadsPer = Math.ceil((facts.radixTileItems / 4 + 1) / facts.workgroupSize);
   const quads = Array.from({ length: quadsPer }, (_, r) => r);
-  // An invocation's keys live in named registers (q0, q1, ...) and every use of them is unrolled: a
+  // An invocation's keys live in named registers (q0, q1, ...), each quad's uses written out: a
   // private array indexed in a loop lives in the device's local memory, where WGSL's zero
   // initialization and every access cost memory traffic (on an H200 that traffic took longer than
-  // reading the keys). Key (r, c) is component c of quad r; `hits` words hold one bit per key that
-  // reached the threshold, 32 keys a word.
+  // reading the keys). Within a quad a loop over its four components is fine (a vector indexed at run
+  // time stays in registers); writing those out too, with an atomic per key, made a software
+  // adapter (SwiftShader) take ~25 s to compile the program, against ~1 s this way. Key (r, c) is
+  // component c of quad r; `hits` words hold one bit per key that reached the threshold, 32 a word.
   const masks = Array.from({ length: Math.ceil((quadsPer * 4) / 32) }, (_, m) => m);
-  const keyOf = (r: number, c: number) => `q${r}[${c}]`;
-  const indexOf = (r: number, c: number) => `(firstQuad + ${r * facts.workgroupSize}u + lid) * 4u + ${c}u`;
-  const eachKey = (body: (r: number, c: number) => string) =>
-    quads.flatMap((r) => [0, 1, 2, 3].map((c) => `    {\n      let i = ${indexOf(r, c)};\n${body(r, c)}\n    }`)).join('\n');
   const loads = (indent: string, into = 'q', from = 'firstQuad', to = 'lastQuad') =>
     quads.map((r) => `${indent}${into}${r} = keysIn4[min(${from} + ${r * facts.workgroupSize}u + lid, ${to})];`).join('\n');
   // Full tiles (aligned, RADIX_TILE keys) fill quads [0, fullQuads) exactly: no per-key bounds.
@@ -51,6 +49,57 @@ var<workgroup> collected: vec2<u32>;`;
   let stride = u.${fallback ? 'filterTiles' : 'histogramTiles'};
   let segment = workgroupIndex / stride;
   let first = workgroupIndex - segment * stride;${enterRadixSegment('segment')}`;
+  // Collecting past T: pass 0 with a sampled threshold (never the fallback's).
+  const collectSection = `${masks.map((m) => `    var hits${m} = 0u;`).join('\n')}
+    if (${fullQuads > 0 ? `(a & 3u) == 0u && b - a == RADIX_TILE` : 'false'}) {
+${quads.slice(0, fullQuads).map((r) => `      {
+        let h = reaches(q${r}, reach);
+        ${[0, 1, 2, 3].map((c) => setHit(r, c, `h[${c}]`)).join('\n        ')}
+      }`).join('\n')}
+    } else {
+${quads.map((r) => `      {
+        let at = vec4<u32>((firstQuad + ${r * facts.workgroupSize}u + lid) * 4u) + vec4<u32>(0u, 1u, 2u, 3u);
+        let h = reaches(q${r}, reach) & (at >= vec4<u32>(a)) & (at < vec4<u32>(b));
+        ${[0, 1, 2, 3].map((c) => setHit(r, c, `h[${c}]`)).join('\n        ')}
+      }`).join('\n')}
+    }
+    let n = ${masks.map((m) => `countOneBits(hits${m})`).join(' + ')};
+    if (lid == 0u) { atomicStore(&collectedInTile, 0u); }
+    workgroupBarrier();
+    var at = 0u;
+    if (n > 0u) { at = atomicAdd(&collectedInTile, n); }
+    workgroupBarrier();
+    if (lid == 0u) {
+      let total = atomicLoad(&collectedInTile);
+      var base = 0u;
+      if (total > 0u) { base = atomicAdd(&temp[state + STATE_COLLECTED], total); }
+      collected = vec2<u32>(base, total);
+    }
+    let tileCollected = workgroupUniformLoad(&collected);
+    if (tileCollected.y == 0u) { continue; }
+    // The few keys that reached T (about 1.5 k of a segment's): read again (they are in the cache)
+    // from their bits, appended to candidates0 and counted in the digit-0 histogram through the
+    // workgroup's: the collected keys crowd into a few digits (all of them into one when many keys
+    // tie at T, as NaNs of random-bit keys do), and a global atomic per key on one word serializes
+    // every tile. The first invocation to take a digit's count adds it (the exchange also clears the
+    // bin); one global atomic per digit and tile.
+    let out = u.candidates0At + s.start + tileCollected.x + at;
+    var j = 0u;
+${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u) {
+      let bit = ${m * 32}u + firstTrailingBit(bits);
+      let i = (firstQuad + (bit >> 2u) * WG + lid) * 4u + (bit & 3u);
+      if (s.start + tileCollected.x + at + j < u.candidatesLen) { atomicStore(&temp[out + j], i - s.start); }
+      atomicAdd(&localHistogram[digitOf(orderedKey(keysIn[i], s.direction), 0u)], 1u);
+      j += 1u;
+    }`).join('\n')}
+    workgroupBarrier();
+${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u) {
+      let bit = ${m * 32}u + firstTrailingBit(bits);
+      let d = digitOf(orderedKey(keysIn[(firstQuad + (bit >> 2u) * WG + lid) * 4u + (bit & 3u)], s.direction), 0u);
+      let count = atomicExchange(&localHistogram[d], 0u);
+      if (count != 0u) { atomicAdd(&temp[histogram + d], count); }
+    }`).join('\n')}
+`;
   const main = `${enter}
 ${quads.map((r) => `  var q${r} = vec4<u32>();\n  var p${r} = vec4<u32>();`).join('\n')}
   // The first tile's keys are requested before the state is read (pass 0 of the histogram kernel
@@ -94,57 +143,16 @@ ${loads('      ')}
 ${loads('      ', 'p', 'nextFirst', 'nextLast')}
     }
     if (!collect) {
-${eachKey((r, c) => `      let key = orderedKey(${keyOf(r, c)}, s.direction);\n      if (i >= a && i < b && (!FALLBACK || key < threshold)) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }`)}
+${quads.map((r) => `      for (var c = 0u; c < 4u; c++) {
+        let i = (firstQuad + ${r * facts.workgroupSize}u + lid) * 4u + c;
+        let key = orderedKey(q${r}[c], s.direction);
+        if (i >= a && i < b && (!FALLBACK || key < threshold)) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }
+      }`).join('\n')}
       workgroupBarrier();
       flushHistogram(histogram, lid);
       continue;
     }
-${masks.map((m) => `    var hits${m} = 0u;`).join('\n')}
-    if (${fullQuads > 0 ? `(a & 3u) == 0u && b - a == RADIX_TILE` : 'false'}) {
-${quads.slice(0, fullQuads).map((r) => `      {
-        let h = reaches(q${r}, reach);
-        ${[0, 1, 2, 3].map((c) => setHit(r, c, `h[${c}]`)).join('\n        ')}
-      }`).join('\n')}
-    } else {
-${eachKey((r, c) => `      ${setHit(r, c, `i >= a && i < b && reaches(vec4<u32>(${keyOf(r, c)}), reach).x`)}`)}
-    }
-    let n = ${masks.map((m) => `countOneBits(hits${m})`).join(' + ')};
-    if (lid == 0u) { atomicStore(&collectedInTile, 0u); }
-    workgroupBarrier();
-    var at = 0u;
-    if (n > 0u) { at = atomicAdd(&collectedInTile, n); }
-    workgroupBarrier();
-    if (lid == 0u) {
-      let total = atomicLoad(&collectedInTile);
-      var base = 0u;
-      if (total > 0u) { base = atomicAdd(&temp[state + STATE_COLLECTED], total); }
-      collected = vec2<u32>(base, total);
-    }
-    let tileCollected = workgroupUniformLoad(&collected);
-    if (tileCollected.y == 0u) { continue; }
-    // The few keys that reached T (about 1.5 k of a segment's): read again (they are in the cache)
-    // from their bits, appended to candidates0 and counted in the digit-0 histogram through the
-    // workgroup's: the collected keys crowd into a few digits (all of them into one when many keys
-    // tie at T, as NaNs of random-bit keys do), and a global atomic per key on one word serializes
-    // every tile. The first invocation to take a digit's count adds it (the exchange also clears the
-    // bin); one global atomic per digit and tile.
-    let out = u.candidates0At + s.start + tileCollected.x + at;
-    var j = 0u;
-${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u) {
-      let bit = ${m * 32}u + firstTrailingBit(bits);
-      let i = (firstQuad + (bit >> 2u) * WG + lid) * 4u + (bit & 3u);
-      if (s.start + tileCollected.x + at + j < u.candidatesLen) { atomicStore(&temp[out + j], i - s.start); }
-      atomicAdd(&localHistogram[digitOf(orderedKey(keysIn[i], s.direction), 0u)], 1u);
-      j += 1u;
-    }`).join('\n')}
-    workgroupBarrier();
-${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u) {
-      let bit = ${m * 32}u + firstTrailingBit(bits);
-      let d = digitOf(orderedKey(keysIn[(firstQuad + (bit >> 2u) * WG + lid) * 4u + (bit & 3u)], s.direction), 0u);
-      let count = atomicExchange(&localHistogram[d], 0u);
-      if (count != 0u) { atomicAdd(&temp[histogram + d], count); }
-    }`).join('\n')}
-    continuing {
+${fallback ? '' : collectSection}    continuing {
 ${quads.map((r) => `      q${r} = p${r};`).join('\n')}
       t = next;
     }
