@@ -17,12 +17,9 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
 /** The radix-init program. */
 export function radixInitProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
   const cap = radixSampleCap(facts.workgroupSize);
-  // The samples in named registers, every use unrolled: a private array indexed in a loop lives in
-  // the device's local memory (zeroed first, as WGSL asks, then written and read back).
-  const samples = Array.from({ length: facts.radixSamplesPerInvocation }, (_, r) => r);
-  const sampleAt = (r: number) => `${r * facts.workgroupSize}u + lid`;
   const declarations = `
 const SAMPLE_CAP: u32 = ${cap}u;
+const SAMPLE_PER: u32 = ${facts.radixSamplesPerInvocation}u;
 const SAMPLE_RUN: u32 = ${radixSampleRun}u;
 const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;`;
   const main = `
@@ -37,17 +34,21 @@ const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}
     let step = s.size / m;
     let j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
     if (j * 2u <= m) {
-      // Sample i of the m (every index is read, the last for those past m: no branch between the loads).
-      let last = m - 1u;
-${samples.map((r) => `      let i${r} = min(${sampleAt(r)}, last);
-      let sample${r} = orderedKey(keysIn[s.start + i${r} / SAMPLE_RUN * SAMPLE_RUN * step + i${r} % SAMPLE_RUN], s.direction);`).join('\n')}
+      var samples: array<u32, SAMPLE_PER>;
+      for (var r = 0u; r < SAMPLE_PER; r++) {
+        let i = r * WG + lid;
+        if (i < m) { samples[r] = orderedKey(keysIn[s.start + i / SAMPLE_RUN * SAMPLE_RUN * step + i % SAMPLE_RUN], s.direction); }
+      }
       var prefix = 0u;
       var remaining = j;
       for (var sampleRound = 0u; sampleRound < SAMPLE_ROUNDS; sampleRound++) {
         // The samples whose digits before this round's are the prefix chosen so far.
         let fixed = select(0xffffffffu << digitShift(sampleRound - 1u), 0u, sampleRound == 0u);
         clearHistogram(BINS, lid);
-${samples.map((r) => `        if (${sampleAt(r)} < m && (sample${r} & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(sample${r}, sampleRound)], 1u); }`).join('\n')}
+        for (var r = 0u; r < SAMPLE_PER; r++) {
+          let i = r * WG + lid;
+          if (i < m && (samples[r] & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(samples[r], sampleRound)], 1u); }
+        }
         workgroupBarrier();
         let c = chooseDigit(BINS, remaining, lid);
         prefix = prefix | (c.x << digitShift(sampleRound));
