@@ -316,15 +316,16 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, sort: Selecti
     // selection is one tile (its block gathers the tile before writing); each pass merges runs in
     // pairs, buffer p % 2 into (p + 1) % 2, a selection's last pass writing the outputs.
     buffers();
-    const { tile, tilesPerSegment, blocks } = sort.layout;
+    const { tile, blocks } = sort.layout;
     const passes = mergePassesFor(selected, tile);
+    const geometry = { maxSegments: facts.maxSegments, maxSegmentSize: selected };
     const per = blocks.segmentsPerWorkgroup === 1 ? '' : `, ${blocks.segmentsPerWorkgroup} selections a workgroup`;
     launches.push({
       variant,
       pass: 0,
       kernel: 'sort-merge-blocks',
       name: `topk/sort-selection/merge-blocks[${spec}]`,
-      grid: Math.ceil((facts.maxSegments * tilesPerSegment) / blocks.segmentsPerWorkgroup),
+      grid: topKKernels['sort-merge-blocks'].grid(geometry, policy),
       purpose: `sort the selection (up to ${selected} keys) by the segmented sort's merge: each tile of ${tile} keys${per} in workgroup memory by (sort key, index), into buffer 0 (a selection of one tile in place, into the outputs)`,
     });
     for (let pass = 0; pass < passes; pass++) {
@@ -334,7 +335,7 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, sort: Selecti
         pass,
         kernel: 'sort-merge-pass',
         name: `topk/sort-selection/merge-pass[${spec}]`,
-        grid: facts.maxSegments * tilesPerSegment,
+        grid: topKKernels['sort-merge-pass'].grid(geometry, policy),
         purpose: `sort the selection, pass ${pass}: merge the sorted runs of ${tile * 2 ** pass} keys in pairs (stable), ${tile} places a workgroup, buffer ${pass % 2} into ${into}`,
       });
     }

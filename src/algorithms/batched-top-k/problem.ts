@@ -138,7 +138,10 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   // of one tile to a block workgroup where every selection is one tile).
   'sort-merge-blocks': {
     slots: mergeSortSlots,
-    grid: (problem, policy) => Math.ceil((problem.maxSegments * selectionMergeLayout(problem, policy).tilesPerSegment) / selectionMergeLayout(problem, policy).blocks.segmentsPerWorkgroup),
+    grid: (problem, policy) => {
+      const { tilesPerSegment, blocks } = selectionMergeLayout(problem, policy);
+      return Math.ceil((problem.maxSegments * tilesPerSegment) / blocks.segmentsPerWorkgroup);
+    },
     identicalSlots: sortBuffers,
   },
   'sort-merge-pass': { slots: mergeSortSlots, grid: (problem, policy) => problem.maxSegments * selectionMergeLayout(problem, policy).tilesPerSegment, identicalSlots: sortBuffers },
