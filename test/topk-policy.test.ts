@@ -91,23 +91,26 @@ describe('top-k policy', () => {
     expect(many.variant).toBe('radix-select');
     expect(many.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('1025 segments of up to 16384 keys (16793600) > rowRadixMaxTotalItems 16777216');
     // Rows past rowRadixMaxItems: radix-select, unless kMax is past the tile (then up to rowRadixPastTileMaxItems).
-    const longer = { ...rows, segmentSize: { min: 1, max: 65536 }, maxSegments: 64 };
+    const longer = { ...rows, segmentSize: { min: 1, max: 65536 }, maxSegments: 128 };
     expect(selectTopKVariant(longer, capabilities).variant).toBe('row-radix');
-    const longest = { ...rows, segmentSize: { min: 1, max: 65537 }, maxSegments: 64 };
+    const longest = { ...rows, segmentSize: { min: 1, max: 65537 }, maxSegments: 128 };
     expect(selectTopKVariant(longest, capabilities).verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('max segment size 65537 > rowRadixMaxItems 65536');
     expect(selectTopKVariant(longest, capabilities).variant).toBe('radix-select');
     expect(selectTopKVariant(longer, capabilities, { policy: { rowRadixMaxItems: 32768 } }).variant).toBe('radix-select');
-    // Few rows (under rowRadixFewRows): row-radix only up to rowRadixFewRowsMaxItems keys a row (by default rowRadixMaxItems').
-    const fewShort = selectTopKVariant(longer, capabilities, { policy: { rowRadixFewRowsMaxItems: 32768 } });
-    expect(fewShort.variant).toBe('radix-select');
-    expect(fewShort.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('64 segments (< rowRadixFewRows 128) of up to 65536 keys > rowRadixFewRowsMaxItems 32768');
-    expect(selectTopKVariant({ ...longer, maxSegments: 128 }, capabilities, { policy: { rowRadixFewRowsMaxItems: 32768 } }).variant).toBe('row-radix');
-    expect(selectTopKVariant(longer, capabilities, { policy: { rowRadixFewRowsMaxItems: 32768, rowRadixFewRows: 64 } }).variant).toBe('row-radix');
+    // Few rows (under rowRadixFewRows): row-radix only up to rowRadixFewRowsMaxItems (32768) keys a row.
+    const few = { ...longer, maxSegments: 64 };
+    const fewLong = selectTopKVariant(few, capabilities);
+    expect(fewLong.variant).toBe('radix-select');
+    expect(fewLong.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe('64 segments (< rowRadixFewRows 128) of up to 65536 keys > rowRadixFewRowsMaxItems 32768');
+    expect(selectTopKVariant({ ...few, segmentSize: { min: 1, max: 32768 } }, capabilities).variant).toBe('row-radix');
+    expect(selectTopKVariant(few, capabilities, { policy: { rowRadixFewRowsMaxItems: 65536 } }).variant).toBe('row-radix');
+    expect(selectTopKVariant(few, capabilities, { policy: { rowRadixFewRows: 64 } }).variant).toBe('row-radix');
     expect(() => selectTopKVariant(longer, capabilities, { policy: { radixCandidateSelect: 'yes' as never } })).toThrow('tuning.policy.radixCandidateSelect: yes is not a boolean');
-    const pastTile = selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 } }, capabilities);
+    // A selection past the tile is not held to the few-rows limit: 16 rows of 65536, k = 10000.
+    const pastTile = selectTopKVariant({ ...longer, maxSegments: 16, k: { min: 1, max: 10_000 } }, capabilities);
     expect(pastTile.variant).toBe('row-radix');
     expect(pastTile.verdicts.find((v) => v.variant === 'row-radix')!.reason).toBe(
-      'max segment size 65536 <= rowRadixPastTileMaxItems 65536 (kMax 10000 > tile 4096) with kMax 10000 >= rowRadixWideMinK 1024, 4194304 keys in all <= rowRadixMaxTotalItems 16777216',
+      'max segment size 65536 <= rowRadixPastTileMaxItems 65536 (kMax 10000 > tile 4096) with kMax 10000 >= rowRadixWideMinK 1024, 1048576 keys in all <= rowRadixMaxTotalItems 16777216',
     );
     expect(selectTopKVariant({ ...longer, k: { min: 1, max: 10_000 }, segmentSize: { min: 1, max: 65537 } }, capabilities).variant).toBe('radix-select');
     // Wide rows (past rowRadixWideItems) with a small k: radix-select; narrow rows get 256 invocations.

@@ -90,7 +90,8 @@ export interface TopKPolicy {
   readonly rowRadixWideMinK: number;
   /**
    * A call of fewer segments than this has few rows: one workgroup per row leaves most of the
-   * device idle, so row-radix takes its rows only up to `rowRadixFewRowsMaxItems` keys.
+   * device idle, so row-radix takes its rows only up to `rowRadixFewRowsMaxItems` keys (when kMax
+   * fits the tile; a selection past it keeps `rowRadixPastTileMaxItems`).
    */
   readonly rowRadixFewRows: number;
   /** Most keys of a row that row-radix takes in a call of fewer than `rowRadixFewRows` segments. */
@@ -329,14 +330,15 @@ export const rowRadixMinParallelism = 128;
 /**
  * `fewRows`, `fewRowsMaxItems` (rowRadixFewRows, rowRadixFewRowsMaxItems): a call of fewer than 128
  * rows keeps fewer than one row-radix workgroup per multiprocessor of a large GPU (an H200 has 132),
- * where radix-select spreads every row over the device; past some row length its launches win. The
- * default row length (65536, that of rowRadixMaxItems) changes no choice: on the H200 (GPU ms,
- * bench/topk-webgpu.ts --tune, 2026-11-28 11:20 UTC, two rounds), 64x65536 k=2048 ran row-radix
- * 0.096 against radix-select 0.096 sorted (0.095 with radixCandidateSelectSorted), and 0.079
- * against 0.086 unsorted; 64x32768 k=2048 0.070 against 0.093. Lower it where radix-select wins:
- * `--tune='few32k={"policy":{"rowRadixFewRowsMaxItems":32768}}'` against the default.
+ * where radix-select spreads every row over the device; past 32768 keys a row its launches win when
+ * the selection fits the tile. On the H200 (GPU ms, bench/topk-webgpu.ts --tune, 2026-11-28 23:35
+ * UTC, two rounds, row-radix / radix-select): 64x65536 k=2048 0.096 / 0.087 sorted and 0.079 /
+ * 0.076 unsorted; 64x32768 k=4096 0.083 / 0.108 (stays). A selection past the tile is not held to
+ * it (row-radix keeps `rowRadixPastTileMaxItems`): 16x65536 k=10000 0.128 / 0.152 sorted and
+ * 0.085 / 0.110 unsorted, where radix-select sorts its selection in launches of its own. Measure
+ * with `--tune='few64k={"policy":{"rowRadixFewRowsMaxItems":65536}}'` against the default.
  */
-export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024, fewRows: 128, fewRowsMaxItems: 65536 } as const;
+export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxTotalItems: 16777216, wideItems: 16384, wideMinK: 1024, fewRows: 128, fewRowsMaxItems: 32768 } as const;
 
 /**
  * radixCandidateSelect's defaults. Unsorted: the select replaces a sort of every candidate (3.3K
@@ -406,7 +408,7 @@ export function selectTopKVariant(
   const rowMaxItems = pastTile ? policy.rowRadixPastTileMaxItems : policy.rowRadixMaxItems;
   const manySlots = capabilities.parallelism >= rowRadixMinParallelism;
   const fewRows = (facts.maxSegments ?? 1) < policy.rowRadixFewRows;
-  const fewRowsFit = !fewRows || maxSize <= policy.rowRadixFewRowsMaxItems;
+  const fewRowsFit = !fewRows || pastTile || maxSize <= policy.rowRadixFewRowsMaxItems;
   const rowFits = manySlots && maxSize <= rowMaxItems && fewRowsFit && totalItems <= policy.rowRadixMaxTotalItems && (!wideRows || kMax >= policy.rowRadixWideMinK);
   const rowReason = !rowFits
     ? !manySlots
