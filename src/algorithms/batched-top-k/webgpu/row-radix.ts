@@ -80,7 +80,7 @@ var<workgroup> chosenDigit: vec3<u32>;
 var<workgroup> pool: array<u32, ${Math.max(room, 2 * sortSlotsFor(tile))}>;
 var<workgroup> poolCount: atomic<u32>;
 ${inclusiveScanWgsl()}
-${chooseDigitWgsl}
+${chooseDigitWgsl(Math.max(256, bins), wg)}
 fn digitShift(p: u32) -> u32 { let used = BITS * (p + 1u); return select(32u - used, 0u, used >= 32u); }
 fn digitMask(p: u32) -> u32 { return (1u << (32u - BITS * p - digitShift(p))) - 1u; }
 fn clearHistogram(lid: u32) {
