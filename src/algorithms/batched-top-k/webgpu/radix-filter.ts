@@ -32,10 +32,47 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  *   digits), then each item's rank among its bucket's few members; a longer segment's selection is
  *   written as found and finalize sorts it by index. Sorted output compacts the selection and sorts
  *   only it (take padded to a power of two, not the candidates), where that shrinks the sort.
+ *
+ * Where the pick's order is the output's (sorted, or unsorted through the select's index-order
+ * write) and kMax fits the tile ({@link pickedOutputsWgsl}), the first workgroup also writes the
+ * segment's outputs and fills, and finalize, which would read the selection and its keys again to
+ * write the same, returns at once. On an H200 finalize took 0.011 ms of such a call (64x151936
+ * k=50 0.080, 256x262144 k=256 0.166, 32x131072 k=2048 0.087; 2026-11-28).
  */
 
 /** Most indices of one bucket of the select's index-order write (its rank count reads every member). */
 const indexBucketMax = 64;
+
+/**
+ * WGSL shared by filter pass 0 and finalize: `pickRan(state, s)`, whether filter pass 0's first
+ * workgroup picked the segment's selection among its candidates (the condition the filter tests,
+ * read from the same state words), and `pickWritesOutputs(size)`, whether that pick also wrote the
+ * outputs: its order is the output's (sorted; unsorted where the select writes index order) and kMax
+ * fits the tile (a selection sort past the tile reads `selected` after finalize). Needs the radix
+ * constants and `TIES_AS_FOUND`.
+ */
+export function pickedOutputsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort'): string {
+  return `const PICK_SORTED: bool = ${facts.sorted};
+const PICK_SELECTS: bool = ${shortcut === 'select'};
+const INDEX_BUCKETS: u32 = ${indexBucketsOf(facts)}u;
+const INDEX_BUCKET_MAX: u32 = ${indexBucketMax}u;
+// The least shift that puts a segment's indices into at most INDEX_BUCKETS buckets.
+fn indexBucketShift(size: u32) -> u32 {
+  var shift = 0u;
+  while (shift < 31u && ((max(size, 1u) - 1u) >> shift) >= INDEX_BUCKETS) { shift++; }
+  return shift;
+}
+fn pickRan(state: u32, s: Segment) -> bool {
+  let collected = atomicLoad(&temp[state + STATE_COLLECTED]);
+  return !TIES_AS_FOUND && s.take > 0u && atomicLoad(&temp[state + STATE_MODE]) == 1u && collected >= s.take && min(collected, s.size) <= TILE;
+}
+fn pickWritesOutputs(size: u32) -> bool {
+  return u.kMax <= TILE && (PICK_SORTED || (PICK_SELECTS && (1u << indexBucketShift(size)) <= INDEX_BUCKET_MAX));
+}`;
+}
+
+/** Buckets of the select's index-order write: one per histogram bin. */
+const indexBucketsOf = (facts: TopKKernelFacts) => Math.max(256, 2 ** facts.radixBits);
 
 /**
  * The radix-filter program. `tiesAsFound` (the requirements let tied items be taken as found) turns
@@ -44,7 +81,6 @@ const indexBucketMax = 64;
 export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean, shortcut: 'select' | 'sort'): WebGpuProgram {
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
-  const indexBuckets = Math.max(256, 2 ** facts.radixBits);
   const items = Array.from({ length: perInvocation }, (_, j) => j);
   // Tile t's items (t a workgroup-uniform variable): indices from the input list (or the keys' own
   // places in digit 0's pass over every key), then their keys.
@@ -62,7 +98,8 @@ const SORTED: bool = ${facts.sorted};
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
 ${selectionSortWgsl(facts.tileItems)}
-${shortcut === 'select' ? candidateSelectWgsl(indexBuckets, Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
+${pickedOutputsWgsl(facts, shortcut)}
+${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -89,7 +126,12 @@ var<workgroup> bases: vec2<u32>;`;
     // selection full.
     if (w == 0u) {
       let selected = u.selectedAt + segment * u.kMax;
+      let out = segment * u.kMax;
+      let direct = pickWritesOutputs(s.size);
       ${pickWgsl(shortcut)}
+      if (direct) {
+        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
+      }
       if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
     }
     return;
@@ -158,18 +200,25 @@ ${loadTile.replaceAll('\n  ', '\n      ').replace(/^  /, '      ')}
   }
   workgroupBarrier();
   flushHistogram(histogramOf(segment, p + 1u), lid);`;
-  return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: false }, declarations, main);
+  return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true }, declarations, main);
 }
 
 
-/** WGSL of the shortcut's first workgroup: the best take of the `count` candidates to temp words [selected, ...). */
+/**
+ * WGSL of the shortcut's first workgroup: the best take of the `count` candidates to temp words
+ * [selected, ...), and to the outputs from `out` on where `direct`.
+ */
 function pickWgsl(shortcut: 'select' | 'sort'): string {
   const sortAll = `sortIndices(bufferAt(0u) + s.start, count, s.start, s.direction, lid);
-      for (var j = lid; j < min(s.take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[sortSlot(j)]); }`;
+      for (var j = lid; j < min(s.take, u.kMax); j += WG) {
+        let index = order[sortSlot(j)];
+        atomicStore(&temp[selected + j], index);
+        if (direct) { writeResult(out + j, s.start, index); }
+      }`;
   if (shortcut === 'sort') return sortAll;
   // Sorted, the select pays where the take's sort is shorter than the candidates' (a smaller power of two).
   return `if (!SORTED || nextPowerOfTwo(s.take) < nextPowerOfTwo(count)) {
-        selectCandidates(bufferAt(0u) + s.start, count, s.start, s.size, s.take, s.direction, selected, lid);
+        selectCandidates(bufferAt(0u) + s.start, count, s.start, s.size, s.take, s.direction, selected, direct, out, lid);
       } else {
         ${sortAll}
       }`;
@@ -182,11 +231,9 @@ function pickWgsl(shortcut: 'select' | 'sort'): string {
  * in index order when unsorted (or as found past INDEX_BUCKET_MAX), in rank order when sorted.
  * localHistogram holds the digits' counts, then the index buckets' (INDEX_BUCKETS of them).
  */
-function candidateSelectWgsl(indexBuckets: number, tilePerInvocation: number): string {
-  return `const INDEX_BUCKETS: u32 = ${indexBuckets}u;
-const TILE_PER_INVOCATION: u32 = ${tilePerInvocation}u;
+function candidateSelectWgsl(tilePerInvocation: number): string {
+  return `const TILE_PER_INVOCATION: u32 = ${tilePerInvocation}u;
 var<workgroup> selectedTotal: u32;
-const INDEX_BUCKET_MAX: u32 = ${indexBucketMax}u;
 var<workgroup> selectedFound: atomic<u32>;
 // Counts a digit into the invocation's run of equal digits, adding the run to localHistogram when
 // the digit changes: the candidates share their leading digits (they all reached the sampled
@@ -203,7 +250,7 @@ fn countDigit(digit: u32, run: ptr<function, vec2<u32>>) {
 fn flushRun(run: vec2<u32>) {
   if (run.y > 0u) { atomicAdd(&localHistogram[run.x], run.y); }
 }
-fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direction: u32, selected: u32, lid: u32) {
+fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direction: u32, selected: u32, direct: bool, out: u32, lid: u32) {
   loadEntries(at, count, count, start, direction, lid);
   // The take-th best key T: its leading bits (key >> shift) at the digit where its bucket was taken
   // whole, or all of them where T is tied past the last digit.
@@ -263,12 +310,11 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
     let high = sortKeys[at] >> shift;
     if (!(high > bound || (high == bound && order[at] <= highest))) { order[at] = SENTINEL; }
   }
-  var bucketShift = 0u;
-  while (bucketShift < 31u && ((max(size, 1u) - 1u) >> bucketShift) >= INDEX_BUCKETS) { bucketShift++; }
+  let bucketShift = indexBucketShift(size);
   if (SORTED) {
-    writeRanked(count, take, selected, lid);
+    writeRanked(count, take, selected, direct, start, out, lid);
   } else if ((1u << bucketShift) <= INDEX_BUCKET_MAX) {
-    writeByIndex(count, bucketShift, selected, lid);
+    writeByIndex(count, bucketShift, selected, direct, start, out, lid);
   } else {
     // As found: finalize sorts it by index.
     if (lid == 0u) { atomicStore(&selectedFound, 0u); }
@@ -285,7 +331,7 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
 // Sorted: the selection compacted to entries [0, n) (through registers, then the sort pads), sorted,
 // written in rank order. The compaction's order comes from atomics; the sort's does not (distinct
 // indices).
-fn writeRanked(count: u32, take: u32, selected: u32, lid: u32) {
+fn writeRanked(count: u32, take: u32, selected: u32, direct: bool, start: u32, out: u32, lid: u32) {
   if (lid == 0u) { atomicStore(&selectedFound, 0u); }
   workgroupBarrier();
   var entries: array<vec2<u32>, TILE_PER_INVOCATION>;
@@ -308,12 +354,16 @@ fn writeRanked(count: u32, take: u32, selected: u32, lid: u32) {
   for (var j = n + lid; j < nextPowerOfTwo(n); j += WG) { sortStore(j, vec2<u32>(0u, SENTINEL)); }
   workgroupBarrier();
   bitonicSort(n, lid);
-  for (var j = lid; j < min(take, u.kMax); j += WG) { atomicStore(&temp[selected + j], order[sortSlot(j)]); }
+  for (var j = lid; j < min(take, u.kMax); j += WG) {
+    let index = order[sortSlot(j)];
+    atomicStore(&temp[selected + j], index);
+    if (direct) { writeResult(out + j, start, index); }
+  }
 }
 // Unsorted: index order. Counts per bucket of index >> bucketShift, an exclusive scan, each index
 // placed in its bucket's range (of sortKeys, free now), then written at its bucket's start plus the
 // members below it.
-fn writeByIndex(count: u32, bucketShift: u32, selected: u32, lid: u32) {
+fn writeByIndex(count: u32, bucketShift: u32, selected: u32, direct: bool, start: u32, out: u32, lid: u32) {
   clearHistogram(INDEX_BUCKETS, lid);
   for (var j = lid; j < count; j += WG) {
     let index = order[sortSlot(j)];
@@ -347,7 +397,10 @@ fn writeByIndex(count: u32, bucketShift: u32, selected: u32, lid: u32) {
     let to = atomicLoad(&localHistogram[bucket]);
     var rank = first;
     for (var m = first; m < to; m++) { rank += select(0u, 1u, sortKeys[sortSlot(m)] < index); }
-    if (rank < u.kMax) { atomicStore(&temp[selected + rank], index); }
+    if (rank < u.kMax) {
+      atomicStore(&temp[selected + rank], index);
+      if (direct) { writeResult(out + rank, start, index); }
+    }
   }
 }`;
 }

@@ -1,6 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
+import { pickedOutputsWgsl } from './radix-filter.js';
 
 /*
  * 'radix-finalize' (grid maxSegments), digit p = passes - 1: when items are left to take, the last
@@ -23,14 +24,21 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  * first ties in buffer order, skipping the select over their indices; ORDER_AS_FOUND ('unsorted',
  * 'not-guaranteed') writes the selection in the order it was appended, skipping the sort. Both
  * orders come from atomics and may change from run to run.
+ *
+ * A segment whose outputs filter pass 0's pick wrote already (radix-filter.ts `pickWritesOutputs`)
+ * has nothing left here: its workgroup returns once it has read the state words.
  */
 
-/** The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts). */
-export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relaxed: { tiesAsFound: boolean; orderAsFound: boolean }): WebGpuProgram {
+/**
+ * The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts), `shortcut`
+ * how filter pass 0 picks among few candidates (which decides whether it wrote the outputs).
+ */
+export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relaxed: { tiesAsFound: boolean; orderAsFound: boolean }, shortcut: 'select' | 'sort'): WebGpuProgram {
   const declarations = `
 const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
 const ORDER_AS_FOUND: bool = ${relaxed.orderAsFound};
-var<workgroup> stateInfo: vec2<u32>;
+${pickedOutputsWgsl(facts, shortcut)}
+var<workgroup> stateInfo: vec3<u32>;
 var<workgroup> chosen: vec3<u32>;
 var<workgroup> appended: atomic<u32>;
 var<workgroup> tied: atomic<u32>;
@@ -42,11 +50,13 @@ ${selectionSortWgsl(facts.tileItems, facts.sorted)}`;
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   let p = PASSES - 1u;
   if (lid == 0u) {
-    stateInfo = vec2<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]));
+    let written = pickRan(state, s) && pickWritesOutputs(s.size);
+    stateInfo = vec3<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]), select(0u, 1u, written));
     atomicStore(&appended, 0u);
     atomicStore(&tied, 0u);
   }
   let info = workgroupUniformLoad(&stateInfo);
+  if (info.z == 1u) { return; }
   let selected = u.selectedAt + segment * u.kMax;
   var count = min(info.x, s.take);
   if (count < s.take) {
@@ -150,5 +160,5 @@ ${selectionSortWgsl(facts.tileItems, facts.sorted)}`;
     }
     for (var j = count + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
   }`;
-  return radixProgram(`radix-finalize|${JSON.stringify(relaxed)}`, facts, name, { keys: true, outputs: true }, declarations, main);
+  return radixProgram(`radix-finalize|${JSON.stringify(relaxed)}|${shortcut}`, facts, name, { keys: true, outputs: true }, declarations, main);
 }
