@@ -22,8 +22,9 @@ const radixUniforms = ['tiles', 'filterTiles', 'histogramTiles', 'launchPass', '
  * `workgroupSize`; shared by the radix-select and row-radix kernels. Each invocation's run of digits
  * is read into named registers, every load issued before any is added, and the crossing is found
  * among them: a loop over the run waited out a workgroup-memory round trip per digit, twice. On an
- * H200 (GPU ms, radix-init of 1x16M k=100, which chooses two digits: 0.0180; without its choices
- * 0.0128, 2026-11-28).
+ * H200 (GPU ms, 2026-11-29, two rounds): a choice took about 2.5 us (radix-init of 1x16M k=100,
+ * which makes two, 0.0180 with them and 0.0128 without); attention 512x(16..8192) k=256 (row-radix)
+ * 0.109 -> 0.107, 32x131072 k=2048 unsorted 0.0765 -> 0.0745.
  */
 export function chooseDigitWgsl(histogramWords: number, workgroupSize: number): string {
   const per = Math.ceil(histogramWords / workgroupSize);
