@@ -36,17 +36,19 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  * Where the pick's order is the output's (sorted, or unsorted through the select's index-order
  * write) and kMax fits the tile ({@link pickedOutputsWgsl}), the first workgroup also writes the
  * segment's outputs and fills, and finalize, which would read the selection and its keys again to
- * write the same, returns at once. On an H200 finalize took 0.011 ms of such a call (64x151936
- * k=50 0.080, 256x262144 k=256 0.166, 32x131072 k=2048 0.087; 2026-11-28).
+ * write the same, returns at once. On an H200 (GPU ms, 2026-11-29) finalize took 0.011 ms of such a
+ * call and takes 0.0035-0.0045 now: 32x131072 k=2048 0.086 -> 0.082, 64x151936 k=50 0.075 -> 0.069,
+ * 256x262144 k=256 0.167 -> 0.163.
  */
 
 /** Most indices of one bucket of the select's index-order write (its rank count reads every member). */
 const indexBucketMax = 64;
 
 /**
- * WGSL shared by filter pass 0 and finalize: `pickRan(state, s)`, whether filter pass 0's first
- * workgroup picked the segment's selection among its candidates (the condition the filter tests,
- * read from the same state words), and `pickWritesOutputs(size)`, whether that pick also wrote the
+ * WGSL shared by filter pass 0 and finalize: `pickRuns(mode, collected, s)`, whether filter pass 0's
+ * first workgroup picks the segment's selection among its candidates, from the segment's state words
+ * mode and collected (sampled, with at least take and at most a tile of candidates, and ties not
+ * taken as found), and `pickWritesOutputs(size)`, whether that pick also writes the
  * outputs: its order is the output's (sorted; unsorted where the select writes index order) and kMax
  * fits the tile (a selection sort past the tile reads `selected` after finalize). Needs the radix
  * constants and `TIES_AS_FOUND`.
@@ -62,9 +64,8 @@ fn indexBucketShift(size: u32) -> u32 {
   while (shift < 31u && ((max(size, 1u) - 1u) >> shift) >= INDEX_BUCKETS) { shift++; }
   return shift;
 }
-fn pickRan(state: u32, s: Segment) -> bool {
-  let collected = atomicLoad(&temp[state + STATE_COLLECTED]);
-  return !TIES_AS_FOUND && s.take > 0u && atomicLoad(&temp[state + STATE_MODE]) == 1u && collected >= s.take && min(collected, s.size) <= TILE;
+fn pickRuns(mode: u32, collected: u32, s: Segment) -> bool {
+  return !TIES_AS_FOUND && s.take > 0u && mode == 1u && collected >= s.take && min(collected, s.size) <= TILE;
 }
 fn pickWritesOutputs(size: u32) -> bool {
   return u.kMax <= TILE && (PICK_SORTED || (PICK_SELECTS && (1u << indexBucketShift(size)) <= INDEX_BUCKET_MAX));
@@ -110,17 +111,20 @@ var<workgroup> bases: vec2<u32>;`;
   let w = workgroupIndex - segment * tiles;${enterRadixSegment('segment')}
   let p = u.launchPass;
   if (lid == 0u) {
-    let sampled = atomicLoad(&temp[state + STATE_MODE]) == 1u && atomicLoad(&temp[state + STATE_COLLECTED]) >= s.take;
+    let mode = atomicLoad(&temp[state + STATE_MODE]);
+    let collected = atomicLoad(&temp[state + STATE_COLLECTED]);
+    let sampled = mode == 1u && collected >= s.take;
     var count = s.size;
-    if (p > 0u) { count = atomicLoad(&temp[state + STATE_KEPT + p - 1u]); } else if (sampled) { count = atomicLoad(&temp[state + STATE_COLLECTED]); }
-    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled));
+    if (p > 0u) { count = atomicLoad(&temp[state + STATE_KEPT + p - 1u]); } else if (sampled) { count = collected; }
+    // z: bit 0 digit 0 reads every key, bit 1 digit 0 picks among the candidates.
+    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled) | select(0u, 2u, p == 0u && pickRuns(mode, collected, s)));
   }
   let info = workgroupUniformLoad(&filterInfo);
   let count = info.x;
   let before = info.y;
   if (before >= s.take || w * RADIX_TILE >= count) { return; }
-  let fromKeys = info.z == 1u;
-  if (p == 0u && !fromKeys && !TIES_AS_FOUND && count <= TILE) {
+  let fromKeys = (info.z & 1u) != 0u;
+  if ((info.z & 2u) != 0u) {
     // Few keys reached the sampled threshold: the first workgroup picks the best take among them in
     // workgroup memory (key, then index: pickWgsl) as digit 0's selection; the later digits find the
     // selection full.

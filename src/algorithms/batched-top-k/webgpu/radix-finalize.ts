@@ -50,7 +50,7 @@ ${selectionSortWgsl(facts.tileItems, facts.sorted)}`;
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   let p = PASSES - 1u;
   if (lid == 0u) {
-    let written = pickRan(state, s) && pickWritesOutputs(s.size);
+    let written = pickRuns(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_COLLECTED]), s) && pickWritesOutputs(s.size);
     stateInfo = vec3<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]), select(0u, 1u, written));
     atomicStore(&appended, 0u);
     atomicStore(&tied, 0u);
