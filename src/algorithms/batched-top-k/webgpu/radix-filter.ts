@@ -54,9 +54,9 @@ const indexBucketMax = 64;
  * constants and `TIES_AS_FOUND`.
  */
 export function pickedOutputsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort'): string {
-  return `const PICK_SORTED: bool = ${facts.sorted};
-const PICK_SELECTS: bool = ${shortcut === 'select'};
-const INDEX_BUCKETS: u32 = ${indexBucketsOf(facts)}u;
+  // The pick's order is the output's when sorted, and unsorted only where the select writes index order.
+  const order = facts.sorted ? 'true' : shortcut === 'select' ? '(1u << indexBucketShift(size)) <= INDEX_BUCKET_MAX' : 'false';
+  return `const INDEX_BUCKETS: u32 = ${indexBucketsOf(facts)}u;
 const INDEX_BUCKET_MAX: u32 = ${indexBucketMax}u;
 // The least shift that puts a segment's indices into at most INDEX_BUCKETS buckets.
 fn indexBucketShift(size: u32) -> u32 {
@@ -68,7 +68,7 @@ fn pickRuns(mode: u32, collected: u32, s: Segment) -> bool {
   return !TIES_AS_FOUND && s.take > 0u && mode == 1u && collected >= s.take && min(collected, s.size) <= TILE;
 }
 fn pickWritesOutputs(size: u32) -> bool {
-  return u.kMax <= TILE && (PICK_SORTED || (PICK_SELECTS && (1u << indexBucketShift(size)) <= INDEX_BUCKET_MAX));
+  return u.kMax <= TILE && ${order};
 }`;
 }
 
