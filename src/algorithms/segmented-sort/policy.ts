@@ -54,15 +54,17 @@ export interface SegmentedSortPolicy {
    */
   readonly radixMinTiles?: number;
   /**
-   * How the radix kernels load, 1 to 3 (webgpu/radix.ts `RadixLoads`): 1 has the scatter load each
-   * key as its ranking reaches it and gather each value by its index at the write; 2 carries the
-   * values, loaded beside their keys, through workgroup memory instead; 3 also has each ranking lane
-   * load every key and value of its chunk before its first ballot, and the histogram eight keys an
-   * invocation before counting them. Results are the same for each; the CPU backend has no use for
-   * it. Left out (top-k's selection sort): the default, 1. H200 (bench/sort-webgpu.ts --policies and
-   * --policy, GPU ms, 2026-11-28 11:28 UTC; 1 / 2 / 3): 64x32768 0.270 / 0.274 / 0.267, 1x16M in
-   * fresh processes 2.08 and 2.15 / 2.18 / 2.13; per launch, 3's histogram is faster (16M: 0.045
-   * against 0.059 ms) and its scatter no faster (0.42 against 0.40). No gain, so 1.
+   * How the radix kernels load, 1 to 3 (webgpu/radix.ts `RadixLoads`): 1 has the scatter gather
+   * each value by its index at the write; 2 carries the values, loaded beside their keys, through
+   * workgroup memory instead; 3 also has the histogram load eight keys an invocation before
+   * counting them. Results are the same for each; the CPU backend has no use for it. Left out
+   * (top-k's selection sort): the default, 1. H200 (bench/sort-webgpu.ts --policies and --policy,
+   * GPU ms, 2026-11-28 11:28 UTC; 1 / 2 / 3): 64x32768 0.270 / 0.274 / 0.267, 1x16M in fresh
+   * processes 2.08 and 2.15 / 2.18 / 2.13; per launch, 3's histogram is faster (16M: 0.045 against
+   * 0.059 ms) and its scatter no faster (0.42 against 0.40). No gain, so 1. Since 2026-11-29 every
+   * mode loads a ranking lane's keys before its first ballot (webgpu/radix.ts); 1x16M then
+   * (bench/webgpu-launch-profile.ts, GPU ms, two rounds): 1.855 with 1, 1.826 with 3 (its
+   * histograms 0.013 faster, three of its scatters 0.01 slower): within 2%, left at 1.
    */
   readonly radixLoads?: number;
   /**

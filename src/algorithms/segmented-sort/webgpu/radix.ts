@@ -31,16 +31,19 @@ export type RadixKernel = 'histogram' | 'scan' | 'scatter';
 
 /**
  * How the radix kernels load (the sort policy's `radixLoads`; the results are the same for each):
- * - 1: the scatter loads each key as the ranking reaches it, and at the write gathers each value
- *   from the source by the item's index in the rank tile (the rank tile carries indices): the lanes
- *   of a subgroup read scattered words, one load each in turn; the histogram counts each key as it
- *   arrives;
+ * - 1: the scatter gathers each value at the write from the source, by the item's index in the
+ *   rank tile (the rank tile carries indices): the lanes of a subgroup read scattered words; the
+ *   histogram counts each key as it arrives;
  * - 2: the scatter loads each value beside its key (coalesced) and carries it through the ranking
  *   in workgroup memory in place of the index, so the write reads workgroup memory only;
- * - 3: as 2, and each ranking lane loads every key and value of its chunk of the rank tile before
- *   its first ballot (all of them in flight at once, instead of one load a lane between ballots;
- *   the four 2-bit splits load the whole rank tile before ranking in any case), and the histogram
- *   loads eight keys an invocation before counting them.
+ * - 3: as 2, and the histogram loads eight keys an invocation before counting them.
+ *
+ * In every mode each lane of the warp ranking loads every key (and, 2 and 3, value) of its chunk
+ * of the rank tile before its first ballot, all of them in flight at once (the four 2-bit splits
+ * load the whole rank tile before ranking in any case). Loaded one a sub-round, between ballots,
+ * the keys of mode 1 cost the scatter of one 16M-key segment with indices (H200, GPU ms per launch,
+ * bench/webgpu-launch-profile.ts, 2026-11-29) 0.405 / 0.426 / 0.424 / 0.378 for its four digits,
+ * against 0.309 / 0.440 / 0.440 / 0.391 loaded first: the whole sort 1.910 -> 1.855.
  */
 export type RadixLoads = 1 | 2 | 3;
 
@@ -395,17 +398,16 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
     ${range(slots).map((k) => `var slot${k} = 0u;`).join(' ')}
     var keys: array<u32, ${warp.items}>;${values ? `
     var values: array<u32, ${warp.items}>;` : ''}
-    var ranks: array<u32, ${warp.items}>;${loads === 3 ? `
+    var ranks: array<u32, ${warp.items}>;
     // Every load of the chunk in flight before the first ballot.
     ${eachItem(warp.items, `
       ${chunkPlace}
       if (ranking && p < n) { ${load} }
-    `)}` : ''}
+    `)}
     ${eachItem(warp.items, `
       ${chunkPlace}
       // Every lane ballots (subgroup operations in uniform control flow); padding with valid false.
-      let valid = ranking && p < n;${loads === 3 ? '' : `
-      if (valid) { ${load} }`}
+      let valid = ranking && p < n;
       let key = keys[i];
       let d = digitOf(key, mask, shift);
       let live = subgroupBallot(valid).x;
