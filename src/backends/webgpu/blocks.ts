@@ -48,15 +48,26 @@ export function sortSlotsFor(n: number): number {
  * WGSL: `sortSlot(i)`, where entry i of a sort lives in its workgroup arrays: one pad word after
  * every 16. A round of the network on groups of 8 entries at a small stride (j of 4, 2 or 1) has
  * lane t read words 8t + m; without the pad 8 lanes of a warp hit each memory bank (8-way conflicts),
- * with it at most 2. `WIDE_GROUPS`: a round takes groups of 8 entries (three stages per barrier)
- * wherever there are at least this many groups, or one group per invocation: fewer barriers and
- * fewer passes over workgroup memory pay for idle invocations. On an H200 (2026-11-24, GPU ms):
- * top-k 64x65536 k=2048 0.139 -> 0.107 (radix-select: its candidates' and its selection's sorts),
- * row-radix 64x32768 k=2048 0.112 -> 0.100 and k=4096 0.125 -> 0.113 (1024 invocations, which had
- * sorted 2048 entries one stage per barrier).
+ * with it at most 2 (groups of 16 read words 17t + m: none).
  */
-const sortSlotWgsl = `const WIDE_GROUPS: u32 = 128u;
-fn sortSlot(i: u32) -> u32 { return i + (i >> 4u); }`;
+const sortSlotWgsl = `fn sortSlot(i: u32) -> u32 { return i + (i >> 4u); }`;
+
+/** How a kernel's bitonic sort groups its entries ({@link bitonicSortWgsl}). */
+export interface BitonicOptions {
+  /**
+   * A round groups 2^b entries only where there are at least this many groups (or one per
+   * invocation): fewer barriers and fewer passes over workgroup memory pay for idle invocations,
+   * down to this many. 128 on the H200 (2026-11-24, groups of 8 against one stage per barrier):
+   * top-k 64x65536 k=2048 0.139 -> 0.107 ms, row-radix 64x32768 k=2048 0.112 -> 0.100 and k=4096
+   * 0.125 -> 0.113.
+   */
+  readonly wideGroups: number;
+  /** The most stages a round runs between barriers (groups of up to 2^maxBits entries). */
+  readonly maxBits: number;
+}
+
+/** The grouping of every bitonic sort but row-radix's. */
+export const defaultBitonic: BitonicOptions = { wideGroups: 128, maxBits: 4 };
 
 /**
  * A workgroup bitonic sort of entries [0, p), p = count rounded up to a power of two, best first.
@@ -65,32 +76,35 @@ fn sortSlot(i: u32) -> u32 { return i + (i >> 4u); }`;
  * workgroup memory (entry i at `sortSlot(i)` of arrays of `sortSlotsFor(n)` words), and pads
  * entries [count, p) so they rank last. `count` must be workgroup-uniform.
  *
- * Register-blocked: each round loads groups of up to 8 entries and runs up to three stages of the
- * network on them before storing, so 4096 entries take 30 barriers and 30 passes over workgroup
- * memory instead of one per stage (78); on the H200, radix-select's finalize of a 2048-item selection
- * 0.059 -> 0.040 ms, of 4096 items 0.110 -> 0.062 ms. Groups shrink to 4 or 2 entries where there are
- * fewer than `WIDE_GROUPS` groups of 8 (or 4).
+ * Register-blocked: each round loads groups of up to 2^maxBits entries and runs up to maxBits
+ * stages of the network on them before storing: 4096 entries take 30 barriers in groups of 8 and
+ * 22 in groups of 16, where one stage per barrier takes 78. Groups shrink where there are fewer
+ * than `wideGroups` groups of that size. On the H200 (GPU ms): groups of 8 against one stage
+ * (2026-11-24) took radix-select's finalize of a 2048-item selection 0.059 -> 0.040, of 4096 items
+ * 0.110 -> 0.062; groups of 16 (2026-11-29) took top-k 32x131072 k=2048 0.0804 -> 0.0756 and
+ * 64x65536 k=2048 0.0806 -> 0.0766 (the pick's sort of ~3.3K candidates), within 0.0011 elsewhere.
  */
-export const bitonicSortWgsl = `${sortSlotWgsl}
+export function bitonicSortWgsl(options: BitonicOptions = defaultBitonic): string {
+  const widths = Array.from({ length: options.maxBits - 1 }, (_, i) => options.maxBits - i);
+  return `${sortSlotWgsl}
+const WIDE_GROUPS: u32 = ${options.wideGroups}u;
 fn sortBefore(a: vec2<u32>, b: vec2<u32>) -> bool { return a.x > b.x || (a.x == b.x && a.y < b.y); }
-${[1, 2, 3].map(bitonicRoundWgsl).join('\n')}
+${Array.from({ length: options.maxBits }, (_, i) => bitonicRoundWgsl(i + 1)).join('\n')}
 fn bitonicSort(count: u32, lid: u32) {
   let p = nextPowerOfTwo(count);
   // Wide rounds where there are WIDE_GROUPS groups or more: a few entries (a top-k of 64) sort
-  // fastest one stage per barrier over many invocations, not in long chains on a few.
+  // fastest one stage per barrier over many invocations, not in long chains on a few. (The width
+  // as one expression: found in a loop, it cost 2-3 us a sort on the H200.)
   let busy = min(WG, WIDE_GROUPS);
-  let wide = select(select(1u, 2u, (p >> 2u) >= busy), 3u, (p >> 3u) >= busy);
+  let wide = ${widths.reduceRight((inner, b) => `select(${inner}, ${b}u, (p >> ${b}u) >= busy)`, '1u')};
   for (var size = 2u; size <= p; size = size << 1u) {
     var j = size >> 1u;
     loop {
       if (j == 0u) { break; }
-      if (wide == 3u && j >= 4u) {
-        bitonicRound3(p, size, j, lid);
-        j = j >> 3u;
-      } else if (wide >= 2u && j >= 2u) {
-        bitonicRound2(p, size, j, lid);
-        j = j >> 2u;
-      } else {
+      ${widths.map((b) => `if (wide >= ${b}u && j >= ${2 ** (b - 1)}u) {
+        bitonicRound${b}(p, size, j, lid);
+        j = j >> ${b}u;
+      } else `).join('')}{
         bitonicRound1(p, size, j, lid);
         j = j >> 1u;
       }
@@ -99,6 +113,7 @@ fn bitonicSort(count: u32, lid: u32) {
   }
 }
 fn nextPowerOfTwo(count: u32) -> u32 { var p = 1u; while (p < count) { p = p << 1u; } return p; }`;
+}
 
 /**
  * A workgroup inclusive scan of one word per invocation over the kernel's `scan` (WG words), with

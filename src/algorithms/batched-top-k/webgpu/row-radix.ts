@@ -1,8 +1,17 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { type BitonicOptions, bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { radixPasses, rowRadixCandidateRoom } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
+
+/**
+ * Row-radix's bitonic sort: groups of up to 8 entries from 32 groups on (the others': of up to 16,
+ * from 128). Its selection (a row's take, often 256) sorts on 1024 invocations, where one stage per
+ * barrier paid 36 barriers for 256 entries; groups of 16 slowed its takes of 2048 and 4096. H200,
+ * GPU ms (2026-11-29, bench/topk-webgpu.ts): attention 512x(16..8192) k=256 0.108 -> 0.098, with
+ * groups of 16 also 64x32768 k=2048 0.0702 -> 0.0705 and k=4096 0.0828 -> 0.0839.
+ */
+const rowRadixBitonic: BitonicOptions = { wideGroups: 32, maxBits: 3 };
 import { chooseDigitWgsl } from './radix-common.js';
 
 /*
@@ -90,7 +99,7 @@ fn clearHistogram(lid: u32) {
 // The selection's entries for the sort: keys in pool[0, SORT_SLOTS), their indices in pool[SORT_SLOTS, 2 SORT_SLOTS).
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(pool[at], pool[SORT_SLOTS + at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); pool[at] = entry.x; pool[SORT_SLOTS + at] = entry.y; }
-${bitonicSortWgsl}`;
+${bitonicSortWgsl(rowRadixBitonic)}`;
   const main = `
   let segment = workgroupIndex;
   let s = enterSegment(segment, mulSat(u.tiles, RADIX_TILE), lid);

@@ -41,7 +41,7 @@ ${inclusiveScanWgsl()}
 fn rankOf(index: u32) -> u32 { if (index == SENTINEL) { return 0u; } return tileKeys[index]; }
 fn sortLoad(i: u32) -> vec2<u32> { let index = order[sortSlot(i)]; return vec2<u32>(rankOf(index), index); }
 fn sortStore(i: u32, entry: vec2<u32>) { order[sortSlot(i)] = entry.y; }
-${bitonicSortWgsl}
+${bitonicSortWgsl()}
 `;
   const main = `
   let segment = workgroupIndex;
