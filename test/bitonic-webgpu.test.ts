@@ -1,0 +1,119 @@
+/**
+ * The workgroup bitonic sort every top-k kernel that sorts shares (backends/webgpu/blocks.ts
+ * `bitonicSortWgsl`), run alone on the device: for each grouping a kernel uses (and the extremes of
+ * the options), workgroups of 64 and 256 invocations, and counts around every power of two up to
+ * 2048, each segment's entries must come out best first (key descending, then index ascending)
+ * exactly as a plain sort orders them. Keys with many ties and keys drawn from all 32 bits.
+ *
+ * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, sortSlotsFor } from '../src/backends/webgpu/blocks.js';
+import { type WebGpuBackend, webgpuBackend } from '../src/index.js';
+import { rng } from './helpers.js';
+import { describeOnWebGpu } from './webgpu-adapter.js';
+
+const describeSort = await describeOnWebGpu('the workgroup bitonic sort');
+
+/** Entries a segment holds at most (keys and indices in two arrays fit a software adapter's 32 KiB). */
+const most = 2048;
+const counts = [1, 2, 3, 5, 15, 16, 17, 31, 64, 100, 127, 128, 129, 255, 256, 257, 511, 512, 513, 1000, 1023, 1024, 1025, 2047, 2048];
+const groupings: BitonicOptions[] = [defaultBitonic, { wideGroups: 32, maxBits: 3 }, { wideGroups: 1, maxBits: 4 }, { wideGroups: 4096, maxBits: 4 }, { wideGroups: 128, maxBits: 1 }];
+
+/** A segment's keys: few distinct values (ties) in even segments, any 32 bits in odd ones. */
+function keysOf(segment: number, count: number): Uint32Array {
+  const random = rng(segment * 104729 + count);
+  return Uint32Array.from({ length: count }, () => (segment % 2 === 0 ? Math.floor(random() * 8) : Math.floor(random() * 4294967296)) >>> 0);
+}
+
+function shader(options: BitonicOptions, workgroupSize: number): string {
+  return `const WG: u32 = ${workgroupSize}u;
+${bitonicSortWgsl(options)}
+@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read> counts: array<u32>;
+@group(0) @binding(2) var<storage, read_write> sorted: array<vec2<u32>>;
+var<workgroup> sortKeys: array<u32, ${sortSlotsFor(most)}>;
+var<workgroup> sortIndices: array<u32, ${sortSlotsFor(most)}>;
+var<workgroup> segmentCount: u32;
+fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], sortIndices[at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; sortIndices[at] = entry.y; }
+@compute @workgroup_size(${workgroupSize})
+fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let g = workgroup.x;
+  if (lid == 0u) { segmentCount = counts[g]; }
+  let count = workgroupUniformLoad(&segmentCount);
+  // Padding ranks last: key 0 (no key is below it) with the largest index.
+  for (var i = lid; i < nextPowerOfTwo(count); i += WG) {
+    var entry = vec2<u32>(0u, 0xffffffffu);
+    if (i < count) { entry = vec2<u32>(keys[g * ${most}u + i], i); }
+    sortStore(i, entry);
+  }
+  workgroupBarrier();
+  bitonicSort(count, lid);
+  for (var i = lid; i < count; i += WG) { sorted[g * ${most}u + i] = sortLoad(i); }
+}`;
+}
+
+describeSort('the workgroup bitonic sort', () => {
+  let backend: WebGpuBackend;
+  beforeAll(async () => {
+    backend = await webgpuBackend();
+  });
+  afterAll(() => backend?.destroy());
+
+  for (const options of groupings) {
+    for (const workgroupSize of [64, 256]) {
+      it(`groups of up to ${2 ** options.maxBits} entries from ${options.wideGroups} groups on, ${workgroupSize} invocations: every count sorts best first`, async () => {
+        const device = backend.device;
+        const segments = counts.length;
+        const keys = new Uint32Array(segments * most);
+        counts.forEach((count, g) => keys.set(keysOf(g, count), g * most));
+        const module = device.createShaderModule({ code: shader(options, workgroupSize) });
+        const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+        const buffer = (data: Uint32Array | number, usage: number) => {
+          const bytes = typeof data === 'number' ? data : data.byteLength;
+          const b = device.createBuffer({ size: Math.max(16, bytes), usage, mappedAtCreation: typeof data !== 'number' });
+          if (typeof data !== 'number') {
+            new Uint32Array(b.getMappedRange()).set(data);
+            b.unmap();
+          }
+          return b;
+        };
+        const outBytes = segments * most * 8;
+        const keysBuffer = buffer(keys, GPUBufferUsage.STORAGE);
+        const countsBuffer = buffer(Uint32Array.from(counts), GPUBufferUsage.STORAGE);
+        const out = buffer(outBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
+        const read = buffer(outBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+        const bindGroup = device.createBindGroup({
+          layout: pipeline.getBindGroupLayout(0),
+          entries: [keysBuffer, countsBuffer, out].map((b, binding) => ({ binding, resource: { buffer: b } })),
+        });
+        const encoder = device.createCommandEncoder();
+        const pass = encoder.beginComputePass();
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, bindGroup);
+        pass.dispatchWorkgroups(segments);
+        pass.end();
+        encoder.copyBufferToBuffer(out, 0, read, 0, outBytes);
+        device.queue.submit([encoder.finish()]);
+        await read.mapAsync(GPUMapMode.READ);
+        const sorted = new Uint32Array(read.getMappedRange().slice(0));
+        read.unmap();
+        for (const b of [keysBuffer, countsBuffer, out, read]) b.destroy();
+
+        const wrong: string[] = [];
+        counts.forEach((count, g) => {
+          const segmentKeys = keys.subarray(g * most, g * most + count);
+          const expected = Array.from(segmentKeys.keys()).sort((a, b) => segmentKeys[b]! - segmentKeys[a]! || a - b);
+          for (let i = 0; i < count && wrong.length < 10; i++) {
+            const at = 2 * (g * most + i);
+            if (sorted[at + 1] !== expected[i] || sorted[at] !== segmentKeys[expected[i]!]) {
+              wrong.push(`count ${count}, place ${i}: (${sorted[at]}, ${sorted[at + 1]}), expected (${segmentKeys[expected[i]!]}, ${expected[i]})`);
+            }
+          }
+        });
+        expect(wrong).toEqual([]);
+      });
+    }
+  }
+});
