@@ -9,7 +9,7 @@
  * result is checked once against the reference (sort) or the CPU backend (top-k).
  *
  * Bundle with bench/gpu/build.sh (it bundles this file to dist/bench/sort-webgpu.mjs too), then
- *   node dist/bench/sort-webgpu.mjs [--runs=9] [--batch-ms=60] [--single-cols=16777216] [--out=dir] [--cases=4096x256,k=4096]
+ *   node dist/bench/sort-webgpu.mjs [--runs=9] [--batch-ms=60] [--warm-ms=300] [--single-cols=16777216] [--out=dir] [--cases=4096x256,k=4096]
  *     [--shapes=16384x64,1024x1024,512x16384r] (more sort cases, rows x cols; a trailing r: ragged, each
  *     segment 1 to cols keys, packed; torch sorts the padded rows) [--policy='{"tileItemsPerInvocation":8}'] (env.tuning.policy of every sort)
  *     [--variants=workgroup-radix,radix] (each sort case also with each of these variants forced; a
@@ -33,6 +33,7 @@ const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
 const singleCols = Number(argv['single-cols'] ?? 16777216);
+const warmMs = Number(argv['warm-ms'] ?? 300);
 const { device } = await benchDevice();
 const gpu = await webgpuBackend({ device, ...(argv['no-subgroups'] === undefined ? {} : { subgroups: false }) });
 const timer = passTimer(device);
@@ -84,7 +85,11 @@ let seed = 1234;
 const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
 
 async function timed(run: () => Promise<void>): Promise<{ singleMs: number; batchedMs: number; n: number }> {
-  for (let i = 0; i < 3; i++) await run();
+  // Back-to-back calls for --warm-ms first: after the reference check (seconds of CPU sorting for
+  // 16M keys) the GPU's clock has dropped, and a few calls did not bring it back before the timing
+  // (the H200 read 1x16M at 4.96-7.4 ms of GPU time in such runs, 1.75 ms at full clock).
+  let calls = 0;
+  for (const until = performance.now() + warmMs; calls < 3 || performance.now() < until; calls++) await run();
   await gpu.synchronize();
   const singles: number[] = [];
   for (let i = 0; i < runs; i++) {
