@@ -12,6 +12,7 @@ import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, sortSlotsFor } fr
 import { type WebGpuBackend, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
+import { runShader } from './webgpu-shader.js';
 
 const describeSort = await describeOnWebGpu('the workgroup bitonic sort');
 
@@ -68,38 +69,7 @@ describeSort('the workgroup bitonic sort', () => {
         const segments = counts.length;
         const keys = new Uint32Array(segments * most);
         counts.forEach((count, g) => keys.set(keysOf(g, count), g * most));
-        const module = device.createShaderModule({ code: shader(options, workgroupSize) });
-        const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-        const buffer = (data: Uint32Array | number, usage: number) => {
-          const bytes = typeof data === 'number' ? data : data.byteLength;
-          const b = device.createBuffer({ size: Math.max(16, bytes), usage, mappedAtCreation: typeof data !== 'number' });
-          if (typeof data !== 'number') {
-            new Uint32Array(b.getMappedRange()).set(data);
-            b.unmap();
-          }
-          return b;
-        };
-        const outBytes = segments * most * 8;
-        const keysBuffer = buffer(keys, GPUBufferUsage.STORAGE);
-        const countsBuffer = buffer(Uint32Array.from(counts), GPUBufferUsage.STORAGE);
-        const out = buffer(outBytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-        const read = buffer(outBytes, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-        const bindGroup = device.createBindGroup({
-          layout: pipeline.getBindGroupLayout(0),
-          entries: [keysBuffer, countsBuffer, out].map((b, binding) => ({ binding, resource: { buffer: b } })),
-        });
-        const encoder = device.createCommandEncoder();
-        const pass = encoder.beginComputePass();
-        pass.setPipeline(pipeline);
-        pass.setBindGroup(0, bindGroup);
-        pass.dispatchWorkgroups(segments);
-        pass.end();
-        encoder.copyBufferToBuffer(out, 0, read, 0, outBytes);
-        device.queue.submit([encoder.finish()]);
-        await read.mapAsync(GPUMapMode.READ);
-        const sorted = new Uint32Array(read.getMappedRange().slice(0));
-        read.unmap();
-        for (const b of [keysBuffer, countsBuffer, out, read]) b.destroy();
+        const sorted = await runShader(device, shader(options, workgroupSize), [keys, Uint32Array.from(counts)], segments * most * 2, segments);
 
         const wrong: string[] = [];
         counts.forEach((count, g) => {

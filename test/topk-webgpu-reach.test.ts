@@ -17,6 +17,7 @@ import { type WebGpuBackend, webgpuBackend } from '../src/index.js';
 import { specialF32Bits } from './conformance/topk-cases.js';
 import { rng } from './helpers.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
+import { runShader } from './webgpu-shader.js';
 
 const describeReach = await describeOnWebGpu("radix-select's threshold windows");
 
@@ -61,8 +62,7 @@ describeReach("radix-select's threshold windows", () => {
       const keys = keysOf(keyType);
       const thresholds = thresholdsOf(keys, keyType);
       const cases = thresholds.length * 2;
-      const module = device.createShaderModule({
-        code: `${orderedBitsWgsl(keyType)}
+      const code = `${orderedBitsWgsl(keyType)}
 ${reachWindowsWgsl(keyType)}
 @group(0) @binding(0) var<storage, read> keys: array<u32>;
 @group(0) @binding(1) var<storage, read> thresholds: array<u32>;
@@ -77,38 +77,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     let r = reaches(vec4<u32>(x), w);
     reached[c * ${keys.length}u + j] = select(0u, 1u, r.x) | select(0u, 2u, r.w);
   }
-}`,
-      });
-      const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-      const buffer = (data: Uint32Array | number, usage: number) => {
-        const bytes = typeof data === 'number' ? data * 4 : data.byteLength;
-        const b = device.createBuffer({ size: Math.max(16, bytes), usage, mappedAtCreation: typeof data !== 'number' });
-        if (typeof data !== 'number') {
-          new Uint32Array(b.getMappedRange()).set(data);
-          b.unmap();
-        }
-        return b;
-      };
-      const keysBuffer = buffer(keys, GPUBufferUsage.STORAGE);
-      const thresholdsBuffer = buffer(thresholds, GPUBufferUsage.STORAGE);
-      const out = buffer(cases * keys.length, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-      const read = buffer(cases * keys.length, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-      const bindGroup = device.createBindGroup({
-        layout: pipeline.getBindGroupLayout(0),
-        entries: [keysBuffer, thresholdsBuffer, out].map((b, binding) => ({ binding, resource: { buffer: b } })),
-      });
-      const encoder = device.createCommandEncoder();
-      const pass = encoder.beginComputePass();
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bindGroup);
-      pass.dispatchWorkgroups(Math.ceil(cases / 64));
-      pass.end();
-      encoder.copyBufferToBuffer(out, 0, read, 0, cases * keys.length * 4);
-      device.queue.submit([encoder.finish()]);
-      await read.mapAsync(GPUMapMode.READ);
-      const reached = new Uint32Array(read.getMappedRange().slice(0));
-      read.unmap();
-      for (const b of [keysBuffer, thresholdsBuffer, out, read]) b.destroy();
+}`;
+      const reached = await runShader(device, code, [keys, thresholds], cases * keys.length, Math.ceil(cases / 64));
 
       const wrong: string[] = [];
       for (let c = 0; c < cases; c++) {
