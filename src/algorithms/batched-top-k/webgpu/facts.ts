@@ -1,6 +1,7 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import type { MergeLayout } from '../../segmented-sort/problem.js';
+import { type BitonicOptions, defaultBitonic } from '../../../backends/webgpu/blocks.js';
 import { type RadixWarpRank, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
 import { radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
@@ -50,6 +51,15 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly rowRadixWorkgroupSize: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
+  /**
+   * The most stages a round of the workgroup bitonic sorts (filter pass 0's pick, finalize,
+   * single-tile) runs between barriers: 4 (groups of 16 entries) where kMax is at least 512, else 3
+   * (groups of 8). On the H200 (BENCHMARKS.md run 19, GPU ms, groups of 8 -> 16): the indexers
+   * (kMax 2048) 0.080 -> 0.076 and the ragged rows (kMax 512) 0.088 -> 0.085 gained; the vocabulary
+   * (kMax 50, sorts of a few hundred candidates, which never fill groups of 16) lost, 0.069 -> 0.071,
+   * to their code in its kernel; the anchor (kMax 256) read 0.162 -> 0.163.
+   */
+  readonly sortGroupBits: 3 | 4;
   /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
   readonly radixWarpRank: RadixWarpRank | undefined;
   /** The merge selection sort's tile and block layout (problem.ts selectionMergeLayout); undefined without merge launches. */
@@ -90,6 +100,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     radixBits: policy.radixBits,
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
+    sortGroupBits: problem.kMax >= 512 ? 4 : 3,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     selectionMerge: problem.selectionSort?.variant === 'merge' ? problem.selectionSort.layout : undefined,
   };
@@ -100,4 +111,9 @@ function samplesPerInvocation(maxSegmentSize: number, workgroupSize: number): nu
   const cap = radixSampleCap(workgroupSize);
   const most = Math.floor(Math.min(cap, Math.max(256, maxSegmentSize >>> 5)) / radixSampleRun) * radixSampleRun;
   return Math.min(Math.ceil(cap / workgroupSize), Math.ceil(most / workgroupSize / 4) * 4);
+}
+
+/** How the bitonic sorts of every top-k kernel but row-radix group their entries (backends/webgpu/blocks.ts). */
+export function bitonicOf(facts: Pick<TopKKernelFacts, 'sortGroupBits'>): BitonicOptions {
+  return { ...defaultBitonic, maxBits: facts.sortGroupBits };
 }

@@ -1,7 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses, radixState, radixStateWords } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { type BitonicOptions, bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -140,13 +140,13 @@ ${declarations}`,
  * (filter pass 0's own, in rank order when sorted or index order when not, as finalize then finds it)
  * skips the sort: the CPU twin's `inRankOrder` and `ensureAscending`.
  */
-export function selectionSortWgsl(tileItems: number, withKeys = true): string {
+export function selectionSortWgsl(tileItems: number, bitonic: BitonicOptions, withKeys = true): string {
   return `var<workgroup> sortKeys: array<u32, ${sortSlotsFor(tileItems)}>;
 var<workgroup> order: array<u32, ${sortSlotsFor(tileItems)}>;
 var<workgroup> outOfOrder: atomic<u32>;
 var<workgroup> sortNeeded: u32;
 const LOAD_BATCH: u32 = 8u;
-${bitonicSortWgsl()}
+${bitonicSortWgsl(bitonic)}
 fn loadEntries(at: u32, count: u32, padded: u32, start: u32, direction: u32, lid: u32) {
   for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
     var indices: array<u32, LOAD_BATCH>;

@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import type { TopKKernelFacts } from './facts.js';
+import { type TopKKernelFacts, bitonicOf } from './facts.js';
 import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
@@ -41,7 +41,7 @@ ${inclusiveScanWgsl()}
 fn rankOf(index: u32) -> u32 { if (index == SENTINEL) { return 0u; } return tileKeys[index]; }
 fn sortLoad(i: u32) -> vec2<u32> { let index = order[sortSlot(i)]; return vec2<u32>(rankOf(index), index); }
 fn sortStore(i: u32, entry: vec2<u32>) { order[sortSlot(i)] = entry.y; }
-${bitonicSortWgsl()}
+${bitonicSortWgsl(bitonicOf(facts))}
 `;
   const main = `
   let segment = workgroupIndex;
