@@ -57,7 +57,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * (groups of 8). On the H200 (BENCHMARKS.md run 19, GPU ms, groups of 8 -> 16): the indexers
    * (kMax 2048) 0.080 -> 0.076 and the ragged rows (kMax 512) 0.088 -> 0.085 gained; the vocabulary
    * (kMax 50, sorts of a few hundred candidates, which never fill groups of 16) lost, 0.069 -> 0.071,
-   * to their code in its kernel; the anchor (kMax 256) read 0.162 -> 0.163.
+   * likely to their code in its kernel; the anchor (kMax 256) read 0.162 -> 0.163. Below 512 the
+   * kernels are the groups-of-8 ones those figures were measured with.
    */
   readonly sortGroupBits: 3 | 4;
   /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
