@@ -66,7 +66,7 @@ export interface BitonicOptions {
   readonly maxBits: number;
 }
 
-/** Groups of up to 16 entries from 128 groups on (top-k's kernels but row-radix take it, with groups of 8 where kMax < 512: batched-top-k/webgpu/facts.ts `sortGroupBits`). */
+/** Groups of up to 16 entries from 128 groups on; a kernel narrows or widens it for its sorts (top-k: batched-top-k/webgpu/facts.ts `bitonicOf`). */
 export const defaultBitonic: BitonicOptions = { wideGroups: 128, maxBits: 4 };
 
 /**

@@ -1,18 +1,9 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type BitonicOptions, bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { radixPasses, rowRadixCandidateRoom } from '../policy.js';
-import type { TopKKernelFacts } from './facts.js';
+import { type TopKKernelFacts, rowRadixBitonic } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 import { chooseDigitWgsl } from './radix-common.js';
-
-/**
- * Row-radix's bitonic sort: groups of up to 8 entries from 32 groups on (the others': of up to 16,
- * from 128). Its selection (a row's take, often 256) sorts on 1024 invocations, where one stage per
- * barrier paid 36 barriers for 256 entries. H200, GPU ms (2026-11-29, BENCHMARKS.md run 19):
- * attention 512x(16..8192) k=256 0.108 -> 0.096, 64x32768 k=2048 0.070 both; groups of 16 here
- * (an A/B call before it) took 64x32768 k=2048 0.0702 -> 0.0705 and k=4096 0.0828 -> 0.0839.
- */
-const rowRadixBitonic: BitonicOptions = { wideGroups: 32, maxBits: 3 };
 
 /*
  * 'row-radix' (grid maxSegments): one workgroup per segment does every digit pass of a radix select
