@@ -1,20 +1,26 @@
 /**
- * The workgroup bitonic sort every top-k kernel that sorts shares (backends/webgpu/blocks.ts
- * `bitonicSortWgsl`), run alone on the device: for each grouping a kernel uses (and the extremes of
- * the options), workgroups of 64 and 256 invocations, and counts around every power of two up to
- * 2048, each segment's entries must come out best first (key descending, then index ascending)
- * exactly as a plain sort orders them. Keys with many ties and keys drawn from all 32 bits.
+ * The workgroup sorts the top-k kernels share (backends/webgpu/blocks.ts), run alone on the device.
+ *
+ * The bitonic sort (`bitonicSortWgsl`): for each grouping a kernel uses (and the extremes of the
+ * options), workgroups of 64 and 256 invocations, and counts around every power of two up to 2048,
+ * each segment's entries must come out best first (key descending, then index ascending) exactly as
+ * a plain sort orders them. Keys with many ties and keys drawn from all 32 bits.
+ *
+ * The rank sort (`rankSortWgsl`), the same counts and workgroups, over keys spread the ways its
+ * buckets meet them: all 32 bits, a narrow span, all tied (the indices split the buckets), few
+ * values with many ties and one key far from the rest (buckets past its limit: the bitonic sort
+ * takes over), and indices that neither start at 0 nor run contiguously.
  *
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, sortSlotsFor } from '../src/backends/webgpu/blocks.js';
+import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, inclusiveScanWgsl, rankSortWgsl, sortSlotsFor } from '../src/backends/webgpu/blocks.js';
 import { type WebGpuBackend, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
 import { runShader } from './webgpu-shader.js';
 
-const describeSort = await describeOnWebGpu('the workgroup bitonic sort');
+const describeSort = await describeOnWebGpu('the workgroup sorts');
 
 /** Entries a segment holds at most (keys and indices in two arrays fit a software adapter's 32 KiB). */
 const most = 2048;
@@ -55,7 +61,68 @@ fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_i
 }`;
 }
 
-describeSort('the workgroup bitonic sort', () => {
+/** Checks each segment's sorted entries (key, index pairs) against a plain sort of its keys and indices; returns the first wrong places. */
+function wrongPlaces(sorted: Uint32Array, keys: Uint32Array, indices: (g: number, i: number) => number): string[] {
+  const wrong: string[] = [];
+  counts.forEach((count, g) => {
+    const segmentKeys = keys.subarray(g * most, g * most + count);
+    const expected = Array.from(segmentKeys.keys()).sort((a, b) => segmentKeys[b]! - segmentKeys[a]! || indices(g, a) - indices(g, b));
+    for (let i = 0; i < count && wrong.length < 10; i++) {
+      const at = 2 * (g * most + i);
+      if (sorted[at + 1] !== indices(g, expected[i]!) || sorted[at] !== segmentKeys[expected[i]!]) {
+        wrong.push(`count ${count}, place ${i}: (${sorted[at]}, ${sorted[at + 1]}), expected (${segmentKeys[expected[i]!]}, ${indices(g, expected[i]!)})`);
+      }
+    }
+  });
+  return wrong;
+}
+
+/** How the rank sort's keys spread (a random source, the entry, the count): what its buckets meet. */
+const rankSpreads: [string, (random: () => number, i: number, count: number) => number][] = [
+  ['keys from all 32 bits', (random) => random() * 4294967296],
+  ['keys in a narrow span', (random) => 0xbf7e0000 + random() * 0x20000],
+  ['every key tied', () => 0x3f800000],
+  ['eight values, many ties', (random) => 0x40000000 + Math.floor(random() * 8) * 0x100],
+  ['one key far above the rest', (random, i) => (i === 0 ? 0xffffff00 : 0x3f800000 + random() * 64)],
+];
+
+/** Entry i's index in segment g: neither from 0 nor contiguous. */
+const rankIndexOf = (g: number, i: number) => 1000 + g * 3 + i * 37;
+
+function rankShader(workgroupSize: number): string {
+  const bucketBits = 11;
+  return `const WG: u32 = ${workgroupSize}u;
+var<workgroup> scan: array<u32, WG>;
+var<workgroup> buckets: array<atomic<u32>, ${2 ** bucketBits}>;
+${inclusiveScanWgsl()}
+${bitonicSortWgsl(defaultBitonic)}
+${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucketBits, bucketMax: 32, minCount: 2 })}
+@group(0) @binding(0) var<storage, read> keys: array<u32>;
+@group(0) @binding(1) var<storage, read> counts: array<u32>;
+@group(0) @binding(2) var<storage, read_write> sorted: array<vec2<u32>>;
+var<workgroup> sortKeys: array<u32, ${sortSlotsFor(most)}>;
+var<workgroup> sortIndices: array<u32, ${sortSlotsFor(most)}>;
+var<workgroup> segmentCount: u32;
+fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], sortIndices[at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; sortIndices[at] = entry.y; }
+@compute @workgroup_size(${workgroupSize})
+fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let g = workgroup.x;
+  if (lid == 0u) { segmentCount = counts[g]; }
+  let count = workgroupUniformLoad(&segmentCount);
+  // Padded to a power of two for the bitonic sort it may hand over to: key 0 with the largest index.
+  for (var i = lid; i < nextPowerOfTwo(count); i += WG) {
+    var entry = vec2<u32>(0u, 0xffffffffu);
+    if (i < count) { entry = vec2<u32>(keys[g * ${most}u + i], 1000u + g * 3u + i * 37u); }
+    sortStore(i, entry);
+  }
+  workgroupBarrier();
+  rankSort(count, lid);
+  for (var i = lid; i < count; i += WG) { sorted[g * ${most}u + i] = sortLoad(i); }
+}`;
+}
+
+describeSort('the workgroup sorts', () => {
   let backend: WebGpuBackend;
   beforeAll(async () => {
     backend = await webgpuBackend();
@@ -70,19 +137,22 @@ describeSort('the workgroup bitonic sort', () => {
         const keys = new Uint32Array(segments * most);
         counts.forEach((count, g) => keys.set(keysOf(g, count), g * most));
         const sorted = await runShader(device, shader(options, workgroupSize), [keys, Uint32Array.from(counts)], segments * most * 2, segments);
+        expect(wrongPlaces(sorted, keys, (_, i) => i)).toEqual([]);
+      });
+    }
+  }
 
-        const wrong: string[] = [];
+  for (const [spread, keyOf] of rankSpreads) {
+    for (const workgroupSize of [64, 256]) {
+      it(`the rank sort, ${spread}, ${workgroupSize} invocations: every count sorts best first`, async () => {
+        const segments = counts.length;
+        const keys = new Uint32Array(segments * most);
         counts.forEach((count, g) => {
-          const segmentKeys = keys.subarray(g * most, g * most + count);
-          const expected = Array.from(segmentKeys.keys()).sort((a, b) => segmentKeys[b]! - segmentKeys[a]! || a - b);
-          for (let i = 0; i < count && wrong.length < 10; i++) {
-            const at = 2 * (g * most + i);
-            if (sorted[at + 1] !== expected[i] || sorted[at] !== segmentKeys[expected[i]!]) {
-              wrong.push(`count ${count}, place ${i}: (${sorted[at]}, ${sorted[at + 1]}), expected (${segmentKeys[expected[i]!]}, ${expected[i]})`);
-            }
-          }
+          const random = rng(g * 7919 + count);
+          for (let i = 0; i < count; i++) keys[g * most + i] = keyOf(random, i, count) >>> 0;
         });
-        expect(wrong).toEqual([]);
+        const sorted = await runShader(backend.device, rankShader(workgroupSize), [keys, Uint32Array.from(counts)], segments * most * 2, segments);
+        expect(wrongPlaces(sorted, keys, rankIndexOf)).toEqual([]);
       });
     }
   }

@@ -58,6 +58,8 @@ bundle ./dist dist/bench/webgpu-call-floor.mjs bench/webgpu-call-floor.ts
 bundle ./dist dist/bench/webgpu-call-profile.mjs bench/webgpu-call-profile.ts
 # GPU time per launch of the multi-launch variants (imports segkit's sources: plan prefixes are internal).
 bundle ./dist dist/bench/webgpu-launch-profile.mjs bench/webgpu-launch-profile.ts
+# The workgroup sorts the top-k kernels share, timed alone (imports the WGSL blocks from segkit's sources).
+bundle ./dist dist/bench/workgroup-sort-webgpu.mjs bench/workgroup-sort-webgpu.ts
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

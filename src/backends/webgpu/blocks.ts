@@ -134,3 +134,131 @@ export function inclusiveScanWgsl(name = 'inclusiveScan', combine = 'a + b'): st
   return scan[lid];
 }`;
 }
+
+/** How a kernel's {@link rankSortWgsl} is sized. */
+export interface RankSortOptions {
+  /** Most entries each invocation holds (ceil of the largest count over the workgroup size). */
+  readonly perInvocation: number;
+  /** The kernel's workgroup array of atomic<u32> the sort counts its buckets in (free during the sort). */
+  readonly buckets: string;
+  /** log2 of that array's length: the most buckets the sort spreads entries over. */
+  readonly bucketBits: number;
+  /** Most entries a bucket may hold; past it the entries are sorted by the bitonic network instead. */
+  readonly bucketMax: number;
+  /** Fewest entries the rank sort takes: fewer take the bitonic sort. */
+  readonly minCount: number;
+}
+
+/**
+ * A workgroup sort by buckets and ranks of entries [0, count), best first (the order of
+ * `sortBefore`: key descending, then index ascending), in place, for `count` of at most WG x
+ * perInvocation (workgroup-uniform). Needs `sortLoad`, `sortStore`, `sortBefore` and `bitonicSort`
+ * ({@link bitonicSortWgsl}), an `inclusiveScan` ({@link inclusiveScanWgsl}) and the bucket array.
+ *
+ * Each entry is a 64-bit value v = (best key - key) * 2^ib + (index - least index), ib the bits of
+ * the indices' span: v orders entries as `sortBefore` does, and its top bits below the span's name a
+ * bucket (at most 2^bucketBits of them, about two entries a bucket). Entries are counted into their
+ * buckets, the counts scanned into the buckets' starts, each entry stored among its bucket's
+ * members, and its place is its bucket's start plus the members that rank before it. The network's
+ * barriers are its cost (4096 entries, 22 of them; 128 entries, 28: one stage a barrier); this
+ * takes about a dozen. Where keys crowd into a bucket past `bucketMax` (a few keys over a wide span,
+ * heavy ties with indices far apart), the entries, still where they were, take the bitonic sort,
+ * which needs them padded to a power of two as it always does.
+ */
+export function rankSortWgsl(options: RankSortOptions): string {
+  const { perInvocation, buckets, bucketBits, bucketMax, minCount } = options;
+  // Entry r of the invocation in named registers (e{r}, its bucket b{r}, slot and place p{r}): a
+  // private array indexed in loops was kept in memory, not registers.
+  const each = (body: (r: number) => string) => Array.from({ length: perInvocation }, (_, r) => `  if (${r}u * WG + lid < count) {\n${body(r)}\n  }`).join('\n');
+  const registers = Array.from({ length: perInvocation }, (_, r) => `  var e${r} = vec2<u32>(0u, 0u);\n  var b${r} = 0u;\n  var p${r} = 0u;`).join('\n');
+  return `const RANK_BITS: u32 = ${bucketBits}u;
+const RANK_BUCKET_MAX: u32 = ${bucketMax}u;
+// [0] least key, [1] best key, [2] least index, [3] largest index, [4] a bucket past RANK_BUCKET_MAX.
+var<workgroup> rankBounds: array<atomic<u32>, 5>;
+// Best key, least index, index bits, shift of v to its bucket; then whether a bucket is too full.
+var<workgroup> rankShape: vec4<u32>;
+fn rankSpanBits(span: u32) -> u32 { return select(firstLeadingBit(span) + 1u, 0u, span == 0u); }
+fn rankBucket(entry: vec2<u32>, shape: vec4<u32>) -> u32 {
+  let high = shape.x - entry.x;
+  let low = entry.y - shape.y;
+  if (shape.w >= shape.z) { return high >> (shape.w - shape.z); }
+  return (high << (shape.z - shape.w)) | (low >> shape.w);
+}
+fn rankSort(count: u32, lid: u32) {
+  if (count < ${Math.max(2, minCount)}u) {
+    bitonicSort(count, lid);
+    return;
+  }
+  // Buckets: about two entries each, at most 2^RANK_BITS.
+  let bits = min(RANK_BITS, firstLeadingBit(count - 1u) + 1u);
+  let bucketCount = 1u << bits;
+  if (lid < 5u) { atomicStore(&rankBounds[lid], select(0u, 0xffffffffu, lid == 0u || lid == 2u)); }
+  for (var b = lid; b < bucketCount; b += WG) { atomicStore(&${buckets}[b], 0u); }
+${registers}
+  var keyLow = 0xffffffffu;
+  var keyHigh = 0u;
+  var indexLow = 0xffffffffu;
+  var indexHigh = 0u;
+${each((r) => `    e${r} = sortLoad(${r}u * WG + lid);
+    keyLow = min(keyLow, e${r}.x);
+    keyHigh = max(keyHigh, e${r}.x);
+    indexLow = min(indexLow, e${r}.y);
+    indexHigh = max(indexHigh, e${r}.y);`)}
+  workgroupBarrier();
+  if (lid < count) {
+    atomicMin(&rankBounds[0], keyLow);
+    atomicMax(&rankBounds[1], keyHigh);
+    atomicMin(&rankBounds[2], indexLow);
+    atomicMax(&rankBounds[3], indexHigh);
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let best = atomicLoad(&rankBounds[1]);
+    let least = atomicLoad(&rankBounds[2]);
+    let indexBits = rankSpanBits(atomicLoad(&rankBounds[3]) - least);
+    let total = rankSpanBits(best - atomicLoad(&rankBounds[0])) + indexBits;
+    rankShape = vec4<u32>(best, least, indexBits, select(total - bits, 0u, total <= bits));
+  }
+  let shape = workgroupUniformLoad(&rankShape);
+${each((r) => `    b${r} = rankBucket(e${r}, shape);
+    p${r} = atomicAdd(&${buckets}[b${r}], 1u);`)}
+  workgroupBarrier();
+  // The counts scanned into starts (each invocation a run of buckets), and whether one is too full.
+  let per = (bucketCount + WG - 1u) / WG;
+  let lo = min(lid * per, bucketCount);
+  let hi = min(lo + per, bucketCount);
+  var sum = 0u;
+  var most = 0u;
+  for (var b = lo; b < hi; b++) {
+    let c = atomicLoad(&${buckets}[b]);
+    sum += c;
+    most = max(most, c);
+  }
+  if (most > RANK_BUCKET_MAX) { atomicStore(&rankBounds[4], 1u); }
+  var running = inclusiveScan(sum, lid) - sum;
+  for (var b = lo; b < hi; b++) {
+    let c = atomicLoad(&${buckets}[b]);
+    atomicStore(&${buckets}[b], running);
+    running += c;
+  }
+  workgroupBarrier();
+  if (lid == 0u) { rankShape.x = atomicLoad(&rankBounds[4]); }
+  if (workgroupUniformLoad(&rankShape).x != 0u) {
+    bitonicSort(count, lid);
+    return;
+  }
+  // Each entry among its bucket's members (p: its place there, then its bucket's start), then at
+  // its bucket's start plus the members that rank before it (p: its place in the order).
+${each((r) => `    let first = atomicLoad(&${buckets}[b${r}]);
+    sortStore(first + p${r}, e${r});
+    p${r} = first;`)}
+  workgroupBarrier();
+${each((r) => `    let end = select(count, atomicLoad(&${buckets}[min(b${r} + 1u, bucketCount - 1u)]), b${r} + 1u < bucketCount);
+    var place = p${r};
+    for (var m = p${r}; m < end; m++) { place += select(0u, 1u, sortBefore(sortLoad(m), e${r})); }
+    p${r} = place;`)}
+  workgroupBarrier();
+${each((r) => `    sortStore(p${r}, e${r});`)}
+  workgroupBarrier();
+}`;
+}
