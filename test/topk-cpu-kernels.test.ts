@@ -128,6 +128,7 @@ const smallPolicy: TopKPolicy = {
   rowRadixFewRowsMaxItems: 65536,
   radixCandidateSelect: true,
   radixCandidateSelectSorted: false,
+  rankSortMinItems: 2048,
   selectionSortVariant: 'auto',
 };
 
@@ -546,6 +547,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       rowRadixFewRowsMaxItems: 65536,
       radixCandidateSelect: true,
       radixCandidateSelectSorted: false,
+      rankSortMinItems: 2048,
       selectionSortVariant: 'auto',
     };
     const random = rng(99);

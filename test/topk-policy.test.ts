@@ -106,6 +106,7 @@ describe('top-k policy', () => {
     expect(selectTopKVariant(few, capabilities, { policy: { rowRadixFewRowsMaxItems: 65536 } }).variant).toBe('row-radix');
     expect(selectTopKVariant(few, capabilities, { policy: { rowRadixFewRows: 64 } }).variant).toBe('row-radix');
     expect(() => selectTopKVariant(longer, capabilities, { policy: { radixCandidateSelect: 'yes' as never } })).toThrow('tuning.policy.radixCandidateSelect: yes is not a boolean');
+    expect(() => selectTopKVariant(longer, capabilities, { policy: { rankSortMinItems: 0 } })).toThrow('tuning.policy.rankSortMinItems: 0 is not a positive integer');
     // A selection past the tile is not held to the few-rows limit: 16 rows of 65536, k = 10000.
     const pastTile = selectTopKVariant({ ...longer, maxSegments: 16, k: { min: 1, max: 10_000 } }, capabilities);
     expect(pastTile.variant).toBe('row-radix');

@@ -152,6 +152,14 @@ const cases: TwinCase[] = [
     policy: { radixCandidateSelectSorted: true },
     pickedSelection: true,
   },
+  {
+    name: 'radix-select sorted, every workgroup sort by ranks within buckets (rankSortMinItems 2): the pick, finalize',
+    sizes: [16384, 9000, 700],
+    k: 400,
+    variant: 'radix-select',
+    policy: { rankSortMinItems: 2 },
+    key: (i, random) => (i % 97 === 0 ? NaN : i % 89 === 0 ? -0 : random() < 0.3 ? Math.round(random() * 20) : random()),
+  },
   // The radix selection sort (forced: a device of many workgroup slots picks the merge by the sort's policy).
   { name: 'radix-select sorted past the tile (the radix selection sort)', sizes: [9000, 6000, 3], k: 5000, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, launches: ['sort-selection/scatter'] },
   { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, weights: 'softmax' },

@@ -315,12 +315,17 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
 
       // Output order and the policy values that choose the pick; 8-bit digits unless set (rows under 64K).
       // Where pipelines compile slowly, the sort (the defaults' sorted pick, tested throughout) is left out.
+      // rankSortMinItems 2: the workgroup sorts by ranks within buckets (the pick's sort of every
+      // candidate, finalize's sort by index), where the defaults sort fewer than 2048 entries
+      // through the bitonic network.
       type Config = [Requirements['outputOrdering'], Partial<TopKPolicy>];
       const configs: Config[] = [
         ['unsorted', {}],
         ['unsorted', { radixBits: 11 }],
         ['sorted', { radixCandidateSelectSorted: true }],
         ['sorted', { radixCandidateSelectSorted: true, radixBits: 11 }],
+        ['sorted', { rankSortMinItems: 2 }],
+        ['unsorted', { radixCandidateSelect: false, rankSortMinItems: 2 }],
         ...(options.compilesSlowly === true ? [] : ([['unsorted', { radixCandidateSelect: false }], ['sorted', {}]] satisfies Config[])),
       ];
 
@@ -389,7 +394,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
             for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
           }
         }
-      }, 600_000);
+      }, 900_000);
     });
 
     describe('row-radix: one workgroup per row', () => {

@@ -1,7 +1,7 @@
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import type { MergeLayout } from '../../segmented-sort/problem.js';
-import { type BitonicOptions, defaultBitonic } from '../../../backends/webgpu/blocks.js';
+import { type BitonicOptions, type RankSortOptions, defaultBitonic } from '../../../backends/webgpu/blocks.js';
 import { type RadixWarpRank, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
 import { radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
@@ -61,6 +61,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * kernels are the groups-of-8 ones those figures were measured with.
    */
   readonly sortGroupBits: 3 | 4;
+  /** Fewest entries radix-select's workgroup sorts sort by ranks (policy.rankSortMinItems; `rankSortOf`). */
+  readonly rankSortMinItems: number;
   /** How the selection sort's radix scatter ranks by warp-level multisplit (segmented-sort/webgpu/radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
   readonly radixWarpRank: RadixWarpRank | undefined;
   /** The merge selection sort's tile and block layout (problem.ts selectionMergeLayout); undefined without merge launches. */
@@ -102,6 +104,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
     sortGroupBits: problem.kMax >= 512 ? 4 : 3,
+    rankSortMinItems: policy.rankSortMinItems,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     selectionMerge: problem.selectionSort?.variant === 'merge' ? problem.selectionSort.layout : undefined,
   };
@@ -127,3 +130,15 @@ export function bitonicOf(facts: Pick<TopKKernelFacts, 'sortGroupBits'>): Bitoni
  * (an A/B call before it) took 64x32768 k=2048 0.0702 -> 0.0705 and k=4096 0.0828 -> 0.0839.
  */
 export const rowRadixBitonic: BitonicOptions = { wideGroups: 32, maxBits: 3 };
+
+/** Entries a bucket of top-k's rank sorts holds at most before they take the bitonic sort instead. */
+export const rankSortBucketMax = 32;
+
+
+/**
+ * The rank sort of a top-k kernel that sorts up to `items` entries on `workgroupSize` invocations,
+ * counting its buckets in the kernel's `localHistogram` (max(256, 2^radixBits) words).
+ */
+export function rankSortOf(facts: Pick<TopKKernelFacts, 'radixBits' | 'rankSortMinItems'>, items: number, workgroupSize: number): RankSortOptions {
+  return { perInvocation: Math.ceil(items / workgroupSize), buckets: 'localHistogram', bucketBits: Math.max(8, facts.radixBits), bucketMax: rankSortBucketMax, minCount: facts.rankSortMinItems };
+}

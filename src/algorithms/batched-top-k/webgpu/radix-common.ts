@@ -1,7 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses, radixState, radixStateWords } from '../policy.js';
-import type { TopKKernelFacts } from './facts.js';
-import { type BitonicOptions, bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { type TopKKernelFacts, bitonicOf, rankSortOf } from './facts.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, rankSortWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -140,13 +140,14 @@ ${declarations}`,
  * (filter pass 0's own, in rank order when sorted or index order when not, as finalize then finds it)
  * skips the sort: the CPU twin's `inRankOrder` and `ensureAscending`.
  */
-export function selectionSortWgsl(tileItems: number, bitonic: BitonicOptions, withKeys = true): string {
-  return `var<workgroup> sortKeys: array<u32, ${sortSlotsFor(tileItems)}>;
-var<workgroup> order: array<u32, ${sortSlotsFor(tileItems)}>;
+export function selectionSortWgsl(facts: TopKKernelFacts, withKeys = true): string {
+  return `var<workgroup> sortKeys: array<u32, ${sortSlotsFor(facts.tileItems)}>;
+var<workgroup> order: array<u32, ${sortSlotsFor(facts.tileItems)}>;
 var<workgroup> outOfOrder: atomic<u32>;
 var<workgroup> sortNeeded: u32;
 const LOAD_BATCH: u32 = 8u;
-${bitonicSortWgsl(bitonic)}
+${bitonicSortWgsl(bitonicOf(facts))}
+${rankSortWgsl(rankSortOf(facts, facts.tileItems, facts.workgroupSize))}
 fn loadEntries(at: u32, count: u32, padded: u32, start: u32, direction: u32, lid: u32) {
   for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
     var indices: array<u32, LOAD_BATCH>;
@@ -175,7 +176,7 @@ fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
   if (!inOrder) { atomicStore(&outOfOrder, 1u); }
   workgroupBarrier();
   if (lid == 0u) { sortNeeded = atomicLoad(&outOfOrder); }
-  if (workgroupUniformLoad(&sortNeeded) != 0u) { bitonicSort(count, lid); }
+  if (workgroupUniformLoad(&sortNeeded) != 0u) { rankSort(count, lid); }
 }`;
 }
 

@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type TopKKernelFacts, bitonicOf } from './facts.js';
+import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
 
 /*
@@ -98,7 +98,7 @@ const TIES_AS_FOUND: bool = ${tiesAsFound};
 const SORTED: bool = ${facts.sorted};
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
-${selectionSortWgsl(facts.tileItems, bitonicOf(facts))}
+${selectionSortWgsl(facts)}
 ${pickedOutputsWgsl(facts, shortcut)}
 ${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
 var<workgroup> filterInfo: vec3<u32>;
@@ -357,7 +357,7 @@ fn writeRanked(count: u32, take: u32, selected: u32, direct: bool, start: u32, o
   }
   for (var j = n + lid; j < nextPowerOfTwo(n); j += WG) { sortStore(j, vec2<u32>(0u, SENTINEL)); }
   workgroupBarrier();
-  bitonicSort(n, lid);
+  rankSort(n, lid);
   for (var j = lid; j < min(take, u.kMax); j += WG) {
     let index = order[sortSlot(j)];
     atomicStore(&temp[selected + j], index);

@@ -1,5 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { type TopKKernelFacts, bitonicOf } from './facts.js';
+import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
 import { pickedOutputsWgsl } from './radix-filter.js';
 
@@ -45,7 +45,7 @@ var<workgroup> tied: atomic<u32>;
 // Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(${facts.sorted ? 'sortKeys[at]' : '0u'}, order[at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 'sortKeys[at] = entry.x; ' : ''}order[at] = entry.y; }
-${selectionSortWgsl(facts.tileItems, bitonicOf(facts), facts.sorted)}`;
+${selectionSortWgsl(facts, facts.sorted)}`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   let p = PASSES - 1u;
