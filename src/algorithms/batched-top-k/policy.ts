@@ -112,13 +112,13 @@ export interface TopKPolicy {
    * Fewest entries radix-select's workgroup sorts (filter pass 0's pick, finalize) sort by ranks
    * within buckets (backends/webgpu/blocks.ts \`rankSortWgsl\`) instead of the bitonic network; fewer
    * take the network. WebGPU only (the CPU backend sorts on the host). H200, the sorts alone
-   * (bench/workgroup-sort-webgpu.ts, 64 workgroups, GPU ms, 2026-11-29; bitonic in groups of 16 /
-   * rank): 100 entries 0.0143 / 0.0148, 512 0.0173 / 0.0173, 1024 0.0216 / 0.0210, 2048 0.0346 /
-   * 0.0309, 3300 0.0621 / 0.0492, 4096 0.0492 / 0.0422 (load-only launches 0.0075 to 0.030); in
-   * top-k (bench/topk-webgpu.ts, two rounds, 2 / 2048 (this) / the network alone): 64x65536 k=2048
-   * 0.0673-0.0677 / 0.0678-0.068 / 0.0761-0.0763, 32x131072 k=2048 0.0674-0.0676 / 0.0674-0.0677 /
-   * 0.076-0.0762, 64x151936 k=50 0.0754-0.155 / 0.0715-0.0718 / 0.0717-0.0719, 1x16M k=100
-   * 0.1228-0.1231 / 0.1156-0.1161 / 0.1147-0.1163.
+   * (bench/workgroup-sort-webgpu.ts, 64 workgroups, GPU ms of the launch, BENCHMARKS.md run 20;
+   * network in groups of 16 / ranks): 100 entries 0.0143 / 0.0148, 512 0.0157 / 0.0160, 2048 0.0263 /
+   * 0.0236, 3300 0.0414 / 0.0325, 4096 0.0421 / 0.0362 (load-only launches 0.0075 to 0.018); in
+   * top-k (bench/topk-webgpu.ts, 2026-11-29, two rounds, GPU ms; 2 / 2048 (this) / the network
+   * alone): 64x65536 k=2048 0.0673-0.0677 / 0.0678-0.068 / 0.0761-0.0763, 32x131072 k=2048
+   * 0.0674-0.0676 / 0.0674-0.0677 / 0.076-0.0762, 64x151936 k=50 0.0754-0.155 / 0.0715-0.0718 /
+   * 0.0717-0.0719, 1x16M k=100 0.1228-0.1231 / 0.1156-0.1161 / 0.1147-0.1163.
    */
   readonly rankSortMinItems: number;
   /**

@@ -157,7 +157,8 @@ export interface RankSortOptions {
  *
  * Each entry is a 64-bit value v = (best key - key) * 2^ib + (index - least index), ib the bits of
  * the indices' span: v orders entries as `sortBefore` does, and its top bits below the span's name a
- * bucket (at most 2^bucketBits of them, about two entries a bucket). Entries are counted into their
+ * bucket (the count rounded up to a power of two, at most 2^bucketBits: an entry or two a bucket
+ * on average). Entries are counted into their
  * buckets, the counts scanned into the buckets' starts, each entry stored among its bucket's
  * members, and its place is its bucket's start plus the members that rank before it. The network's
  * barriers are its cost (4096 entries, 22 of them; 128 entries, 28: one stage a barrier); this
@@ -189,7 +190,7 @@ fn rankSort(count: u32, lid: u32) {
     bitonicSort(count, lid);
     return;
   }
-  // Buckets: about two entries each, at most 2^RANK_BITS.
+  // Buckets: the count rounded up to a power of two, at most 2^RANK_BITS (4096 entries: two a bucket).
   let bits = min(RANK_BITS, firstLeadingBit(count - 1u) + 1u);
   let bucketCount = 1u << bits;
   if (lid < 5u) { atomicStore(&rankBounds[lid], select(0u, 0xffffffffu, lid == 0u || lid == 2u)); }

@@ -134,7 +134,6 @@ export const rowRadixBitonic: BitonicOptions = { wideGroups: 32, maxBits: 3 };
 /** Entries a bucket of top-k's rank sorts holds at most before they take the bitonic sort instead. */
 export const rankSortBucketMax = 32;
 
-
 /**
  * The rank sort of a top-k kernel that sorts up to `items` entries on `workgroupSize` invocations,
  * counting its buckets in the kernel's `localHistogram` (max(256, 2^radixBits) words).
