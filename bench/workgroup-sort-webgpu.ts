@@ -15,7 +15,8 @@
  */
 /// <reference types="@webgpu/types" />
 import { writeFileSync } from 'node:fs';
-import { bitonicSortWgsl, inclusiveScanWgsl, rankSortWgsl, sortSlotsFor } from '../src/backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, rankSortWgsl } from '../src/backends/webgpu/blocks.js';
+import { workgroupSortShader } from '../test/workgroup-sort-shader.js';
 import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => /^--([^=]+)(?:=(.*))?$/.exec(a)!).map(([, k, v]) => [k, v ?? '1'])) as Record<string, string>;
@@ -42,36 +43,13 @@ const sorts: Record<string, string> = {
 };
 
 function shader(sort: string): string {
-  const bitonic = bitonicSortWgsl({ wideGroups: 128, maxBits: sort === 'bitonic3' ? 3 : 4 });
-  const call = sort === '' ? '' : sort === 'rank' ? 'rankSort(count, lid);' : 'bitonicSort(count, lid);';
-  return `const WG: u32 = ${workgroupSize}u;
-var<workgroup> scan: array<u32, WG>;
+  const blocks = `var<workgroup> scan: array<u32, WG>;
 var<workgroup> buckets: array<atomic<u32>, ${2 ** bucketBits}>;
 ${inclusiveScanWgsl()}
-${bitonic}
-${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucketBits, bucketMax: 32, minCount: 2 })}
-@group(0) @binding(0) var<storage, read> keys: array<u32>;
-@group(0) @binding(1) var<storage, read> sizes: array<u32>;
-@group(0) @binding(2) var<storage, read_write> sorted: array<vec2<u32>>;
-var<workgroup> sortKeys: array<u32, ${sortSlotsFor(most)}>;
-var<workgroup> sortIndices: array<u32, ${sortSlotsFor(most)}>;
-var<workgroup> segmentCount: u32;
-fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], sortIndices[at]); }
-fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; sortIndices[at] = entry.y; }
-@compute @workgroup_size(${workgroupSize})
-fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let g = workgroup.x;
-  if (lid == 0u) { segmentCount = sizes[0]; }
-  let count = workgroupUniformLoad(&segmentCount);
-  for (var i = lid; i < nextPowerOfTwo(count); i += WG) {
-    var entry = vec2<u32>(0u, 0xffffffffu);
-    if (i < count) { entry = vec2<u32>(keys[g * ${most}u + i], g * 131072u + i * 29u); }
-    sortStore(i, entry);
-  }
-  workgroupBarrier();
-  ${call}
-  for (var i = lid; i < count; i += WG) { sorted[g * ${most}u + i] = sortLoad(i); }
-}`;
+${bitonicSortWgsl({ wideGroups: 128, maxBits: sort === 'bitonic3' ? 3 : 4 })}
+${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucketBits, bucketMax: 32, minCount: 2 })}`;
+  const call = sort === '' ? '' : sort === 'rank' ? 'rankSort(count, lid);' : 'bitonicSort(count, lid);';
+  return workgroupSortShader({ workgroupSize, most, blocks, sort: call, count: 'counts[0]', index: 'g * 131072u + i * 29u' });
 }
 
 function rng(seed: number): () => number {

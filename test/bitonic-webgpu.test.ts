@@ -14,11 +14,12 @@
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, inclusiveScanWgsl, rankSortWgsl, sortSlotsFor } from '../src/backends/webgpu/blocks.js';
+import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, inclusiveScanWgsl, rankSortWgsl } from '../src/backends/webgpu/blocks.js';
 import { type WebGpuBackend, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
 import { runShader } from './webgpu-shader.js';
+import { workgroupSortShader } from './workgroup-sort-shader.js';
 
 const describeSort = await describeOnWebGpu('the workgroup sorts');
 
@@ -34,31 +35,7 @@ function keysOf(segment: number, count: number): Uint32Array {
 }
 
 function shader(options: BitonicOptions, workgroupSize: number): string {
-  return `const WG: u32 = ${workgroupSize}u;
-${bitonicSortWgsl(options)}
-@group(0) @binding(0) var<storage, read> keys: array<u32>;
-@group(0) @binding(1) var<storage, read> counts: array<u32>;
-@group(0) @binding(2) var<storage, read_write> sorted: array<vec2<u32>>;
-var<workgroup> sortKeys: array<u32, ${sortSlotsFor(most)}>;
-var<workgroup> sortIndices: array<u32, ${sortSlotsFor(most)}>;
-var<workgroup> segmentCount: u32;
-fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], sortIndices[at]); }
-fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; sortIndices[at] = entry.y; }
-@compute @workgroup_size(${workgroupSize})
-fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let g = workgroup.x;
-  if (lid == 0u) { segmentCount = counts[g]; }
-  let count = workgroupUniformLoad(&segmentCount);
-  // Padding ranks last: key 0 (no key is below it) with the largest index.
-  for (var i = lid; i < nextPowerOfTwo(count); i += WG) {
-    var entry = vec2<u32>(0u, 0xffffffffu);
-    if (i < count) { entry = vec2<u32>(keys[g * ${most}u + i], i); }
-    sortStore(i, entry);
-  }
-  workgroupBarrier();
-  bitonicSort(count, lid);
-  for (var i = lid; i < count; i += WG) { sorted[g * ${most}u + i] = sortLoad(i); }
-}`;
+  return workgroupSortShader({ workgroupSize, most, blocks: bitonicSortWgsl(options), sort: 'bitonicSort(count, lid);', count: 'counts[g]', index: 'i' });
 }
 
 /** Checks each segment's sorted entries (key, index pairs) against a plain sort of its keys and indices; returns the first wrong places. */
@@ -91,35 +68,12 @@ const rankIndexOf = (g: number, i: number) => 1000 + g * 3 + i * 37;
 
 function rankShader(workgroupSize: number): string {
   const bucketBits = 11;
-  return `const WG: u32 = ${workgroupSize}u;
-var<workgroup> scan: array<u32, WG>;
+  const blocks = `var<workgroup> scan: array<u32, WG>;
 var<workgroup> buckets: array<atomic<u32>, ${2 ** bucketBits}>;
 ${inclusiveScanWgsl()}
 ${bitonicSortWgsl(defaultBitonic)}
-${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucketBits, bucketMax: 32, minCount: 2 })}
-@group(0) @binding(0) var<storage, read> keys: array<u32>;
-@group(0) @binding(1) var<storage, read> counts: array<u32>;
-@group(0) @binding(2) var<storage, read_write> sorted: array<vec2<u32>>;
-var<workgroup> sortKeys: array<u32, ${sortSlotsFor(most)}>;
-var<workgroup> sortIndices: array<u32, ${sortSlotsFor(most)}>;
-var<workgroup> segmentCount: u32;
-fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], sortIndices[at]); }
-fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; sortIndices[at] = entry.y; }
-@compute @workgroup_size(${workgroupSize})
-fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let g = workgroup.x;
-  if (lid == 0u) { segmentCount = counts[g]; }
-  let count = workgroupUniformLoad(&segmentCount);
-  // Padded to a power of two for the bitonic sort it may hand over to: key 0 with the largest index.
-  for (var i = lid; i < nextPowerOfTwo(count); i += WG) {
-    var entry = vec2<u32>(0u, 0xffffffffu);
-    if (i < count) { entry = vec2<u32>(keys[g * ${most}u + i], 1000u + g * 3u + i * 37u); }
-    sortStore(i, entry);
-  }
-  workgroupBarrier();
-  rankSort(count, lid);
-  for (var i = lid; i < count; i += WG) { sorted[g * ${most}u + i] = sortLoad(i); }
-}`;
+${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucketBits, bucketMax: 32, minCount: 2 })}`;
+  return workgroupSortShader({ workgroupSize, most, blocks, sort: 'rankSort(count, lid);', count: 'counts[g]', index: '1000u + g * 3u + i * 37u' });
 }
 
 describeSort('the workgroup sorts', () => {
