@@ -16,7 +16,9 @@
 /// <reference types="@webgpu/types" />
 import { writeFileSync } from 'node:fs';
 import { bitonicSortWgsl, inclusiveScanWgsl, rankSortWgsl } from '../src/backends/webgpu/blocks.js';
-import { workgroupSortShader } from '../test/workgroup-sort-shader.js';
+import { rng } from '../test/rng.js';
+import { bindingsOf, encodeDispatch } from '../test/webgpu-shader.js';
+import { workgroupSortShader, wrongPlaces } from '../test/workgroup-sort-shader.js';
 import { benchDevice, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => /^--([^=]+)(?:=(.*))?$/.exec(a)!).map(([, k, v]) => [k, v ?? '1'])) as Record<string, string>;
@@ -52,16 +54,6 @@ ${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucket
   return workgroupSortShader({ workgroupSize, most, blocks, sort: call, count: 'counts[0]', index: 'g * 131072u + i * 29u' });
 }
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0 || 1;
-  return () => {
-    s ^= s << 13;
-    s ^= s >>> 17;
-    s ^= s << 5;
-    return (s >>> 0) / 4294967296;
-  };
-}
-
 const { device } = await benchDevice();
 const timer = passTimer(device);
 const buffer = (bytes: number, usage: number) => device.createBuffer({ size: Math.max(16, bytes), usage });
@@ -89,14 +81,10 @@ for (const [spread, keyOf] of Object.entries(spreads)) {
     device.queue.writeBuffer(keysBuffer, 0, keys);
     device.queue.writeBuffer(sizeBuffer, 0, Uint32Array.of(count, 0, 0, 0));
     for (const [label, pipeline] of Object.entries(pipelines)) {
-      const bindGroup = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [keysBuffer, sizeBuffer, outBuffer].map((b, binding) => ({ binding, resource: { buffer: b } })) });
+      const bindGroup = bindingsOf(device, pipeline, [keysBuffer, sizeBuffer, outBuffer]);
       const call = async () => {
         const encoder = device.createCommandEncoder();
-        const pass = encoder.beginComputePass();
-        pass.setPipeline(pipeline);
-        pass.setBindGroup(0, bindGroup);
-        pass.dispatchWorkgroups(segments);
-        pass.end();
+        encodeDispatch(encoder, pipeline, bindGroup, segments);
         device.queue.submit([encoder.finish()]);
       };
       // Busy for warmMs first: the checks' host sorts idle the GPU, and its clock drops meanwhile.
@@ -113,13 +101,7 @@ for (const [spread, keyOf] of Object.entries(spreads)) {
         await readBuffer.mapAsync(GPUMapMode.READ);
         const out = new Uint32Array(readBuffer.getMappedRange().slice(0));
         readBuffer.unmap();
-        for (let g = 0; g < segments; g++) {
-          const order = Array.from({ length: count }, (_, i) => i).sort((a, b) => keys[g * most + b]! - keys[g * most + a]! || a - b);
-          for (let i = 0; i < count; i++) {
-            const at = 2 * (g * most + i);
-            if (out[at] !== keys[g * most + order[i]!] || out[at + 1] !== g * 131072 + order[i]! * 29) mismatches++;
-          }
-        }
+        mismatches = wrongPlaces(out, keys, most, Array.from({ length: segments }, () => count), (g, i) => g * 131072 + i * 29).count;
       }
       rows.push({ spread, count, sort: label, gpuMs: gpuMs === undefined ? undefined : +gpuMs.toFixed(4), mismatches });
       console.log(`${spread.padEnd(22)} ${String(count).padStart(5)}  ${label.padEnd(22)} ${gpuMs?.toFixed(4) ?? 'n/a'} ms${mismatches ? `  MISMATCHES ${mismatches}` : ''}`);

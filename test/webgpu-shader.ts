@@ -19,16 +19,8 @@ export async function runShader(device: GPUDevice, code: string, inputs: readonl
   const sources = inputs.map((data) => buffer(data, GPUBufferUsage.STORAGE));
   const out = buffer(outputWords, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
   const read = buffer(outputWords, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
-  const bindGroup = device.createBindGroup({
-    layout: pipeline.getBindGroupLayout(0),
-    entries: [...sources, out].map((b, binding) => ({ binding, resource: { buffer: b } })),
-  });
   const encoder = device.createCommandEncoder();
-  const pass = encoder.beginComputePass();
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  pass.dispatchWorkgroups(workgroups);
-  pass.end();
+  encodeDispatch(encoder, pipeline, bindingsOf(device, pipeline, [...sources, out]), workgroups);
   encoder.copyBufferToBuffer(out, 0, read, 0, outputWords * 4);
   device.queue.submit([encoder.finish()]);
   await read.mapAsync(GPUMapMode.READ);
@@ -36,4 +28,18 @@ export async function runShader(device: GPUDevice, code: string, inputs: readonl
   read.unmap();
   for (const b of [...sources, out, read]) b.destroy();
   return words;
+}
+
+/** A bind group of `buffers` at bindings 0, 1, ... of the pipeline's group 0. */
+export function bindingsOf(device: GPUDevice, pipeline: GPUComputePipeline, buffers: readonly GPUBuffer[]): GPUBindGroup {
+  return device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: buffers.map((b, binding) => ({ binding, resource: { buffer: b } })) });
+}
+
+/** One compute pass with one dispatch of `workgroups` workgroups (x), on `encoder`. */
+export function encodeDispatch(encoder: GPUCommandEncoder, pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, workgroups: number): void {
+  const pass = encoder.beginComputePass();
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bindGroup);
+  pass.dispatchWorkgroups(workgroups);
+  pass.end();
 }

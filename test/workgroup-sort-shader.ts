@@ -46,3 +46,24 @@ fn main(@builtin(workgroup_id) workgroup: vec3<u32>, @builtin(local_invocation_i
   for (var i = lid; i < count; i += WG) { sorted[g * ${o.most}u + i] = sortLoad(i); }
 }`;
 }
+
+/**
+ * Compares the shader's output with a plain sort of each segment's keys (descending, then index
+ * ascending): how many places are wrong, and the first ten described. Segment g holds counts[g]
+ * keys from g * most; entry i's index is index(g, i).
+ */
+export function wrongPlaces(sorted: Uint32Array, keys: Uint32Array, most: number, counts: readonly number[], index: (g: number, i: number) => number): { count: number; first: string[] } {
+  const first: string[] = [];
+  let count = 0;
+  counts.forEach((n, g) => {
+    const segmentKeys = keys.subarray(g * most, g * most + n);
+    const expected = Array.from(segmentKeys.keys()).sort((a, b) => segmentKeys[b]! - segmentKeys[a]! || index(g, a) - index(g, b));
+    for (let i = 0; i < n; i++) {
+      const at = 2 * (g * most + i);
+      if (sorted[at + 1] === index(g, expected[i]!) && sorted[at] === segmentKeys[expected[i]!]) continue;
+      count++;
+      if (first.length < 10) first.push(`count ${n}, place ${i}: (${sorted[at]}, ${sorted[at + 1]}), expected (${segmentKeys[expected[i]!]}, ${index(g, expected[i]!)})`);
+    }
+  });
+  return { count, first };
+}

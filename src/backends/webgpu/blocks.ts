@@ -158,9 +158,9 @@ export interface RankSortOptions {
  * Each entry is a 64-bit value v = (best key - key) * 2^ib + (index - least index), ib the bits of
  * the indices' span: v orders entries as `sortBefore` does, and its top bits below the span's name a
  * bucket (the count rounded up to a power of two, at most 2^bucketBits: an entry or two a bucket
- * on average). Entries are counted into their
- * buckets, the counts scanned into the buckets' starts, each entry stored among its bucket's
- * members, and its place is its bucket's start plus the members that rank before it. The network's
+ * on average). Entries are counted into their buckets, the counts scanned into the buckets'
+ * starts, each entry stored among its bucket's members, and its place is its bucket's start plus
+ * the members that rank before it. The network's
  * barriers are its cost (4096 entries, 22 of them; 128 entries, 28: one stage a barrier); this
  * takes about a dozen. Where keys crowd into a bucket past `bucketMax` (a few keys over a wide span,
  * heavy ties with indices far apart), the entries, still where they were, take the bitonic sort,
@@ -176,8 +176,10 @@ export function rankSortWgsl(options: RankSortOptions): string {
 const RANK_BUCKET_MAX: u32 = ${bucketMax}u;
 // [0] least key, [1] best key, [2] least index, [3] largest index, [4] a bucket past RANK_BUCKET_MAX.
 var<workgroup> rankBounds: array<atomic<u32>, 5>;
-// Best key, least index, index bits, shift of v to its bucket; then whether a bucket is too full.
+// Best key, least index, index bits, shift of v to its bucket.
 var<workgroup> rankShape: vec4<u32>;
+// 1 where a bucket holds more than RANK_BUCKET_MAX entries (the network sorts instead).
+var<workgroup> rankTooFull: u32;
 fn rankSpanBits(span: u32) -> u32 { return select(firstLeadingBit(span) + 1u, 0u, span == 0u); }
 fn rankBucket(entry: vec2<u32>, shape: vec4<u32>) -> u32 {
   let high = shape.x - entry.x;
@@ -243,8 +245,8 @@ ${each((r) => `    b${r} = rankBucket(e${r}, shape);
     running += c;
   }
   workgroupBarrier();
-  if (lid == 0u) { rankShape.x = atomicLoad(&rankBounds[4]); }
-  if (workgroupUniformLoad(&rankShape).x != 0u) {
+  if (lid == 0u) { rankTooFull = atomicLoad(&rankBounds[4]); }
+  if (workgroupUniformLoad(&rankTooFull) != 0u) {
     bitonicSort(count, lid);
     return;
   }

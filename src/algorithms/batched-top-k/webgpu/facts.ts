@@ -135,9 +135,9 @@ export const rowRadixBitonic: BitonicOptions = { wideGroups: 32, maxBits: 3 };
 export const rankSortBucketMax = 32;
 
 /**
- * The rank sort of a top-k kernel that sorts up to `items` entries on `workgroupSize` invocations,
- * counting its buckets in the kernel's `localHistogram` (max(256, 2^radixBits) words).
+ * The rank sort of radix-select's kernels: up to a tile of entries on a workgroup, its buckets
+ * counted in the kernel's `localHistogram` (max(256, 2^radixBits) words).
  */
-export function rankSortOf(facts: Pick<TopKKernelFacts, 'radixBits' | 'rankSortMinItems'>, items: number, workgroupSize: number): RankSortOptions {
-  return { perInvocation: Math.ceil(items / workgroupSize), buckets: 'localHistogram', bucketBits: Math.max(8, facts.radixBits), bucketMax: rankSortBucketMax, minCount: facts.rankSortMinItems };
+export function rankSortOf(facts: Pick<TopKKernelFacts, 'radixBits' | 'rankSortMinItems' | 'tileItems' | 'workgroupSize'>): RankSortOptions {
+  return { perInvocation: Math.ceil(facts.tileItems / facts.workgroupSize), buckets: 'localHistogram', bucketBits: Math.max(8, facts.radixBits), bucketMax: rankSortBucketMax, minCount: facts.rankSortMinItems };
 }

@@ -147,7 +147,7 @@ var<workgroup> outOfOrder: atomic<u32>;
 var<workgroup> sortNeeded: u32;
 const LOAD_BATCH: u32 = 8u;
 ${bitonicSortWgsl(bitonicOf(facts))}
-${rankSortWgsl(rankSortOf(facts, facts.tileItems, facts.workgroupSize))}
+${rankSortWgsl(rankSortOf(facts))}
 fn loadEntries(at: u32, count: u32, padded: u32, start: u32, direction: u32, lid: u32) {
   for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
     var indices: array<u32, LOAD_BATCH>;
