@@ -86,13 +86,13 @@ describe('the policy selector', () => {
       'tuning.policy.workgroupSize: 8 is below 16, the invocations a tile',
     );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tile: 4 } as never })).toThrow('tuning.policy.tile: not a policy value of this algorithm');
-    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 2, lookbackPolls: 64, lookbackWindow: 32 });
+    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, passes: 2, lookbackPolls: 64 });
     expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(4096);
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tileWorkgroups: 0 } })).toThrow('tuning.policy.tileWorkgroups');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { loadWords: 2 } })).toThrow('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tilesPerStep: 3 } })).toThrow('tuning.policy.tilesPerStep: 3 is not 1, 2 or 4 (full tiles a step)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { passes: 3 } })).toThrow('tuning.policy.passes: 3 is not 1 or 2 (passes over the items)');
-    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackWindow: 257 } })).toThrow('tuning.policy.lookbackWindow: 257 exceeds 256');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackWindow: 32 } as never })).toThrow('tuning.policy.lookbackWindow: not a policy value of this algorithm');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackPolls: 0 } })).toThrow('tuning.policy.lookbackPolls: 0 is not a positive integer');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { spineCarries: 'tree' as never } })).toThrow("tuning.policy.spineCarries: tree is not 'walk' or 'parallel'");
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { spineCarryTiles: 10 } })).toThrow('tuning.policy.spineCarryTiles: 10 exceeds 9');
@@ -124,10 +124,10 @@ describe('explain() and temporary storage', () => {
     expect(text).toContain('tileTotals: 40 bytes at offset 256');
     expect(text).toMatch(/Launches \(4\):\n {2}1\. scan\/segment-offsets x1 workgroups/);
     expect(text).toContain('scan/multi-workgroup/tile-reduce[f32,op=per-segment,inclusive,init] x10 workgroups: 1 workgroup per segment');
-    // Only max occurs: the single pass where asked for (passes 1), its counter and words (1 + 2 x 10 tiles, zeroed by the executor), one launch after the offsets.
+    // The single pass where asked for (passes 1), its counter and words (1 + 2 x 10 segments x (1 tile, 1 group, 1 unit), zeroed by the executor), one launch after the offsets.
     const single = plan(args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { passes: 1 } } })).explain();
-    expect(single).toContain('multi-workgroup path: single pass (decoupled look-back with fallback): every association order gives the same bits for f32 max');
-    expect(single).toContain('lookback: 84 bytes at offset 256 (zeroed at the start of every run)');
+    expect(single).toContain("multi-workgroup path: single pass (policy passes 1): each tile's carry put together in the canonical order from the totals other tiles publish");
+    expect(single).toContain('lookback: 244 bytes at offset 256 (zeroed at the start of every run)');
     expect(single).toMatch(/Launches \(2\):\n {2}1\. scan\/segment-offsets x1 workgroups/);
     expect(single).toContain('scan/multi-workgroup/single-pass[f32,op=per-segment,inclusive,init] x10 workgroups: 1 workgroup per segment, tiles taken in the order workgroups start');
   });

@@ -233,14 +233,14 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       /** Sizes around tile boundaries (2048 items), empty and single-item segments among long ones. */
       const longSizes = [150_001, 0, 2048, 2049, 2047, 5 * 2048, 5 * 2048 + 1, 1, 4097, 123_457, 3 * 2048 - 1];
 
-      it('taken where every association order gives the same bits, and explain() says which path and why', () => {
+      it('taken for every operator and determinism under policy passes 1, and explain() says which path and why', () => {
         // The single pass is selectable (policy passes 1); reduce-then-scan is the default (passes 2).
         const multi = { variant: 'multi-workgroup' as const, policy: { passes: 1 } };
         const why = (plan: ScanPlan) => plan.explain().split('\n').find((line) => line.includes('multi-workgroup path:'));
-        for (const [valueType, ops] of [['i32', 'sum'], ['u32', ['sum', 'min', 'max']], ['f32', ['min', 'max']]] as const) {
+        for (const [valueType, ops] of [['i32', 'sum'], ['u32', ['sum', 'min', 'max']], ['f32', ['min', 'max']], ['f32', ['sum', 'max']]] as const) {
           const plan = planOf(makeCase({ name: 'path', valueType, sizes: [100_000, 5], ops: ops as ScanOp | ScanOp[], seed: 1 }), multi);
           expect(ownKernels(plan), valueType).toEqual(singlePass);
-          expect(why(plan)).toContain(`single pass (decoupled look-back with fallback): every association order gives the same bits for ${valueType}`);
+          expect(why(plan)).toContain("single pass (policy passes 1): each tile's carry put together in the canonical order");
         }
         // Without tuning, one long segment takes reduce-then-scan (passes 2, the default: policy.ts has the measurements).
         const natural = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], ops: 'max', seed: 1 }), {});
@@ -248,14 +248,9 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
           expect(ownKernels(natural)).toContain('tile-reduce');
           expect(why(natural)).toContain('reduce-then-scan: policy passes 2');
         }
-        // f32 sums: canonical under 'run-to-run' (reduce-then-scan), any order under 'not-guaranteed'.
+        // f32 sums take it under either determinism.
         const f32Sum = makeCase({ name: 'path', sizes: [100_000, 5], ops: ['sum', 'max'], seed: 1 });
-        const canonical = planOf(f32Sum, multi);
-        expect(ownKernels(canonical)).toContain('tile-reduce');
-        expect(why(canonical)).toContain("reduce-then-scan: f32 sums under determinism 'run-to-run'");
-        const fast = planOf(f32Sum, multi, { determinism: 'not-guaranteed' });
-        expect(ownKernels(fast)).toEqual(singlePass);
-        expect(why(fast)).toContain("f32 sum, max (sums under determinism 'not-guaranteed')");
+        expect(ownKernels(planOf(f32Sum, multi, { determinism: 'not-guaranteed' }))).toEqual(singlePass);
         // The policy keeps reduce-then-scan selectable.
         const twoPasses = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 2 } });
         expect(ownKernels(twoPasses)).toEqual(['tile-reduce', 'spine-scan', 'tile-scan']);
@@ -263,23 +258,26 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         const narrow = planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 1, workgroupSize: 128 } });
         expect(why(narrow)).toContain('the single pass needs workgroupSize 256');
         expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { passes: 3 } })).toThrow('tuning.policy.passes');
-        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { lookbackWindow: 512 } })).toThrow('tuning.policy.lookbackWindow');
+        expect(() => planOf(makeCase({ name: 'path', valueType: 'i32', sizes: [100_000], seed: 1 }), { ...multi, policy: { lookbackWindow: 32 } as Partial<ScanPolicy> })).toThrow('tuning.policy.lookbackWindow');
       });
 
       for (const valueType of ['i32', 'u32', 'f32'] as const) {
-        const ops: ScanOp[] = valueType === 'f32' ? ['min', 'max', 'max', 'min'] : ['sum', 'min', 'max', 'sum', 'sum'];
-        it(`${valueType}: long segments at tile boundaries, every operator and mode, initial values; look-back windows of 1, 32 and 256, reduced at the first miss (lookbackPolls 1); vec4 and word loads`, async () => {
+        const ops: ScanOp[] = valueType === 'f32' ? ['sum', 'min', 'max', 'sum', 'min'] : ['sum', 'min', 'max', 'sum', 'sum'];
+        it(`${valueType}: long segments at tile boundaries, every operator and mode, initial values; totals worked out at the first miss (lookbackPolls 1); vec4 and word loads`, async () => {
           // f32: NaNs with payloads, -0, ±Inf, subnormals; integers: sums that wrap.
           const c = makeCase({ name: `single-${valueType}`, valueType, flavour: valueType === 'f32' ? 'special' : 'wrap', sizes: longSizes, ops, modes: [...bothModes], initial: true, seed: 41 });
-          // Windows of 32 (the default), 1 and 256 predecessors; word loads (loadWords 1).
-          for (const policy of [{}, { lookbackPolls: 1 }, { lookbackPolls: 1, lookbackWindow: 1 }, { lookbackPolls: 2, lookbackWindow: 256 }, { lookbackPolls: 1, loadWords: 1 }]) {
-            const plan = await expectReference(c, 'multi-workgroup', { passes: 1, ...policy });
-            expect(ownKernels(plan)).toEqual(singlePass);
-          }
           // Reduce-then-scan on the same case: the same bits.
-          await expectReference(c, 'multi-workgroup', { passes: 2 });
+          const plans = await expectReferenceRuns(c, 'multi-workgroup', [{ passes: 1 }, { passes: 1, lookbackPolls: 1 }, { passes: 1, lookbackPolls: 1, loadWords: 1 }, { passes: 2 }]);
+          for (const plan of plans.slice(0, 3)) expect(ownKernels(plan)).toEqual(singlePass);
         }, 600_000);
       }
+
+      it('f32 sums: the canonical bits through group and unit totals (segments of more than 128 and 2048 tiles), at the first miss too', async () => {
+        const sizes = [2048 * 2048 + 3 * 2048 + 5, 129 * 2048, 128 * 2048 - 1, 300_001];
+        const c = makeCase({ name: 'single-units', sizes, ops: 'sum', modes: ['inclusive', 'exclusive', 'inclusive', 'exclusive'], initial: [0.5, -0, 3, -7], seed: 61 });
+        const plans = await expectReferenceRuns(c, 'multi-workgroup', [{ passes: 1 }, { passes: 1, lookbackPolls: 1 }]);
+        for (const plan of plans) expect(ownKernels(plan)).toEqual(singlePass);
+      }, 900_000);
 
       it("f32 sums under 'not-guaranteed': exact sums (small integers) give the reference's bits in one pass", async () => {
         const c = makeCase({ name: 'single-fast', sizes: [130_001, 2048, 7, 4 * 2048], ops: 'sum', modes: ['inclusive', 'exclusive'], initial: [3, -0, 1e6, -2], seed: 43 });
@@ -300,8 +298,8 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(ownKernels(plan)).toEqual(singlePass);
       }, 600_000);
 
-      it("the look-back words after a run: the counter at the grid, every tile's inclusive value", async () => {
-        const sizes = [5 * 2048 + 3, 2 * 2048, 0];
+      it('the look-back words after a run: the counter at the grid, every tile total, and the group and unit totals that a later tile reads', async () => {
+        const sizes = [2049 * 2048 + 3, 300 * 2048, 0];
         const c = makeCase({ name: 'single-words', valueType: 'u32', flavour: 'wrap', sizes, ops: 'sum', modes: 'inclusive', initial: 9, seed: 59 });
         const built = buildCase(backend, c);
         const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { passes: 1, lookbackPolls: 1 } } }));
@@ -309,27 +307,40 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         await plan.run(temp);
         const words = bits(await backend.download(temp));
         const tiles = Math.ceil(Math.max(...sizes) / 2048);
+        const groups = Math.ceil(tiles / 128);
+        const units = Math.ceil(tiles / 2048);
         const at = planInternals(plan).layout.slot('lookback').offset / 4;
         expect(words[at]).toBe(sizes.length * tiles);
+        const sum = (from: number, to: number) => {
+          let total = 0;
+          for (let i = from; i < to; i++) total = (total + c.values[i]!) >>> 0;
+          return total;
+        };
         let start = 0;
         sizes.forEach((size, segment) => {
+          const entry = (e: number) => {
+            const lo = words[at + 1 + 2 * (segment * (tiles + groups + units) + e)]!;
+            const hi = words[at + 1 + 2 * (segment * (tiles + groups + units) + e) + 1]!;
+            return lo === 0 && hi === 0 ? undefined : [lo >>> 16, hi >>> 16, ((lo & 0xffff) | (hi << 16)) >>> 0];
+          };
+          const segmentTiles = Math.ceil(size / 2048);
           for (let t = 0; t < tiles; t++) {
-            const lo = words[at + 1 + 2 * (segment * tiles + t)]!;
-            const hi = words[at + 1 + 2 * (segment * tiles + t) + 1]!;
-            if (t * 2048 >= size) {
-              expect([lo, hi], `segment ${segment} tile ${t}`).toEqual([0, 0]);
-              continue;
-            }
-            const inclusive = built.expected[start + Math.min(size, (t + 1) * 2048) - 1]!;
-            expect([lo >>> 16, hi >>> 16], `segment ${segment} tile ${t}`).toEqual([2, 2]);
-            expect(((lo & 0xffff) | (hi << 16)) >>> 0, `segment ${segment} tile ${t}`).toBe(inclusive);
+            // The totals of the items alone: no initial value.
+            expect(entry(t), `segment ${segment} tile ${t}`).toEqual(t < segmentTiles ? [1, 1, sum(start + t * 2048, start + Math.min(size, (t + 1) * 2048))] : undefined);
+          }
+          // A group's (a unit's) total where a tile after its last reads it.
+          for (let g = 0; g < groups; g++) {
+            expect(entry(tiles + g), `segment ${segment} group ${g}`).toEqual((g + 1) * 128 < segmentTiles ? [1, 1, sum(start + g * 128 * 2048, start + (g + 1) * 128 * 2048)] : undefined);
+          }
+          for (let v = 0; v < units; v++) {
+            expect(entry(tiles + groups + v), `segment ${segment} unit ${v}`).toEqual((v + 1) * 2048 < segmentTiles ? [1, 1, sum(start + v * 2048 * 2048, start + (v + 1) * 2048 * 2048)] : undefined);
           }
           start += size;
         });
         expectBits(bits(await backend.download(built.valuesOut)), built.expected, 'single-words');
         temp.destroy();
         owned(built)();
-      }, 600_000);
+      }, 900_000);
     });
 
     describe('edge cases', () => {

@@ -9,9 +9,9 @@ import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import type { NumericFacts, OptionFacts } from '../../params/resolve.js';
 import type { ScanArgs } from './args.js';
-import { OpCode, type ScanMode, type ScanOp, type ScanValueType, scanModes, scanOps, tileLanes, valueBits } from './order.js';
+import { OpCode, type ScanMode, type ScanOp, type ScanValueType, scanModes, scanOps, tileItems, tileLanes, valueBits } from './order.js';
 import { type ScanPolicy, type ScanSelection, type ScanVariant, scanVariants, selectScanVariant } from './policy.js';
-import { type ScanKernelId, type ScanLaunch, type ScanProblem, lookbackWords, scanKernels, spineForm, spineTilesPerSegment, tilesPerSegment } from './problem.js';
+import { type ScanKernelId, type ScanLaunch, type ScanProblem, carryUnitTiles, carryUnitsPerSegment, lookbackWords, maxCarryUnits, scanKernels, spineForm, spineTilesPerSegment, tilesPerSegment } from './problem.js';
 
 const u32Max = 4294967295;
 
@@ -137,7 +137,7 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
       launch(
         'single-pass',
         'multi-workgroup/single-pass',
-        `${workgroups(tiles)}, tiles taken in the order workgroups start: each tile publishes its aggregate, looks back over its predecessors' words for its carry (reducing a predecessor not ready after ${policy.lookbackPolls} polls from the input itself), publishes its inclusive value and writes its scan`,
+        `${workgroups(tiles)}, tiles taken in the order workgroups start: each tile publishes its total, puts its carry together from the tile, group and unit totals before it (the last tile of a group or unit publishes that total; one not published after ${policy.lookbackPolls} polls is worked out from the input here) and writes its scan`,
       ),
     ];
   }
@@ -177,28 +177,25 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
   return launches;
 }
 
-/** How the multi-workgroup variant runs: one pass with look-back, or reduce-then-scan; and why. */
+/** How the multi-workgroup variant runs: one pass, or reduce-then-scan; and why. */
 interface ScanPath {
   readonly singlePass: boolean;
   readonly why: string;
 }
 
 /**
- * The multi-workgroup variant's path. The single pass combines the tiles' aggregates in whatever
- * order the look-back meets them (and a fallback may reduce a tile a second time), so it is taken
- * only where every association order gives the same bits: min and max (ties keep the earlier bits,
- * an associative rule), integer sums (modulo 2^32), and f32 sums under 'not-guaranteed'. Canonical
- * f32 sums need the carries from the scan of the tile totals in their fixed order (order.ts).
+ * The multi-workgroup variant's path: the single pass (policy `passes` 1) or reduce-then-scan. Both
+ * put every carry together in the canonical order (order.ts), so both give the same bits for every
+ * operator and determinism; the single pass needs one lane per invocation and reads the unit totals
+ * before a tile with one invocation each (segments of up to 2^30 items, problem.ts `maxCarryUnits`).
  */
-function scanPath(facts: ScanFacts, canonical: boolean, policy: ScanPolicy): ScanPath {
-  const ops = facts.op.occurring.join(', ');
-  if (facts.valueType === 'f32' && canonical && facts.op.occurring.includes('sum')) {
-    return { singlePass: false, why: "reduce-then-scan: f32 sums under determinism 'run-to-run' take their carries from the scan of the tile totals in the canonical order" };
-  }
+function scanPath(maxSegmentSize: number, policy: ScanPolicy): ScanPath {
   if (policy.passes !== 1) return { singlePass: false, why: `reduce-then-scan: policy passes ${policy.passes}` };
   if (policy.workgroupSize !== tileLanes) return { singlePass: false, why: `reduce-then-scan: the single pass needs workgroupSize ${tileLanes} (one lane per invocation), the policy has ${policy.workgroupSize}` };
-  const orderFree = facts.valueType !== 'f32' ? `${facts.valueType} ${ops}` : `f32 ${ops}${facts.op.occurring.includes('sum') ? " (sums under determinism 'not-guaranteed')" : ''}`;
-  return { singlePass: true, why: `single pass (decoupled look-back with fallback): every association order gives the same bits for ${orderFree}` };
+  if (carryUnitsPerSegment(maxSegmentSize) > maxCarryUnits) {
+    return { singlePass: false, why: `reduce-then-scan: the single pass takes segments of up to ${maxCarryUnits * carryUnitTiles * tileItems} items, a segment may hold ${maxSegmentSize}` };
+  }
+  return { singlePass: true, why: `single pass (policy passes 1): each tile's carry put together in the canonical order from the totals other tiles publish` };
 }
 
 /** The option index -> code table of an option parameter, as the kernels read option indices. */
@@ -239,7 +236,7 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
     environment.tuning as { variant?: ScanVariant; policy?: Partial<ScanPolicy> },
   );
   const canonical = requirements.determinism === 'run-to-run';
-  const path = scanPath(facts, canonical, selection.policy);
+  const path = scanPath(maxSegmentSize, selection.policy);
 
   // initialValue never takes part in the device checks: any value of its type is valid (resolveFacts).
   const validation = planValidation(environment, facts, [facts.op, facts.mode]);

@@ -62,26 +62,20 @@ export interface ScanPolicy {
    */
   readonly tilesPerStep: number;
   /**
-   * 'multi-workgroup': passes over the items where every association order gives the same bits
-   * (min and max of any type, integer sums, f32 sums under determinism 'not-guaranteed'): 1, the
-   * single-pass scan (decoupled look-back with fallback: each tile publishes its aggregate, looks
-   * back over its predecessors' words for its carry, and reads its items once), or 2, reduce-then-scan
-   * as for canonical f32 sums. The single pass needs `workgroupSize` 256 (one lane per invocation).
+   * 'multi-workgroup': passes over the items. 1, the single pass: a workgroup per tile, taken in
+   * the order workgroups start, publishes its tile's total as soon as it has loaded the tile and puts
+   * its carry together in the canonical order (order.ts) from the tile, group and unit totals before
+   * it (webgpu/single-pass.ts); so it reads the items once. 2, reduce-then-scan: a launch for the
+   * tile totals, their scan, a launch for the tiles' scans. The same bits either way, for every
+   * operator and determinism.
    */
   readonly passes: number;
   /**
-   * 'multi-workgroup', single pass: how many times a tile reads a predecessor's look-back words that
-   * are not ready before it reduces that predecessor's tile from the input itself (the fallback that
-   * makes the scan finish without forward progress between workgroups). A poll is one read of the
-   * look-back window that stopped at that predecessor. 1: at the first miss.
+   * 'multi-workgroup', single pass: rounds of reading the totals a tile's carry needs before those
+   * still not published are worked out from the input here (the fallback that makes the scan
+   * finish without forward progress between workgroups). 1: at the first miss.
    */
   readonly lookbackPolls: number;
-  /**
-   * 'multi-workgroup', single pass: predecessors whose words a tile reads at once, one invocation
-   * each (at most 256, the single pass's workgroup); invocation 0 folds them in from the nearest. 1:
-   * one at a time.
-   */
-  readonly lookbackWindow: number;
 }
 
 /**
@@ -142,16 +136,19 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   0.021, tile-scan 0.077).
  * - `passes` 2: the single pass reads the items once where reduce-then-scan reads them twice, but
  *   it measured slower. H200, one segment of 16M items, GPU ms (bench/reduce-scan-webgpu.ts
- *   --scan-configs, 2026-11-28 11:24 UTC, two rounds in one process; single pass / reduce-then-scan):
- *   i32 sum 0.175 / 0.090, f32 min 0.266 / 0.186, f32 sum under 'not-guaranteed' 0.179 / 0.094. The
- *   single pass's own values: `lookbackWindow` 1 / 32 / 64: 0.266 / 0.175 / 0.173 (i32 sum);
- *   `lookbackPolls` 1 / 64 / 512: 0.181 / 0.175 / 0.175; word loads (`loadWords` 1) 0.191. Its 8192
- *   tiles of 2048 items each take a tile number from one atomic counter and publish and look back
- *   through L2: per tile that costs more than the second read of the items saves. So 2 by default
- *   on every backend; 1 stays selectable (tested on every backend, fallback included).
- * - `lookbackPolls` 64 and `lookbackWindow` 32 (the single pass): the fastest measured above. A
- *   window of 32 is a warp's worth, as CUB's look-back; fewer polls fall back to re-reading a
- *   predecessor's 8 KB sooner, which cost more than waiting for it.
+ *   --cases=long --ops=cumsum --scan-configs, 2026-11-29 07:25 UTC, two rounds in one process; single
+ *   pass / reduce-then-scan): f32 sum 0.197 / 0.108, i32 sum 0.177 / 0.088, f32 min 0.286 / 0.185
+ *   (07:20 UTC); `lookbackPolls` 8 0.1999 (f32 sum), word loads (`loadWords` 1) 0.205. Timing builds
+ *   that drop one part each (outputs wrong), i32 / f32 sum: without the reads of the totals (and
+ *   their polls) 0.113 / 0.143; without the tile's own total 0.174 / 0.195; without the fallback code
+ *   0.177 / 0.197; with workgroup indices for the counter 0.178 / 0.198. So the reads cost about
+ *   0.06 ms, and one tile a workgroup loaded, scanned and written 0.113 where reduce-then-scan's
+ *   tile-scan (two tiles a workgroup) takes 0.052. The decoupled look-back it replaced measured the
+ *   same (i32 sum 0.175, 2026-11-28). So 2 by default on every backend; 1 stays selectable (tested
+ *   on every backend, fallback included).
+ * - `lookbackPolls` 64 (the single pass): 8 measured the same; fewer polls work out a missing
+ *   total from the input sooner, which cost more than waiting for it (the decoupled look-back's 1
+ *   against 64: 0.181 / 0.175).
  * The first two are not measured on a GPU yet (the lead's bench/gpu runs hold the figures); all
  * are tuning values (`tuning.policy`).
  */
@@ -168,7 +165,6 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     tilesPerStep: 2,
     passes: 2,
     lookbackPolls: 64,
-    lookbackWindow: 32,
   };
 }
 
@@ -250,9 +246,6 @@ export function selectScanVariant(
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
   if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
-  if (policy.lookbackWindow > tileLanes) {
-    throw new SegkitUsageError(`tuning.policy.lookbackWindow: ${policy.lookbackWindow} exceeds ${tileLanes}, the invocations of the single pass's workgroup (one reads each predecessor)`);
-  }
   if (policy.spineCarries !== 'walk' && policy.spineCarries !== 'parallel') {
     throw new SegkitUsageError(`tuning.policy.spineCarries: ${String(policy.spineCarries)} is not 'walk' or 'parallel' (how the tile totals become carries)`);
   }

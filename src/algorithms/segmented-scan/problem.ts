@@ -1,7 +1,7 @@
 import type { DeviceArray } from '../../backends/backend.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
 import type { ScanValueType } from './order.js';
-import { tileItems } from './order.js';
+import { groupLanes, laneItems, tileItems } from './order.js';
 import type { ScanPolicy, ScanVariant } from './policy.js';
 
 /*
@@ -106,12 +106,33 @@ export function spansPerSegment(problem: { maxSegments: number; maxSegmentSize: 
   return Math.ceil(tilesPerSegment(problem.maxSegmentSize) / tileSpan(problem, policy));
 }
 
+/** Tile totals whose lanes make one group of the scan of tile totals (order.ts): 16 lanes of 8. */
+export const carryGroupTiles = groupLanes * laneItems;
+/** Tile totals that make one tile of the scan of tile totals (a unit, whose total feeds the level above). */
+export const carryUnitTiles = tileItems;
 /**
- * Words of the single pass's `lookback` slot: the tile counter, then two words per tile of every
- * segment (the halves of its published value, each with the status).
+ * The most units before a tile that the single pass reads at once (one invocation each): segments of
+ * up to 256 * 2048 tiles (2^30 items; a longer one does not fit one storage binding of 32-bit items).
+ */
+export const maxCarryUnits = 256;
+
+/** Group totals of the longest segment in the single pass's look-back words. */
+export function carryGroupsPerSegment(maxSegmentSize: number): number {
+  return Math.ceil(tilesPerSegment(maxSegmentSize) / carryGroupTiles);
+}
+
+/** Unit totals of the longest segment in the single pass's look-back words. */
+export function carryUnitsPerSegment(maxSegmentSize: number): number {
+  return Math.ceil(tilesPerSegment(maxSegmentSize) / carryUnitTiles);
+}
+
+/**
+ * Words of the single pass's `lookback` slot: the tile counter, then per segment two words (the
+ * halves of a published value, each with the status) for each tile total, group total and unit total.
  */
 export function lookbackWords(problem: { maxSegments: number; maxSegmentSize: number }): number {
-  return 1 + 2 * problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
+  const entries = tilesPerSegment(problem.maxSegmentSize) + carryGroupsPerSegment(problem.maxSegmentSize) + carryUnitsPerSegment(problem.maxSegmentSize);
+  return 1 + 2 * problem.maxSegments * entries;
 }
 
 const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
@@ -134,9 +155,9 @@ const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => pr
  *   segments of at most `spineWorkgroupMaxTiles` tiles), or instead of all of those 'spine-lanes' (a
  *   workgroup per tile of tile totals, in parallel: the parts of every tile's carry, {@link SpineForm})
  *   and, past `spineCarryTiles` tiles of tile totals, 'spine-top'; 'tile-scan' (a workgroup per
- *   span of tiles: the items' scan, carried in from the tile totals' scan); or, where every association order
- *   gives the same bits (plan.ts `scanPath`), 'single-pass' instead (a workgroup per tile: the
- *   decoupled look-back, webgpu/single-pass.ts).
+ *   span of tiles: the items' scan, carried in from the tile totals' scan); or, with policy `passes` 1
+ *   (plan.ts `scanPath`), 'single-pass' instead (a workgroup per tile: its carry put together from
+ *   the totals other tiles publish, webgpu/single-pass.ts).
  */
 export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
@@ -167,9 +188,11 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
  *   tile of totals, R_g ⊕ q_m (lane 0, which has none: the operator's identity, never read). Sums
  *   are canonical f32 values (a NaN as 0x7fc00000), so both backends hold the same words.
  * - single pass: `lookback` (zeroed by the executor at the start of every run):
- *   {@link lookbackWords} words, word 0 the counter workgroups take their
- *   tiles from, then segment s's tile t at 1 + 2 (s * tilesPerSegment + t): the low and the high
- *   16 bits of the tile's published value, each as `status << 16 | half` (status 0 not ready, 1 its
- *   aggregate, 2 its inclusive value). After a run every tile of a segment holds status 2 and the
- *   counter the grid, on every backend.
+ *   {@link lookbackWords} words, word 0 the counter workgroups take their tiles from, then per
+ *   segment s, with E = tilesPerSegment + its groups + its units entries, entry e at 1 + 2 (s * E +
+ *   e): tile t's total at e = t, group i's total (128 tiles) at tilesPerSegment + i, unit v's (2048
+ *   tiles) after the groups. An entry is the low and the high 16 bits of its value, each as
+ *   `1 << 16 | half` (0: not published). After a run the counter holds the grid, and every tile
+ *   total and every group and unit total that a later tile of its segment reads is published, on
+ *   every backend.
  */

@@ -2,6 +2,7 @@ import { addF32, canonicalNaNBits, f32Signed, flushF32, minNormalF32 } from '../
 import { countOf, readSource } from '../../../backends/cpu/segments.js';
 import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
 import { OpCode, groupLanes, identityBits, laneItems, scanOps, tileGroups, tileItems, tileLanes } from '../order.js';
+import { carryGroupTiles, carryUnitTiles } from '../problem.js';
 import { type ScanContext, type ScanKernelParams, ScanSegment, resolveScanSegment } from './context.js';
 import { simdAvailable, simdRowScansF32 } from './simd.js';
 
@@ -758,18 +759,13 @@ function scanTile(ctx: ScanContext, seg: ScanSegment, tile: number, hasCarry: bo
 }
 
 // ---------------------------------------------------------------------------------------------
-// Single pass (decoupled look-back): the twin of webgpu/single-pass.ts, on the same `lookback` words
-// (zeroed by the executor before the run's first launch).
-
-const notReady = 0;
-const aggregateStatus = 1;
-const inclusiveStatus = 2;
+// Single pass: the twin of webgpu/single-pass.ts, on the same `lookback` words (zeroed by the
+// executor before the run's first launch).
 
 /**
  * `a ⊕ b` on bits, `a` the earlier term: the WGSL `combine`, then `finishValue` (a sum's NaN
- * canonical). Canonical f32 sums (of flushed values, as the carries are) are flushed as order.ts
- * says; under 'not-guaranteed' they are only rounded, as WebGPU keeps subnormals (the single pass
- * takes no canonical sums).
+ * canonical). Canonical f32 sums are flushed as order.ts says; under 'not-guaranteed' they are only
+ * rounded, as WebGPU keeps subnormals.
  */
 function combineBits(ctx: ScanContext, op: number, a: number, b: number): number {
   if (op === OpCode.sum) {
@@ -781,10 +777,10 @@ function combineBits(ctx: ScanContext, op: number, a: number, b: number): number
   return keyOf(b) > keyOf(a) ? b >>> 0 : a >>> 0;
 }
 
-/** Publishes `value` with `status` in the two words at `at` (each word's status only grows: the WGSL's atomicMax). */
-function publish(ctx: ScanContext, at: number, status: number, value: number): void {
+/** Publishes `value` in the two words at `at` (each word only grows: the WGSL's atomicMax). */
+function publish(ctx: ScanContext, at: number, value: number): void {
   const words = ctx.tempU32;
-  const [lo, hi] = publishedWords(status, value);
+  const [lo, hi] = publishedWords(1, value);
   for (const [word, bits] of [[at, lo], [at + 1, hi]] as const) {
     let seen = Atomics.load(words, word);
     while (seen < bits) {
@@ -795,24 +791,125 @@ function publish(ctx: ScanContext, at: number, status: number, value: number): v
   }
 }
 
-/** The aggregate of tile `tile` of a resolved segment as published (tile 0: its inclusive value from the initial value). */
-function publishedTotal(ctx: ScanContext, seg: ScanSegment, tile: number): number {
-  const from = tile * tileItems;
-  const n = Math.min(seg.size - from, tileItems);
-  loadItems(ctx, seg.op, seg.start + from, n);
-  const total = tileScan(ctx, seg.op, n, false, 0, false);
-  if (tile > 0 || !seg.hasInitial) return total;
-  return combineBits(ctx, seg.op, initialCarry(ctx, seg), total);
+/** `fold(values)`: values[0] ⊕ values[1] ⊕ ..., left to right (values not empty). */
+function fold(ctx: ScanContext, op: number, values: readonly number[], from = 0, to = values.length): number {
+  let acc = values[from]!;
+  for (let i = from + 1; i < to; i++) acc = combineBits(ctx, op, acc, values[i]!);
+  return acc;
 }
 
 /**
- * 'single-pass': the workgroup takes the next tile from the counter, publishes its aggregate, looks
- * back over its predecessors' words for its carry, publishes its inclusive value and writes its scan.
- * On one thread the tiles run in order, and the predecessor's inclusive value is always there; on
- * worker threads a predecessor may be in flight on another thread: its words are read
- * `lookbackPolls` times, then its tile is reduced from the input here (the WGSL's fallback). The
- * twin reads one predecessor at a time where the WGSL reads a window of `lookbackWindow`: the same
- * values folded in the same order, so the same outputs and words.
+ * The single pass's look-back entries of one segment (webgpu/single-pass.ts): tile totals, group
+ * totals (128 tile totals each) and unit totals (2048 each), each read up to `lookbackPolls` times
+ * and, when still not published, worked out here from the level below (a tile total from the input)
+ * and published, as the WGSL's fallback does.
+ */
+class CarryEntries {
+  private readonly base: number;
+  private readonly groupsFrom: number;
+  private readonly unitsFrom: number;
+
+  constructor(
+    private readonly ctx: ScanContext,
+    private readonly seg: ScanSegment,
+    segment: number,
+  ) {
+    const tiles = ctx.tilesPerSegment;
+    this.groupsFrom = tiles;
+    this.unitsFrom = tiles + Math.ceil(tiles / carryGroupTiles);
+    this.base = ctx.lookbackSlot + 1 + 2 * segment * (this.unitsFrom + Math.ceil(tiles / carryUnitTiles));
+  }
+
+  at(entry: number): number {
+    return this.base + 2 * entry;
+  }
+
+  /** The entry's value once published within the polls, else undefined. */
+  private read(entry: number): number | undefined {
+    const at = this.at(entry);
+    for (let polls = 0; polls < this.ctx.policy.lookbackPolls; polls++) {
+      const lo = Atomics.load(this.ctx.tempU32, at);
+      const hi = Atomics.load(this.ctx.tempU32, at + 1);
+      if (publishedStatus(lo, hi) !== 0) return publishedValue(lo, hi);
+    }
+    return undefined;
+  }
+
+  private published(entry: number, value: number): number {
+    publish(this.ctx, this.at(entry), value);
+    return value;
+  }
+
+  tileTotal(tile: number): number {
+    return this.read(tile) ?? this.published(tile, tileTotalBits(this.ctx, this.seg, tile));
+  }
+
+  groupTotal(group: number): number {
+    const found = this.read(this.groupsFrom + group);
+    if (found !== undefined) return found;
+    const lanes = Array.from({ length: groupLanes }, (_, m) => fold(this.ctx, this.seg.op, Array.from({ length: laneItems }, (_, k) => this.tileTotal(group * carryGroupTiles + m * laneItems + k))));
+    return this.published(this.groupsFrom + group, fold(this.ctx, this.seg.op, lanes));
+  }
+
+  unitTotal(unit: number): number {
+    const found = this.read(this.unitsFrom + unit);
+    if (found !== undefined) return found;
+    const groups = Array.from({ length: tileGroups }, (_, g) => this.groupTotal(unit * tileGroups + g));
+    return this.published(this.unitsFrom + unit, fold(this.ctx, this.seg.op, groups));
+  }
+
+  publishGroup(group: number, value: number): void {
+    publish(this.ctx, this.at(this.groupsFrom + group), value);
+  }
+
+  publishUnit(unit: number, value: number): void {
+    publish(this.ctx, this.at(this.unitsFrom + unit), value);
+  }
+}
+
+/** A full or short tile's total as its owner publishes it (no initial value). */
+function tileTotalBits(ctx: ScanContext, seg: ScanSegment, tile: number): number {
+  const from = tile * tileItems;
+  const n = Math.min(seg.size - from, tileItems);
+  if (seg.op === OpCode.sum && ctx.isF32 && ctx.canonical) return canonicalBits(tileTotalF32(ctx.inF32, seg.start + from, n));
+  loadItems(ctx, seg.op, seg.start + from, n);
+  return tileScan(ctx, seg.op, n, false, 0, false);
+}
+
+/**
+ * The carry into unit `units.length` (> 0) of a segment's tile totals: output units.length - 1 of the
+ * scan of the unit totals from the initial value, by the canonical rules one level up (order.ts),
+ * one unit at a time as the levels advance (the WGSL's `unitsCarry` works it out directly).
+ * `combine(a, b)`: `a` the earlier term.
+ */
+export function unitsCarryBits(combine: (a: number, b: number) => number, hasInitial: boolean, initial: number, units: readonly number[]): number {
+  let prefix = 0;
+  let lanes = 0;
+  let groups = 0;
+  let out = initial;
+  units.forEach((x, i) => {
+    const k = i % laneItems;
+    const m = Math.floor(i / laneItems) % groupLanes;
+    const g = Math.floor(i / (laneItems * groupLanes));
+    prefix = k > 0 ? combine(prefix, x) : x;
+    const hasInner = g > 0 || m > 0;
+    const inner = g > 0 ? (m > 0 ? combine(groups, lanes) : groups) : lanes;
+    const e = hasInitial ? (hasInner ? combine(initial, inner) : initial) : inner;
+    out = hasInner || hasInitial ? combine(e, prefix) : prefix;
+    if (k === laneItems - 1) {
+      lanes = m > 0 ? combine(lanes, prefix) : prefix;
+      if (m === groupLanes - 1) groups = g > 0 ? combine(groups, lanes) : lanes;
+    }
+  });
+  return out;
+}
+
+/**
+ * 'single-pass': the workgroup takes the next tile from the counter, publishes its total, puts its
+ * carry together from the entries before it (webgpu/single-pass.ts says how), publishes its group's
+ * and unit's totals where it is their last tile, and writes its scan. On one thread the tiles run in
+ * order and every entry is there; on worker threads one may be in flight on another thread: it is
+ * read `lookbackPolls` times, then worked out here.
  */
 export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const ticket = Atomics.add(ctx.tempU32, ctx.lookbackSlot, 1);
@@ -822,38 +919,37 @@ export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown
   if (ctx.failed() || segment >= ctx.activeSegments()) return;
   const seg = tileSegment;
   resolveScanSegment(ctx, segment, tiles * tileItems, seg);
-  if (tile >= tilesOf(seg.size)) return;
-  const wordsOf = (t: number) => ctx.lookbackSlot + 1 + 2 * (segment * tiles + t);
-  const own = publishedTotal(ctx, seg, tile);
-  publish(ctx, wordsOf(tile), tile === 0 ? inclusiveStatus : aggregateStatus, own);
+  const segmentTiles = tilesOf(seg.size);
+  if (tile >= segmentTiles) return;
+  const entries = new CarryEntries(ctx, seg, segment);
+  const own = tileTotalBits(ctx, seg, tile);
+  publish(ctx, entries.at(tile), own);
   let carry = initialCarry(ctx, seg);
   if (tile > 0) {
-    // The exclusive prefix: the nearest inclusive value, then the aggregates after it, earlier first.
-    let acc = 0;
-    let hasAcc = false;
-    let status = notReady;
-    for (let k = tile - 1; status !== inclusiveStatus; k--) {
-      const at = wordsOf(k);
-      let lo = 0;
-      let hi = 0;
-      for (let polls = 0; polls < ctx.policy.lookbackPolls; polls++) {
-        lo = Atomics.load(ctx.tempU32, at);
-        hi = Atomics.load(ctx.tempU32, at + 1);
-        if (publishedStatus(lo, hi) !== notReady) break;
-      }
-      status = publishedStatus(lo, hi);
-      let value: number;
-      if (status !== notReady) value = publishedValue(lo, hi);
-      else {
-        value = publishedTotal(ctx, seg, k);
-        status = k === 0 ? inclusiveStatus : aggregateStatus;
-        publish(ctx, at, status, value);
-      }
-      acc = hasAcc ? combineBits(ctx, seg.op, value, acc) : value;
-      hasAcc = true;
+    const op = seg.op;
+    const p = tile - 1;
+    const c = (p % carryGroupTiles) + 1;
+    const unit = Math.floor(p / carryUnitTiles);
+    const g = Math.floor(p / carryGroupTiles) % tileGroups;
+    const units = Array.from({ length: unit }, (_, v) => entries.unitTotal(v));
+    const groups = Array.from({ length: g }, (_, i) => entries.groupTotal(unit * tileGroups + i));
+    const totals = Array.from({ length: c }, (_, i) => entries.tileTotal(p + 1 - c + i));
+    const m = Math.floor((c - 1) / laneItems);
+    const lanes = Array.from({ length: m + 1 }, (_, l) => fold(ctx, op, totals, l * laneItems, Math.min(c, l * laneItems + laneItems)));
+    const pk = lanes[m]!;
+    const q = m > 0 ? fold(ctx, op, lanes, 0, m) : 0;
+    const r = g > 0 ? fold(ctx, op, groups) : 0;
+    const hasUpper = seg.hasInitial || unit > 0;
+    const upper = unit > 0 ? unitsCarryBits((x, y) => combineBits(ctx, op, x, y), seg.hasInitial, initialCarry(ctx, seg), units) : initialCarry(ctx, seg);
+    const hasInner = g > 0 || m > 0;
+    const inner = g > 0 ? (m > 0 ? combineBits(ctx, op, r, q) : r) : q;
+    const e = hasUpper ? (hasInner ? combineBits(ctx, op, upper, inner) : upper) : inner;
+    carry = hasInner || hasUpper ? combineBits(ctx, op, e, pk) : pk;
+    if (c === carryGroupTiles - 1 && tile + 1 < segmentTiles) {
+      const group = combineBits(ctx, op, q, combineBits(ctx, op, pk, own));
+      entries.publishGroup(Math.floor(tile / carryGroupTiles), group);
+      if (g === tileGroups - 1) entries.publishUnit(unit, combineBits(ctx, op, r, group));
     }
-    carry = acc;
-    publish(ctx, wordsOf(tile), inclusiveStatus, combineBits(ctx, seg.op, carry, own));
   }
   scanTile(ctx, seg, tile, tile > 0 || seg.hasInitial, carry);
 }

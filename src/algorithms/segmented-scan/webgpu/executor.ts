@@ -36,7 +36,6 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
       tileSpan: tileSpan(problem, policy),
       spans: spansPerSegment(problem, policy),
       lookbackPolls: policy.lookbackPolls,
-      lookbackWindow: policy.lookbackWindow,
     };
   },
   // A uniform initial value is a value of the scan's type: its bits, not a count.

@@ -1,88 +1,152 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
 import { laneItems, tileItems } from '../order.js';
+import { carryGroupTiles, carryUnitTiles, maxCarryUnits } from '../problem.js';
 import type { ScanKernelFacts } from './facts.js';
 import { fetchWgsl, laneWgsl, registersWgsl, vectorWgsl } from './multi-workgroup.js';
 import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
 /*
- * The multi-workgroup variant in one pass over the items, where every association order gives the
- * same bits (plan.ts `scanPath`): a decoupled look-back (Merrill & Garland) with fallback (the
- * "decoupled fallback" of SPAA'25), safe without forward progress between workgroups and with
- * relaxed atomics only. The CPU twin is cpu/kernels.ts `runSinglePass`.
+ * The multi-workgroup variant in one pass over the items, for every operator and determinism: each
+ * tile's carry is put together in the canonical order (order.ts) from totals that other tiles
+ * publish, so an f32 sum gets the same bits as reduce-then-scan. No tile waits for another tile's
+ * carry, only for totals that its owner publishes as soon as it has loaded its items; and a total
+ * that is not published in time is worked out from the input, so the scan finishes without forward
+ * progress between workgroups (the "decoupled fallback" of SPAA'25), with relaxed atomics only. The
+ * CPU twin is cpu/kernels.ts `runSinglePass`.
  *
- * The `lookback` slot (problem.ts): the tile counter and every tile's two words, zeroed by the
- * executor at the start of every run (a clearBuffer in the run's encoder, before the pass).
+ * The carry into tile t > 0 is output t - 1 of the canonical scan of the tile totals T (order.ts):
+ * with position P = t - 1 in lane m of group g of unit V (a unit: 2048 tile totals, a group: 128, a
+ * lane: 8), it is (C_V ⊕ (R_g ⊕ q_m)) ⊕ p_k, where p_k folds the totals of P's lane up to P, q_m the
+ * lane totals of the lanes before it in its group, R_g the group totals G of the groups before it in
+ * its unit, and C_V (V > 0) is output V - 1 of the scan of the unit totals U one level up (`unitsCarry`). So
+ * a tile needs at most 128 tile totals (those of P's group up to P), 15 group totals and V unit
+ * totals. The last tile of each group publishes its group's total (it holds the other 127), the last
+ * of each unit the unit's.
+ *
+ * The `lookback` slot (problem.ts `lookbackWords`), zeroed by the executor at the start of every run:
+ * the tile counter, then per segment an entry for each tile total, group total and unit total.
  * 'single-pass': a workgroup takes the next tile from the counter (so a tile's predecessors were
- *   all taken by workgroups that started earlier), loads it, and publishes its aggregate (tile 0:
- *   its inclusive value, from the initial value). Then it looks back: the first `lookbackWindow`
- *   invocations read the words of as many predecessors at once, and invocation 0 folds them in from
- *   the nearest on until it meets an inclusive value, window after window. A predecessor whose words
- *   are not ready after `lookbackPolls` windows is not waited for:
- *   the whole workgroup reduces that tile from the input (the same chains as its owner, so the same
- *   aggregate), publishes it, and looks on from there. So a tile finishes whether or not its
- *   predecessors' workgroups ever run alongside it. With its carry, the tile publishes its inclusive
- *   value and writes its scan.
+ * all taken by workgroups that started earlier), loads it, publishes its total, and reads the
+ * entries its carry needs, one invocation each, all at once; entries not ready are read again, up to
+ * `lookbackPolls` rounds in all. Past that, a missing unit total is added up from its group totals,
+ * a missing group total from its tile totals, and a missing tile total reduced from the input (the
+ * same chains as its owner's, so the same bits), each published on the way. Then the tile is scanned
+ * from its carry and written.
  *
- * Every published word stands on its own: `status << 16 | half`, the low and the high half of the
- * 32-bit value in two words, each written with atomicMax. Status only grows (0 not ready, 1
- * aggregate, 2 inclusive), and every writer of a status writes the same value (a tile's aggregate is
- * the same bits whoever reduces it), so a reader that sees the same status in both words holds both
- * halves of that status's value; no ordering between the two words is needed.
+ * Every entry is two words that stand on their own: `1 << 16 | half`, the low and the high half of
+ * the 32-bit value, each written with atomicMax. Every writer of an entry writes the same value, so a
+ * reader that sees status 1 in both words holds both halves of it; no ordering between words is
+ * needed.
  */
 
 /**
- * WGSL of the look-back words: publishing a value with a status, and the window of predecessors the
- * first `lookbackWindow` invocations read at once (invocation j the (j + 1)-th nearest), which
- * invocation 0 then folds in from the nearest on.
+ * WGSL: `unitsCarry(op, hasInitial, initial, count)`, the carry into unit `count` (> 0) from the unit
+ * totals in `unitWords` (workgroup memory), by the canonical rules one level up (order.ts); needs
+ * `combine` and the order's constants. The CPU twin is cpu/kernels.ts `unitsCarryBits`.
  */
-const lookbackWgsl = (workgroupSize: number) => `const NOT_READY: u32 = 0u;
-const AGGREGATE: u32 = 1u;
-const INCLUSIVE: u32 = 2u;
-var<workgroup> tileTicket: u32;
-// x: 0 read the window of predecessors before tile y; 1 done, z the carry; 2 reduce tile y from the input.
-var<workgroup> lookState: vec3<u32>;
-var<workgroup> lookWords: array<vec2<u32>, ${workgroupSize}>;
-// Words of segment s's tile t.
-fn lookAt(segment: u32, t: u32) -> u32 { return u.lookbackAt + 1u + 2u * (segment * u.tiles + t); }
+export const unitsCarryWgsl = `// Lane l's total of the unit totals (8 of them: every lane before the last is full).
+fn unitLane(op: u32, l: u32) -> u32 {
+  var total = unitWords[l * LANE_ITEMS];
+  for (var j = 1u; j < LANE_ITEMS; j++) { total = combine(op, total, unitWords[l * LANE_ITEMS + j]); }
+  return total;
+}
+// The carry into unit count (> 0): output count - 1 of the scan of the unit totals in unitWords from
+// the initial value, by the canonical rules one level up (order.ts; the CPU's unitsCarryBits).
+fn unitsCarry(op: u32, hasInitial: bool, initial: u32, count: u32) -> u32 {
+  let last = count - 1u;
+  let lane = last / LANE_ITEMS;
+  let m = lane % GROUP_LANES;
+  let g = lane / GROUP_LANES;
+  var p = unitWords[lane * LANE_ITEMS];
+  for (var j = lane * LANE_ITEMS + 1u; j <= last; j++) { p = combine(op, p, unitWords[j]); }
+  var q = 0u;
+  for (var l = g * GROUP_LANES; l < lane; l++) {
+    let total = unitLane(op, l);
+    q = select(total, combine(op, q, total), l > g * GROUP_LANES);
+  }
+  var r = 0u;
+  for (var h = 0u; h < g; h++) {
+    var group = unitLane(op, h * GROUP_LANES);
+    for (var l = 1u; l < GROUP_LANES; l++) { group = combine(op, group, unitLane(op, h * GROUP_LANES + l)); }
+    r = select(group, combine(op, r, group), h > 0u);
+  }
+  var inner = q;
+  if (g > 0u) { inner = select(r, combine(op, r, q), m > 0u); }
+  let hasInner = g > 0u || m > 0u;
+  var e = inner;
+  if (hasInitial) { e = select(initial, combine(op, initial, inner), hasInner); }
+  return select(p, combine(op, e, p), hasInner || hasInitial);
+}`;
+
+/** Workgroup memory of the single pass beyond the tile functions': what a tile's carry is put together from. */
+const carryWgsl = `var<workgroup> tileTicket: u32;
+var<workgroup> gathered: array<u32, ${carryGroupTiles}>;
+var<workgroup> gatheredOk: array<u32, ${carryGroupTiles}>;
+var<workgroup> groupWords: array<u32, 16>;
+var<workgroup> groupOk: array<u32, 16>;
+var<workgroup> unitWords: array<u32, ${maxCarryUnits}>;
+var<workgroup> unitOk: array<u32, ${maxCarryUnits}>;
+var<workgroup> foldLanes: array<u32, 16>;
+var<workgroup> lacking: atomic<u32>;
+var<workgroup> sharedWord: u32;
 ${publishedWordsWgsl}
-fn publish(at: u32, status: u32, value: u32) {
-  atomicMax(&temp[at], publishedLow(status, value));
-  atomicMax(&temp[at + 1u], publishedHigh(status, value));
+// Entry e of segment's look-back words: tile totals from 0, group totals from u.tiles, unit totals after those.
+fn entryAt(segment: u32, e: u32) -> u32 {
+  let stride = u.tiles + (u.tiles + ${carryGroupTiles - 1}u) / ${carryGroupTiles}u + (u.tiles + ${carryUnitTiles - 1}u) / ${carryUnitTiles}u;
+  return u.lookbackAt + 1u + 2u * (segment * stride + e);
 }
-// Invocation 0's look-back: the predecessors before lookNext are still to fold in; lookAcc combines
-// those from lookNext on (lookHasAcc: any); lookPolls counts the windows that stopped at the same
-// predecessor not ready.
-var<private> lookNext: u32;
-var<private> lookAcc: u32;
-var<private> lookHasAcc: bool;
-var<private> lookPolls: u32;
-fn lookFold(op: u32, value: u32) {
-  lookAcc = select(value, combine(op, value, lookAcc), lookHasAcc);
-  lookHasAcc = true;
+fn groupEntry(i: u32) -> u32 { return u.tiles + i; }
+fn unitEntry(i: u32) -> u32 { return u.tiles + (u.tiles + ${carryGroupTiles - 1}u) / ${carryGroupTiles}u + i; }
+fn publish(at: u32, value: u32) {
+  atomicMax(&temp[at], publishedLow(1u, value));
+  atomicMax(&temp[at + 1u], publishedHigh(1u, value));
 }
-// Invocation 0, after the window was read: folds in its ready words from the nearest on; the next state.
-fn lookWindow(op: u32) -> vec3<u32> {
-  let n = min(u.lookbackWindow, lookNext);
-  var folded = 0u;
-  var stop = 0u;
-  for (var j = 0u; j < n; j++) {
-    let w = lookWords[j];
-    let status = publishedStatus(w.x, w.y);
-    if (status == NOT_READY) { stop = 1u; break; }
-    lookFold(op, publishedValue(w.x, w.y));
-    folded++;
-    // Tile 0 publishes only its inclusive value: the walk ends there at the latest.
-    if (status == INCLUSIVE) { stop = 2u; break; }
+// x: 1 when published, y: the value.
+fn readEntry(at: u32) -> vec2<u32> {
+  let lo = atomicLoad(&temp[at]);
+  let hi = atomicLoad(&temp[at + 1u]);
+  return vec2<u32>(select(0u, 1u, publishedStatus(lo, hi) != 0u), publishedValue(lo, hi));
+}
+// Invocation 0's value, for the whole workgroup (the barrier first: every invocation has read the last one).
+fn fromFirst(value: u32, lid: u32) -> u32 {
+  workgroupBarrier();
+  if (lid == 0u) { sharedWord = value; }
+  return workgroupUniformLoad(&sharedWord);
+}
+// How many entries were not ready this round, for the whole workgroup; resets the count.
+fn lackingCount(own: u32, lid: u32) -> u32 {
+  if (own > 0u) { atomicAdd(&lacking, own); }
+  workgroupBarrier();
+  var count = 0u;
+  if (lid == 0u) { count = atomicLoad(&lacking); atomicStore(&lacking, 0u); }
+  return fromFirst(count, lid);
+}
+// The totals of tiles first.. first + n - 1 (n <= ${carryGroupTiles}) into gathered, gatheredOk; how many were not ready.
+fn readTiles(segment: u32, first: u32, n: u32, lid: u32) -> u32 {
+  var own = 0u;
+  if (lid < n) {
+    let w = readEntry(entryAt(segment, first + lid));
+    gathered[lid] = w.y;
+    gatheredOk[lid] = w.x;
+    own = 1u - w.x;
   }
-  lookNext -= folded;
-  if (folded > 0u) { lookPolls = 0u; }
-  if (stop == 2u) { return vec3<u32>(1u, 0u, lookAcc); }
-  if (stop == 1u) {
-    lookPolls++;
-    if (lookPolls >= u.lookbackPolls) { return vec3<u32>(2u, lookNext - 1u, 0u); }
+  return lackingCount(own, lid);
+}
+${unitsCarryWgsl}
+// After gathered holds n tile totals of a group from its first: foldLanes[m] = lane m's total, or its
+// prefix up to the last of the n; then a barrier.
+fn foldGathered(op: u32, n: u32, lid: u32) {
+  if (lid < 16u) {
+    let base = lid * LANE_ITEMS;
+    if (base < n) {
+      let count = min(n - base, LANE_ITEMS);
+      var a = gathered[base];
+      for (var j = 1u; j < count; j++) { a = combine(op, a, gathered[base + j]); }
+      foldLanes[lid] = a;
+    }
   }
-  return vec3<u32>(0u, lookNext, 0u);
+  workgroupBarrier();
 }`;
 
 /** The single-pass program: tiles of the lane functions (one lane per invocation), read once; vec4 loads with `loadWords` 4. */
@@ -91,21 +155,105 @@ export function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuP
   const vector = facts.loadWords === 4;
   const shape: ScanShape = { values: true, temp: 'atomic', vector };
   const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
-  // A tile's aggregate into tileTotal (invocation 0), from its loads x.
+  // A tile's total into tileTotal (invocation 0), from its loads x.
   const aggregate = (x: string, first: string, n: string) => {
     const staged = `stageTile(${x}, ${first}, ${n}, s.op, lid);
-      laneTotals(${n}, s.op, lid);`;
+    laneTotals(${n}, s.op, lid);`;
     return `${vector ? `if (direct && ${n} == TILE_ITEMS) {
-      laneTotalDirect(${x}, s.op, lid);
-    } else {
-      ${staged}
-    }` : staged}
-    laneTileTotal(${n}, s.op, lid);`;
+    laneTotalDirect(${x}, s.op, lid);
+  } else {
+    ${staged}
+  }` : staged}
+  laneTileTotal(${n}, s.op, lid);`;
   };
   const staged = `stageTile(x, s.start + offset, n, s.op, lid);
     laneTotals(n, s.op, lid);
     laneScan(n, s.op, hasCarry, carry, lid);
     storeTileLanes(to, count, s.op, lid);`;
+  const fallbacks = `
+// Tile i's total (a full tile), reduced from the input as its owner does, and published.
+fn reduceTile(s: Segment, segment: u32, i: u32, lid: u32) -> u32 {
+  ${vector ? 'let direct = (s.start & 3u) == 0u;' : ''}
+  let first = s.start + i * TILE_ITEMS;
+  let y = ${fetch('first', 'TILE_ITEMS')};
+  ${aggregate('y', 'first', 'TILE_ITEMS')}
+  var value = 0u;
+  if (lid == 0u) {
+    value = finishValue(s.op, tileTotal);
+    publish(entryAt(segment, i), value);
+  }
+  return fromFirst(value, lid);
+}
+// The totals of tiles first.. first + n - 1 into gathered, each one not published reduced here.
+fn gatherTiles(s: Segment, segment: u32, first: u32, n: u32, lid: u32) {
+  if (readTiles(segment, first, n, lid) == 0u) { return; }
+  for (var i = 0u; i < n; i++) {
+    if (workgroupUniformLoad(&gatheredOk[i]) == 0u) {
+      let value = reduceTile(s, segment, first + i, lid);
+      if (lid == 0u) { gathered[i] = value; }
+    }
+  }
+  workgroupBarrier();
+}
+// Group total i of the segment: as published, or added up here from its tile totals (and published).
+fn groupTotalOf(s: Segment, segment: u32, i: u32, lid: u32) -> u32 {
+  var w = vec2<u32>();
+  if (lid == 0u) { w = readEntry(entryAt(segment, groupEntry(i))); }
+  if (fromFirst(w.x, lid) != 0u) { return fromFirst(w.y, lid); }
+  gatherTiles(s, segment, i * ${carryGroupTiles}u, ${carryGroupTiles}u, lid);
+  foldGathered(s.op, ${carryGroupTiles}u, lid);
+  var total = 0u;
+  if (lid == 0u) {
+    total = foldLanes[0];
+    for (var m = 1u; m < 16u; m++) { total = combine(s.op, total, foldLanes[m]); }
+    total = finishValue(s.op, total);
+    publish(entryAt(segment, groupEntry(i)), total);
+  }
+  return fromFirst(total, lid);
+}
+// Unit total v of the segment: as published, or added up here from its group totals (and published).
+fn unitTotalOf(s: Segment, segment: u32, v: u32, lid: u32) -> u32 {
+  var w = vec2<u32>();
+  if (lid == 0u) { w = readEntry(entryAt(segment, unitEntry(v))); }
+  if (fromFirst(w.x, lid) != 0u) { return fromFirst(w.y, lid); }
+  var total = 0u;
+  for (var g = 0u; g < 16u; g++) {
+    let x = groupTotalOf(s, segment, v * 16u + g, lid);
+    if (lid == 0u) { total = select(x, combine(s.op, total, x), g > 0u); }
+  }
+  if (lid == 0u) {
+    total = finishValue(s.op, total);
+    publish(entryAt(segment, unitEntry(v)), total);
+  }
+  return fromFirst(total, lid);
+}
+// Reads the entries tile P + 1's carry needs (P's group's tile totals up to P, the group totals
+// before it in its unit, the unit totals before its unit); how many were not ready.
+fn readCarry(segment: u32, p: u32, lid: u32) -> u32 {
+  let c = (p % ${carryGroupTiles}u) + 1u;
+  let unit = p / ${carryUnitTiles}u;
+  let g = (p / ${carryGroupTiles}u) % 16u;
+  var own = 0u;
+  if (lid < c) {
+    let w = readEntry(entryAt(segment, p + 1u - c + lid));
+    gathered[lid] = w.y;
+    gatheredOk[lid] = w.x;
+    own += 1u - w.x;
+  }
+  if (lid < g) {
+    let w = readEntry(entryAt(segment, groupEntry(unit * 16u + lid)));
+    groupWords[lid] = w.y;
+    groupOk[lid] = w.x;
+    own += 1u - w.x;
+  }
+  if (lid < unit) {
+    let w = readEntry(entryAt(segment, unitEntry(lid)));
+    unitWords[lid] = w.y;
+    unitOk[lid] = w.x;
+    own += 1u - w.x;
+  }
+  return lackingCount(own, lid);
+}`;
   const main = `
   if (lid == 0u) { tileTicket = atomicAdd(&temp[u.lookbackAt], 1u); }
   let ticket = workgroupUniformLoad(&tileTicket);
@@ -122,54 +270,64 @@ export function singlePassProgram(facts: ScanKernelFacts, name: string): WebGpuP
   ${aggregate('x', 's.start + offset', 'n')}
   var own = 0u;
   if (lid == 0u) {
-    own = tileTotal;
-    if (t == 0u) {
-      let inclusive = select(own, combine(s.op, initialCarry(s), own), s.hasInitial != 0u);
-      publish(lookAt(segment, 0u), INCLUSIVE, finishValue(s.op, inclusive));
-      lookState = vec3<u32>(1u, 0u, initialCarry(s));
-    } else {
-      publish(lookAt(segment, t), AGGREGATE, finishValue(s.op, own));
-      lookNext = t;
-      lookHasAcc = false;
-      lookPolls = 0u;
-      lookState = vec3<u32>(0u, t, 0u);
-    }
+    own = finishValue(s.op, tileTotal);
+    publish(entryAt(segment, t), own);
   }
-  // The look-back, window after window; a predecessor not ready after lookbackPolls windows is
-  // reduced here from the input, then the walk goes on before it.
-  loop {
-    let state = workgroupUniformLoad(&lookState);
-    if (state.x == 1u) { break; }
-    if (state.x == 0u) {
-      if (lid < min(u.lookbackWindow, state.y)) {
-        let at = lookAt(segment, state.y - 1u - lid);
-        lookWords[lid] = vec2<u32>(atomicLoad(&temp[at]), atomicLoad(&temp[at + 1u]));
+  var carry = initialCarry(s);
+  if (t > 0u) {
+    let p = t - 1u;
+    let c = (p % ${carryGroupTiles}u) + 1u;
+    let unit = p / ${carryUnitTiles}u;
+    let g = (p / ${carryGroupTiles}u) % 16u;
+    var missing = readCarry(segment, p, lid);
+    for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readCarry(segment, p, lid); }
+    if (missing > 0u) {
+      // Not published in time: added up here (the group and unit totals first, as they use gathered).
+      for (var v = 0u; v < unit; v++) {
+        if (workgroupUniformLoad(&unitOk[v]) == 0u) {
+          let value = unitTotalOf(s, segment, v, lid);
+          if (lid == 0u) { unitWords[v] = value; }
+        }
       }
-      workgroupBarrier();
-      if (lid == 0u) { lookState = lookWindow(s.op); }
-      continue;
+      for (var i = 0u; i < g; i++) {
+        if (workgroupUniformLoad(&groupOk[i]) == 0u) {
+          let value = groupTotalOf(s, segment, unit * 16u + i, lid);
+          if (lid == 0u) { groupWords[i] = value; }
+        }
+      }
+      gatherTiles(s, segment, p + 1u - c, c, lid);
     }
-    let first = s.start + state.y * TILE_ITEMS;
-    let y = ${fetch('first', 'TILE_ITEMS')};
-    ${aggregate('y', 'first', 'TILE_ITEMS')}
+    foldGathered(s.op, c, lid);
+    var value = 0u;
     if (lid == 0u) {
-      // Tile 0 as its owner publishes it: its inclusive value, from the initial value.
-      var value = finishValue(s.op, tileTotal);
-      if (state.y == 0u) {
-        value = finishValue(s.op, select(tileTotal, combine(s.op, initialCarry(s), tileTotal), s.hasInitial != 0u));
-        publish(lookAt(segment, 0u), INCLUSIVE, value);
-      } else {
-        publish(lookAt(segment, state.y), AGGREGATE, value);
+      let m = (c - 1u) / LANE_ITEMS;
+      let pk = foldLanes[m];
+      var q = foldLanes[0];
+      for (var j = 1u; j < m; j++) { q = combine(s.op, q, foldLanes[j]); }
+      var r = groupWords[0];
+      for (var j = 1u; j < g; j++) { r = combine(s.op, r, groupWords[j]); }
+      var hasUpper = s.hasInitial != 0u;
+      var upper = initialCarry(s);
+      if (unit > 0u) {
+        upper = unitsCarry(s.op, hasUpper, upper, unit);
+        hasUpper = true;
       }
-      lookFold(s.op, value);
-      lookNext = state.y;
-      lookPolls = 0u;
-      lookState = select(vec3<u32>(0u, state.y, 0u), vec3<u32>(1u, 0u, lookAcc), state.y == 0u);
+      var inner = q;
+      if (g > 0u) { inner = select(r, combine(s.op, r, q), m > 0u); }
+      let hasInner = g > 0u || m > 0u;
+      var e = inner;
+      if (hasUpper) { e = select(upper, combine(s.op, upper, inner), hasInner); }
+      value = finishValue(s.op, select(pk, combine(s.op, e, pk), hasInner || hasUpper));
+      // The last tile of a group (not the segment's last): its group's total, and of a unit's, the unit's.
+      if (c == ${carryGroupTiles - 1}u && t + 1u < tiles) {
+        let group = finishValue(s.op, combine(s.op, q, combine(s.op, pk, own)));
+        publish(entryAt(segment, groupEntry(t / ${carryGroupTiles}u)), group);
+        if (g == 15u) { publish(entryAt(segment, unitEntry(unit)), finishValue(s.op, combine(s.op, r, group))); }
+      }
     }
+    carry = fromFirst(value, lid);
   }
-  let carry = workgroupUniformLoad(&lookState).z;
   let hasCarry = t > 0u || s.hasInitial != 0u;
-  if (lid == 0u && t > 0u) { publish(lookAt(segment, t), INCLUSIVE, finishValue(s.op, combine(s.op, carry, own))); }
   if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
   // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
   let to = s.start + offset + s.exclusive;
@@ -187,12 +345,13 @@ ${tileWgsl(false, true)}
 ${laneWgsl(true)}
 ${fetchWgsl}
 ${vector ? `${registersWgsl}\n${vectorWgsl}` : ''}
-${lookbackWgsl(facts.workgroupSize)}`;
+${carryWgsl}
+${fallbacks}`;
   return {
     name,
     cacheKey: `scan/single-pass|${vector}|${JSON.stringify({ ...facts, tilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
-    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls', 'lookbackWindow'],
+    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls'],
     bindings: scanBindings(facts, shape),
     preamble: scanPreamble(facts, shape),
     declarations,
