@@ -141,9 +141,11 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   (07:20 UTC); `lookbackPolls` 8 0.1999 (f32 sum), word loads (`loadWords` 1) 0.205. Timing builds
  *   that drop one part each (outputs wrong), i32 / f32 sum: without the reads of the totals (and
  *   their polls) 0.113 / 0.143; without the tile's own total 0.174 / 0.195; without the fallback code
- *   0.177 / 0.197; with workgroup indices for the counter 0.178 / 0.198. So the reads cost about
- *   0.06 ms, and one tile a workgroup loaded, scanned and written 0.113 where reduce-then-scan's
- *   tile-scan (two tiles a workgroup) takes 0.052. The decoupled look-back it replaced measured the
+ *   0.177 / 0.197; and without the reads (i32, 07:36 UTC, two rounds): 0.114, with workgroup
+ *   indices for the counter 0.110, without publishing the total 0.1125, without both 0.1076. So the
+ *   reads cost about 0.06 ms, and one tile a workgroup loaded, scanned and written 0.108 where
+ *   reduce-then-scan's tile-scan (two tiles a workgroup, in the reverse order of tile-reduce, whose
+ *   last tiles may still be in the device's cache) takes 0.052. The decoupled look-back it replaced measured the
  *   same (i32 sum 0.175, 2026-11-28). So 2 by default on every backend; 1 stays selectable (tested
  *   on every backend, fallback included).
  * - `lookbackPolls` 64 (the single pass): 8 measured the same; fewer polls work out a missing
