@@ -80,7 +80,12 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // two calls): sum 0.043 in one launch against 0.036 in two, max 0.052 against 0.044. Timing-only
     // builds put the difference in the merge itself: the chunk phase with its arrivals alone takes
     // 0.029 (sum), as the chunk launch does, and the last workgroup's merge of 2048 partials then
-    // takes ~14 us, where the merge launch adds ~7 us to the pass. So two launches by default.
+    // takes ~14 us, where the merge launch adds ~7 us to the pass. Since 2026-11-29 (the chunk tree in
+    // workgroup memory, the last workgroup's partials read one at a time; bench/reduce-scan-webgpu.ts
+    // --cases=long --configs, two rounds): one launch / two, sum 0.0311-0.0315 / 0.0327-0.0334, max
+    // 0.0413-0.042 / 0.0397-0.0401, argMax 0.0436-0.0439 / 0.0425-0.0429; timing builds without the
+    // merge's code put the one launch's chunks at 0.027 (sum) and 0.0314 (max). Even on the whole; two
+    // launches by default.
     lastChunkMerges: false,
   };
 }

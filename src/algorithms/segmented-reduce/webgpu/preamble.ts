@@ -447,37 +447,46 @@ function keysOnlyTotal(facts: ReduceKernelFacts): string {
 }
 
 /**
- * The tree over chunk totals in order (ops.ts step 5) as they come, in one invocation: a binary
- * counter of pending subtrees, `levels[l]` holding 2^l chunks while bit l of `chunkCount` is set;
- * other ops combine in order. The CPU twin is `ChunkTree`.
+ * The tree over chunk totals in order (ops.ts step 5) as they come, in one invocation per tree
+ * (`trees` of them a workgroup, each a segment's): a binary counter of pending subtrees, level l of
+ * tree `tree` holding 2^l chunks while bit l of its count is set; other ops combine in order. The
+ * pending subtrees live in workgroup memory: as a private array indexed at run time they were the
+ * device's local memory, which WGSL zero-initializes in every invocation at the start of the shader
+ * (33 stores an invocation, in every workgroup of a launch), whether or not it ever merges. The CPU
+ * twin is `ChunkTree`.
  */
-export const chunkTreeWgsl = `
-var<private> levels: array<u32, 33>;
+export function chunkTreeWgsl(trees: number): string {
+  return `
+const TREE_LEVELS: u32 = 33u;
+var<workgroup> chunkLevels: array<u32, ${33 * trees}>;
 var<private> chunkCount: u32;
 var<private> running: Pair;
 fn startChunks(code: u32) { chunkCount = 0u; running = identityPair(code); }
-fn pushChunk(code: u32, total: Pair) {
+fn pushChunk(tree: u32, code: u32, total: Pair) {
   if (code != ${OpCode.Sum}u) { running = combine(code, running, total); return; }
+  let levels = tree * TREE_LEVELS;
   var carry = total;
   var level = 0u;
   for (var n = chunkCount; (n & 1u) == 1u; n = n >> 1u) {
-    carry = combine(code, Pair(levels[level], 0u), carry);
+    carry = combine(code, Pair(chunkLevels[levels + level], 0u), carry);
     level++;
   }
-  levels[level] = carry.bits;
+  chunkLevels[levels + level] = carry.bits;
   chunkCount++;
 }
-fn chunksTotal(code: u32) -> Pair {
+fn chunksTotal(tree: u32, code: u32) -> Pair {
   if (code != ${OpCode.Sum}u) { return running; }
+  let levels = tree * TREE_LEVELS;
   var acc = identityPair(code);
   var first = true;
   var level = 0u;
   for (var n = chunkCount; n != 0u; n = n >> 1u) {
     if ((n & 1u) == 1u) {
-      if (first) { acc = Pair(levels[level], 0u); } else { acc = combine(code, Pair(levels[level], 0u), acc); }
+      if (first) { acc = Pair(chunkLevels[levels + level], 0u); } else { acc = combine(code, Pair(chunkLevels[levels + level], 0u), acc); }
       first = false;
     }
     level++;
   }
   return acc;
 }`;
+}

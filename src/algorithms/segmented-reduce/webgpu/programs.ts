@@ -84,7 +84,7 @@ export function teamProgram(facts: ReduceKernelFacts, name: string, team: number
   const segmentsPerWorkgroup = facts.workgroupSize / team;
   const declarations = `
 ${teamReduceWgsl(facts, team)}
-${chunkTreeWgsl}
+${chunkTreeWgsl(segmentsPerWorkgroup)}
 const SEGMENTS: u32 = ${segmentsPerWorkgroup}u;
 var<workgroup> teamChunks: array<u32, SEGMENTS>;
 var<workgroup> rounds: u32;
@@ -117,9 +117,9 @@ ${chunksOfWgsl}`;
     let base = c * CHUNK;
     let n = select(0u, min(CHUNK, size - base), base < size);
     let total = teamTree(code, start, base, n, teamLanes(code, start, n, base, t), lid, t);
-    if (t == 0u && c < chunks) { pushChunk(code, total); }
+    if (t == 0u && c < chunks) { pushChunk(lid / TEAM, code, total); }
   }
-  if (t == 0u && live) { finish(i, code, size, chunksTotal(code)); }`;
+  if (t == 0u && live) { finish(i, code, size, chunksTotal(lid / TEAM, code)); }`;
   return program(facts, name, `team,${team}`, temp(facts, false, team), declarations, main);
 }
 
@@ -224,23 +224,41 @@ function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations
   workgroupBarrier();`
       : '';
   const block = Array.from({ length: 8 }, (_, k) => k);
-  // Published words: all of the block's words are loaded before any is tested (as the plain loads),
-  // and a block whose words are not all flagged yet is read again, partial by partial, until they are:
-  // their workgroups stored them before they arrived, so only the stores' visibility is awaited.
-  const loads = published
-    ? block
-        .map((k) => {
-          const at = `at${k}`;
-          const index = sum ? '' : `\n  let i${k}l = atomicLoad(&temp[${at} + 2u]);\n  let i${k}h = atomicLoad(&temp[${at} + 3u]);`;
-          return `  let ${at} = base + min(first + ${k}u, last) * 4u;\n  let b${k}l = atomicLoad(&temp[${at}]);\n  let b${k}h = atomicLoad(&temp[${at} + 1u]);${index}`;
-        })
-        .join('\n')
-    : block.map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`).join('\n');
-  const flags = block.map((k) => (sum ? `b${k}l & b${k}h` : `b${k}l & b${k}h & i${k}l & i${k}h`)).join(' & ');
-  const wordOf = (name: string) => `publishedValue(${name}l, ${name}h)`;
-  const bitsOf = (k: number) => (published ? wordOf(`b${k}`) : `b${k}`);
-  const indexOf = (k: number) => (published ? wordOf(`i${k}`) : `i${k}`);
-  const pairs = block.map((k) => `Pair(select(identity.bits, ${bitsOf(k)}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, ${indexOf(k)}, first + ${k}u < used)`})`).join(', ');
+  const loads = block.map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`).join('\n');
+  const pairs = block.map((k) => `Pair(select(identity.bits, b${k}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, i${k}, first + ${k}u < used)`})`).join(', ');
+  // 'merge' (its own launch): the 8 partials' loads all issued before the first is used (one at a
+  // time, a lone workgroup waits out each load's latency in turn); a partial past the last is read at
+  // the last and dropped. 'chunk-merge': one partial at a time, each awaited until both of its words
+  // are published. The loads in flight at once held registers in every workgroup of the launch,
+  // though only the last to arrive merges: the 16M sum's one launch took 0.047 ms with them and 0.031
+  // this way (H200, 2026-11-29), where its chunks alone take 0.027.
+  const blockOf = published
+    ? `fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
+  let identity = identityPair(code);
+  var pairLeft = identity;
+  var quadLeft = identity;
+  var block = identity;
+  for (var k = 0u; k < BLOCK; k++) {
+    var x = identity;
+    if (first + k < used) { x = publishedPartial(base + (first + k) * 4u); }
+    if ((k & 1u) == 0u) { pairLeft = x; continue; }
+    let pair = combine(code, pairLeft, x);
+    if ((k & 2u) == 0u) { quadLeft = pair; continue; }
+    let quad = combine(code, quadLeft, pair);
+    if (k == 3u) { block = quad; } else { block = combine(code, block, quad); }
+  }
+  return block;
+}`
+    : `fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
+  let identity = identityPair(code);
+  let last = max(used, 1u) - 1u;
+${loads}
+  var p = array<Pair, 8>(${pairs});
+  for (var w = 1u; w < BLOCK; w = w * 2u) {
+    for (var k = 0u; k < BLOCK; k += 2u * w) { p[k] = combine(code, p[k], p[k + w]); }
+  }
+  return p[0];
+}`;
   const awaitPublished = published
     ? `
 fn publishedWord(at: u32) -> u32 {
@@ -252,36 +270,15 @@ fn publishedWord(at: u32) -> u32 {
 }
 fn publishedPartial(at: u32) -> Pair { return Pair(publishedWord(at), ${sum ? '0u' : 'publishedWord(at + 2u)'}); }`
     : '';
-  const slowPath = published
-    ? `
-  if ((${flags} & PUBLISHED) == 0u) {
-    for (var k = 0u; k < BLOCK; k++) {
-      if (first + k < used) { p[k] = publishedPartial(base + (first + k) * 4u); }
-    }
-  }`
-    : '';
   const declarations = `
 const BLOCK: u32 = 8u;
 ${published ? `${publishedWordsWgsl}
-const PARTIAL_STATUS: u32 = ${partialStatus}u;
-// Status 1 is one bit: every word of a block carries it when their AND does.
-const PUBLISHED: u32 = PARTIAL_STATUS << 16u;` : ''}
-${chunkTreeWgsl}
+const PARTIAL_STATUS: u32 = ${partialStatus}u;` : ''}
+${chunkTreeWgsl(1)}
 var<workgroup> pairBits: array<u32, WG>;
 var<workgroup> pairIndex: array<u32, WG>;${awaitPublished}
 // Neighbours first over 8 partials (the padding -0, or none), as the chunk tree's lowest levels.
-// The 8 partials' loads are all issued before the first is used (one at a time, a lone workgroup
-// waits out each load's latency in turn); a partial past the last is read at the last and dropped.
-fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
-  let identity = identityPair(code);
-  let last = max(used, 1u) - 1u;
-${loads}
-  var p = array<Pair, 8>(${pairs});${slowPath}
-  for (var w = 1u; w < BLOCK; w = w * 2u) {
-    for (var k = 0u; k < BLOCK; k += 2u * w) { p[k] = combine(code, p[k], p[k + w]); }
-  }
-  return p[0];
-}
+${blockOf}
 // Neighbours first over the workgroup's blocks, as the chunk tree's next levels: through subgroup
 // shuffles while the pair is closer than the subgroup width, then through workgroup memory. The
 // total at lid 0.
@@ -298,9 +295,9 @@ fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
   for (var first = 0u; first < used; first += WG * BLOCK) {
     let block = blockOf(partials, first + lid * BLOCK, used, s.code);
     let total = blocksTree(s.code, block, lid);
-    if (lid == 0u) { pushChunk(s.code, total); }
+    if (lid == 0u) { pushChunk(0u, s.code, total); }
   }
-  if (lid == 0u) { finish(i, s.code, s.size, chunksTotal(s.code)); }`;
+  if (lid == 0u) { finish(i, s.code, s.size, chunksTotal(0u, s.code)); }`;
   return { declarations, body };
 }
 
