@@ -219,7 +219,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
       );
     });
 
-    describe('single pass (decoupled look-back with fallback)', () => {
+    describe('single pass (policy passes 1: carries put together from published totals, with fallback)', () => {
       const ownKernels = (plan: ScanPlan) => plan.launches.map((l) => l.kernel).filter((k) => k !== 'validate' && k !== 'segment-offsets');
       const singlePass = ['single-pass'];
       const planOf = (c: ScanCase, tuning: { variant?: ScanVariant; policy?: Partial<ScanPolicy> }, requirements?: { determinism: 'not-guaranteed' }) => {
