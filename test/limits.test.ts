@@ -31,8 +31,9 @@ import {
 import { rng } from './helpers.js';
 
 process.env.LP_NUM_THREADS ??= '1';
-// Lavapipe compiles each radix-select pipeline through LLVM.
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+// Lavapipe compiles each radix-select pipeline through LLVM: with a cold shader cache (a fresh
+// machine), the sorted selection's pipelines alone took over 120 s.
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 60_000 });
 
 /** WebGPU's default limits: what every adapter offers without asking for more. */
 const webgpuDefaultCapabilities: BackendCapabilities = {
