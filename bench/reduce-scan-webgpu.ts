@@ -11,7 +11,8 @@
  * --configs: reduce tunings to time side by side (each case and reduce op once per config; a config's
  * variant is skipped where it does not apply); --scan-configs the same for cumsum; the default is the
  * plan's own choice. A scan config may also name the scan's `scanOp` ('sum', 'min', 'max'; default
- * 'sum'), its `dtype` ('f32' or 'i32': the f32 values times 1000, rounded) and `determinism`
+ * 'sum'), its `mode` ('inclusive' or 'exclusive'; default 'inclusive'), its `dtype` ('f32' or 'i32':
+ * the f32 values times 1000, rounded) and `determinism`
  * ('not-guaranteed'): e.g. the single pass (policy passes 1) against reduce-then-scan (passes 2) on
  * i32 sums, f32 min and 'not-guaranteed' f32 sums, in one process:
  *     --cases=long --ops=cumsum --scan-configs='[{"label":"i32-1","dtype":"i32","policy":{"passes":1}},
@@ -42,7 +43,7 @@ const warmMs = Number(argv['warm-ms'] ?? 500);
 const long = Number(argv.long ?? 16 * 1024 * 1024);
 const caseFilter = argv.cases?.split(',');
 const opFilter = argv.ops?.split(',');
-interface Config { label: string; variant?: string; policy?: Record<string, number | string>; scanOp?: 'sum' | 'min' | 'max'; dtype?: 'f32' | 'i32'; determinism?: 'not-guaranteed' }
+interface Config { label: string; variant?: string; policy?: Record<string, number | string>; scanOp?: 'sum' | 'min' | 'max'; mode?: 'inclusive' | 'exclusive'; dtype?: 'f32' | 'i32'; determinism?: 'not-guaranteed' }
 const configs: Config[] = argv.configs ? (JSON.parse(argv.configs) as Config[]) : [{ label: 'default' }];
 const scanConfigs: Config[] = argv['scan-configs'] ? (JSON.parse(argv['scan-configs']) as Config[]) : [{ label: 'default' }];
 const median = (a: number[]) => [...a].sort((x, y) => x - y)[a.length >> 1]!;
@@ -132,7 +133,7 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     const planOn = (backend: Backend, a: ReturnType<typeof on>, t: object = {}) =>
       op === 'cumsum'
         ? DeviceSegmentedScan.plan(
-            { ...segments(a), valuesIn: i32 ? a.valuesInI32! : a.valuesIn, valuesOut: scanOut(a), op: p.constantOption(config.scanOp ?? 'sum'), mode: p.constantOption('inclusive') } as never,
+            { ...segments(a), valuesIn: i32 ? a.valuesInI32! : a.valuesIn, valuesOut: scanOut(a), op: p.constantOption(config.scanOp ?? 'sum'), mode: p.constantOption(config.mode ?? 'inclusive') } as never,
             env({ backend, tuning: t as never, requirements }),
           )
         : DeviceSegmentedReduce.plan({ ...segments(a), valuesIn: a.valuesIn, valuesOut: a.valuesOut, ...(op === 'argMax' ? { indicesOut: a.indicesOut } : {}), op: p.constantOption(op) } as never, env({ backend, tuning: t as never }));
@@ -157,7 +158,7 @@ for (const shape of shapes.filter((x) => caseFilter === undefined || caseFilter.
     const perLaunch = device.features.has('timestamp-query') ? await launches.launchTimesMs(() => gp.run(gt), () => gpu.synchronize(), runs) : [];
     // Which way the multi-workgroup scan went (explain()'s 'multi-workgroup path:' line), for scan rows.
     const path = op === 'cumsum' ? gp.explain().split('\n').find((line) => line.includes('multi-workgroup path:'))?.trim() : undefined;
-    const row = { case: shape.label, op, config: config.label, ...(op === 'cumsum' ? { scanOp: config.scanOp ?? 'sum', dtype: config.dtype ?? 'f32', determinism: config.determinism ?? 'run-to-run', path } : {}), variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4),
+    const row = { case: shape.label, op, config: config.label, ...(op === 'cumsum' ? { scanOp: config.scanOp ?? 'sum', mode: config.mode ?? 'inclusive', dtype: config.dtype ?? 'f32', determinism: config.determinism ?? 'run-to-run', path } : {}), variant: gp.variant, launches: gp.launches.length, segkitMs: +t.ms.toFixed(4), segkitSingleMs: +t.singleMs.toFixed(4), segkitGpuMs: gpuT === undefined ? undefined : +gpuT.ms.toFixed(4),
       launchGpuMs: perLaunch.map((x) => +x.toFixed(4)), launchGpuSumMs: +perLaunch.reduce((x, y) => x + y, 0).toFixed(4), readGBps: +((items * 4) / 1e6 / t.ms).toFixed(1), mismatchesVsCpu: mismatches };
     console.log(JSON.stringify(row));
     results.push(row);
