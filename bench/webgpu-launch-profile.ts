@@ -3,10 +3,11 @@
  * in a timed pass of its own): which of a multi-launch variant's kernels (radix select's passes, the
  * scan's reduce-then-scan steps, the sort's digit passes) hold the time.
  *
- *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--out=DIR] [--out-file=NAME]
+ *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--warm-ms=300] [--out=DIR] [--out-file=NAME]
  *     [--shrink=N] [--tune='{"variant":"radix-select"}'] [--sort-policies='[{"radixLoads":1},{"radixLoads":3}]']
  *     [--toggles=enable-dawn-features=...]
- * (--shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
+ * (--warm-ms: each case's plan runs back to back that long before it is timed, so that the GPU's
+ * clocks are up; --shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
  * cases' policy tuning; --sort-policies profiles each sort case once per env.tuning.policy, its id
  * suffixed -p<i> (i the policy's place in the list); --toggles, comma-separated Dawn instance flags, for diagnostics)
  * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it).
@@ -19,6 +20,7 @@ import { benchDevice, launchTimer, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => /^--([^=]+)(?:=(.*))?$/.exec(a)!).map(([, k, v]) => [k, v ?? '1'])) as Record<string, string>;
 const runs = Number(argv.runs ?? 7);
+const warmMs = Number(argv['warm-ms'] ?? 300);
 const caseFilter = argv.cases?.split(',');
 const shrink = Number(argv.shrink ?? 1);
 const M16 = Math.floor((16 * 1024 * 1024) / shrink);
@@ -135,6 +137,12 @@ for (const c of cases) {
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
   for (let i = 0; i < 3; i++) await plan.run(temp);
   await backend.synchronize();
+  // Keep the device busy for a while first: an idle GPU lowers its clocks, and timing launches one
+  // pass at a time leaves it idle between them (the first cases of a call read several times slow).
+  for (const until = performance.now() + warmMs; performance.now() < until; ) {
+    for (let i = 0; i < 20; i++) await plan.run(temp);
+    await backend.synchronize();
+  }
   const ms = await timer.launchTimesMs(() => plan.run(temp), () => backend.synchronize(), runs);
   const launches = plan.launches.map((launch, i) => ({ name: launch.name, grid: launch.grid, ms: Number((ms[i] ?? Number.NaN).toFixed(4)) }));
   const totalMs = Number(ms.reduce((a, b) => a + b, 0).toFixed(4));
