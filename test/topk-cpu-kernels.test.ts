@@ -96,6 +96,8 @@ interface Case {
   /** The requirements' relaxations (TopKProblem); default false. */
   tiesAsFound?: boolean;
   orderAsFound?: boolean;
+  /** Radix-select's filter pass 0 may pick among the sampled candidates (TopKProblem); default true. */
+  radixPick?: boolean;
   variant: TopKVariant | 'single-tile+radix' | 'single-tile+row';
   policy: TopKPolicy;
   /** Device runtime bounds of the sizes (for the single-tile/radix device branch). */
@@ -128,6 +130,7 @@ const smallPolicy: TopKPolicy = {
   rowRadixFewRowsMaxItems: 65536,
   radixCandidateSelect: true,
   radixCandidateSelectSorted: false,
+  radixPick: 'always',
   rankSortMinItems: 2048,
   selectionSortVariant: 'auto',
 };
@@ -203,6 +206,7 @@ function build(c: Case): Built {
     sorted: c.sorted,
     tiesAsFound: c.tiesAsFound ?? false,
     orderAsFound: c.orderAsFound ?? false,
+    radixPick: c.radixPick ?? true,
     segmentSizeDeviceBounds: deviceBounds,
   };
   const policy = c.policy;
@@ -547,6 +551,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       rowRadixFewRowsMaxItems: 65536,
       radixCandidateSelect: true,
       radixCandidateSelectSorted: false,
+      radixPick: 'always',
       rankSortMinItems: 2048,
       selectionSortVariant: 'auto',
     };
@@ -558,6 +563,11 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     // Sampled thresholds (segments of >= 1024 keys, k <= size / 4), one or several filter workgroups.
     await check(baseCase({ keys, sizes, k: [30, 200, 1, 7], kMax: 200, variant: 'radix-select', policy: { ...policy, radixBits: 11 } }));
     await check(baseCase({ keys, sizes, k: [30, 200, 1, 7], kMax: 200, variant: 'radix-select', policy: { ...policy, radixFilterWorkgroups: 64 } }));
+    // Without filter pass 0's pick (problem.radixPick false), the digit passes take the sampled candidates: the same outputs, sorted and not.
+    for (const sorted of [true, false]) {
+      await check(baseCase({ keys, sizes, k: [30, 200, 1, 7], kMax: 200, variant: 'radix-select', policy, sorted, radixPick: false }));
+      await check(baseCase({ keys, sizes, k: [30, 200, 1, 7], kMax: 200, variant: 'radix-select', policy: { ...policy, radixFilterWorkgroups: 64 }, sorted, radixPick: false }));
+    }
     await check(baseCase({ keys, sizes, k: [8, 1, 5, 3], kMax: 8, variant: 'reduce', policy }));
     const tileKeys = makeKeys('i32', 4 * 2048, 'ties', random);
     await check(baseCase({ keyType: 'i32', keys: tileKeys, sizes: [2048, 2047, 2048, 2048], k: [1000, 2048, 64, 1], kMax: 2048, variant: 'single-tile', policy }));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { DeviceBatchedTopK, SegkitUsageError, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
+import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixTileItemsFor, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -246,5 +246,106 @@ describe("top-k's selection sort past the tile: the segmented sort's merge or ra
     expect(radix).toContain('sortCounts');
     expect(radix).not.toContain('merge-pass');
     expect(explain(cpu)).toContain("by DeviceSegmentedSort's radix, as the segmented sort's policy decides for segments of up to 10000 keys: max segment size 10000 > mergeMaxSegmentItems 1");
+  });
+});
+
+describe("radix-select's pick among the sampled candidates: tuning.policy.radixPick", () => {
+  const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+  const policy = topKPolicyFor(gpu);
+
+  it("'auto' builds it only where every segment the host can see samples a threshold; 'always' and 'never' force it", () => {
+    const built = (sizeMin: number, kMax: number, kMin = 1, values: Partial<TopKPolicy> = {}, tiesAsFound = false) => radixPickOf({ ...policy, ...values }, { sizeMin, kMin, kMax }, tiesAsFound).built;
+    // radix-init samples a segment of at least 1024 keys taking at most a quarter of them.
+    expect(built(1024, 256)).toBe(true);
+    expect(built(1023, 1)).toBe(false);
+    expect(built(1024, 257)).toBe(false);
+    expect(built(151936, 50)).toBe(true);
+    expect(built(262144, 256)).toBe(true);
+    expect(built(65536, 2048)).toBe(true);
+    expect(built(1, 512)).toBe(false);
+    expect(built(0, 512)).toBe(false);
+    // Every take past the tile: the pick could never run.
+    expect(built(65536, 10_000, 10_000)).toBe(false);
+    expect(built(65536, 10_000, policy.tileItems)).toBe(true);
+    // Samples of fewer than 256 keys (workgroups under 8 invocations) may place the threshold's rank past half the sample.
+    expect(built(65536, 100, 1, { workgroupSize: 4 })).toBe(false);
+    expect(built(65536, 100, 1, { workgroupSize: 8 })).toBe(true);
+    for (const sizeMin of [0, 100, 1024, 65536]) {
+      expect(built(sizeMin, 512, 1, { radixPick: 'always' })).toBe(true);
+      expect(built(sizeMin, 512, 1, { radixPick: 'never' })).toBe(false);
+      // Ties taken as found: the pick never runs, under any value.
+      expect(built(sizeMin, 512, 1, { radixPick: 'always' }, true)).toBe(false);
+    }
+    expect(radixPickOf(policy, { sizeMin: 1, kMin: 1, kMax: 512 }, false).why).toContain('the least segment size the host knows is 1 (< 1024)');
+    expect(radixPickOf(policy, { sizeMin: 2000, kMin: 1, kMax: 600 }, false).why).toContain('kMax 600 > 500 (a quarter of the least segment size 2000)');
+  });
+
+  it("'auto' mirrors radix-init's condition: from 1024 keys and a take of at most a quarter, every sample of 256 keys or more finds a threshold", () => {
+    // radixSample's last condition (the threshold's rank within half the sample) follows from the
+    // other two at the largest take, which gives the largest rank (radixPickOf).
+    for (const workgroupSize of [8, 9, 16, 64, 100, 256, 1024]) {
+      const cap = radixSampleCap(workgroupSize);
+      expect(cap).toBeGreaterThanOrEqual(256);
+      for (let size = 1024; size <= 2 ** 21; size++) {
+        if (radixSample(size, Math.floor(size / 4), cap) === undefined) expect.unreachable(`size ${size}, cap ${cap}: no threshold`);
+      }
+    }
+    // Where 'auto' builds the pick, every segment and take it allows samples.
+    for (const [sizeMin, kMax] of [[1024, 256], [5000, 1250], [65536, 2048]] as const) {
+      expect(radixPickOf(policy, { sizeMin, kMin: 1, kMax }, false).built).toBe(true);
+      for (const size of [sizeMin, sizeMin + 1, sizeMin * 3 + 7]) for (const take of [1, kMax]) expect(radixSample(size, take, radixSampleCap(policy.workgroupSize))).toBeDefined();
+    }
+  });
+
+  it('a value other than the three is refused, naming tuning.policy.radixPick', () => {
+    const longRows = { k: { min: 1, max: 512 }, segmentSize: { min: 1, max: 65536 }, segmentSizeDeviceBounds: false };
+    expect(() => selectTopKVariant(longRows, gpu, { policy: { radixPick: 'sometimes' as 'auto' } })).toThrow(new SegkitUsageError("tuning.policy.radixPick: sometimes is not one of 'auto', 'always', 'never'"));
+    expect(() => selectTopKVariant(longRows, gpu, { policy: { radixPick: true as unknown as 'auto' } })).toThrow("tuning.policy.radixPick: true is not one of 'auto', 'always', 'never'");
+    const backend = cpuBackend({ workers: 0 });
+    const keysIn = backend.upload(new Float32Array(4096));
+    const keysOut = backend.alloc('f32', 64);
+    // Under any variant: the policy is checked whatever the selector chooses.
+    for (const variant of [undefined, 'radix-select'] as const) {
+      expect(() =>
+        DeviceBatchedTopK.plan(
+          { keysIn, keysOut, segmentSizes: p.constant(4096), k: p.constant(64), selectDirection: p.constantOption('max'), numSegments: p.constant(1) },
+          env({ backend, tuning: { ...(variant === undefined ? {} : { variant }), policy: { radixPick: 'yes' as 'auto' } } }),
+        ),
+      ).toThrow(new SegkitUsageError("tuning.policy.radixPick: yes is not one of 'auto', 'always', 'never'"));
+    }
+    backend.destroy();
+  });
+
+  it("explain() says whether filter pass 0's pick is built and why: not for ragged device-only sizes, for uniform long rows", () => {
+    const backend = cpuBackend({ workers: 0, capabilities: gpu });
+    const rows = 8;
+    const cols = 65536;
+    const keysIn = backend.upload(new Float32Array(rows * cols));
+    const keysOut = backend.alloc('f32', rows * 1024);
+    const deviceSizes = backend.upload(new Uint32Array(rows).fill(cols));
+    const filter0 = (segmentSizes: ReturnType<typeof p.uniform> | ReturnType<typeof p.perSegment>, radixPick?: TopKPolicy['radixPick'], k = 512) => {
+      const plan = DeviceBatchedTopK.plan(
+        { keysIn, keysOut, segmentSizes, segmentStride: p.constant(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) },
+        env({ backend, tuning: { variant: 'radix-select', ...(radixPick === undefined ? {} : { policy: { radixPick } }) } }),
+      );
+      const line = plan.explain().split('\n').find((l) => l.includes('/filter[') && l.includes('digit 0'))!;
+      plan.destroy();
+      return line;
+    };
+    // Ragged rows with device-only sizes: the host knows only their static bounds.
+    const ragged = filter0(p.perSegment(deviceSizes, { min: 1, max: cols }));
+    expect(ragged).toContain("the pick is not built: radixPick 'auto' builds it only where every segment samples a threshold, and the least segment size the host knows is 1 (< 1024)");
+    expect(ragged).not.toContain('the best picked among them');
+    expect(filter0(p.perSegment(deviceSizes, { min: 1, max: cols }), 'always')).toContain("the best picked among them in one workgroup, by a radix select or a sort: policy.ts radixCandidateShortcut; the pick is built: tuning.policy.radixPick 'always'");
+    // Static bounds that promise long rows are enough.
+    expect(filter0(p.perSegment(deviceSizes, { min: 4096, max: cols }))).toContain("the pick is built: radixPick 'auto', and every segment samples a threshold: segments of at least 4096 keys (>= 1024), kMax 512 <= 1024 (a quarter of 4096)");
+    // Host sizes: their true range.
+    const hostSizes = [cols, 3000, cols, cols, cols, cols, cols, cols];
+    expect(filter0(p.perSegment(hostSizes, { min: 0, max: cols }))).toContain('the pick is built: radixPick \'auto\', and every segment samples a threshold: segments of at least 3000 keys');
+    expect(filter0(p.perSegment(hostSizes, { min: 0, max: cols }), undefined, 751)).toContain('the pick is not built: radixPick \'auto\' builds it only where every segment samples a threshold, and kMax 751 > 750');
+    // Uniform long rows: every row samples.
+    expect(filter0(p.uniform(cols))).toContain("the pick is built: radixPick 'auto', and every segment samples a threshold: segments of at least 65536 keys (>= 1024), kMax 512 <= 16384 (a quarter of 65536)");
+    expect(filter0(p.uniform(cols), 'never')).toContain("(no pick among the sampled candidates, which digit 0 filters as any other: the pick is not built: tuning.policy.radixPick 'never')");
+    backend.destroy();
   });
 });

@@ -35,7 +35,7 @@ const randomSizes = (n: number, max: number, seed: number, min = 0) => {
 };
 
 /** The sorted reference outputs with each segment's selection put in index order (values: segment-local i32 indices). */
-function inIndexOrder(c: TopKCase, expected: { keys: Uint32Array; values: Uint32Array }, kMax: number): { keys: Uint32Array; values: Uint32Array } {
+function inIndexOrder(c: Pick<TopKCase, 'sizes' | 'k'>, expected: { keys: Uint32Array; values: Uint32Array }, kMax: number): { keys: Uint32Array; values: Uint32Array } {
   const out = { keys: expected.keys.slice(), values: expected.values.slice() };
   c.sizes.forEach((size, s) => {
     const take = Math.min(c.k[s]!, kMax, size);
@@ -394,6 +394,115 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
             for (const a of [keysIn, keysOut, valuesOut]) a.destroy();
           }
         }
+      }, 900_000);
+    });
+
+    describe("radix-select: filter pass 0's pick built or not (tuning.policy.radixPick)", () => {
+      /*
+       * The pick changes how a selection is found, never which: 'always', 'never' and 'auto' give the
+       * reference's bits, sorted and unsorted (index order), over ragged rows with device-only sizes
+       * (the short rows sample no threshold; the long ones do, and their candidates fit the tile, so
+       * the pick runs there where it is built) and over uniform long rows, which all sample. The
+       * state words say where the pick ran: digit 0 selected the whole take and kept nothing.
+       */
+      const stride = 16384;
+      const tiesAndNaN = (count: number, seed: number) => {
+        const random = rng(seed);
+        return Float32Array.from({ length: count }, () => (random() < 0.03 ? NaN : random() < 0.5 ? Math.round(random() * 4000) / 8 : random() * 1000 - 500));
+      };
+      const picks = ['always', 'never', 'auto'] as const;
+
+      /** Runs every radixPick under both output orders; returns, per value, the rows where the pick ran. */
+      async function expectPicks(
+        data: Float32Array,
+        sizes: readonly number[],
+        k: number,
+        direction: 'max' | 'min',
+        sizesParam: () => { param: Parameters<typeof DeviceBatchedTopK.plan>[0]['segmentSizes']; owned: DeviceArray[] },
+      ): Promise<Record<(typeof picks)[number], boolean[]> & { explain: Record<(typeof picks)[number], string> }> {
+        const rows = sizes.length;
+        const expected = referenceTopK({
+          keyType: 'f32',
+          keys: new Uint32Array(data.buffer),
+          segmentStarts: sizes.map((_, r) => r * stride),
+          segmentSizes: [...sizes],
+          k: sizes.map(() => k),
+          directions: sizes.map(() => direction),
+          kMax: k,
+          withValues: true,
+        });
+        const byIndex = inIndexOrder({ sizes: [...sizes], k: sizes.map(() => k) }, expected, k);
+        const keysIn = backend.upload(data);
+        const keysOut = backend.alloc('f32', rows * k);
+        const valuesOut = backend.alloc('i32', rows * k);
+        const { param, owned } = sizesParam();
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        const ran = { always: [] as boolean[], never: [] as boolean[], auto: [] as boolean[], explain: { always: '', never: '', auto: '' } };
+        try {
+          for (const radixPick of picks) {
+            for (const outputOrdering of ['sorted', 'unsorted'] as const) {
+              const args = { keysIn, keysOut, valuesOut, segmentSizes: param, segmentStride: p.constant(stride), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(rows) };
+              const plan = DeviceBatchedTopK.plan(args, env({ backend, requirements: { outputOrdering }, tuning: { variant: 'radix-select', policy: { radixPick } } }));
+              const temp = backend.alloc('u8', plan.tempStorageBytes);
+              try {
+                await plan.run(temp);
+                const label = `radixPick '${radixPick}', ${outputOrdering}`;
+                const want = outputOrdering === 'sorted' ? expected : byIndex;
+                expect(bits(await backend.download(keysOut)), `${label}: keys`).toEqual(want.keys);
+                expect(bits(await backend.download(valuesOut)), `${label}: values`).toEqual(want.values);
+                const words = new Uint32Array((await backend.download(temp)).buffer);
+                const stateAt = Number(/segmentState: \d+ bytes at offset (\d+)/.exec(plan.explain())![1]) / 4;
+                const picked = sizes.map((size, r) => {
+                  const state = stateAt + r * radixStateWords;
+                  const collected = words[state + radixState.collected]!;
+                  const take = Math.min(k, size);
+                  return words[state + radixState.mode] === 1 && collected >= take && collected <= tileItems && words[state + radixState.selectedByPass] === take && words[state + radixState.keptByPass] === 0;
+                });
+                // Both output orders take the pick on the same rows (it is built for the plan, not the order).
+                if (outputOrdering === 'sorted') ran[radixPick] = picked;
+                else expect(picked, `${label}: rows that took the pick`).toEqual(ran[radixPick]);
+                ran.explain[radixPick] = plan.explain();
+              } finally {
+                temp.destroy();
+                plan.destroy();
+              }
+            }
+          }
+        } finally {
+          for (const a of [keysIn, keysOut, valuesOut, ...owned]) a.destroy();
+        }
+        return ran;
+      }
+
+      it("ragged rows with device-only sizes: the same bits under 'always', 'never' and 'auto', which builds no pick", async () => {
+        // Rows that sample (at least 1024 keys, k at most a quarter of them) among rows that do not.
+        const sizes = [16384, 7, 900, 1023, 1024, 5000, 1, 12000, 300, 16384];
+        const k = 200;
+        const data = tiesAndNaN(sizes.length * stride, 167);
+        const ran = await expectPicks(data, sizes, k, 'max', () => {
+          const deviceSizes = backend.upload(Uint32Array.from(sizes));
+          return { param: p.perSegment(deviceSizes, { min: 1, max: stride }), owned: [deviceSizes] };
+        });
+        const samples = sizes.map((size) => size >= 1024 && k <= size / 4);
+        expect(ran.always.some((picked) => picked), "'always': the long rows take the pick").toBe(true);
+        ran.always.forEach((picked, r) => expect(!picked || samples[r], `'always', row ${r}`).toBe(true));
+        expect(ran.never.some((picked) => picked), "'never': no row takes the pick").toBe(false);
+        expect(ran.auto, "'auto' builds no pick here").toEqual(ran.never);
+        expect(ran.explain.auto).toContain("the pick is not built: radixPick 'auto' builds it only where every segment samples a threshold, and the least segment size the host knows is 1 (< 1024)");
+        expect(ran.explain.always).toContain("the pick is built: tuning.policy.radixPick 'always'");
+      }, 900_000);
+
+      it("uniform long rows, which all sample: the same bits under 'always', 'never' and 'auto', which builds the pick", async () => {
+        const rows = 4;
+        const k = 100;
+        const sizes = Array.from({ length: rows }, () => stride);
+        const data = tiesAndNaN(rows * stride, 173);
+        const ran = await expectPicks(data, sizes, k, 'min', () => ({ param: p.uniform(stride), owned: [] }));
+        expect(ran.always, "'always': every row takes the pick").toEqual(sizes.map(() => true));
+        expect(ran.auto, "'auto' builds the pick here").toEqual(ran.always);
+        expect(ran.never, "'never': no row takes the pick").toEqual(sizes.map(() => false));
+        expect(ran.explain.auto).toContain(`the pick is built: radixPick 'auto', and every segment samples a threshold: segments of at least ${stride} keys (>= 1024), kMax ${k} <= ${stride / 4}`);
+        expect(ran.explain.never).toContain("the pick is not built: tuning.policy.radixPick 'never'");
       }, 900_000);
     });
 

@@ -10,7 +10,7 @@ import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../para
 import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
-import { type TopKPolicy, type TopKSelection, type TopKVariant, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
+import { type RadixPick, type TopKPolicy, type TopKSelection, type TopKVariant, radixPickOf, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
 import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, reduceChunks, topKKernels } from './problem.js';
 import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
@@ -242,6 +242,7 @@ function variantLaunches(
   withValues: boolean,
   layout: TempStorageLayoutBuilder,
   weights: TopKProblem['weights'],
+  pick: RadixPick,
 ): TopKLaunch[] {
   const { policy } = selection;
   const geometry = { maxSegments: facts.maxSegments, maxSegmentSize };
@@ -287,7 +288,7 @@ function variantLaunches(
       );
       if (selectionSort !== undefined) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), selectionSort, policy, spec, layout, withValues, variant));
     } else {
-      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter: selectionSort !== undefined }));
+      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter: selectionSort !== undefined, pick }));
       if (selectionSort !== undefined) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), selectionSort, policy, spec, layout, withValues, variant));
     }
   }
@@ -401,11 +402,16 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const parameters = [facts.k, facts.selectDirection];
   const validation: Validation = planValidation(environment, facts, parameters);
   const relaxed = relaxationsOf(requirements);
+  // Radix-select's filter pass 0 carries its pick where every segment the host can see samples a
+  // threshold (or as the policy forces): the least size from host values or runtime bounds, else
+  // the static bounds (a device-only size has only those).
+  const pick: RadixPick =
+    selection.variant === 'radix-select' ? radixPickOf(selection.policy, { sizeMin: sizeBounds.min, kMin: kBounds.min, kMax: facts.kMax }, relaxed.tiesAsFound) : { built: false, why: 'no radix-select launches' };
   const layoutBuilder = new TempStorageLayoutBuilder();
   const launches = [
     ...prologueLaunches('topk', facts, facts.maxSegments, validation, layoutBuilder),
     // Candidates of a segment live at its own start, so the double buffer spans the segments' extent.
-    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, selectionSort?.sort, args.valuesOut !== undefined, layoutBuilder, weights),
+    ...variantLaunches(selection, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), args.keysIn.dtype, relaxed, selectionSort?.sort, args.valuesOut !== undefined, layoutBuilder, weights, pick),
   ];
   const layout: TempStorageLayout = layoutBuilder.build();
   const directionOfOption = facts.selectDirection.options.map((o) => (o === 'max' ? 0 : 1));
@@ -453,6 +459,7 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
       selectionSort: selectionSort?.sort,
       tiesAsFound: relaxed.tiesAsFound,
       orderAsFound: relaxed.orderAsFound,
+      radixPick: pick.built,
       weights,
     }),
   }, { kMax: facts.kMax, outputLength });

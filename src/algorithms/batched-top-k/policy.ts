@@ -109,6 +109,23 @@ export interface TopKPolicy {
    */
   readonly radixCandidateSelectSorted: boolean;
   /**
+   * Whether radix-select's filter pass 0 carries its pick at all (where the keys that reached the
+   * sampled threshold fit a tile, the first workgroup picks the best take among them in workgroup
+   * memory; `radixCandidateSelect` says how): 'auto' builds it only where every segment the plan can
+   * see samples a threshold (the host-known least segment size at least 1024, kMax at most a quarter
+   * of it, radix-init's condition; and some take may fit the tile: `radixPickOf`), 'always' wherever
+   * ties are taken by index (as before this value), 'never' nowhere. Without it the filter shader has
+   * neither the pick's code nor its workgroup memory. The outputs are the same bits either way, and
+   * both backends follow the plan (the CPU twin takes its own pick only where the WGSL one is built,
+   * so their state words agree). Where segments sample no threshold (short rows, a large k), finalize
+   * sorts them anyway and the pick's code costs every workgroup of the filter for nothing. H200, GPU
+   * ms, 2026-11-29, the pick compiled out of the filter shader: ragged rows with device-only sizes
+   * (128 rows of 1..65536 keys, k=512) 0.0855 -> 0.078; uniform long rows, where every row samples
+   * and the pick runs, slower: 256x262144 k=256 0.161 -> 0.195, 64x65536 k=2048 0.068 -> 0.079,
+   * 64x151936 k=50 0.072 -> 0.085.
+   */
+  readonly radixPick: 'auto' | 'always' | 'never';
+  /**
    * Fewest entries radix-select's workgroup sorts (filter pass 0's pick, finalize) sort by ranks
    * within buckets (backends/webgpu/blocks.ts \`rankSortWgsl\`) instead of the bitonic network; fewer
    * take the network. WebGPU only (the CPU backend sorts on the host). H200, the sorts alone
@@ -134,6 +151,8 @@ export interface TopKPolicy {
 
 /** The values of the policy's `selectionSortVariant`. */
 const selectionSortVariants: readonly TopKPolicy['selectionSortVariant'][] = ['auto', 'merge', 'radix'];
+/** The values of the policy's `radixPick`. */
+const radixPicks: readonly TopKPolicy['radixPick'][] = ['auto', 'always', 'never'];
 
 /** Radix-select state words per segment (problem.ts). */
 export const radixStateWords = 32;
@@ -184,6 +203,9 @@ export function radixSamplePosition(i: number, step: number): number {
   return Math.floor(i / radixSampleRun) * radixSampleRun * step + (i % radixSampleRun);
 }
 
+/** Least segment size radix-select's init samples a threshold of (radixSample; webgpu/radix-init.ts). */
+export const radixSampleMinItems = 1024;
+
 /**
  * The sample radix-select's init takes of a segment (both backends): m keys (a multiple of
  * radixSampleRun) at radixSamplePosition(i, step) from its start, about one key in `step`, and the
@@ -192,7 +214,7 @@ export function radixSamplePosition(i: number, step: number): number {
  * past half the sample.
  */
 export function radixSample(size: number, take: number, cap: number): { m: number; step: number; j: number } | undefined {
-  if (size < 1024 || take === 0 || take > Math.floor(size / 4)) return undefined;
+  if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / 4)) return undefined;
   const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(size / m);
   const j = 8 + Math.floor((3 * take + 2 * step - 1) / (2 * step));
@@ -288,6 +310,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     rowRadixFewRowsMaxItems: rowRadixDefaults.fewRowsMaxItems,
     radixCandidateSelect: radixCandidateSelectDefaults.unsorted,
     radixCandidateSelectSorted: radixCandidateSelectDefaults.sorted,
+    radixPick: 'auto',
     rankSortMinItems: 2048,
     selectionSortVariant: 'auto',
   };
@@ -373,6 +396,54 @@ export const radixCandidateSelectDefaults = { unsorted: true, sorted: false } as
  */
 export function radixCandidateShortcut(policy: Pick<TopKPolicy, 'radixCandidateSelect' | 'radixCandidateSelectSorted'>, sorted: boolean): 'select' | 'sort' {
   return (sorted ? policy.radixCandidateSelectSorted : policy.radixCandidateSelect) ? 'select' : 'sort';
+}
+
+/** Whether a plan's radix-select filter pass 0 carries the pick (policy `radixPick`), and why, for explain(). */
+export interface RadixPick {
+  readonly built: boolean;
+  readonly why: string;
+}
+
+/**
+ * Whether radix-select's filter pass 0 carries its pick (policy `radixPick`), from what the host
+ * knows: the least segment size (host values or host runtime bounds, else the static bounds: a
+ * device-only size has only those), the least k and kMax. Under 'auto' the pick is built where every
+ * segment samples a threshold: radix-init samples a segment of `size` keys taking `take` =
+ * min(k, size) when size >= 1024 and take <= floor(size / 4) (and take > 0, which k >= 1 gives), so
+ * sizeMin >= 1024 and kMax <= floor(sizeMin / 4) cover every segment. Its last condition, that the
+ * threshold's rank j is within half the sample (`j * 2 <= m`, radixSample), follows from those two
+ * wherever the sample may hold 256 keys or more (radixSampleCap of a workgroup of at least 8
+ * invocations; test/topk-policy.test.ts checks every size from 1024 to 2^21 at take floor(size / 4),
+ * the largest, which gives the largest j; past 2^21 step is at least 256, so j <= 9 + 0.377 m, within
+ * half of m >= 256): with a smaller cap 'auto' does not build it. Nor where every take exceeds the tile (min(kMin, sizeMin) > tileItems):
+ * the pick needs a take of at most a tile and could never run. The pick never runs where ties are
+ * taken as found, so it is built under no value then.
+ */
+export function radixPickOf(
+  policy: Pick<TopKPolicy, 'radixPick' | 'tileItems' | 'workgroupSize'>,
+  facts: { readonly sizeMin: number; readonly kMin: number; readonly kMax: number },
+  tiesAsFound: boolean,
+): RadixPick {
+  if (tiesAsFound) return { built: false, why: "ties are taken as found (tieBreak 'any', determinism 'not-guaranteed'), and the pick takes them by index" };
+  if (policy.radixPick === 'always') return { built: true, why: "tuning.policy.radixPick 'always'" };
+  if (policy.radixPick === 'never') return { built: false, why: "tuning.policy.radixPick 'never'" };
+  const { sizeMin, kMin, kMax } = facts;
+  const cap = radixSampleCap(policy.workgroupSize);
+  const auto = "radixPick 'auto' builds it only where every segment samples a threshold";
+  const quarter = Math.floor(sizeMin / 4);
+  if (sizeMin < radixSampleMinItems) {
+    return { built: false, why: `${auto}, and the least segment size the host knows is ${sizeMin} (< ${radixSampleMinItems}): such a segment samples none, and finalize sorts its selection anyway` };
+  }
+  if (kMax > quarter) {
+    return { built: false, why: `${auto}, and kMax ${kMax} > ${quarter} (a quarter of the least segment size ${sizeMin}): such a segment samples none` };
+  }
+  if (cap < 256) {
+    return { built: false, why: `${auto}, and radix-init's sample of at most ${cap} keys (workgroupSize ${policy.workgroupSize}) may find none` };
+  }
+  if (Math.min(kMin, sizeMin) > policy.tileItems) {
+    return { built: false, why: `radixPick 'auto', and every segment takes at least ${Math.min(kMin, sizeMin)} keys, more than the tile of ${policy.tileItems} the pick holds: it could never run` };
+  }
+  return { built: true, why: `radixPick 'auto', and every segment samples a threshold: segments of at least ${sizeMin} keys (>= ${radixSampleMinItems}), kMax ${kMax} <= ${quarter} (a quarter of ${sizeMin})` };
 }
 
 /** The facts the selector reads: effective bounds, after every static and host runtime bound. */
@@ -546,6 +617,9 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   }
   if (!selectionSortVariants.includes(policy.selectionSortVariant)) {
     throw new SegkitUsageError(`tuning.policy.selectionSortVariant: ${String(policy.selectionSortVariant)} is not one of ${selectionSortVariants.map((v) => `'${v}'`).join(', ')}`);
+  }
+  if (!radixPicks.includes(policy.radixPick)) {
+    throw new SegkitUsageError(`tuning.policy.radixPick: ${String(policy.radixPick)} is not one of ${radixPicks.map((v) => `'${v}'`).join(', ')}`);
   }
   // The workgroup size first: the workgroup memory of the other values follows from it.
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {

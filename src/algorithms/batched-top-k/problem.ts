@@ -52,6 +52,13 @@ export interface TopKProblem extends SegmentedProblem {
    */
   readonly orderAsFound: boolean;
   /**
+   * Radix-select's filter pass 0 carries its pick among the sampled candidates (policy.ts
+   * radixPickOf, from the policy's `radixPick` and the host-known bounds): without it the WGSL
+   * filter is built without the pick's code and workgroup memory, and the CPU twin takes the digit
+   * passes too. The outputs are the same either way.
+   */
+  readonly radixPick: boolean;
+  /**
    * The routing-weights epilogue ('weights' kernel): `kind` indexes `routingWeightsKinds`
    * (routing.ts), `scaleBits` is the scale's f32 bits. Absent: no weights.
    */

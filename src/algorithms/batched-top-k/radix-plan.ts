@@ -1,5 +1,5 @@
 import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type TopKPolicy, radixPasses, radixStateWords } from './policy.js';
+import { type RadixPick, type TopKPolicy, radixPasses, radixStateWords } from './policy.js';
 import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
 
 /*
@@ -18,7 +18,8 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *                                                 as candidates with their digit-(p+1) histogram; at
  *                                                 p = 0, where pass 0's candidates fit a tile, pick
  *                                                 the best take among them in one workgroup instead
- *                                                 (a radix select, or a sort)
+ *                                                 (a radix select, or a sort), where the plan builds
+ *                                                 the pick (policy.ts radixPickOf)
  *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
  *                                                 (smallest indices, or as found), order, write
  *
@@ -43,6 +44,12 @@ export interface RadixPlanInput {
    * launches (plan.ts) sort it after; default false.
    */
   readonly sortAfter?: boolean;
+  /**
+   * Whether filter pass 0 carries its pick among the sampled candidates, and why (policy.ts
+   * radixPickOf; explain() says it). Default: built unless ties are taken as found, with no reason
+   * given (the tests that drive the kernels directly).
+   */
+  readonly pick?: RadixPick;
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */
@@ -76,8 +83,16 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
     ),
     launch('radix-fallback', 'fallback', 0, 'only where fewer than k keys reached the sampled threshold: the histogram of the keys below it'),
   ];
+  // Filter pass 0's pick, and why it is built or not where the plan says (radixPickOf).
+  const pick = input.pick ?? { built: !relaxed.tiesAsFound, why: '' };
+  const why = pick.why === '' ? '' : `; the pick is built: ${pick.why}`;
+  const picked = pick.built
+    ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: the best picked among them in one workgroup, by a radix select or a sort: policy.ts radixCandidateShortcut${why})`
+    : pick.why === ''
+      ? ''
+      : ` (no pick among the sampled candidates, which digit 0 filters as any other: the pick is not built: ${pick.why})`;
   for (let pass = 0; pass + 1 < passes; pass++) {
-    const shortcut = pass === 0 && !relaxed.tiesAsFound ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: the best picked among them in one workgroup, by a radix select or a sort: policy.ts radixCandidateShortcut)` : '';
+    const shortcut = pass === 0 ? picked : '';
     launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}${shortcut}`));
   }
   const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';

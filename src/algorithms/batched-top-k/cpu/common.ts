@@ -99,6 +99,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly sorted: boolean;
   /** Take tied items as found, not by index (problem.tiesAsFound). */
   readonly tiesAsFound: boolean;
+  /** Radix-select's filter pass 0 may pick among the sampled candidates (problem.radixPick). */
+  readonly radixPick: boolean;
   /** Keep an unsorted selection as found, not in index order (problem.orderAsFound). */
   readonly orderAsFound: boolean;
   /** The selection sort's shape and slots when the selection is sorted after radix-select (cpu/sorted.ts). */
@@ -159,6 +161,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.sorted = problem.sorted;
     this.selectionSort = problem.selectionSort === undefined ? undefined : selectionSortFields(this, problem.selectionSort);
     this.tiesAsFound = problem.tiesAsFound;
+    this.radixPick = problem.radixPick;
     this.orderAsFound = problem.orderAsFound;
     this.keysOutBits = deviceMemory(keysOut).u32;
     const weightsOut = run.arrays.weightsOut;

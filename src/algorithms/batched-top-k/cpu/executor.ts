@@ -73,7 +73,7 @@ function radixFilterItems(grid: number, params: TopKKernelParams): number {
     else if (temp[state + radixState.mode] !== 1 || temp[state + radixState.collected] === 0) items += ctx.problem.maxSegmentSize;
     else {
       const collected = temp[state + radixState.collected]!;
-      const shortcut = !ctx.tiesAsFound && collected <= ctx.policy.tileItems;
+      const shortcut = ctx.radixPick && !ctx.tiesAsFound && collected <= ctx.policy.tileItems;
       // With one pass-0 tile per segment, the collect took the shortcut already.
       items += shortcut ? (ctx.tilesPerSegment === 1 ? 0 : collected * sortStepsPerCandidate) : collected;
     }

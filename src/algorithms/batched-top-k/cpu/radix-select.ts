@@ -532,10 +532,12 @@ const directIndices = new Int32Array(directItems);
  * most a tile, and at most directItems: tiles past that only with a GPU's capabilities) that picking
  * the best among them costs less than the digit passes that would re-read their keys (128x4096 k=64:
  * ~224 candidates a row); the WGSL twin's first workgroup picks them in workgroup memory, by a radix
- * select or a sort (webgpu/radix-filter.ts). Not where ties are taken as found.
+ * select or a sort (webgpu/radix-filter.ts). Not where ties are taken as found, nor where the plan
+ * builds no pick (problem.radixPick, policy.ts radixPickOf): the WGSL filter then has none, and the
+ * twins keep the same state words (the digit passes give the same outputs).
  */
 function candidateShortcut(ctx: TopKContext, seg: Segment, count: number): boolean {
-  return count >= seg.take && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems;
+  return ctx.radixPick && count >= seg.take && !ctx.tiesAsFound && count <= ctx.policy.tileItems && count <= directItems;
 }
 
 /**

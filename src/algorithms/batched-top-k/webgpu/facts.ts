@@ -47,6 +47,15 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly radixSamplesPerInvocation: number;
   /** Bits per radix digit. */
   readonly radixBits: number;
+  /**
+   * Radix-select's filter pass 0 carries its pick among the sampled candidates (problem.radixPick:
+   * policy.ts radixPickOf). False: the filter shader has neither the pick's code nor its workgroup
+   * memory (the sort's keys and indices), and filter and finalize compile its test as false. On an
+   * H200 (GPU ms, 2026-11-29) the pick compiled out took ragged rows with device-only sizes (128x(1..65536)
+   * k=512, whose short rows sample nothing) from 0.0855 to 0.078, and uniform long rows, where it
+   * runs, from 0.161 to 0.195 (256x262144 k=256). False on plans without radix-select's filter.
+   */
+  readonly radixPick: boolean;
   /** Invocations of a row-radix workgroup (policy.rowRadixWorkgroupSize). */
   readonly rowRadixWorkgroupSize: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
@@ -101,6 +110,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     radixTileItems: policy.radixTileItems,
     radixSamplesPerInvocation: samplesPerInvocation(problem.maxSegmentSize, policy.workgroupSize),
     radixBits: policy.radixBits,
+    radixPick: problem.radixPick && run.launches.some((l) => l.kernel === 'radix-filter'),
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
     sortGroupBits: problem.kMax >= 512 ? 4 : 3,

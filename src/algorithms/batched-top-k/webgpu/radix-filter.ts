@@ -15,10 +15,11 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  * reserves its ranges with one global atomic per list.
  *
  * Digit 0 after a sampled pass 0 whose candidates fit a tile (tileItems; not when ties may be taken
- * as found): the segment's first workgroup picks the best take (larger key, then smaller index) among
- * them in workgroup memory and writes them as digit 0's selection (the CPU twin's
- * selectAmongCandidates); the later digits and finalize's choice find nothing left to take. How
- * (policy.ts radixCandidateShortcut):
+ * as found), where the plan builds the pick (`facts.radixPick`, policy.ts radixPickOf: by default
+ * only where every segment samples a threshold): the segment's first workgroup picks the best take
+ * (larger key, then smaller index) among them in workgroup memory and writes them as digit 0's
+ * selection (the CPU twin's selectAmongCandidates); the later digits and finalize's choice find
+ * nothing left to take. How (policy.ts radixCandidateShortcut):
  *
  * - 'sort': a bitonic sort of every candidate; the first take, in rank order.
  * - 'select': a radix select over the candidates' ordered keys (a histogram of one digit per round
@@ -51,9 +52,15 @@ const indexBucketMax = 64;
  * taken as found), and `pickWritesOutputs(size)`, whether that pick also writes the
  * outputs: its order is the output's (sorted; unsorted where the select writes index order) and kMax
  * fits the tile (a selection sort past the tile reads `selected` after finalize). Needs the radix
- * constants and `TIES_AS_FOUND`.
+ * constants and `TIES_AS_FOUND`. Where the plan builds no pick (`facts.radixPick` false), both are
+ * false.
  */
 export function pickedOutputsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort'): string {
+  if (!facts.radixPick) {
+    return `// Filter pass 0 carries no pick in this plan (facts.radixPick): no segment's selection is picked.
+fn pickRuns(mode: u32, collected: u32, s: Segment) -> bool { return false; }
+fn pickWritesOutputs(size: u32) -> bool { return false; }`;
+  }
   // The pick's order is the output's when sorted, and unsorted only where the select writes index order.
   const order = facts.sorted ? 'true' : shortcut === 'select' ? '(1u << indexBucketShift(size)) <= INDEX_BUCKET_MAX' : 'false';
   return `const INDEX_BUCKETS: u32 = ${indexBucketsOf(facts)}u;
@@ -77,7 +84,10 @@ const indexBucketsOf = (facts: TopKKernelFacts) => Math.max(256, 2 ** facts.radi
 
 /**
  * The radix-filter program. `tiesAsFound` (the requirements let tied items be taken as found) turns
- * off digit 0's shortcut, which takes ties by index; `shortcut` says how it picks (above).
+ * off digit 0's shortcut, which takes ties by index; `shortcut` says how it picks (above). Where the
+ * plan builds no pick (`facts.radixPick` false: policy.ts radixPickOf), the program has neither the
+ * pick's code nor its workgroup memory (the sort's keys and indices, the select's counters), and
+ * digit 0 filters sampled candidates as any digit does.
  */
 export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean, shortcut: 'select' | 'sort'): WebGpuProgram {
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
@@ -95,12 +105,7 @@ ${items.map((j) => `    if (live${j}) { key${j} = keysIn[s.start + index${j}]; }
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
-const SORTED: bool = ${facts.sorted};
-fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
-fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
-${selectionSortWgsl(facts)}
-${pickedOutputsWgsl(facts, shortcut)}
-${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
+${facts.radixPick ? pickDeclarationsWgsl(facts, shortcut) : ''}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -117,29 +122,13 @@ var<workgroup> bases: vec2<u32>;`;
     var count = s.size;
     if (p > 0u) { count = atomicLoad(&temp[state + STATE_KEPT + p - 1u]); } else if (sampled) { count = collected; }
     // z: bit 0 digit 0 reads every key, bit 1 digit 0 picks among the candidates.
-    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled) | select(0u, 2u, p == 0u && pickRuns(mode, collected, s)));
+    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled)${facts.radixPick ? ' | select(0u, 2u, p == 0u && pickRuns(mode, collected, s))' : ''});
   }
   let info = workgroupUniformLoad(&filterInfo);
   let count = info.x;
   let before = info.y;
   if (before >= s.take || w * RADIX_TILE >= count) { return; }
-  let fromKeys = (info.z & 1u) != 0u;
-  if ((info.z & 2u) != 0u) {
-    // Few keys reached the sampled threshold: the first workgroup picks the best take among them in
-    // workgroup memory (key, then index: pickWgsl) as digit 0's selection; the later digits find the
-    // selection full.
-    if (w == 0u) {
-      let selected = u.selectedAt + segment * u.kMax;
-      let out = segment * u.kMax;
-      let direct = pickWritesOutputs(s.size);
-      ${pickWgsl(shortcut)}
-      if (direct) {
-        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
-      }
-      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
-    }
-    return;
-  }
+  let fromKeys = (info.z & 1u) != 0u;${facts.radixPick ? pickBranchWgsl(shortcut) : ''}
   let source = bufferAt(p & 1u) + s.start;
   let next = bufferAt((p + 1u) & 1u) + s.start;
   let selected = u.selectedAt + segment * u.kMax;
@@ -207,6 +196,40 @@ ${loadTile.replaceAll('\n  ', '\n      ').replace(/^  /, '      ')}
   return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true }, declarations, main);
 }
 
+
+/**
+ * WGSL declarations of filter pass 0's pick (only where the plan builds it): the workgroup sort's
+ * memory and functions, `pickRuns` and `pickWritesOutputs`, and the select's functions.
+ */
+function pickDeclarationsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort'): string {
+  return `const SORTED: bool = ${facts.sorted};
+fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
+${selectionSortWgsl(facts)}
+${pickedOutputsWgsl(facts, shortcut)}
+${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}`;
+}
+
+/** WGSL of filter pass 0's branch into the pick (only where the plan builds it), after `fromKeys`. */
+function pickBranchWgsl(shortcut: 'select' | 'sort'): string {
+  return `
+  if ((info.z & 2u) != 0u) {
+    // Few keys reached the sampled threshold: the first workgroup picks the best take among them in
+    // workgroup memory (key, then index: pickWgsl) as digit 0's selection; the later digits find the
+    // selection full.
+    if (w == 0u) {
+      let selected = u.selectedAt + segment * u.kMax;
+      let out = segment * u.kMax;
+      let direct = pickWritesOutputs(s.size);
+      ${pickWgsl(shortcut)}
+      if (direct) {
+        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
+      }
+      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
+    }
+    return;
+  }`;
+}
 
 /**
  * WGSL of the shortcut's first workgroup: the best take of the `count` candidates to temp words

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleBits, radixSampleCap, radixSampleRun } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleMinItems, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -29,7 +29,7 @@ const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}
   for (var d = lid; d < PASSES * BINS; d += WG) { atomicStore(&temp[histogram + d], 0u); }
   storageBarrier();
   var threshold = 0u;
-  if (s.size >= 1024u && s.take <= s.size / 4u && s.take > 0u) {
+  if (s.size >= ${radixSampleMinItems}u && s.take <= s.size / 4u && s.take > 0u) {
     let m = min(SAMPLE_CAP, max(256u, s.size >> 5u)) / SAMPLE_RUN * SAMPLE_RUN;
     let step = s.size / m;
     let j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
