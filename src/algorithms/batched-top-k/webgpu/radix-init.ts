@@ -17,9 +17,14 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
 /** The radix-init program. */
 export function radixInitProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
   const cap = radixSampleCap(facts.workgroupSize);
+  // An invocation's samples in named registers, in straight-line code: held in an array indexed by a
+  // loop, each load waited for the one before it (the samples lived in memory). H200, GPU ms of the
+  // call (bench/topk-webgpu.ts, 2026-11-29 11:33 UTC, two rounds; loop / registers): 1x16M k=100
+  // 0.1156-0.1161 / 0.112-0.1123, 64x151936 k=50 0.0708-0.0712 / 0.0676-0.0683, 256x262144 k=256
+  // 0.1612 / 0.160; the indexers (k=2048, 8 samples an invocation) unchanged at 0.068.
+  const samples = Array.from({ length: facts.radixSamplesPerInvocation }, (_, r) => r);
   const declarations = `
 const SAMPLE_CAP: u32 = ${cap}u;
-const SAMPLE_PER: u32 = ${facts.radixSamplesPerInvocation}u;
 const SAMPLE_RUN: u32 = ${radixSampleRun}u;
 const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;`;
   const main = `
@@ -34,21 +39,18 @@ const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}
     let step = s.size / m;
     let j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
     if (j * 2u <= m) {
-      var samples: array<u32, SAMPLE_PER>;
-      for (var r = 0u; r < SAMPLE_PER; r++) {
-        let i = r * WG + lid;
-        if (i < m) { samples[r] = orderedKey(keysIn[s.start + i / SAMPLE_RUN * SAMPLE_RUN * step + i % SAMPLE_RUN], s.direction); }
-      }
+      // Sample r * WG + lid into x<r> (past m: a copy of the last, never counted), every load issued
+      // before the first is used.
+      let last = m - 1u;
+${samples.map((r) => `      let i${r} = min(${r}u * WG + lid, last);
+      let x${r} = orderedKey(keysIn[s.start + i${r} / SAMPLE_RUN * SAMPLE_RUN * step + i${r} % SAMPLE_RUN], s.direction);`).join('\n')}
       var prefix = 0u;
       var remaining = j;
       for (var sampleRound = 0u; sampleRound < SAMPLE_ROUNDS; sampleRound++) {
         // The samples whose digits before this round's are the prefix chosen so far.
         let fixed = select(0xffffffffu << digitShift(sampleRound - 1u), 0u, sampleRound == 0u);
         clearHistogram(BINS, lid);
-        for (var r = 0u; r < SAMPLE_PER; r++) {
-          let i = r * WG + lid;
-          if (i < m && (samples[r] & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(samples[r], sampleRound)], 1u); }
-        }
+${samples.map((r) => `        if (${r}u * WG + lid < m && (x${r} & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(x${r}, sampleRound)], 1u); }`).join('\n')}
         workgroupBarrier();
         let c = chooseDigit(BINS, remaining, lid);
         prefix = prefix | (c.x << digitShift(sampleRound));
