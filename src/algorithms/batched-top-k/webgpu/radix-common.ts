@@ -70,7 +70,8 @@ export function radixProgram(
   const bins = 2 ** bits;
   return {
     name,
-    cacheKey: `${kernel}|${JSON.stringify(facts)}`,
+    // Only filter pass 0 and finalize read `radixPick`: the other kernels' pipelines serve plans with and without the pick.
+    cacheKey: `${kernel}|${JSON.stringify(kernel.startsWith('radix-filter') || kernel.startsWith('radix-finalize') ? facts : { ...facts, radixPick: false })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...kernelUniforms(facts, shape), ...radixUniforms],
     bindings: kernelBindings(facts, shape),
