@@ -50,8 +50,7 @@ export interface ScanPolicy {
    * 'multi-workgroup' on a GPU: words one invocation of the tile launches loads at a time (1 or 4).
    * With 4, a full tile of a segment that starts at a multiple of 4 items is read as two vec4 loads
    * per invocation, its lane's 8 items, straight into registers (no staging in workgroup memory, two
-   * barriers fewer a tile); other tiles are read a word at a time. Such a tile of an inclusive scan is
-   * written likewise, two vec4 stores per invocation from registers. The order of additions is the same.
+   * barriers fewer a tile); other tiles are read a word at a time. The order of additions is the same.
    */
   readonly loadWords: number;
   /**
@@ -134,11 +133,7 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   0.1046 ms (tile-reduce 0.032, spine-walk 0.020, tile-scan 0.063); a tile at a time 0.121; 4 tiles
  *   a step 0.111 (tileWorkgroups 2048) / 0.113 (1024); 2 a step at tileWorkgroups 2048 0.1046; a word
  *   at a time (`loadWords` 1) 0.131, as before the vec4 path (0.132: tile-reduce 0.043, spine-walk
- *   0.021, tile-scan 0.077). The inclusive scan's full tiles stored as two vec4 words an invocation
- *   from registers instead of staged through workgroup memory for word stores (bench/reduce-scan-
- *   webgpu.ts --cases=long --ops=cumsum, 2026-11-29 11:08 UTC, two rounds, GPU ms of the call; staged
- *   / direct): f32 sum 0.107-0.1078 / 0.1021-0.1023 (tile-scan 0.0664 / 0.061), f32 max 0.185 /
- *   0.175, i32 sum 0.088 / 0.089.
+ *   0.021, tile-scan 0.077).
  * - `passes` 2: the single pass reads the items once where reduce-then-scan reads them twice, but
  *   it measured slower. H200, one segment of 16M items, GPU ms (bench/reduce-scan-webgpu.ts
  *   --cases=long --ops=cumsum --scan-configs, 2026-11-29 07:25 UTC, two rounds in one process; single

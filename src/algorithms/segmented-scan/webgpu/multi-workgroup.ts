@@ -167,7 +167,7 @@ ${reverseHead}
   for (var t = first; t < last; t++) {
     let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
-    if (t == 0u && s.exclusive == 1u && lid == 0u) { putOut(s.start, exclusiveFirst(s)); }
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
     let carry = tileCarry(s, segment, t);
     loadTileItems(s.start + offset, n, s.op, lid);
     tileTotals(n, s.op, lid);
@@ -191,19 +191,14 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = ${load(`v${k}`)};`)}
   workgroupBarrier();
 }`;
 
-/**
- * WGSL that stores the tile's first `count` words, eight stores per invocation, then a barrier (unless
- * `barrier` is false); `put(i, bits)` is the WGSL that stores word i.
- */
-const laneStore = (fn: string, put: (i: string, bits: string) => string, barrier = true) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
+/** WGSL that stores the tile's first `count` words to `target`, eight stores per invocation, then a barrier (unless `barrier` is false). */
+const laneStore = (fn: string, target: string, barrier = true) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
   if (count == TILE_ITEMS) {
-${unrolled((k) => `    ${put(`to + lid + ${k * tileLanes}u`, `finishValue(op, tile[at(lid + ${k * tileLanes}u)])`)};`)}
+${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op, tile[at(lid + ${k * tileLanes}u)]);`)}
   } else {
-    for (var j = lid; j < count; j += WG) { ${put('to + j', 'finishValue(op, tile[at(j)])')}; }
+    for (var j = lid; j < count; j += WG) { ${target}[to + j] = finishValue(op, tile[at(j)]); }
   }${barrier ? '\n  workgroupBarrier();' : ''}
 }`;
-const putValue = (i: string, bits: string) => `putOut(${i}, ${bits})`;
-const putWord = (i: string, bits: string) => `temp[${i}] = ${bits}`;
 
 /**
  * WGSL: `name` = array[base] ⊕ array[base + 1] ⊕ ... ⊕ array[base + limit - 1], left to right (array[base]
@@ -260,8 +255,8 @@ function laneCarryWgsl(own: string): string {
  */
 export function laneWgsl(values: boolean): string {
   const loads = values
-    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), laneStore('storeTileLanes', putValue)]
-    : [laneLoad('loadWordLanes', 'temp', (bits) => bits, ''), laneStore('storeWordLanes', putWord)];
+    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), laneStore('storeTileLanes', 'valuesOut')]
+    : [laneLoad('loadWordLanes', 'temp', (bits) => bits, ''), laneStore('storeWordLanes', 'temp')];
   return `${loads.join('\n')}
 // Lane lid's items in the tile: how many (0 past the tile's end).
 fn laneCount(n: u32, lid: u32) -> u32 { return select(0u, min(n - lid * LANE_ITEMS, LANE_ITEMS), lid * LANE_ITEMS < n); }
@@ -337,7 +332,7 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]
  * 'tile-scan') the outputs go through workgroup memory, on their way to coalesced stores. The same
  * chains as `laneTotals` / `laneScan`, so the same bits.
  */
-export const vectorWgsl = `${laneStore('storeTileDirect', putValue, false)}
+export const vectorWgsl = `${laneStore('storeTileDirect', 'valuesOut', false)}
 fn fetchLane(first: u32, lid: u32) -> array<u32, ${laneItems}> {
   let a = valuesIn4[(first >> 2u) + 2u * lid];
   let b = valuesIn4[(first >> 2u) + 2u * lid + 1u];
@@ -361,20 +356,6 @@ fn laneScanDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u
   var x: array<u32, ${laneItems}>;
 ${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
   laneScanRegisters(x, TILE_ITEMS, op, hasCarry, carry, lid);
-}
-// A lane's 8 outputs y, to be written from word to (a multiple of 4) on: two vec4 stores, straight
-// from registers (neighbouring lanes write neighbouring 32 bytes, so a subgroup's stores coalesce).
-fn storeLaneDirect(to: u32, y: array<u32, ${laneItems}>, op: u32, lid: u32) {
-  let o = (to >> 2u) + 2u * lid;
-  valuesOut[o] = vec4<u32>(${[0, 1, 2, 3].map((k) => `finishValue(op, y[${k}])`).join(', ')});
-  valuesOut[o + 1u] = vec4<u32>(${[4, 5, 6, 7].map((k) => `finishValue(op, y[${k}])`).join(', ')});
-}
-// A full tile of an inclusive scan from its carry, the lane's items in registers, its outputs
-// stored from word to (a multiple of 4) on; no staging, no barrier after.
-fn laneScanStoreDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u32, to: u32, lid: u32) {
-  var x: array<u32, ${laneItems}>;
-${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
-  storeLaneDirect(to, laneOutputs(x, TILE_ITEMS, op, hasCarry, carry, lid), op, lid);
 }`;
 
 /**
@@ -391,27 +372,19 @@ ${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p
 `;
 
 /**
- * WGSL: `laneOutputs(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
+ * WGSL: `laneScanRegisters(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
  * workgroup-uniform) whose lane lid's elements are in x (laneCount(n, lid) of them): the lane's
- * prefixes in registers, the lane and group totals through workgroup memory; returns the lane's
- * inclusive outputs (those past its count unset) and leaves the tile's total in tileTotal.
- * `laneScanRegisters` puts the outputs into the workgroup tile, then a barrier. The chains of
- * `laneScan`, so the same bits; needs `laneCount` (laneWgsl).
+ * prefixes in registers, the lane and group totals through workgroup memory, the outputs into the
+ * workgroup tile and the tile's total into tileTotal; ends on a barrier. The chains of `laneScan`, so
+ * the same bits; needs `laneCount` (laneWgsl).
  */
-export const registersWgsl = `fn laneOutputs(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) -> array<u32, ${laneItems}> {
-  var y: array<u32, ${laneItems}>;
+export const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
 ${lanePrefixRegisters}${laneCarryWgsl('total')}    var e = inner;
     if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
     let hasE = hasCarry || hasInner;
-${unrolled((k) => `    y[${k}] = select(p[${k}], combine(op, e, p[${k}]), hasE);`)}
+    let base = lid * LANE_ITEMS;
+${unrolled((k) => `    if (${k}u < count) { tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE); }`)}
   }
-  return y;
-}
-fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
-  let y = laneOutputs(x, n, op, hasCarry, carry, lid);
-  let count = laneCount(n, lid);
-  let base = lid * LANE_ITEMS;
-${unrolled((k) => `  if (${k}u < count) { tile[at(base + ${k}u)] = y[${k}]; }`)}
   workgroupBarrier();
 }`;
 
@@ -588,14 +561,10 @@ ${tiles.map(laneTotal).join('\n')}
     if (hasCarry) { laneE${j} = select(carry, combine(op, carry, inner), hasInner); }
     laneHasE${j} = hasCarry || hasInner;
   }`;
-  // Inclusive: each lane's outputs straight from registers; exclusive (outputs one word on, off
-  // the vec4 grid): staged through the workgroup tile, a tile at a time.
-  const stores = (j: number) => `  if (s.exclusive == 0u) {
-    storeLaneDirect(s.start + (t0 + ${j}u) * TILE_ITEMS, array<u32, ${laneItems}>(${Array.from({ length: laneItems }, (_, k) => `select(p${j}[${k}], combine(op, laneE${j}, p${j}[${k}]), laneHasE${j})`).join(', ')}), op, lid);
-  } else {
+  const stores = (j: number) => `  {
     ${j > 0 ? 'workgroupBarrier();' : ''}
     let t = t0 + ${j}u;
-    if (t == 0u && s.exclusive == 1u && lid == 0u) { putOut(s.start, exclusiveFirst(s)); }
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
 ${unrolled((k) => `    tile[at(base + ${k}u)] = select(p${j}[${k}], combine(op, laneE${j}, p${j}[${k}]), laneHasE${j});`)}
     workgroupBarrier();
     // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
@@ -673,14 +642,12 @@ ${head}
   // One tile: t, its loads in x (prefetched), the next tile's loads into v where `prefetch` holds.
   const single = (prefetch: string) => `let offset = t * TILE_ITEMS;
     let n = min(s.size - offset, TILE_ITEMS);
-    if (t == 0u && s.exclusive == 1u && lid == 0u) { putOut(s.start, exclusiveFirst(s)); }
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
     let carry = tileCarry(s, segment, t);
     let hasCarry = t > 0u || s.hasInitial != 0u;
     let x = v;
     if (${prefetch}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
-    ${vector ? `if (direct && n == TILE_ITEMS && s.exclusive == 0u) {
-      laneScanStoreDirect(x, s.op, hasCarry, carry, s.start + offset, lid);
-    } else if (direct && n == TILE_ITEMS) {
+    ${vector ? `if (direct && n == TILE_ITEMS) {
       laneScanDirect(x, s.op, hasCarry, carry, lid);
       // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
       storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);

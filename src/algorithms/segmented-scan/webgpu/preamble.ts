@@ -20,11 +20,7 @@ import type { ScanKernelFacts } from './facts.js';
 export interface ScanShape extends SegmentShape {
   /** Binds valuesIn and valuesOut. */
   readonly values: boolean;
-  /**
-   * Also binds `valuesIn4`: the values a second time, as vec4<u32> (four items a load); and binds
-   * valuesOut as vec4<u32> (a lane's outputs two stores, `storeLaneDirect`; single words through
-   * `putOut`). WebGPU forbids two writable views of one buffer in a launch, so the output has one.
-   */
+  /** Also binds `valuesIn4`: the values a second time, as vec4<u32> (four items a load). */
   readonly vector?: boolean;
 }
 
@@ -36,7 +32,7 @@ export function scanBindings(facts: ScanKernelFacts, shape: ScanShape): ProgramB
     ? [
         { name: 'valuesIn', access: 'read', element: 'u32' },
         ...(shape.vector ? [{ name: 'valuesIn4', array: 'valuesIn', access: 'read', element: 'vec4<u32>' } as const] : []),
-        { name: 'valuesOut', access: 'read_write', element: shape.vector === true ? 'vec4<u32>' : 'u32' },
+        { name: 'valuesOut', access: 'read_write', element: 'u32' },
       ]
     : [];
   return segmentBindings(facts, arrays, shape);
@@ -102,7 +98,7 @@ function initialFn(facts: ScanKernelFacts): string {
 }
 
 /** The shared WGSL of a kernel of this shape. */
-export function scanPreamble(facts: ScanKernelFacts, shape: ScanShape): string {
+export function scanPreamble(facts: ScanKernelFacts, shape: SegmentShape): string {
   return [
     segmentPreamble(facts, shape),
     orderedBitsWgsl(facts.valueType),
@@ -121,13 +117,8 @@ fn resolveSegment(i: u32, capacity: u32) -> Segment {
 fn initialCarry(s: Segment) -> u32 { return loadValue(s.op, s.initial); }
 // An exclusive scan's first output: the initial value's bits as given, or the identity.
 fn exclusiveFirst(s: Segment) -> u32 { return select(identityOf(s.op), s.initial, s.hasInitial != 0u); }`,
-    ...(shape.values ? [putOutWgsl(shape.vector === true)] : []),
   ].join('\n');
 }
-
-/** WGSL: `putOut(i, bits)`, output word i, whether valuesOut is bound as words or as vec4<u32> (`ScanShape.vector`). */
-const putOutWgsl = (vector: boolean) =>
-  vector ? 'fn putOut(i: u32, bits: u32) { valuesOut[i >> 2u][i & 3u] = bits; }' : 'fn putOut(i: u32, bits: u32) { valuesOut[i] = bits; }';
 
 /** `enterSegment`: one invocation resolves the segment, the workgroup shares it (uniform from then on). */
 export const enterSegmentWgsl = `var<workgroup> enteredSegment: Segment;
@@ -289,7 +280,7 @@ fn tileScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
   workgroupBarrier();
 }
 fn storeTileItems(to: u32, count: u32, op: u32, lid: u32) {
-  for (var j = lid; j < count; j += WG) { putOut(to + j, finishValue(op, tile[at(j)])); }
+  for (var j = lid; j < count; j += WG) { valuesOut[to + j] = finishValue(op, tile[at(j)]); }
   workgroupBarrier();
 }`);
   }

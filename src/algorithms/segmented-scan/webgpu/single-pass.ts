@@ -328,13 +328,11 @@ fn readCarry(segment: u32, p: u32, lid: u32) -> u32 {
     carry = fromFirst(value, lid);
   }
   let hasCarry = t > 0u || s.hasInitial != 0u;
-  if (t == 0u && s.exclusive == 1u && lid == 0u) { putOut(s.start, exclusiveFirst(s)); }
+  if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
   // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
   let to = s.start + offset + s.exclusive;
   let count = min(n, s.size - offset - s.exclusive);
-  ${vector ? `if (direct && n == TILE_ITEMS && s.exclusive == 0u) {
-    laneScanStoreDirect(x, s.op, hasCarry, carry, to, lid);
-  } else if (direct && n == TILE_ITEMS) {
+  ${vector ? `if (direct && n == TILE_ITEMS) {
     laneScanDirect(x, s.op, hasCarry, carry, lid);
     storeTileDirect(to, count, s.op, lid);
   } else {

@@ -19,12 +19,12 @@ ${levelsWgsl(3)}`;
   if (failed() || segment >= activeSegments()) { return; }
   let s = resolveSegment(segment, 0xffffffffu);
   if (s.size == 0u) { return; }
-  if (s.exclusive == 1u) { putOut(s.start, exclusiveFirst(s)); }
+  if (s.exclusive == 1u) { valuesOut[s.start] = exclusiveFirst(s); }
   startLevel(0u, s.hasInitial != 0u, initialCarry(s));
   let n = s.size - s.exclusive;
   let to = s.start + s.exclusive;
   for (var j = 0u; j < n; j++) {
-    putOut(to + j, finishValue(s.op, ingest0(s.op, loadValue(s.op, valuesIn[s.start + j]))));
+    valuesOut[to + j] = finishValue(s.op, ingest0(s.op, loadValue(s.op, valuesIn[s.start + j])));
   }`;
   return {
     name,

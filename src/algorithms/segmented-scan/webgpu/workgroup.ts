@@ -49,7 +49,7 @@ var<workgroup> tileCarry: vec2<u32>;`;
   let s = enterSegment(workgroupIndex, 0xffffffffu, lid);
   if (s.go == 0u || s.size == 0u) { return; }
   if (lid == 0u) {
-    if (s.exclusive == 1u) { putOut(s.start, exclusiveFirst(s)); }
+    if (s.exclusive == 1u) { valuesOut[s.start] = exclusiveFirst(s); }
     startLevel(1u, s.hasInitial != 0u, initialCarry(s));
     tileCarry = vec2<u32>(s.hasInitial, initialCarry(s));
   }
