@@ -227,12 +227,9 @@ fn unitTotalOf(s: Segment, segment: u32, v: u32, lid: u32) -> u32 {
   }
   return fromFirst(total, lid);
 }
-// Reads the entries tile P + 1's carry needs (P's group's tile totals up to P, the group totals
-// before it in its unit, the unit totals before its unit); how many were not ready.
-fn readCarry(segment: u32, p: u32, lid: u32) -> u32 {
-  let c = (p % ${carryGroupTiles}u) + 1u;
-  let unit = p / ${carryUnitTiles}u;
-  let g = (p / ${carryGroupTiles}u) % 16u;
+// Reads the entries tile P + 1's carry needs (P's group's tile totals up to P: c of them; the g
+// group totals before it in its unit; the unit totals before its unit); how many were not ready.
+fn readCarry(segment: u32, p: u32, c: u32, unit: u32, g: u32, lid: u32) -> u32 {
   var own = 0u;
   if (lid < c) {
     let w = readEntry(entryAt(segment, p + 1u - c + lid));
@@ -279,8 +276,8 @@ fn readCarry(segment: u32, p: u32, lid: u32) -> u32 {
     let c = (p % ${carryGroupTiles}u) + 1u;
     let unit = p / ${carryUnitTiles}u;
     let g = (p / ${carryGroupTiles}u) % 16u;
-    var missing = readCarry(segment, p, lid);
-    for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readCarry(segment, p, lid); }
+    var missing = readCarry(segment, p, c, unit, g, lid);
+    for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readCarry(segment, p, c, unit, g, lid); }
     if (missing > 0u) {
       // Not published in time: added up here (the group and unit totals first, as they use gathered).
       for (var v = 0u; v < unit; v++) {
