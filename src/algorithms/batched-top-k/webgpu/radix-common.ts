@@ -56,22 +56,26 @@ ${run.map((j) => `    if (!found && acc + c${j} >= remaining) {
 }`;
 }
 
-/** A radix kernel's program from its parts. */
+/**
+ * A radix kernel's program from its parts. `io.readsPick`: the kernel's WGSL depends on
+ * `facts.radixPick` (filter pass 0, finalize); the other kernels' pipelines serve plans with and
+ * without the pick, so the fact stays out of their keys.
+ */
 export function radixProgram(
   kernel: string,
   facts: TopKKernelFacts,
   name: string,
-  io: { keys: boolean; keys4?: boolean; outputs: boolean },
+  io: { keys: boolean; keys4?: boolean; outputs: boolean; readsPick?: boolean },
   declarations: string,
   main: string,
 ): WebGpuProgram {
-  const shape: KernelShape = { ...io, temp: 'atomic', branch: 'radix' };
+  const { readsPick = false, ...access } = io;
+  const shape: KernelShape = { ...access, temp: 'atomic', branch: 'radix' };
   const bits = facts.radixBits;
   const bins = 2 ** bits;
   return {
     name,
-    // Only filter pass 0 and finalize read `radixPick`: the other kernels' pipelines serve plans with and without the pick.
-    cacheKey: `${kernel}|${JSON.stringify(kernel.startsWith('radix-filter') || kernel.startsWith('radix-finalize') ? facts : { ...facts, radixPick: false })}`,
+    cacheKey: `${kernel}|${JSON.stringify(readsPick ? facts : { ...facts, radixPick: false })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...kernelUniforms(facts, shape), ...radixUniforms],
     bindings: kernelBindings(facts, shape),

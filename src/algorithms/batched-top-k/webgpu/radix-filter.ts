@@ -193,7 +193,7 @@ ${loadTile.replaceAll('\n  ', '\n      ').replace(/^  /, '      ')}
   }
   workgroupBarrier();
   flushHistogram(histogramOf(segment, p + 1u), lid);`;
-  return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true }, declarations, main);
+  return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true, readsPick: true }, declarations, main);
 }
 
 

@@ -160,5 +160,5 @@ ${selectionSortWgsl(facts, facts.sorted)}`;
     }
     for (var j = count + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
   }`;
-  return radixProgram(`radix-finalize|${JSON.stringify(relaxed)}|${shortcut}`, facts, name, { keys: true, outputs: true }, declarations, main);
+  return radixProgram(`radix-finalize|${JSON.stringify(relaxed)}|${shortcut}`, facts, name, { keys: true, outputs: true, readsPick: true }, declarations, main);
 }
