@@ -136,6 +136,25 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     expect(scatters.length).toBeGreaterThan(0);
     // Where the backend has subgroups of one fixed width (lavapipe: 8), every scatter ranks with them.
     if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) for (const code of scatters) expect(code).toContain('subgroupBallot');
+    // Each buffer of the double buffer is a binding of its own, and a scatter (one program per digit
+    // parity) never loads from a binding it stores to: the counts in temp are only read.
+    const uses = (code: string, buffer: string) => {
+      const all = code.match(new RegExp(`\\b${buffer}\\[`, 'g'))?.length ?? 0;
+      const stores = code.match(new RegExp(`\\b${buffer}\\[[^\\]]*\\] = `, 'g'))?.length ?? 0;
+      return { loads: all - stores, stores };
+    };
+    for (const code of scatters) {
+      expect(code).toMatch(/var<storage, read_write> tempA: array<u32>/);
+      expect(code).toMatch(/var<storage, read_write> tempB: array<u32>/);
+      expect(uses(code, 'temp').stores, 'counts stored by a scatter').toBe(0);
+      for (const buffer of ['tempA', 'tempB']) {
+        const { loads, stores } = uses(code, buffer);
+        expect(loads === 0 || stores === 0, `a scatter loads from ${buffer} and stores to it`).toBe(true);
+      }
+    }
+    // Both parities ran: one scatter stores to buffer 0 (digits 0 and 2), one to buffer 1 (digits 1 and 3).
+    expect(scatters.some((code) => uses(code, 'tempA').stores > 0 && uses(code, 'tempB').loads > 0)).toBe(true);
+    expect(scatters.some((code) => uses(code, 'tempB').stores > 0 && uses(code, 'tempA').loads > 0)).toBe(true);
   });
 
   it("top-k's sorted selection past a tile (the same radix kernels): the reference on both", async () => {

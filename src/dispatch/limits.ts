@@ -38,16 +38,17 @@ export interface TemporaryStorageBinding {
 }
 
 /**
- * The range of temporary storage a kernel using `slots` binds: all of it when it fits one binding,
- * else the span of the slots it uses (slots start on 256-byte boundaries, a valid storage-binding
- * offset). Undefined when the kernel uses no slot of this layout.
+ * The range of temporary storage a kernel using `slots` binds: all of it when it fits one binding
+ * (unless `span`), else the span of the slots it uses (slots start on 256-byte boundaries, a valid
+ * storage-binding offset). `span`: the span alone, for a kernel that binds two ranges of temporary
+ * storage side by side (they must not overlap). Undefined when the kernel uses no slot of this layout.
  */
-export function temporaryStorageBinding(slots: readonly string[], layout: TempStorageLayout, maxBindingBytes: number): TemporaryStorageBinding | undefined {
+export function temporaryStorageBinding(slots: readonly string[], layout: TempStorageLayout, maxBindingBytes: number, span = false): TemporaryStorageBinding | undefined {
   const used = slots.filter((slot) => layout.has(slot)).map((slot) => layout.slot(slot));
   if (used.length === 0) return undefined;
   let offset = 0;
   let end = layout.totalBytes;
-  if (end > maxBindingBytes) {
+  if (span || end > maxBindingBytes) {
     offset = Math.min(...used.map((s) => s.offset));
     offset -= offset % slotAlignment;
     end = Math.max(...used.map((s) => s.offset + s.bytes));

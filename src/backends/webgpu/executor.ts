@@ -158,8 +158,8 @@ function runUniforms<Run extends SegmentedRun>(run: Run, block: DeviceBlock, alg
  * The byte range of temporary storage a launch binds, and the slot offsets (words) within it, by
  * uniform name. Planning checked that it fits one binding on a backend with these capabilities.
  */
-function tempBinding(run: SegmentedRun, slotNames: readonly string[], runtime: WebGpuRuntime, name: string): { offset: number; size: number; slots: Record<string, number> } {
-  const binding = temporaryStorageBinding(slotNames, run.layout, runtime.maxStorageBufferBindingSize) ?? { offset: 0, size: 4, slotWords: {} };
+function tempBinding(run: SegmentedRun, slotNames: readonly string[], runtime: WebGpuRuntime, name: string, span = false): TempRange {
+  const binding = temporaryStorageBinding(slotNames, run.layout, runtime.maxStorageBufferBindingSize, span) ?? { offset: 0, size: 4, slotWords: {} };
   if (binding.size > runtime.maxStorageBufferBindingSize || binding.offset % runtime.minStorageBufferOffsetAlignment !== 0) {
     throw new Error(`internal: ${name} binds ${binding.size} bytes of temporary storage at ${binding.offset}, which this device cannot bind (planning checks it)`);
   }
@@ -168,12 +168,44 @@ function tempBinding(run: SegmentedRun, slotNames: readonly string[], runtime: W
   return { offset: binding.offset, size: binding.size, slots };
 }
 
-/** A launch resolved once per plan: its program, pipeline, temporary-storage range and grid. */
+/** A range of temporary storage a launch binds, and its slots' word offsets by uniform name. */
+interface TempRange {
+  readonly offset: number;
+  readonly size: number;
+  readonly slots: Record<string, number>;
+}
+
+/**
+ * The ranges of temporary storage a launch binds, by binding name: `temp` over the kernel's slots,
+ * or, where the program binds ranges of its own (`ProgramBinding.tempSlots`), `temp` over the other
+ * slots and each of those over its own, side by side.
+ */
+function tempRanges(run: SegmentedRun, program: WebGpuProgram, slotNames: readonly string[], runtime: WebGpuRuntime): Record<string, TempRange> {
+  const own = program.bindings.filter((b) => b.tempSlots !== undefined);
+  const ranges: Record<string, TempRange> = {};
+  if (program.bindings.some((b) => b.name === 'temp')) {
+    const apart = own.flatMap((b) => b.tempSlots!);
+    ranges.temp = tempBinding(run, slotNames.filter((slot) => !apart.includes(slot)), runtime, program.name, own.length > 0);
+  }
+  for (const binding of own) ranges[binding.name] = tempBinding(run, binding.tempSlots!, runtime, program.name, true);
+  const spans = Object.entries(ranges).sort(([, a], [, b]) => a.offset - b.offset);
+  for (let i = 1; i < spans.length; i++) {
+    const [before, a] = spans[i - 1]!;
+    const [name, b] = spans[i]!;
+    if (a.offset + a.size > b.offset) throw new Error(`internal: ${program.name} binds temporary storage '${before}' and '${name}' over the same bytes`);
+  }
+  return ranges;
+}
+
+/** A launch resolved once per plan: its program, pipeline, temporary-storage ranges and grid. */
 interface PreparedLaunch {
   readonly launch: Launch;
   readonly program: WebGpuProgram;
   readonly compiled: CompiledProgram;
-  readonly temp: { offset: number; size: number; slots: Record<string, number> } | undefined;
+  /** The ranges of temporary storage it binds, by binding name. */
+  readonly temp: Record<string, TempRange>;
+  /** Word offsets of the slots of every range, by uniform name. */
+  readonly slots: Record<string, number>;
   readonly x: number;
   readonly y: number;
   readonly fields: readonly string[];
@@ -245,7 +277,8 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
     const launches = run.launches.filter((launch) => launch.grid > 0).map((launch): PreparedLaunch => {
       const program = programFor(launch, run, facts, factsKey);
       const compiled = runtime.compile(program);
-      const temp = program.bindings.some((b) => b.name === 'temp') ? tempBinding(run, slotsOf(launch.kernel), runtime, launch.name) : undefined;
+      const temp = tempRanges(run, program, slotsOf(launch.kernel), runtime);
+      const slots = Object.assign({}, ...Object.values(temp).map((range) => range.slots)) as Record<string, number>;
       // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
       const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
       const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
@@ -253,7 +286,7 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       const region = uniformTotal;
       const uniformSize = uniformBytes(program);
       uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
-      return { launch, program, compiled, temp, x, y, fields: uniformFields(program), region, uniformSize };
+      return { launch, program, compiled, temp, slots, x, y, fields: uniformFields(program), region, uniformSize };
     });
     return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, uniformData: new Uint32Array(Math.max(uniformTotal, 4) / 4), bindSets: [] };
   };
@@ -276,12 +309,11 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       // only when they are not what it holds already.
       const shared = runUniforms(run, block ?? new DeviceBlock(), algorithm as WebGpuAlgorithm<Run, SegmentKernelFacts>);
       const uniformData = prepared.uniformData;
-      for (const { launch, program, temp, fields, region } of launches) {
+      for (const { launch, program, slots, fields, region } of launches) {
         const base = region / 4;
-        const slots = temp?.slots;
         for (let j = 0; j < fields.length; j++) {
           const field = fields[j]!;
-          const value = field === 'grid' ? launch.grid : field === 'launchPass' ? launch.pass : (slots?.[field] ?? shared[field]);
+          const value = field === 'grid' ? launch.grid : field === 'launchPass' ? launch.pass : (slots[field] ?? shared[field]);
           if (value === undefined) throw new Error(`internal: no value for uniform '${field}' of ${program.name}`);
           uniformData[base + j] = value;
         }
@@ -314,9 +346,10 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
           const entries: GPUBindGroupEntry[] = [{ binding: 0, resource: { buffer: uniformBuffer, offset: region, size: uniformSize } }];
           program.bindings.forEach((binding, j) => {
             let resource: GPUBufferBinding | undefined;
-            if (binding.name === 'temp') {
-              if (tempBuffer === undefined || temp === undefined) throw new Error(`internal: ${program.name} binds temporary storage the plan has not`);
-              resource = { buffer: tempBuffer, offset: temp.offset, size: temp.size };
+            const range = temp[binding.name];
+            if (binding.name === 'temp' || binding.tempSlots !== undefined) {
+              if (tempBuffer === undefined || range === undefined) throw new Error(`internal: ${program.name} binds temporary storage the plan has not`);
+              resource = { buffer: tempBuffer, offset: range.offset, size: range.size };
             } else resource = buffers[binding.array ?? binding.name];
             if (resource === undefined) throw new Error(`internal: ${program.name} binds '${binding.name}', which this run has not`);
             entries.push({ binding: j + 1, resource });

@@ -17,6 +17,13 @@ export interface ProgramBinding {
   /** The run's array it binds, when not the one named `name` (a second view of the same buffer, e.g. as vec4<u32>). */
   readonly array?: string;
   readonly access: 'read' | 'read_write';
+  /**
+   * A range of temporary storage of its own, over these slots, bound beside `temp` (which then binds
+   * the kernel's other slots alone; the two ranges must not overlap). A kernel that reads one half
+   * of a double buffer while it writes the other binds them apart, so that the compiler knows its
+   * loads never see its stores (on an H200 loads from a buffer the kernel also writes were slower).
+   */
+  readonly tempSlots?: readonly string[];
   /** Element type: words, atomic words, or four words (a vectorized view of a word buffer). */
   readonly element: 'u32' | 'atomic<u32>' | 'vec4<u32>';
 }

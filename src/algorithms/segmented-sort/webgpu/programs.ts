@@ -4,7 +4,7 @@ import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUn
 import type { MergeLayout, SingleTileShape } from '../problem.js';
 import type { SortKernelFacts } from './facts.js';
 import { mergePassParts } from './merge.js';
-import { radixProgramParts, radixUniforms } from './radix.js';
+import { radixProgramParts, radixSplitBindings, radixUniforms } from './radix.js';
 import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
 /*
@@ -42,7 +42,10 @@ function bindings(facts: SortKernelFacts, shape: Shape): ProgramBinding[] {
     if (facts.valueMode === 'payload') arrays.push({ name: 'valuesIn', access: 'read', element: 'u32' });
     if (facts.valueMode !== 'none') arrays.push({ name: 'valuesOut', access: 'read_write', element: 'u32' });
   }
-  return segmentBindings(facts, arrays, shape);
+  const bound = segmentBindings(facts, arrays, shape);
+  // The radix kernels that read the double buffer bind each of its buffers apart (radix.ts `split`).
+  if (shape.variant === 'radix' && shape.keys) for (const [name, slots] of Object.entries(radixSplitBindings)) bound.push({ name, access: 'read_write', element: 'u32', tempSlots: slots });
+  return bound;
 }
 
 function uniforms(facts: SortKernelFacts, shape: Shape): string[] {
@@ -384,8 +387,19 @@ ${range
   }`;
 }
 
-/** The program of one of the sort's kernels for these facts. */
-export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string): WebGpuProgram {
+/**
+ * The parity its program is built for of a launch: a radix scatter's digit (launch pass `group * 4 +
+ * digit`, problem.ts `radixLaunchPass`), which has one program for digits 0 and 2 and one for 1 and
+ * 3 (radix.ts `split`); 0 for every other kernel. The merge passes read and write the same way and
+ * gained nothing split so (H200, bench/sort-webgpu.ts, GPU ms, two rounds, 2026-11-29: 64x32768
+ * 0.203 -> 0.206, 128x16384 0.170 -> 0.172, 1024x8192 0.490 -> 0.492), so they keep one program.
+ */
+export function passParity(launch: { readonly kernel: string; readonly pass: number }): 0 | 1 {
+  return launch.kernel === 'radix-scatter' ? ((launch.pass & 1) as 0 | 1) : 0;
+}
+
+/** The program of one of the sort's kernels for these facts (`parity`: its launch's, {@link passParity}). */
+export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, parity: 0 | 1 = 0): WebGpuProgram {
   const shape = shapes[kernel](facts);
   // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
   const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
@@ -395,10 +409,11 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           warpRank: facts.radixWarpRank,
           // Set wherever the plan has radix launches (facts.ts).
           loads: facts.radixLoads!,
+          split: { parity },
         });
   return {
     name,
-    cacheKey: `sort/${kernel}|${JSON.stringify(facts)}`,
+    cacheKey: `sort/${kernel}${kernel === 'radix-scatter' ? `/${parity}` : ''}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms: uniforms(facts, shape),
     bindings: bindings(facts, shape),

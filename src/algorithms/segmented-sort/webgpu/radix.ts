@@ -24,6 +24,15 @@
  * scan of packed counters; both give the same order, so outputs do not depend on which ran.
  * A pass whose digit is the same for every item of the segment (the totals say so) copies instead.
  * How the histogram and the scatter load their keys and values is {@link RadixLoads}.
+ *
+ * The segmented sort binds each buffer of the double buffer apart (`split`, {@link radixSplitBindings})
+ * and builds the scatter once per digit parity, so no kernel loads from a binding it stores to. One
+ * 16M-key sort with indices on an H200 (bench/webgpu-launch-profile.ts, GPU ms of the scatter's four
+ * digit passes, 2026-11-29): 0.298 / 0.420 / 0.419 / 0.365 with both buffers in `temp`, 0.294 / 0.314
+ * / 0.419 / 0.280 split; the whole sort 1.687 -> 1.494 ms (bench/sort-webgpu.ts). Digit 2 stays
+ * slower with its input in the order digits 0 and 1 left (the same kernel reading the original keys
+ * there took 0.325; keys given already sorted slow digits 1 and 2 as well: 0.354 / 0.460), which the
+ * split does not change; where the buffers sit in temporary storage does not matter either.
  */
 
 /** The kernels of the radix sort. */
@@ -68,7 +77,26 @@ export interface RadixProgramOptions {
   readonly warpRank?: RadixWarpRank;
   /** How the histogram and the scatter load. */
   readonly loads: RadixLoads;
+  /**
+   * Each buffer of the double buffer in a binding of its own ({@link radixSplitBindings}), and the
+   * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digits 0 and 2 read the source or buffer 1 and write buffer 0, digits 1 and 3 read
+   * buffer 0 and write buffer 1 or the outputs. Left out: both buffers in `temp`, one scatter for
+   * every digit (top-k's selection sort, which sorts in its outputs).
+   */
+  readonly split?: RadixSplit;
 }
+
+/** The radix programs' split double buffer ({@link RadixProgramOptions.split}). */
+export interface RadixSplit {
+  /** The scatter's digits: 0 for digits 0 and 2, 1 for digits 1 and 3 (the histogram reads every digit). */
+  readonly parity: 0 | 1;
+}
+
+/**
+ * Where the radix programs split the double buffer: the temporary-storage slots each buffer's own
+ * binding covers (buffer 0 `tempA`, buffer 1 `tempB`); `temp` keeps the counts.
+ */
+export const radixSplitBindings = { tempA: ['sortKeys0', 'sortValues0'], tempB: ['sortKeys1', 'sortValues1'] } as const;
 
 /**
  * How the scatter ranks a rank tile by warp-level multisplit: `subgroups` subgroups of
@@ -154,8 +182,27 @@ export function radixWarpRankFor(
   return undefined;
 }
 
+/**
+ * Where digit pass `digit` reads a buffer's words (`Keys` or `Values`): the source at digit 0, else
+ * buffer 0 after an even digit and buffer 1 after an odd one; with a split double buffer, only the
+ * reads this kernel (and the scatter's parity) can make, so that the WGSL has no load from a buffer
+ * the kernel writes.
+ */
+function readFrom(kernel: RadixKernel, split: RadixSplit | undefined, what: 'Keys' | 'Values', source: string): string {
+  if (split === undefined) return `  if (digit == 0u) { return ${source}; }
+  return temp[select(u.sort${what}1At, u.sort${what}0At, (digit & 1u) == 1u) + start + j];`;
+  const zero = `tempA[u.sort${what}0At + start + j]`;
+  const one = `tempB[u.sort${what}1At + start + j]`;
+  if (kernel === 'scatter' && split.parity === 1) return `  return ${zero};`;
+  if (kernel === 'scatter') return `  if (digit == 0u) { return ${source}; }
+  return ${one};`;
+  return `  if (digit == 0u) { return ${source}; }
+  if ((digit & 1u) == 1u) { return ${zero}; }
+  return ${one};`;
+}
+
 /** WGSL the radix programs share, after the adapter's. */
-function common(kernel: RadixKernel): string {
+function common(kernel: RadixKernel, split: RadixSplit | undefined): string {
   const parts = [
     `var<workgroup> enteredRadix: vec4<u32>;
 fn enterRadix(i: u32, lid: u32) -> vec4<u32> {
@@ -174,8 +221,7 @@ fn countsBase(g: u32) -> u32 { return u.sortCountsAt + g * (u.sortTiles + 1u) * 
   if (kernel !== 'scan') {
     parts.push(`// Key bits of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
 fn bitsAt(digit: u32, start: u32, j: u32) -> u32 {
-  if (digit == 0u) { return sourceKey(start, j); }
-  return temp[select(u.sortKeys1At, u.sortKeys0At, (digit & 1u) == 1u) + start + j];
+${readFrom(kernel, split, 'Keys', 'sourceKey(start, j)')}
 }`);
   }
   if (kernel !== 'histogram') {
@@ -361,17 +407,23 @@ function warpSetup(warp: RadixWarpRank): string {
  * each ranking subgroup takes its chunk of the tile in `items` sub-rounds of one consecutive item a
  * lane, in index order. In a sub-round, eight ballots of the digit's bits (padding past n never
  * counts) give each lane the lanes with its digit; its rank in the subgroup is the subgroup's
- * running count of that digit before the sub-round plus those lanes below it. Lane L keeps the
- * running counts of digits L, L + S, L + 2S, ... (S the width) in registers, named (a private array
- * indexed by the digit may live in slow memory), updated from the same ballots; a lane reads its
- * digit's count with one shuffle per slot from the lane that owns it. WGSL orders one invocation's
- * workgroup-memory writes before another's reads only across a barrier, so subgroups share nothing
- * else without one: then each subgroup's 256 counts go to workgroup memory, per digit an exclusive
+ * running count of that digit before the sub-round plus those lanes below it. The running counts
+ * live in workgroup memory, 16 bits each (digit d in half d >> 7 of the subgroup's word d & 127):
+ * the lowest lane of each digit adds the sub-round's count with one atomicAdd and hands the count
+ * before it to the others with one shuffle. The next sub-round's atomicAdd on that word is issued
+ * only after every lane has the value this one returned (the shuffle waits for it), so the counts
+ * grow in sub-round order on any device. WGSL orders one invocation's workgroup-memory writes before
+ * another's reads only across a barrier, so after the ranking a barrier, then per digit an exclusive
  * scan over the subgroups and a scan over the digits give each (subgroup, digit) its first place,
  * and each item goes to (digit's first place + its subgroup's first place among them + its rank).
  * The result is the four splits' order (stable by index within the tile), with 4 barriers to rank a
  * tile where the splits take 85 at 512 invocations (a Hillis-Steele scan of 19 each), and the first
  * places come with it (one barrier less after).
+ *
+ * The counts were in registers before (lane L kept digits L, L + S, ... and a lane read its digit's
+ * count with one shuffle per slot, 8 on a subgroup of 32): one 16M-key sort with indices took 1.753
+ * ms of GPU time against 1.687 with the atomic (H200, bench/sort-webgpu.ts, 2026-11-29; the
+ * scatter's digit passes 0.441 -> 0.427 ms each).
  */
 /**
  * `body` once per item i < n, unrolled (i a constant in each copy): the ranking's arrays indexed by i
@@ -382,21 +434,15 @@ const eachItem = (n: number, body: string) => Array.from({ length: n }, (_, k) =
 
 function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const width = warp.subgroupSize;
-  const logWidth = Math.log2(width);
-  const slots = 256 / width;
   const scan = digitScanShape(options.workgroupSize, width);
   const range = (count: number) => Array.from({ length: count }, (_, i) => i);
   const bit = (b: number, of: string) => `select(~b${b}, b${b}, (${of} & ${1 << b}u) != 0u)`;
-  // Lanes whose digit's bits from logWidth up are slot k's (k static): the ballots or their complements.
-  const slotMatch = (k: number) => range(8 - logWidth).map((h) => (((k >> h) & 1) === 1 ? `b${h + logWidth}` : `~b${h + logWidth}`)).join(' & ');
   const loads = options.loads;
   const values = options.hasValues && loads !== 1;
   // Item i of this lane's chunk: key and (loads 2, 3) value into keys[i] and values[i]; padding keeps key 0.
   const load = `keys[i] = bitsAt(digitPass, start, sub + p);${values ? ' values[i] = valueAt(digitPass, start, sub + p);' : ''}`;
   const chunkPlace = `let p = warp * ${width * warp.items}u + i * ${width}u + lane;`;
-  return `    // Digit d's running count in this subgroup (lane d % ${width}, slot d / ${width}).
-    ${range(slots).map((k) => `var slot${k} = 0u;`).join(' ')}
-    var keys: array<u32, ${warp.items}>;${values ? `
+  return `    var keys: array<u32, ${warp.items}>;${values ? `
     var values: array<u32, ${warp.items}>;` : ''}
     var ranks: array<u32, ${warp.items}>;
     // Every load of the chunk in flight before the first ballot.
@@ -413,19 +459,14 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       let live = subgroupBallot(valid).x;
       ${range(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
       let same = live & ${range(8).map((b) => bit(b, 'd')).join('\n        & ')};
-      let owner = d & ${width - 1}u;
-      let slotOfDigit = d >> ${logWidth}u;
-      var before = 0u;
-      ${range(slots).map((k) => `before += select(0u, subgroupShuffle(slot${k}, owner), slotOfDigit == ${k}u);`).join('\n      ')}
-      ranks[i] = before + countOneBits(same & lanesBelow);
-      // This lane's digits (low ${logWidth} bits its own) in this sub-round.
-      let mine = live & ${range(logWidth).map((b) => bit(b, 'lane')).join(' & ')};
-      ${range(slots).map((k) => `slot${k} += countOneBits(mine & ${slotMatch(k)});`).join('\n      ')}
+      // The lowest lane of the digit adds the sub-round's count to the subgroup's and hands the count
+      // before it to the others (digit d's count: the half d >> 7 of word d & 127).
+      let leader = firstTrailingBit(same) & ${width - 1}u;
+      let half = (d >> 7u) * 16u;
+      var counted = 0u;
+      if (valid && lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
+      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);
     `)}
-    // Subgroup w's count of digit d < 128 in the low half of warpCounts[w * 128 + d], of d + 128 in the high half.
-    if (ranking) {
-      ${range(slots / 2).map((k) => `warpCounts[warp * 128u + lane + ${k * width}u] = slot${k} | (slot${k + slots / 2} << 16u);`).join('\n      ')}
-    }
     workgroupBarrier();
     // Invocation t: the pairs of digits (q, q + 128) for q in [t * ${scan.pairs}, (t + 1) * ${scan.pairs}), both halves at once (a
     // count is at most RANK, below 2^16). Each subgroup's count becomes the digit's items in earlier
@@ -438,8 +479,8 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       if (q < 128u) {
         for (var w = 0u; w < ${warp.subgroups}u; w++) {
           let at = w * 128u + q;
-          let count = warpCounts[at];
-          warpCounts[at] = total;
+          let count = atomicLoad(&warpCounts[at]);
+          atomicStore(&warpCounts[at], total);
           total += count;
         }
       }
@@ -475,7 +516,7 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       let p = warp * ${width * warp.items}u + i * ${width}u + lane;
       if (ranking && p < n) {
         let d = digitOf(keys[i], mask, shift);
-        let earlier = (warpCounts[warp * 128u + (d & 127u)] >> ((d >> 7u) * 16u)) & 0xffffu;
+        let earlier = (atomicLoad(&warpCounts[warp * 128u + (d & 127u)]) >> ((d >> 7u) * 16u)) & 0xffffu;
         let to = pairs[d >> 1u][d & 1u] + earlier + ranks[i];
         rankKeys[rankAt(to)] = keys[i];${options.hasValues ? `\n        ${carriedArray(options)}[rankAt(to)] = ${values ? 'values[i]' : 'p'};` : ''}
       }
@@ -483,6 +524,29 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
     workgroupBarrier();
 `;
 }
+
+/**
+ * `writeNext(digit, start, at, bits, value)`: item `at` of a segment in the buffer digit pass `digit`
+ * writes: buffer 0 after an even digit, buffer 1 after an odd one, the outputs (`writeOut`) after the
+ * last; with a split double buffer, only the writes of the scatter's parity.
+ */
+function writeNextWgsl(options: RadixProgramOptions): string {
+  const store = (buffer: 'temp' | 'tempA' | 'tempB', half: 0 | 1) =>
+    `${buffer}[u.sortKeys${half}At + start + at] = bits;${options.hasValues ? ` ${buffer}[u.sortValues${half}At + start + at] = value;` : ''}`;
+  const split = options.split;
+  const body =
+    split === undefined
+      ? `if (digit == 3u) { writeOut(start, at, bits, value); } else if ((digit & 1u) == 0u) { ${store('temp', 0)} } else { ${store('temp', 1)} }`
+      : split.parity === 0
+        ? store('tempA', 0)
+        : `if (digit == 3u) { writeOut(start, at, bits, value); } else { ${store('tempB', 1)} }`;
+  return `fn writeNext(digit: u32, start: u32, at: u32, bits: u32, value: u32) {
+  ${body}
+}`;
+}
+
+/** The ranking subgroups' counts set to zero (before a barrier that precedes the ranking). */
+const zeroWarpCounts = (warp: RadixWarpRank) => `for (var c = lid; c < ${warp.subgroups * 128}u; c += WG) { atomicStore(&warpCounts[c], 0u); }`;
 
 function scatterMain(options: RadixProgramOptions): string {
   const { hasValues, warpRank: warp } = options;
@@ -498,9 +562,6 @@ function scatterMain(options: RadixProgramOptions): string {
   let mask = s.z;
   let digitPass = u.launchPass & 3u;
   let shift = 8u * digitPass;
-  let last = digitPass == 3u;
-  let toKeys = select(u.sortKeys1At, u.sortKeys0At, (digitPass & 1u) == 0u);
-  ${hasValues ? 'let toValues = select(u.sortValues1At, u.sortValues0At, (digitPass & 1u) == 0u);' : ''}
   // Where digit d's first item of this tile goes: the totals of smaller digits (a scan over the 256
   // totals, ${perThread} per invocation) plus digit d's items in earlier tiles.
   let base = countsBase(inGroup);
@@ -517,13 +578,13 @@ function scatterMain(options: RadixProgramOptions): string {
   for (var c = 0u; c < ${perThread}u; c++) {
     let d = lid * ${perThread}u + c;
     if (d < 256u) { offsets[d] = running + temp[base + d * u.sortTiles + tile]; running += temp[totalsAt + d]; }
-  }
+  }${warp === undefined ? '' : `
+  ${zeroWarpCounts(warp)}`}
   workgroupBarrier();
   if (constant) {
     for (var j = range.x + lid; j < range.y; j += WG) {
       let bits = bitsAt(digitPass, start, j);
-      let value = ${hasValues ? 'valueAt(digitPass, start, j)' : '0u'};
-      if (last) { writeOut(start, j, bits, value); } else { temp[toKeys + start + j] = bits;${hasValues ? ' temp[toValues + start + j] = value;' : ''} }
+      writeNext(digitPass, start, j, bits, ${hasValues ? 'valueAt(digitPass, start, j)' : '0u'});
     }
     return;
   }
@@ -538,16 +599,18 @@ ${warp === undefined ? firstPlaces : ''}    for (var i = 0u; i < ITEMS; i++) {
         let d = digitOf(bits, mask, shift);
         let to = offsets[d] + p - pairs[d >> 1u][d & 1u];
         let value = ${!hasValues ? '0u' : options.loads === 1 ? 'valueAt(digitPass, start, sub + rankIndex[rankAt(p)])' : 'rankValues[rankAt(p)]'};
-        if (last) { writeOut(start, to, bits, value); } else { temp[toKeys + start + to] = bits;${hasValues ? ' temp[toValues + start + to] = value;' : ''} }
+        writeNext(digitPass, start, to, bits, value);
       }
-    }
+    }${warp === undefined ? '' : `
+    // The next rank tile's counts start from zero (the placement above was their last reader).
+    ${zeroWarpCounts(warp)}`}
     workgroupBarrier();
 ${warp === undefined ? splitOffsets : warpOffsets}  }`;
 }
 
 /** A radix program's own declarations and entry-point body (the adapter's WGSL goes before). */
 export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string; usesSubgroups?: boolean } {
-  const shared = common(kernel);
+  const shared = common(kernel, options.split);
   const pairs = `var<workgroup> pairs: array<vec2<u32>, ${Math.max(options.workgroupSize, 128)}>;`;
   switch (kernel) {
     case 'histogram':
@@ -569,16 +632,16 @@ var<workgroup> offsets: array<u32, 256>;
 // The scan of the digits' totals${warp === undefined ? ' and the split scans' : ''}; then, as 256 words, each digit's first rank place.
 ${pairs}${warp === undefined ? '' : `
 // Each ranking subgroup's counts of the 256 digits in 16 bits (warpRank), then its first places among each digit's.
-var<workgroup> warpCounts: array<u32, ${warp.subgroups * 128}>;
+var<workgroup> warpCounts: array<atomic<u32>, ${warp.subgroups * 128}>;
 // The sums of the digit scan's subgroups.
 var<workgroup> warpSums: array<u32, ${digitScanShape(options.workgroupSize, warp.subgroupSize).subgroups}>;`}
 fn digitOf(bits: u32, mask: u32, shift: u32) -> u32 { return ((radixOrderedKey(bits) ^ mask) >> shift) & 255u; }
 ${shared}${options.hasValues ? `
 // The value of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
 fn valueAt(digit: u32, start: u32, j: u32) -> u32 {
-  if (digit == 0u) { return sourceValue(start, j); }
-  return temp[select(u.sortValues1At, u.sortValues0At, (digit & 1u) == 1u) + start + j];
-}` : ''}`;
+${readFrom(kernel, options.split, 'Values', 'sourceValue(start, j)')}
+}` : ''}
+${writeNextWgsl(options)}`;
       return { declarations, main: scatterMain(options), usesSubgroups: warp !== undefined };
     }
   }
