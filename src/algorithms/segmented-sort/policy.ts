@@ -4,7 +4,7 @@ import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { defaultMergeMinTiles, defaultRadixMinTiles, mergePassWorkgroupBytes, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
 import { rowRadixMinParallelism, tileItemsFor } from '../batched-top-k/policy.js';
-import { defaultRadixLoads } from './webgpu/radix.js';
+import { sortRadixLoads } from './webgpu/radix.js';
 
 /** The variants of DeviceSegmentedSort. */
 export type SegmentedSortVariant = 'single-tile' | 'merge' | 'workgroup-radix' | 'radix';
@@ -64,7 +64,9 @@ export interface SegmentedSortPolicy {
    * 0.059 ms) and its scatter no faster (0.42 against 0.40). No gain, so 1. Since 2026-11-29 every
    * mode loads a ranking lane's keys before its first ballot (webgpu/radix.ts); 1x16M then
    * (bench/webgpu-launch-profile.ts, GPU ms, two rounds): 1.855 with 1, 1.826 with 3 (its
-   * histograms 0.013 faster, three of its scatters 0.01 slower): within 2%, left at 1.
+   * histograms 0.013 faster, three of its scatters 0.01 slower): within 2%, left at 1. Since the
+   * radix kernels bind each half of the double buffer apart (webgpu/radix.ts `split`), 3 is the
+   * default: 1x16M 1.496 -> 1.268 ms, 1024x8192 0.824 -> 0.710 (webgpu/radix.ts `sortRadixLoads`).
    */
   readonly radixLoads?: number;
   /**
@@ -166,7 +168,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     radixTileItems: 32 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
     radixMinTiles: defaultRadixMinTiles,
-    radixLoads: defaultRadixLoads,
+    radixLoads: sortRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     mergeMaxSegmentItems: capabilities.parallelism < rowRadixMinParallelism ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,
     mergeMinTiles: defaultMergeMinTiles,

@@ -2,7 +2,7 @@ import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import { defaultTileLoadBatch } from '../policy.js';
 import { type MergeLayout, type SegmentedSortRun, type SingleTileShape, mergeLayout, singleTileShape } from '../problem.js';
-import { type RadixLoads, type RadixWarpRank, defaultRadixLoads, radixWarpRankFor } from './radix.js';
+import { type RadixLoads, type RadixWarpRank, radixWarpRankFor, sortRadixLoads } from './radix.js';
 
 /*
  * The static facts of a sort run that the WGSL is specialized on, and nothing else: two runs with
@@ -64,6 +64,6 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     merge: hasMerge ? mergeLayout(problem, policy) : undefined,
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
-    radixLoads: hasRadix ? ((policy.radixLoads as RadixLoads | undefined) ?? defaultRadixLoads) : undefined,
+    radixLoads: hasRadix ? ((policy.radixLoads as RadixLoads | undefined) ?? sortRadixLoads) : undefined,
   };
 }
