@@ -10,7 +10,8 @@
  * - `fn radixOrderedKey(bits: u32) -> u32`: the ordered key of key bits;
  * - `fn writeOut(start: u32, at: u32, bits: u32, value: u32)`: the last pass's write;
  *
- * and binds `temp` (u32) with the uniforms {@link radixUniforms}.
+ * and binds `temp` (u32; with `split`, also `tempA` and `tempB`, {@link radixSplitBindings}) with the
+ * uniforms {@link radixUniforms}.
  *
  * One LSD pass over 8 bits of the sort key is three launches, reduce-then-scan (no workgroup waits on
  * another, so it is safe on every WebGPU device): the histogram counts each tile's digits; the scan
@@ -91,8 +92,9 @@ export interface RadixProgramOptions {
   readonly loads: RadixLoads;
   /**
    * Each buffer of the double buffer in a binding of its own ({@link radixSplitBindings}), and the
-   * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digits 0 and 2 read the source or buffer 1 and write buffer 0, digits 1 and 3 read
-   * buffer 0 and write buffer 1 or the outputs. Left out: both buffers in `temp`, one scatter for
+   * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digits
+   * 0 and 2 read the source or buffer 1 and write buffer 0, digits 1 and 3 read buffer 0 and write
+   * buffer 1 or the outputs. Left out: both buffers in `temp`, one scatter for
    * every digit (top-k's selection sort, which sorts in its outputs).
    */
   readonly split?: RadixSplit;
@@ -195,10 +197,10 @@ export function radixWarpRankFor(
 }
 
 /**
- * Where digit pass `digit` reads a buffer's words (`Keys` or `Values`): the source at digit 0, else
- * buffer 0 after an even digit and buffer 1 after an odd one; with a split double buffer, only the
- * reads this kernel (and the scatter's parity) can make, so that the WGSL has no load from a buffer
- * the kernel writes.
+ * Where digit pass `digit` reads a buffer's words (`Keys` or `Values`): the source at digit 0,
+ * buffer 0 at digits 1 and 3 (what digits 0 and 2 wrote), buffer 1 at digit 2; with a split double
+ * buffer, only the reads this kernel (and the scatter's parity) can make, so that the WGSL has no
+ * load from a buffer the kernel writes.
  */
 function readFrom(kernel: RadixKernel, split: RadixSplit | undefined, what: 'Keys' | 'Values', source: string): string {
   if (split === undefined) return `  if (digit == 0u) { return ${source}; }
@@ -538,9 +540,9 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
 }
 
 /**
- * `writeNext(digit, start, at, bits, value)`: item `at` of a segment in the buffer digit pass `digit`
- * writes: buffer 0 after an even digit, buffer 1 after an odd one, the outputs (`writeOut`) after the
- * last; with a split double buffer, only the writes of the scatter's parity.
+ * `writeNext(digit, start, at, bits, value)`: item `at` of a segment into what digit pass `digit`
+ * writes: buffer 0 at digits 0 and 2, buffer 1 at digit 1, the outputs (`writeOut`) at digit 3; with
+ * a split double buffer, only the writes of the scatter's parity.
  */
 function writeNextWgsl(options: RadixProgramOptions): string {
   const store = (buffer: 'temp' | 'tempA' | 'tempB', half: 0 | 1) =>
