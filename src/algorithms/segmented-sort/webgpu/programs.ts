@@ -388,7 +388,7 @@ ${range
 }
 
 /**
- * The parity its program is built for of a launch: a radix scatter's digit (launch pass `group * 4 +
+ * The parity a launch's program is built for: a radix scatter's digit (launch pass `group * 4 +
  * digit`, problem.ts `radixLaunchPass`), which has one program for digits 0 and 2 and one for 1 and
  * 3 (radix.ts `split`); 0 for every other kernel. The merge passes read and write the same way and
  * gained nothing split so (H200, bench/sort-webgpu.ts, GPU ms, two rounds, 2026-11-29: 64x32768
