@@ -45,7 +45,7 @@ export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts
     cacheKey: `sort-selection/${kernel}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...kernelUniforms(facts, shape), 'tiles', ...radixUniforms(values)],
-    bindings: kernelBindings(facts, shape),
+    bindings: [...kernelBindings(facts, shape), ...parts.bindings],
     preamble: `${topKPreamble(facts, shape)}\n${adapter(facts, 'radixSegment')}`,
     declarations: parts.declarations,
     main: parts.main,

@@ -4,7 +4,7 @@ import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUn
 import type { MergeLayout, SingleTileShape } from '../problem.js';
 import type { SortKernelFacts } from './facts.js';
 import { mergePassParts } from './merge.js';
-import { radixProgramParts, radixSplitBindings, radixUniforms } from './radix.js';
+import { radixProgramParts, radixUniforms } from './radix.js';
 import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
 /*
@@ -42,10 +42,7 @@ function bindings(facts: SortKernelFacts, shape: Shape): ProgramBinding[] {
     if (facts.valueMode === 'payload') arrays.push({ name: 'valuesIn', access: 'read', element: 'u32' });
     if (facts.valueMode !== 'none') arrays.push({ name: 'valuesOut', access: 'read_write', element: 'u32' });
   }
-  const bound = segmentBindings(facts, arrays, shape);
-  // The radix kernels that read the double buffer bind each of its buffers apart (radix.ts `split`).
-  if (shape.variant === 'radix' && shape.keys) for (const [name, slots] of Object.entries(radixSplitBindings)) bound.push({ name, access: 'read_write', element: 'u32', tempSlots: slots });
-  return bound;
+  return segmentBindings(facts, arrays, shape);
 }
 
 function uniforms(facts: SortKernelFacts, shape: Shape): string[] {
@@ -402,7 +399,7 @@ export function passParity(launch: { readonly kernel: string; readonly pass: num
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, parity: 0 | 1 = 0): WebGpuProgram {
   const shape = shapes[kernel](facts);
   // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
-  const body: { declarations: string; main: string; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
@@ -416,7 +413,8 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
     cacheKey: `sort/${kernel}${kernel === 'radix-scatter' ? `/${parity}` : ''}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms: uniforms(facts, shape),
-    bindings: bindings(facts, shape),
+    // A radix kernel's split double buffer adds its own ranges of temporary storage (radix.ts `split`).
+    bindings: [...bindings(facts, shape), ...(body.bindings ?? [])],
     preamble: preamble(facts, shape),
     declarations: body.declarations,
     main: body.main,

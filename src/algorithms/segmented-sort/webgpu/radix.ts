@@ -1,3 +1,5 @@
+import type { ProgramBinding } from '../../../backends/webgpu/program.js';
+
 /*
  * The radix sort's WGSL programs over any source of segments (the sort's input, or top-k's
  * selection), twins of cpu/radix.ts: the same launches, tiles, groups and slots. The caller's WGSL
@@ -622,15 +624,28 @@ ${warp === undefined ? firstPlaces : ''}    for (var i = 0u; i < ITEMS; i++) {
 ${warp === undefined ? splitOffsets : warpOffsets}  }`;
 }
 
-/** A radix program's own declarations and entry-point body (the adapter's WGSL goes before). */
-export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string; usesSubgroups?: boolean } {
+/**
+ * The bindings a radix program adds to its caller's (`temp` and the adapter's arrays): with a split
+ * double buffer, each buffer's own range of temporary storage, for the kernels that read it.
+ */
+function splitBindings(kernel: RadixKernel, split: RadixSplit | undefined): ProgramBinding[] {
+  if (split === undefined || kernel === 'scan') return [];
+  return Object.entries(radixSplitBindings).map(([name, slots]) => ({ name, access: 'read_write', element: 'u32', tempSlots: slots }));
+}
+
+/**
+ * A radix program's own declarations and entry-point body (the adapter's WGSL goes before), and the
+ * bindings it adds to the caller's ({@link splitBindings}).
+ */
+export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string; bindings: ProgramBinding[]; usesSubgroups?: boolean } {
   const shared = common(kernel, options.split);
+  const bindings = splitBindings(kernel, options.split);
   const pairs = `var<workgroup> pairs: array<vec2<u32>, ${Math.max(options.workgroupSize, 128)}>;`;
   switch (kernel) {
     case 'histogram':
-      return { declarations: `var<workgroup> histogram: array<atomic<u32>, 256>;\n${shared}`, main: histogramMain(options.loads) };
+      return { declarations: `var<workgroup> histogram: array<atomic<u32>, 256>;\n${shared}`, main: histogramMain(options.loads), bindings };
     case 'scan':
-      return { declarations: `${pairs}\n${shared}`, main: scanMain };
+      return { declarations: `${pairs}\n${shared}`, main: scanMain, bindings };
     case 'scatter': {
       const warp = options.warpRank;
       const items = radixRankItemsPerInvocation(options);
@@ -656,7 +671,7 @@ fn valueAt(digit: u32, start: u32, j: u32) -> u32 {
 ${readFrom(kernel, options.split, 'Values', 'sourceValue(start, j)')}
 }` : ''}
 ${writeNextWgsl(options)}`;
-      return { declarations, main: scatterMain(options), usesSubgroups: warp !== undefined };
+      return { declarations, main: scatterMain(options), bindings, usesSubgroups: warp !== undefined };
     }
   }
 }
