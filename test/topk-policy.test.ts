@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -160,12 +160,16 @@ describe('top-k policy', () => {
     expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 16, max: 16 }, segmentSizeDeviceBounds: false, maxSegments: 16384 }, gpu, { policy: { workgroupSize: 128 } }).policy.workgroupSize).toBe(128);
   });
 
-  it('reduce lengthens its chunks over long rows so the grid is about reduceWorkgroups workgroups', () => {
+  it("reduce lengthens its chunks over long rows so the grid is about reduceChunkWorkgroups workgroups (a quarter of a GPU's slots)", () => {
     const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 1024 } }).capabilities;
-    // Greedy decoding, 64 x 151936: 13 chunks of 12288 keys per row (832 workgroups), not 38 of 4096.
+    // Greedy decoding, 64 x 151936: 4 chunks of 40960 keys per row (256 workgroups), not 38 of 4096.
     const greedy = selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 }, gpu);
     expect(greedy.policy.reduceWorkgroups).toBe(1024);
-    expect(greedy.policy.reduceChunkItems).toBe(12288);
+    expect(greedy.policy.reduceChunkWorkgroups).toBe(256);
+    expect(greedy.policy.reduceChunkItems).toBe(40960);
+    // The CPU emulator (few workgroup slots) keeps one chunk per slot.
+    const fewSlots = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 4 } }).capabilities;
+    expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 1 }, fewSlots).policy.reduceChunkWorkgroups).toBe(4);
     expect(reduceChunkItemsFor(64, 151936, 4096, 1024)).toBe(12288);
     // Few long rows, or many short ones: one loop trip per chunk as before.
     expect(reduceChunkItemsFor(1, 128256, 4096, 1024)).toBe(4096);
@@ -173,6 +177,18 @@ describe('top-k policy', () => {
     // Whole loop trips, never fewer workgroups than segments.
     expect(reduceChunkItemsFor(4096, 100_000, 4096, 1024)).toBe(102400);
     expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 }, gpu, { policy: { reduceChunkItems: 4096 } }).policy.reduceChunkItems).toBe(4096);
+  });
+
+  it("reduce merges the chunks in their own launch where kMax is 1 ('auto'), else in a launch of its own; tuning forces either, a bad value is named", () => {
+    const auto = { reduceLastChunkMerges: 'auto' } as const;
+    expect(reduceMergesInChunks(auto, 1)).toEqual({ merges: true, why: "reduceLastChunkMerges 'auto', and kMax is 1: the last chunk workgroup of a segment merges" });
+    expect(reduceMergesInChunks(auto, 2).merges).toBe(false);
+    expect(reduceMergesInChunks(auto, 8).why).toBe("reduceLastChunkMerges 'auto', and kMax 8 > 1: the merge's code would slow every chunk workgroup, so it has a launch of its own");
+    expect(reduceMergesInChunks({ reduceLastChunkMerges: 'always' }, 8)).toEqual({ merges: true, why: "tuning.policy.reduceLastChunkMerges 'always'" });
+    expect(reduceMergesInChunks({ reduceLastChunkMerges: 'never' }, 1).merges).toBe(false);
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 1024 } }).capabilities;
+    const facts = { k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 };
+    expect(() => selectTopKVariant(facts, gpu, { policy: { reduceLastChunkMerges: 'sometimes' as never } })).toThrow("tuning.policy.reduceLastChunkMerges: sometimes is not one of 'auto', 'always', 'never'");
   });
 });
 

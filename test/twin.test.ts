@@ -48,7 +48,7 @@ interface TwinCase {
 const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100);
 
 /** The k = 1 reduce cases' rows, chunks and launches: long segments of 3 chunks each (12 reduce workgroups), and a short one. */
-const kOneOverLongRows = { sizes: [20000, 151, 30001, 5], k: 1, variant: 'reduce', policy: { reduceWorkgroups: 12 }, launches: ['reduce-merge'] } satisfies Partial<TwinCase>;
+const kOneOverLongRows = { sizes: [20000, 151, 30001, 5], k: 1, variant: 'reduce', policy: { reduceChunkWorkgroups: 12 }, launches: ['reduce-chunk-merge'] } satisfies Partial<TwinCase>;
 
 const cases: TwinCase[] = [
   {
@@ -58,7 +58,21 @@ const cases: TwinCase[] = [
     variant: 'reduce',
     deviceK: true,
     // A software adapter's few workgroup slots would give each segment one chunk: 12 keep 3 per segment.
-    policy: { reduceWorkgroups: 12 },
+    policy: { reduceChunkWorkgroups: 12 },
+    launches: ['reduce-merge'],
+  },
+  {
+    name: 'reduce, k = 8, the chunks merged in their own launch (published lists, arrival words, the last chunk workgroup merges)',
+    sizes: [9000, 0, 4097, 12000],
+    k: 8,
+    variant: 'reduce',
+    policy: { reduceChunkWorkgroups: 12, reduceLastChunkMerges: 'always' },
+    launches: ['reduce-chunk-merge'],
+  },
+  {
+    name: 'reduce, k = 1, the chunks merged by a launch of their own',
+    ...kOneOverLongRows,
+    policy: { reduceChunkWorkgroups: 12, reduceLastChunkMerges: 'never' },
     launches: ['reduce-merge'],
   },
   {

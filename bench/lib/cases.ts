@@ -205,6 +205,10 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
       fillRandomBits(c.data as Float32Array);
       return { ...c, label: `${c.label} (random-bit keys)`, peerNote: `${c.peerNote}, keys = random f32 bit patterns` };
     },
+    // Reduce over long rows split in chunks (k <= reduceMaxK): for the chunks-per-row rule (policy.ts
+    // reduceWorkgroups), beside greedy-k1 and greedy-1row.
+    'single-k8': () => dense('single-k8', 1, opts.singleRowCols, 8, opts.clampNote),
+    'greedy-8row': () => dense('greedy-8row', 8, 151936, 1, undefined, 'greedy decoding, batch 8'),
     // Sorted selections past a workgroup tile (the segmented sort bench times them against torch.topk):
     // here for --variants and --tune, to set the selector's bounds between row-radix and radix-select.
     'sorted-k4096': () => dense('sorted-k4096', 64, 32768, 4096, undefined, 'sorted selection past the tile'),

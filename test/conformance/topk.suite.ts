@@ -180,15 +180,18 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
     });
 
     describe('reduce over long segments', () => {
-      it('chunks lengthen until the grid is about reduceWorkgroups workgroups (k = 1 greedy decoding, ties, NaN, -0, k > size)', async () => {
+      it('chunks lengthen until the grid is about reduceChunkWorkgroups workgroups, merged in a launch of their own or by the last chunk workgroup (k = 1 greedy decoding, ties, NaN, -0, k > size)', async () => {
         // 5 segments and 15 workgroups: 3 chunks for the longest, each several loop trips long, from
         // starts at every offset modulo 4; a segment shorter than k.
         const sizes = [70_001, 3, 40_962, 0, 16_385];
-        for (const k of [1, 2, 8]) {
-          for (const flavour of ['ties', 'special'] as const) {
-            const directions = sizes.map((_, i) => (i % 2 === (k === 2 ? 0 : 1) ? 'min' : 'max') as 'max' | 'min');
-            const plan = await expectReferencePlan(makeCase({ name: `wave-k${k}-${flavour}`, flavour, sizes, k, directions, seed: 83 + k }), 'reduce', { reduceWorkgroups: 15 });
-            expect(plan.launches.map((l) => l.purpose).join(' | ')).toMatch(/3 workgroups per segment \(chunks of \d+ keys/);
+        for (const reduceLastChunkMerges of ['always', 'never'] as const) {
+          for (const k of [1, 2, 8]) {
+            for (const flavour of ['ties', 'special'] as const) {
+              const directions = sizes.map((_, i) => (i % 2 === (k === 2 ? 0 : 1) ? 'min' : 'max') as 'max' | 'min');
+              const plan = await expectReferencePlan(makeCase({ name: `wave-k${k}-${flavour}-${reduceLastChunkMerges}`, flavour, sizes, k, directions, seed: 83 + k }), 'reduce', { reduceChunkWorkgroups: 15, reduceLastChunkMerges });
+              expect(plan.launches.map((l) => l.purpose).join(' | ')).toMatch(/3 workgroups per segment \(chunks of \d+ keys/);
+              expect(plan.launches.some((l) => l.name.startsWith(reduceLastChunkMerges === 'always' ? 'topk/reduce-chunk-merge[' : 'topk/reduce-merge['))).toBe(true);
+            }
           }
         }
       });

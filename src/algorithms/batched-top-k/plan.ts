@@ -10,8 +10,8 @@ import { type NumericFacts, type OptionFacts, effectiveBounds } from '../../para
 import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
-import { type RadixPick, type TopKPolicy, type TopKSelection, type TopKVariant, radixPickOf, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
-import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, reduceChunks, topKKernels } from './problem.js';
+import { type RadixPick, type TopKPolicy, type TopKSelection, type TopKVariant, radixPickOf, reduceMergesInChunks, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
+import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, publishedEntryWords, reduceChunks, topKKernels } from './problem.js';
 import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
 import { requiredWith } from '../../types/messages.js';
@@ -269,10 +269,25 @@ function variantLaunches(
         continue;
       }
       const chunks = reduceChunks(maxSegmentSize, policy);
+      const merging = reduceMergesInChunks(policy, facts.kMax);
+      if (chunks > 1 && merging.merges) {
+        // Published entries (four words each) and arrival counts, zeroed at the start of every run.
+        layout.add('partials', n * chunks * facts.kMax * publishedEntryWords * 4, { zeroed: true });
+        layout.add('arrivals', n * 4, { zeroed: true });
+        launches.push(
+          launch(
+            'reduce-chunk-merge',
+            variant,
+            'reduce-chunk-merge',
+            `${chunks} workgroups per segment (chunks of ${policy.reduceChunkItems} keys, vec4 reads): register top-k of each chunk, published; the last of a segment's workgroups to finish merges the lists and writes (${merging.why})`,
+          ),
+        );
+        continue;
+      }
       launches.push(launch('reduce', variant, 'reduce', chunks === 1 ? 'one workgroup per segment: register top-k, merge, write' : `${chunks} workgroups per segment (chunks of ${policy.reduceChunkItems} keys, vec4 reads): register top-k of each chunk into partials`));
       if (chunks > 1) {
         layout.add('partials', n * chunks * facts.kMax * 8);
-        launches.push(launch('reduce-merge', variant, 'reduce-merge', "merge the chunks' lists per segment and write"));
+        launches.push(launch('reduce-merge', variant, 'reduce-merge', `merge the chunks' lists per segment and write (${merging.why})`));
       }
     } else if (variant === 'row-radix') {
       // Candidates past the workgroup's room go to temporary storage, at each segment's own start.

@@ -20,19 +20,43 @@ export interface TopKPolicy {
   readonly reduceMaxK: number;
   /**
    * Items one reduce workgroup scans; longer segments are split across workgroups and merged. Unless
-   * tuning sets it, the selector lengthens it over long segments (see `reduceWorkgroups`).
+   * tuning sets it, the selector lengthens it over long segments (see `reduceChunkWorkgroups`).
    */
   readonly reduceChunkItems: number;
   /**
-   * Reduce over long segments: chunks grow, in whole loop trips of `workgroupSize * 16` keys, until
-   * the grid is at most about this many workgroups (the device's workgroup slots, one wave).
+   * Reduce over short segments given one invocation each: workgroups narrow until they make at least
+   * a quarter of this many (the device's workgroup slots, one wave).
    */
   readonly reduceWorkgroups: number;
+  /**
+   * Reduce over long segments: chunks grow, in whole loop trips of `workgroupSize * 16` keys, until
+   * the grid is at most about this many workgroups. On a GPU a quarter of its workgroup slots: each
+   * chunk pays a fixed cost (its segment, the workgroup's merge, its list), and two workgroups of
+   * long chunks a multiprocessor read faster than a wave of short ones. H200, GPU ms (2026-11-29,
+   * bench/topk-webgpu.ts --tune, the merge in the chunk launch, two rounds; 1024 / 512 / 256 (this)
+   * / 128): 64x151936 k=1 0.0253-0.0254 / 0.0233-0.0235 / 0.0224-0.0227 / 0.0230-0.0232, 8x151936
+   * k=1 0.0138-0.0140 / 0.0135-0.0140 / 0.0133-0.0136 / 0.0132-0.0133, 1x16M k=8 0.189 / 0.174-0.176
+   * / 0.167-0.168 / 0.174-0.175; 1x128256 k=1 0.0115 at every count (32 chunks of 4096 keys either
+   * way). 192 split the 64 rows in 3 chunks (192 workgroups on 132 multiprocessors): 0.0253-0.0262.
+   * The CPU (few workgroup slots) keeps one chunk per slot.
+   */
+  readonly reduceChunkWorkgroups: number;
   /**
    * Reduce: segments of at most this many keys get one invocation each (workgroupSize segments per
    * workgroup, no merge) instead of a workgroup each.
    */
   readonly reduceSmallSegmentItems: number;
+  /**
+   * Reduce over several chunks a segment: where the chunks' lists are merged. In the chunk launch
+   * itself ('reduce-chunk-merge': each chunk workgroup publishes its list and counts itself in its
+   * segment's arrival word; the last to arrive merges and writes) or in a 'reduce-merge' launch of
+   * its own. 'auto' merges in the chunk launch where kMax is 1, 'always' and 'never' as they say.
+   * Either way the same bits. H200, GPU ms (2026-11-29, bench/topk-webgpu.ts --tune, two rounds;
+   * own launch / chunk launch): 64x151936 k=1 0.0242-0.0245 / 0.0225-0.0232, 8x151936 k=1
+   * 0.0154-0.0165 / 0.0137-0.0145, 1x128256 k=1 0.0134-0.0135 / 0.0124; but 1x16M k=8 0.160 /
+   * 0.167-0.168 (the merge's code in the chunk kernel, lists of 8, slows every workgroup of it).
+   */
+  readonly reduceLastChunkMerges: 'auto' | 'always' | 'never';
   /**
    * Items one radix-select workgroup scans per tile (pass 0 reads the keys in tiles of this many);
    * a plan halves it where whole tiles would give too few workgroups (`radixTileItemsFor`) unless
@@ -284,7 +308,9 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     reduceMaxK: topKPolicyLimits.reduceMaxK,
     reduceChunkItems: workgroupSize * 16,
     reduceSmallSegmentItems: 32,
+    reduceLastChunkMerges: 'auto',
     reduceWorkgroups: Math.max(1, capabilities.parallelism),
+    reduceChunkWorkgroups: capabilities.parallelism < rowRadixMinParallelism ? Math.max(1, capabilities.parallelism) : Math.max(1, Math.floor(capabilities.parallelism / 4)),
     radixTileItems: workgroupSize * 16,
     radixBits,
     radixWideDigitItems: 65536,
@@ -564,7 +590,7 @@ export function selectTopKVariant(
   } else if (chosen === 'reduce' && tuning.policy?.workgroupSize === undefined) {
     policy.workgroupSize = reduceWorkgroupSize(maxSize, policy.workgroupSize, capabilities);
     if (tuning.policy?.reduceChunkItems === undefined) {
-      policy.reduceChunkItems = reduceChunkItemsFor(facts.maxSegments ?? 1, maxSize, policy.workgroupSize * 16, policy.reduceWorkgroups);
+      policy.reduceChunkItems = reduceChunkItemsFor(facts.maxSegments ?? 1, maxSize, policy.workgroupSize * 16, policy.reduceChunkWorkgroups);
     }
   }
   return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
@@ -618,6 +644,9 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   if (!selectionSortVariants.includes(policy.selectionSortVariant)) {
     throw new SegkitUsageError(`tuning.policy.selectionSortVariant: ${String(policy.selectionSortVariant)} is not one of ${selectionSortVariants.map((v) => `'${v}'`).join(', ')}`);
   }
+  if (!reduceChunkMerges.includes(policy.reduceLastChunkMerges)) {
+    throw new SegkitUsageError(`tuning.policy.reduceLastChunkMerges: ${String(policy.reduceLastChunkMerges)} is not one of ${reduceChunkMerges.map((v) => `'${v}'`).join(', ')}`);
+  }
   if (!radixPicks.includes(policy.radixPick)) {
     throw new SegkitUsageError(`tuning.policy.radixPick: ${String(policy.radixPick)} is not one of ${radixPicks.map((v) => `'${v}'`).join(', ')}`);
   }
@@ -641,6 +670,20 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
       `tuning.policy.tileItems: ${policy.tileItems} items need ${policy.tileItems * 8 + 4096} bytes of workgroup memory; the backend has ${capabilities.workgroupStorageBytes}`,
     );
   }
+}
+
+const reduceChunkMerges: readonly TopKPolicy['reduceLastChunkMerges'][] = ['auto', 'always', 'never'];
+
+/**
+ * Whether reduce merges a segment's chunk lists in the chunk launch (policy `reduceLastChunkMerges`;
+ * only where segments span several chunks), and why, for explain().
+ */
+export function reduceMergesInChunks(policy: Pick<TopKPolicy, 'reduceLastChunkMerges'>, kMax: number): { merges: boolean; why: string } {
+  const value = policy.reduceLastChunkMerges;
+  if (value !== 'auto') return { merges: value === 'always', why: `tuning.policy.reduceLastChunkMerges '${value}'` };
+  return kMax === 1
+    ? { merges: true, why: "reduceLastChunkMerges 'auto', and kMax is 1: the last chunk workgroup of a segment merges" }
+    : { merges: false, why: `reduceLastChunkMerges 'auto', and kMax ${kMax} > 1: the merge's code would slow every chunk workgroup, so it has a launch of its own` };
 }
 
 /**

@@ -72,6 +72,7 @@ export type TopKKernelId =
   | 'single-tile'
   | 'reduce'
   | 'reduce-merge'
+  | 'reduce-chunk-merge'
   | 'radix-init'
   | 'radix-histogram'
   | 'radix-fallback'
@@ -129,6 +130,14 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
     identicalSlots: ['partials'],
   },
   'reduce-merge': { slots: ['offsets', 'partials'], grid: perSegment },
+  // 'reduce' over several chunks a segment with the merge in the same launch: each chunk workgroup
+  // publishes its list in `partials` and counts itself in its segment's word of `arrivals`; the last
+  // to arrive merges (policy.ts reduceLastChunkMerges).
+  'reduce-chunk-merge': {
+    slots: ['offsets', 'partials', 'arrivals'],
+    grid: (problem, policy) => problem.maxSegments * reduceChunks(problem.maxSegmentSize, policy),
+    identicalSlots: ['partials', 'arrivals'],
+  },
   'radix-init': { slots: radixSlots, grid: perSegment, identicalSlots: radixCounts },
   'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixHistogramTiles(problem, policy), identicalSlots: radixCounts },
   'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
@@ -212,6 +221,13 @@ function sortGroup(problem: { maxSegments: number; maxSegmentSize: number }, pol
   return Math.min(problem.maxSegments, selectionSortShape(problem.maxSegments, problem.maxSegmentSize, policy).groupSegments);
 }
 
+/**
+ * Words of one entry of a chunk's list in 'reduce-chunk-merge''s `partials`: its ordered key and its
+ * index, each as two published words (dispatch/published-words.ts, status 1), so the merging
+ * workgroup needs no ordering between another workgroup's stores.
+ */
+export const publishedEntryWords = 4;
+
 /** Reduce workgroups per segment (when it does not run one invocation per segment). */
 export function reduceChunks(maxSegmentSize: number, policy: TopKPolicy): number {
   return Math.max(1, Math.ceil(maxSegmentSize / policy.reduceChunkItems));
@@ -244,6 +260,9 @@ export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'max
  *   'segment-offsets' (exclusive scan of the sizes; entry maxSegments = the total).
  * - reduce: `partials`: maxSegments * chunksPerSegment * kMax pairs (ordered key, index) when a
  *   segment spans several chunks (sentinel pair (0, 0xFFFFFFFF) ranks below every real item).
+ *   'reduce-chunk-merge' publishes each pair as {@link publishedEntryWords} words (the key's two,
+ *   then the index's), zeroed every run, and counts the chunk workgroups of segment i that are done
+ *   in word i of `arrivals` (zeroed every run; it ends at chunksPerSegment for a segment that ran).
  * - radix-select (radix-plan.ts): `segmentState`: maxSegments * 32 words [0 mode (1: a sampled
  *   threshold, 0: none), 1 the threshold T (an ordered key), 2 keys that reached T (appended to
  *   candidates0 by pass 0), 8 + p items selected by digit p, 16 + p candidates kept by digit p];

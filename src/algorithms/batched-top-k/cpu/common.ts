@@ -72,6 +72,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly hasRadix: boolean;
   // Temporary-storage slots, word offsets (-1 when absent).
   readonly partialsSlot: number;
+  /** 'reduce-chunk-merge': the chunk workgroups of each segment done so far, a word per segment. */
+  readonly arrivalsSlot: number;
   readonly stateSlot: number;
   readonly histogramSlot: number;
   readonly selectedSlot: number;
@@ -140,6 +142,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.hasSingleTile = run.launches.some((launch) => launch.kernel === 'single-tile');
     this.hasRadix = run.launches.some((launch) => launch.kernel === 'radix-histogram' || launch.kernel === 'row-radix');
     this.partialsSlot = this.slotWords('partials');
+    this.arrivalsSlot = this.slotWords('arrivals');
     this.stateSlot = this.slotWords('segmentState');
     this.histogramSlot = this.slotWords('histogram');
     this.selectedSlot = this.slotWords('selected');

@@ -14,7 +14,7 @@ import {
   runRadixHistogram,
   runRadixInit,
 } from './radix-select.js';
-import { reduceWorkgroupBytes, runReduce, runReduceMerge } from './reduce.js';
+import { reduceWorkgroupBytes, runReduce, runReduceChunkMerge, runReduceMerge } from './reduce.js';
 import { rowRadixWorkgroupBytes, runRowRadix } from './row-radix.js';
 import { runSingleTile, singleTileWorkgroupBytes } from './single-tile.js';
 import { runWeights } from './weights.js';
@@ -111,6 +111,11 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
     body: runReduce,
     bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax),
     items: (grid, { ctx }) => grid * Math.max(1, ctx.reduceSegmentsPerWorkgroup) * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
+  },
+  'reduce-chunk-merge': {
+    body: runReduceChunkMerge,
+    bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax),
+    items: (grid, { ctx }) => grid * Math.min(ctx.problem.maxSegmentSize, ctx.policy.reduceChunkItems),
   },
   'reduce-merge': { body: runReduceMerge, bytes: (ctx) => reduceWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => grid * ctx.chunksPerSegment * ctx.kMax * 4 },
   'radix-init': { body: runRadixInit, bytes: () => 16, items: (grid, params) => pooled(radixInitItems(grid, params)) },

@@ -1,4 +1,6 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
+import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
+import { publishedEntryWords } from '../problem.js';
 import { Segment, type TopKContext, type TopKKernelParams, f32Signed, resolveSegment, signBit, writeSegmentOutputs } from './common.js';
 
 /*
@@ -358,30 +360,69 @@ export function runReduce(workgroupId: number, _numWorkgroups: number, shared: W
   const chunks = ctx.chunksPerSegment;
   const segment = chunks === 1 ? workgroupId : Math.floor(workgroupId / chunks);
   if (segment >= ctx.activeSegments()) return;
-  const chunk = workgroupId - segment * chunks;
-  const chunkItems = ctx.policy.reduceChunkItems;
   const seg = segmentOfWorkgroup;
-  resolveSegment(ctx, segment, chunks * chunkItems, seg);
-  const kMax = ctx.kMax;
-  const list = shared.i32;
-  const from = chunk * chunkItems;
-  const to = Math.min(from + chunkItems, seg.size);
-  const count = from < to && seg.take > 0 ? topOfRange(ctx, seg.start + from, seg.start + to, seg.start, seg.mask, seg.take, list, kMax) : 0;
+  const count = reduceChunk(ctx, workgroupId, segment, seg, shared.i32);
   if (chunks === 1) {
-    writeSegmentOutputs(ctx, segment, seg, list, kMax, count);
+    writeSegmentOutputs(ctx, segment, seg, shared.i32, ctx.kMax, count);
     return;
   }
+  storeChunkList(ctx, workgroupId, shared.i32, count, false);
+}
+
+/**
+ * The 'reduce-chunk-merge' kernel: 'reduce''s chunk list, published, then the workgroup's arrival in
+ * its segment's word of `arrivals`; the last to arrive merges as 'reduce-merge' does (webgpu/reduce.ts).
+ * Stores before an `Atomics.add` are visible to the worker whose own add reads its result, so the
+ * merging workgroup finds every list whole.
+ */
+export function runReduceChunkMerge(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  const ctx = params.ctx;
+  if (ctx.failed()) return;
+  const chunks = ctx.chunksPerSegment;
+  const segment = Math.floor(workgroupId / chunks);
+  if (segment >= ctx.activeSegments()) return;
+  const seg = segmentOfWorkgroup;
+  storeChunkList(ctx, workgroupId, shared.i32, reduceChunk(ctx, workgroupId, segment, seg, shared.i32), true);
+  if (Atomics.add(ctx.temp, ctx.arrivalsSlot + segment, 1) + 1 === chunks) mergeSegmentLists(ctx, segment, seg, shared.i32, true);
+}
+
+/** The best keys of workgroup `workgroupId`'s chunk of `segment` (resolved into `seg`) into `list`; returns how many. */
+function reduceChunk(ctx: TopKContext, workgroupId: number, segment: number, seg: Segment, list: Int32Array): number {
+  const chunks = ctx.chunksPerSegment;
+  const chunk = workgroupId - segment * chunks;
+  const chunkItems = ctx.policy.reduceChunkItems;
+  resolveSegment(ctx, segment, chunks * chunkItems, seg);
+  const from = chunk * chunkItems;
+  const to = Math.min(from + chunkItems, seg.size);
+  return from < to && seg.take > 0 ? topOfRange(ctx, seg.start + from, seg.start + to, seg.start, seg.mask, seg.take, list, ctx.kMax) : 0;
+}
+
+/**
+ * Stores a chunk's list (its `count` best, then the sentinel (0, 0xFFFFFFFF) up to kMax) in slot
+ * `partials`: pairs of words, or with `published` each word as two published words (problem.ts
+ * publishedEntryWords an entry).
+ */
+function storeChunkList(ctx: TopKContext, workgroupId: number, list: Int32Array, count: number, published: boolean): void {
+  const kMax = ctx.kMax;
   const partials = ctx.temp;
-  const base = ctx.partialsSlot + workgroupId * kMax * 2;
-  for (let j = 0; j < count; j++) {
-    partials[base + 2 * j] = list[j]! ^ signBit;
-    partials[base + 2 * j + 1] = list[kMax + j]!;
-  }
-  for (let j = count; j < kMax; j++) {
-    partials[base + 2 * j] = 0;
-    partials[base + 2 * j + 1] = -1; // 0xFFFFFFFF
+  const words = published ? publishedEntryWords : 2;
+  const base = ctx.partialsSlot + workgroupId * kMax * words;
+  for (let j = 0; j < kMax; j++) {
+    const key = j < count ? (list[j]! ^ signBit) >>> 0 : 0;
+    const index = j < count ? list[kMax + j]! >>> 0 : 0xffffffff;
+    const at = base + j * words;
+    if (!published) {
+      partials[at] = key;
+      partials[at + 1] = index;
+      continue;
+    }
+    [partials[at], partials[at + 1]] = publishedWords(entryStatus, key);
+    [partials[at + 2], partials[at + 3]] = publishedWords(entryStatus, index);
   }
 }
+
+/** Status of the published words of 'reduce-chunk-merge''s entries (as its WGSL's ENTRY_STATUS). */
+const entryStatus = 1;
 
 /**
  * 'reduce' with one invocation per segment (short segments): workgroup w handles segments
@@ -407,21 +448,33 @@ export function runReduceMerge(workgroupId: number, _numWorkgroups: number, shar
   if (ctx.failed()) return;
   const segment = workgroupId;
   if (segment >= ctx.activeSegments()) return;
-  const chunks = ctx.chunksPerSegment;
   const seg = segmentOfWorkgroup;
-  resolveSegment(ctx, segment, chunks * ctx.policy.reduceChunkItems, seg);
+  resolveSegment(ctx, segment, ctx.chunksPerSegment * ctx.policy.reduceChunkItems, seg);
+  mergeSegmentLists(ctx, segment, seg, shared.i32, false);
+}
+
+/** Merges the chunk lists of `segment` (resolved in `seg`) from slot `partials` (plain or published words) and writes its outputs. */
+function mergeSegmentLists(ctx: TopKContext, segment: number, seg: Segment, list: Int32Array, published: boolean): void {
+  const chunks = ctx.chunksPerSegment;
   const kMax = ctx.kMax;
   const take = seg.take;
-  const list = shared.i32;
   const partials = ctx.temp;
+  const words = published ? publishedEntryWords : 2;
+  // Word w of entry j of a chunk's list from `base`: the key (w = 0) or the index (w = 1).
+  const word = (base: number, j: number, w: number): number => {
+    const at = base + j * words + w * (words / 2);
+    if (!published) return partials[at]!;
+    if (publishedStatus(partials[at]! >>> 0, partials[at + 1]! >>> 0) !== entryStatus) throw new Error(`internal: reduce-chunk-merge found entry ${j} of segment ${segment}'s lists unpublished`);
+    return publishedValue(partials[at]! >>> 0, partials[at + 1]! >>> 0) | 0;
+  };
   let count = 0;
   for (let chunk = 0; chunk < chunks; chunk++) {
-    const base = ctx.partialsSlot + (segment * chunks + chunk) * kMax * 2;
+    const base = ctx.partialsSlot + (segment * chunks + chunk) * kMax * words;
     // Each chunk's list is best first: stop at its first entry that does not enter.
     for (let j = 0; j < take; j++) {
-      const index = partials[base + 2 * j + 1]!;
+      const index = word(base, j, 1);
       if (index === -1) break; // sentinel
-      const s = partials[base + 2 * j]! ^ signBit;
+      const s = word(base, j, 0) ^ signBit;
       if (count === take) {
         const worst = list[take - 1]!;
         if (s < worst || (s === worst && index > list[kMax + take - 1]!)) break;

@@ -26,6 +26,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'single-tile': singleTileProgram,
   reduce: (facts, name, run) => reduceProgram(facts, name, multiChunk(run)),
   'reduce-merge': reduceMergeProgram,
+  'reduce-chunk-merge': (facts, name) => reduceProgram(facts, name, true, true),
   'radix-init': radixInitProgram,
   'radix-histogram': (facts, name) => radixHistogramProgram(facts, name),
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),

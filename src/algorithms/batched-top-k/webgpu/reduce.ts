@@ -1,5 +1,7 @@
 import { orderKeyWgsl } from '../../../backends/webgpu/numerics.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
+import { publishedEntryWords } from '../problem.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
@@ -10,7 +12,8 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  * then the workgroup merges the lists in a tree (within subgroups through shuffles where there are
  * any, then in workgroup memory): each merge of two sorted lists is a branch-free bitonic merge. One chunk: the workgroup writes the outputs. Several:
  * it writes its best `take` pairs (ordered key, index) to slot `partials`, padded with the sentinel
- * (0, 0xFFFFFFFF), and 'reduce-merge' (reduce-merge.ts) merges them.
+ * (0, 0xFFFFFFFF), and 'reduce-merge' merges them; or ('reduce-chunk-merge', policy
+ * reduceLastChunkMerges) it publishes them and the segment's last workgroup to finish merges.
  *
  * Keys are read as vec4<u32> (a second binding of the keys buffer, whose allocation is whole 16-byte
  * words): each invocation loads UNROLL aligned quads before it inserts any, so a long segment has
@@ -233,14 +236,92 @@ function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGp
   };
 }
 
-/** The reduce program for these facts. */
-export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: boolean): WebGpuProgram {
+/**
+ * 'reduce-chunk-merge' after the workgroup's merge: its list published in `partials` (problem.ts
+ * publishedEntryWords a pair), then its arrival in its segment's word of `arrivals` (after a
+ * barrier: the workgroup's stores are all issued when it counts itself). The workgroup that brings
+ * the word to `chunks` merges every chunk's list as 'reduce-merge' does, reading each word once both
+ * halves carry the status: it waits only for stores already issued to become visible, so no
+ * workgroup waits for another to run (no forward progress between workgroups is needed).
+ */
+function chunkMergeWgsl(merge: string): string {
+  return `
+  let published = u.partialsAt + workgroupIndex * u.kMax * ENTRY_WORDS;
+  for (var j = lid; j < u.kMax; j += WG) {
+    var key = 0u;
+    var index = SENTINEL;
+    if (j < s.take && listIndices[j] != SENTINEL) {
+      index = listIndices[j];
+      key = orderedKey(keysIn[s.start + index], s.direction);
+    }
+    publish(published + ENTRY_WORDS * j, key);
+    publish(published + ENTRY_WORDS * j + 2u, index);
+  }
+  workgroupBarrier();
+  if (lid == 0u) {
+    let arrived = atomicAdd(&temp[u.arrivalsAt + segment], 1u) + 1u;
+    lastToArrive = select(0u, 1u, arrived == chunks);
+  }
+  if (workgroupUniformLoad(&lastToArrive) == 0u) { return; }
+  // Every entry of the segment's lists is spread over the invocations, MERGE_LOADS each issued
+  // before any is used (a list at a time, one round trip per entry, the merge of a 16M row's 256
+  // lists of 8 outlasted a launch of its own); the best K of a union do not depend on the order.
+  clearList();
+  if (s.take > 0u) {
+    let base = u.partialsAt + segment * chunks * u.kMax * ENTRY_WORDS;
+    let entries = chunks * u.kMax;
+    for (var e = lid; e < entries; e += MERGE_LOADS * WG) {
+${mergeLoads.map((r) => `      let e${r} = min(e + ${r}u * WG, entries - 1u) * ENTRY_WORDS;
+      let w${r} = vec4<u32>(atomicLoad(&temp[base + e${r}]), atomicLoad(&temp[base + e${r} + 1u]), atomicLoad(&temp[base + e${r} + 2u]), atomicLoad(&temp[base + e${r} + 3u]));`).join('\n')}
+${mergeLoads.map((r) => `      if (e + ${r}u * WG < entries && (e + ${r}u * WG) % u.kMax < s.take) { insertEntry(base + e${r}, w${r}); }`).join('\n')}
+    }
+  }
+  mergeWorkgroup(${merge});`;
+}
+
+/** Entries of the merge's lists an invocation loads at once. */
+const MERGE_LOADS = 4;
+const mergeLoads = Array.from({ length: MERGE_LOADS }, (_, r) => r);
+
+/** WGSL of 'reduce-chunk-merge''s published words. */
+const chunkMergeDeclarations = `${publishedWordsWgsl}
+const ENTRY_WORDS: u32 = ${publishedEntryWords}u;
+const ENTRY_STATUS: u32 = 1u;
+var<workgroup> lastToArrive: u32;
+fn publish(at: u32, word: u32) {
+  atomicStore(&temp[at], publishedLow(ENTRY_STATUS, word));
+  atomicStore(&temp[at + 1u], publishedHigh(ENTRY_STATUS, word));
+}
+const MERGE_LOADS: u32 = ${MERGE_LOADS}u;
+fn publishedWord(at: u32) -> u32 {
+  loop {
+    let low = atomicLoad(&temp[at]);
+    let high = atomicLoad(&temp[at + 1u]);
+    if (publishedStatus(low, high) == ENTRY_STATUS) { return publishedValue(low, high); }
+  }
+}
+// The entry whose four words from word at were read as w: each half read again until it is published.
+fn insertEntry(at: u32, w: vec4<u32>) {
+  var key = publishedValue(w.x, w.y);
+  var index = publishedValue(w.z, w.w);
+  if (publishedStatus(w.x, w.y) != ENTRY_STATUS) { key = publishedWord(at); }
+  if (publishedStatus(w.z, w.w) != ENTRY_STATUS) { index = publishedWord(at + 2u); }
+  if (index != SENTINEL) { insert(key, index); }
+}`;
+
+/**
+ * The reduce program for these facts: `multiChunk`, segments span several chunks (each workgroup's
+ * list goes to `partials`); `merging`, and the last chunk workgroup of a segment merges them
+ * ('reduce-chunk-merge').
+ */
+export function reduceProgram(facts: TopKKernelFacts, name: string, multiChunk: boolean, merging = false): WebGpuProgram {
   if (facts.reducePerInvocation) return reducePerInvocationProgram(facts, name);
-  const kernelShape: KernelShape = { keys: true, keys4: true, outputs: true, temp: multiChunk || facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
+  const kernelShape: KernelShape = { keys: true, keys4: true, outputs: true, temp: merging ? 'atomic' : multiChunk || facts.startMode === 1 ? 'u32' : 'none', branch: 'none' };
   const length = registerListLength(facts);
   const merge = facts.subgroups ? 'lid, subgroupLane, subgroupWidth' : 'lid';
   const uniforms = [...kernelUniforms(facts, kernelShape), 'chunks'];
   if (multiChunk) uniforms.push('partialsAt');
+  if (merging) uniforms.push('arrivalsAt');
   const main = `
   let chunks = u.chunks;
   let segment = workgroupIndex / chunks;
@@ -271,7 +352,9 @@ ${unrolledQuads()}
   }
   mergeWorkgroup(${merge});
   ${
-    multiChunk
+    merging
+      ? chunkMergeWgsl(merge)
+      : multiChunk
       ? `if (chunks > 1u) {
     let base = u.partialsAt + workgroupIndex * u.kMax * 2u;
     for (var j = lid; j < u.kMax; j += WG) {
@@ -291,12 +374,12 @@ ${unrolledQuads()}
   let out = segment * u.kMax;${outputsLoop}`;
   return {
     name,
-    cacheKey: `reduce|${multiChunk}|${JSON.stringify(facts)}`,
+    cacheKey: `reduce|${multiChunk}|${merging}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms,
     bindings: kernelBindings(facts, kernelShape),
     preamble: topKPreamble(facts, kernelShape),
-    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}\n${listKeyWgsl(facts)}`,
+    declarations: `const CHUNK: u32 = ${facts.reduceChunkItems}u;\nconst UNROLL: u32 = ${UNROLL}u;\n${registerTopKWgsl(length, facts.workgroupSize, facts.subgroups)}\n${listKeyWgsl(facts)}${merging ? `\n${chunkMergeDeclarations}` : ''}`,
     usesSubgroups: facts.subgroups,
     main,
   };
