@@ -179,6 +179,31 @@ describe('top-k policy', () => {
     expect(selectTopKVariant({ k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 }, gpu, { policy: { reduceChunkItems: 4096 } }).policy.reduceChunkItems).toBe(4096);
   });
 
+  it('reduce gives way to the radix selects for kMax past 4 over rows past 65535 keys, from reduceLongListRadixItems keys in all (a GPU only)', () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+    const cpu = cpuBackend({ workers: 0 }).capabilities;
+    const facts = (rows: number, size: number, k: number) => ({ k: { min: k, max: k }, segmentSize: { min: size, max: size }, segmentSizeDeviceBounds: false, maxSegments: rows });
+    // Top-k sampling over 64 vocabularies of 151936 keys with k = 8 (9.7M keys): radix-select.
+    const vocab = selectTopKVariant(facts(64, 151936, 8), gpu);
+    expect(vocab.variant).toBe('radix-select');
+    expect(vocab.verdicts.find((v) => v.variant === 'reduce')).toEqual({
+      variant: 'reduce',
+      applicable: true,
+      reachable: false,
+      reason: "kMax 8 > 4 over rows of up to 151936 keys (> 65535), 9723904 keys in all >= reduceLongListRadixItems 8388608: reduce's lists of 8 cost more per key than the radix selects",
+    });
+    expect(selectTopKVariant(facts(128, 65536, 5), gpu).variant).toBe('radix-select');
+    expect(selectTopKVariant(facts(1, 16777216, 8), gpu).variant).toBe('radix-select');
+    // Reduce keeps lists of 4, rows of up to 65535 keys, calls of fewer keys, the CPU, and a tuned limit.
+    expect(selectTopKVariant(facts(64, 151936, 4), gpu).variant).toBe('reduce');
+    expect(selectTopKVariant(facts(512, 16384, 8), gpu).variant).toBe('reduce');
+    expect(selectTopKVariant(facts(127, 65536, 8), gpu).variant).toBe('reduce');
+    expect(selectTopKVariant(facts(64, 151936, 8), cpu).variant).toBe('reduce');
+    expect(selectTopKVariant(facts(64, 151936, 8), gpu, { policy: { reduceLongListRadixItems: 2 ** 30 } }).variant).toBe('reduce');
+    // Forced, reduce still runs there.
+    expect(selectTopKVariant(facts(64, 151936, 8), gpu, { variant: 'reduce' }).variant).toBe('reduce');
+  });
+
   it("reduce merges the chunks in their own launch where kMax is 1 ('auto'), else in a launch of its own; tuning forces either, a bad value is named", () => {
     const auto = { reduceLastChunkMerges: 'auto' } as const;
     expect(reduceMergesInChunks(auto, 1)).toEqual({ merges: true, why: "reduceLastChunkMerges 'auto', and kMax is 1: the last chunk workgroup of a segment merges" });

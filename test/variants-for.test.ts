@@ -10,12 +10,12 @@ import { cpuBackend } from '../src/index.js';
  * generated file then asserts, through the compiler, that each variant seen is in the type.
  */
 
-const kBounds: [number, number][] = [[1, 1], [1, 8], [8, 8], [9, 9], [1, 64], [16, 64], [100, 2048], [1, 4294967295]];
-const sizeBounds: [number, number][] = [[0, 64], [0, 1024], [1024, 1024], [1025, 4096], [4096, 4096], [4097, 8192], [512, 100000], [0, 4294967295]];
+const kBounds: [number, number][] = [[1, 1], [1, 4], [1, 8], [5, 5], [8, 8], [9, 9], [1, 64], [16, 64], [100, 2048], [1, 4294967295]];
+const sizeBounds: [number, number][] = [[0, 64], [0, 1024], [1024, 1024], [1025, 4096], [4096, 4096], [4097, 8192], [512, 65535], [512, 100000], [65536, 65536], [0, 4294967295]];
 const storageClasses = [16384, 32768, 49152, 65536];
 
 function samples([min, max]: [number, number]): number[] {
-  return [...new Set([min, max, Math.floor((min + max) / 2), Math.min(max, min + 1), Math.max(min, 1024), Math.max(min, 2048), Math.max(min, 4096), Math.max(min, 4097)])].filter((v) => v >= min && v <= max);
+  return [...new Set([min, max, Math.floor((min + max) / 2), Math.min(max, min + 1), Math.max(min, 1024), Math.max(min, 2048), Math.max(min, 4096), Math.max(min, 4097), Math.max(min, 65535), Math.max(min, 65536)])].filter((v) => v >= min && v <= max);
 }
 
 function runtimeReachable(k: [number, number], size: [number, number]): Set<TopKVariant> {
@@ -61,8 +61,11 @@ describe('TopKVariantsFor over a grid of static bounds', () => {
   }, 180_000);
 
   it('prunes at compile time what no policy can pick', () => {
-    // Checked by types-tests too; here the runtime agrees: k in [1, 8] only ever runs reduce.
-    for (const size of sizeBounds) expect([...runtimeReachable([1, 8], size)]).toEqual(['reduce']);
+    // Checked by types-tests too; here the runtime agrees: k in [1, 4] only ever runs reduce, and so
+    // does k in [1, 8] over rows of at most 65535 keys; longer rows of many keys take a radix select.
+    for (const size of sizeBounds) expect([...runtimeReachable([1, 4], size)]).toEqual(['reduce']);
+    for (const size of sizeBounds.filter(([, max]) => max <= 65535)) expect([...runtimeReachable([1, 8], size)]).toEqual(['reduce']);
+    expect([...runtimeReachable([5, 5], [65536, 65536])].sort()).toEqual(['radix-select', 'reduce']);
     // k above 8 with segments beyond every tile only ever runs row-radix or radix-select.
     expect([...runtimeReachable([16, 64], [4097, 8192])].sort()).toEqual(['radix-select', 'row-radix']);
   });

@@ -12,8 +12,13 @@ type Args<KMin extends number, KMax extends number, SizeMin extends number, Size
   segmentSizes: PerSegmentParam<SizeMin, SizeMax>;
 };
 
-// k of at most 8: reduce alone, whatever the segments.
-expectType<'reduce'>(null! as TopKVariantsFor<Args<1, 8, 0, 100000>>);
+// k of at most 4: reduce alone, whatever the segments.
+expectType<'reduce'>(null! as TopKVariantsFor<Args<1, 4, 0, 100000>>);
+// k of at most 8 over rows of at most 65535 keys: reduce alone.
+expectType<'reduce'>(null! as TopKVariantsFor<Args<1, 8, 0, 65535>>);
+// k of 5 to 8 over longer rows: a call of many keys gives reduce's place to the radix selects.
+expectType<'reduce' | 'single-tile' | 'row-radix' | 'radix-select'>(null! as TopKVariantsFor<Args<1, 8, 0, 100000>>);
+expectType<'reduce' | 'row-radix' | 'radix-select'>(null! as TopKVariantsFor<Args<5, 5, 65536, 65536>>);
 // Segments within the smallest tile: single-tile (and reduce for small k), never a row or radix select.
 expectType<'reduce' | 'single-tile'>(null! as TopKVariantsFor<Args<1, 64, 0, 1024>>);
 // Rows past every tile: row-radix or radix-select.

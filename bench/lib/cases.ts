@@ -209,6 +209,17 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
     // reduceWorkgroups), beside greedy-k1 and greedy-1row.
     'single-k8': () => dense('single-k8', 1, opts.singleRowCols, 8, opts.clampNote),
     'greedy-8row': () => dense('greedy-8row', 8, 151936, 1, undefined, 'greedy decoding, batch 8'),
+    // Small k past 1 over long rows: where reduce's register lists give way to radix-select.
+    'vocab-k8': () => dense('vocab-k8', 64, 151936, 8, undefined, 'top-k sampling, small k'),
+    'vocab-k2': () => dense('vocab-k2', 64, 151936, 2, undefined, 'top-k sampling, small k'),
+    'vocab-k4': () => dense('vocab-k4', 64, 151936, 4, undefined, 'top-k sampling, small k'),
+    'vocab-k5': () => dense('vocab-k5', 64, 151936, 5, undefined, 'top-k sampling, small k'),
+    'single-k4': () => dense('single-k4', 1, opts.singleRowCols, 4, opts.clampNote),
+    'rows64k-k8': () => dense('rows64k-k8', 128, 65536, 8),
+    'rows16k-k8': () => dense('rows16k-k8', 512, 16384, 8),
+    'vocab1-k8': () => dense('vocab1-k8', 1, 151936, 8, undefined, 'top-k sampling, batch 1'),
+    'row1m-k8': () => dense('row1m-k8', 1, 1 << 20, 8),
+    'row1m-k2': () => dense('row1m-k2', 1, 1 << 20, 2),
     // Sorted selections past a workgroup tile (the segmented sort bench times them against torch.topk):
     // here for --variants and --tune, to set the selector's bounds between row-radix and radix-select.
     'sorted-k4096': () => dense('sorted-k4096', 64, 32768, 4096, undefined, 'sorted selection past the tile'),

@@ -239,12 +239,20 @@ export type ValidateTopKArgs<Args, G = {}, Entry extends TopKEntryPoint = 'selec
 /** The literal numbers `TopKVariantsFor` reasons with; the same as `topKPolicyLimits`. */
 interface StaticLimits {
   reduceMaxK: 8;
+  reduceShortListMaxK: 4;
+  reduceShortRowMaxItems: 65535;
   minTileItems: 1024;
   maxTileItems: 4096;
 }
 
 type ReduceReachable<KMin> = ReachableUpTo<'reduce', KMin, StaticLimits['reduceMaxK']>;
 type OnlyReduce<KMax> = KnownGreater<KMax, StaticLimits['reduceMaxK']> extends true ? false : number extends KMax ? false : true;
+// Where reduce alone could run (kMax at most reduceMaxK): the radix selects take its place for kMax
+// past reduceShortListMaxK over rows longer than reduceShortRowMaxItems (when the call holds many
+// keys), with single-tile for the segments that fit a tile where the sizes are known on the device only.
+type ReduceGivesWay<KMax, SizeMin, SizeMax> = KnownGreater<KMax, StaticLimits['reduceShortListMaxK']> extends true
+  ? ReachableAbove<'row-radix' | 'radix-select' | TileReachable<SizeMin>, SizeMax, StaticLimits['reduceShortRowMaxItems']>
+  : never;
 type TileReachable<SizeMin> = ReachableUpTo<'single-tile', SizeMin, StaticLimits['maxTileItems']>;
 type RadixReachable<SizeMax> = ReachableAbove<'radix-select', SizeMax, StaticLimits['minTileItems']>;
 // Row-radix serves what radix-select serves, up to bounds (rows, keys in all) the static types do not see.
@@ -255,13 +263,16 @@ type RowReachable<SizeMax> = ReachableAbove<'row-radix', SizeMax, StaticLimits['
  * over-approximation of `plan.reachableVariants` on every built-in backend). A forced variant
  * (tuning) is outside this set's promise.
  *
- * @example with `k: p.uniform(k, { min: 1, max: 8 })`: `'reduce'`; with `k: p.uniform(k, { min: 1, max: 64 })`
+ * @example with `k: p.uniform(k, { min: 1, max: 4 })`: `'reduce'` (and with `max: 8` over rows of fewer
+ * than 65536 keys; longer rows add `'row-radix' | 'radix-select'`); with `k: p.uniform(k, { min: 1, max: 64 })`
  * and `segmentSizes: p.uniform(n, { min: 5000, max: 90000 })`: `'row-radix' | 'radix-select'`.
  */
 export type TopKVariantsFor<Args> = Args extends { k: infer K; segmentSizes: infer Sizes }
   ?
       | ReduceReachable<StaticMin<K, 1>>
-      | (OnlyReduce<StaticMax<K>> extends true ? never : TileReachable<StaticMin<Sizes>> | RowReachable<StaticMax<Sizes>> | RadixReachable<StaticMax<Sizes>>)
+      | (OnlyReduce<StaticMax<K>> extends true
+          ? ReduceGivesWay<StaticMax<K>, StaticMin<Sizes>, StaticMax<Sizes>>
+          : TileReachable<StaticMin<Sizes>> | RowReachable<StaticMax<Sizes>> | RadixReachable<StaticMax<Sizes>>)
   : TopKVariant;
 
 /** The guarantees type of an environment. */

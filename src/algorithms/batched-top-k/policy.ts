@@ -58,6 +58,18 @@ export interface TopKPolicy {
    */
   readonly reduceLastChunkMerges: 'auto' | 'always' | 'never';
   /**
+   * Reduce with register lists of 8 (`kMax` 5 to 8) over rows longer than
+   * `topKPolicyLimits.reduceShortRowMaxItems` (65535) keys takes calls of fewer than this many keys
+   * in all (segments times the longest row); from it on the radix selects do: a key costs a list of 8 about
+   * five times what it costs a list of one, and radix-select's passes do not grow with k. H200, GPU
+   * ms (2026-11-29, bench/topk-webgpu.ts --variants; reduce / radix-select): 64x151936 k=8
+   * 0.105-0.108 / 0.065-0.068, k=5 0.104 / 0.065, k=4 0.0455 / 0.068, k=2 0.030 / 0.066; 128x65536
+   * k=8 0.089 / 0.063; 1x16M k=8 0.159-0.160 / 0.106-0.107, k=4 0.065 / 0.107; 1x1048576 k=8
+   * 0.035 / 0.046; 1x151936 k=8 0.031 / 0.041; 512x16384 k=8 (rows under the limit) 0.0825 /
+   * 0.105. So 2^23 on a GPU; the CPU emulator keeps reduce.
+   */
+  readonly reduceLongListRadixItems: number;
+  /**
    * Items one radix-select workgroup scans per tile (pass 0 reads the keys in tiles of this many);
    * a plan halves it where whole tiles would give too few workgroups (`radixTileItemsFor`) unless
    * tuning sets it.
@@ -273,6 +285,14 @@ export function radixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'radi
 export const topKPolicyLimits = {
   /** Every policy's `reduceMaxK`. */
   reduceMaxK: 8,
+  /**
+   * Reduce keeps every call with `kMax` at most this (register lists of up to 4 entries); a larger
+   * `kMax` over rows longer than `reduceShortRowMaxItems` keys gives way to the radix selects where
+   * the call holds at least the policy's `reduceLongListRadixItems` keys.
+   */
+  reduceShortListMaxK: 4,
+  /** See `reduceShortListMaxK`. */
+  reduceShortRowMaxItems: 65535,
   /** The smallest `tileItems` of any policy (16 KiB of workgroup memory). */
   minTileItems: 1024,
   /** The largest `tileItems` of any policy (48 KiB or more). */
@@ -309,6 +329,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     reduceChunkItems: workgroupSize * 16,
     reduceSmallSegmentItems: 32,
     reduceLastChunkMerges: 'auto',
+    reduceLongListRadixItems: capabilities.parallelism < rowRadixMinParallelism ? 2 ** 52 : 2 ** 23,
     reduceWorkgroups: Math.max(1, capabilities.parallelism),
     reduceChunkWorkgroups: capabilities.parallelism < rowRadixMinParallelism ? Math.max(1, capabilities.parallelism) : Math.max(1, Math.floor(capabilities.parallelism / 4)),
     radixTileItems: workgroupSize * 16,
@@ -492,7 +513,9 @@ export type TopKSelection = VariantSelection<TopKVariant, TopKPolicy>;
  * and its policy. Thresholds are the policy's named values; a forced variant (tuning) wins when it
  * is applicable, else throws with the reason.
  *
- * reduce when `kMax <= reduceMaxK` (a handful of rounds beat any sort); single-tile when every
+ * reduce when `kMax <= reduceMaxK` (a handful of rounds beat any sort), unless kMax is past
+ * `reduceShortListMaxK` over rows longer than `reduceShortRowMaxItems` keys and the call holds at least
+ * `reduceLongListRadixItems` keys (`topKPolicyLimits`, policy); single-tile when every
  * segment fits one workgroup's tile; row-radix when rows are at most `rowRadixMaxItems` keys
  * (`rowRadixPastTileMaxItems` when kMax exceeds the tile; rows past `rowRadixWideItems` only for
  * kMax >= `rowRadixWideMinK`) and the call at most
@@ -508,10 +531,15 @@ export function selectTopKVariant(
   checkPolicy(policy, capabilities);
   const kMax = facts.k.max;
   const maxSize = facts.segmentSize.max;
-  const reduceFits = kMax <= policy.reduceMaxK;
   const tileFits = maxSize <= policy.tileItems;
   const tileMayFit = facts.segmentSizeDeviceBounds && facts.segmentSize.min <= policy.tileItems;
   const totalItems = (facts.maxSegments ?? 1) * maxSize;
+  // Reduce runs any kMax up to reduceMaxK, and is preferred there unless its lists of 8 would read a
+  // long call (policy reduceLongListRadixItems).
+  const reduceRuns = kMax <= policy.reduceMaxK;
+  const longLists = kMax > topKPolicyLimits.reduceShortListMaxK && maxSize > topKPolicyLimits.reduceShortRowMaxItems && totalItems >= policy.reduceLongListRadixItems;
+  const reduceFits = reduceRuns && !longLists;
+  const reduceGivesWay = `kMax ${kMax} > ${topKPolicyLimits.reduceShortListMaxK} over rows of up to ${maxSize} keys (> ${topKPolicyLimits.reduceShortRowMaxItems}), ${totalItems} keys in all >= reduceLongListRadixItems ${policy.reduceLongListRadixItems}: reduce's lists of 8 cost more per key than the radix selects`;
   const wideRows = maxSize > policy.rowRadixWideItems;
   // A selection past the tile: row-radix keeps ahead on longer rows (radix-select sorts it in launches of its own).
   const pastTile = kMax > policy.tileItems;
@@ -536,11 +564,9 @@ export function selectTopKVariant(
   const verdicts: VariantVerdict<TopKVariant>[] = [
     {
       variant: 'reduce',
-      applicable: reduceFits,
+      applicable: reduceRuns,
       reachable: reduceFits,
-      reason: reduceFits
-        ? `kMax ${kMax} <= reduceMaxK ${policy.reduceMaxK}`
-        : `kMax ${kMax} > reduceMaxK ${policy.reduceMaxK}`,
+      reason: reduceFits ? `kMax ${kMax} <= reduceMaxK ${policy.reduceMaxK}` : reduceRuns ? reduceGivesWay : `kMax ${kMax} > reduceMaxK ${policy.reduceMaxK}`,
     },
     {
       variant: 'single-tile',
