@@ -78,9 +78,13 @@ def cases():
     yield "moe 4096x128 k=1..8/token, device k", rand(4096, 128), 8, 4096 * 128
     x, valid = masked(128, 65536, ragged_sizes(128, 65536))
     yield "ragged 128x(1..65536) k=512, device sizes", x, 512, valid
-    # bench/lib/cases.ts extras for reduce's chunk rule (greedy-8row, single-k8).
+    # bench/lib/cases.ts extras for reduce's chunk rule and its lists of 8 over long rows
+    # (greedy-8row, single-k8, vocab-k8, vocab-k4, rows64k-k8).
     yield dense(8, 151936, 1)
     yield dense(1, SINGLE_COLS, 8)
+    yield dense(64, 151936, 8)
+    yield dense(64, 151936, 4)
+    yield dense(128, 65536, 8)
 
 
 big = torch.empty((256 << 20) // 4, device=dev)
