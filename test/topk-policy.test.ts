@@ -208,7 +208,7 @@ describe('top-k policy', () => {
     const auto = { reduceLastChunkMerges: 'auto' } as const;
     expect(reduceMergesInChunks(auto, 1)).toEqual({ merges: true, why: "reduceLastChunkMerges 'auto', and kMax is 1: the last chunk workgroup of a segment merges" });
     expect(reduceMergesInChunks(auto, 2).merges).toBe(false);
-    expect(reduceMergesInChunks(auto, 8).why).toBe("reduceLastChunkMerges 'auto', and kMax 8 > 1: the merge's code would slow every chunk workgroup, so it has a launch of its own");
+    expect(reduceMergesInChunks(auto, 8).why).toBe("reduceLastChunkMerges 'auto', and kMax 8 > 1: lists of more than one entry merged faster in a launch of their own");
     expect(reduceMergesInChunks({ reduceLastChunkMerges: 'always' }, 8)).toEqual({ merges: true, why: "tuning.policy.reduceLastChunkMerges 'always'" });
     expect(reduceMergesInChunks({ reduceLastChunkMerges: 'never' }, 1).merges).toBe(false);
     const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 1024 } }).capabilities;

@@ -4,8 +4,9 @@
  * WebGPU's atomics are relaxed, so nothing orders the two stores as another workgroup sees them; a
  * reader takes the value only when both words carry the same status, and status 0 means not
  * published (the words live in temporary-storage slots zeroed at the start of every run). Reduce's
- * one-launch merge publishes its partials with status 1, and so does the scan's single pass its
- * tile, group and unit totals. The CPU twins use the functions, the kernels {@link publishedWordsWgsl}.
+ * one-launch merge publishes its partials with status 1, top-k reduce's chunk merge its chunks'
+ * lists, and the scan's single pass its tile, group and unit totals. The CPU twins use the
+ * functions, the kernels {@link publishedWordsWgsl}.
  */
 
 /** Bits of a word below its status: one half of the value. */

@@ -54,7 +54,8 @@ export interface TopKPolicy {
    * Either way the same bits. H200, GPU ms (2026-11-29, bench/topk-webgpu.ts --tune, two rounds;
    * own launch / chunk launch): 64x151936 k=1 0.0242-0.0245 / 0.0225-0.0232, 8x151936 k=1
    * 0.0154-0.0165 / 0.0137-0.0145, 1x128256 k=1 0.0134-0.0135 / 0.0124; but 1x16M k=8 0.160 /
-   * 0.167-0.168 (the merge's code in the chunk kernel, lists of 8, slows every workgroup of it).
+   * 0.167-0.168, whether the last workgroup read the lists one at a time or four entries an
+   * invocation at once.
    */
   readonly reduceLastChunkMerges: 'auto' | 'always' | 'never';
   /**
@@ -709,7 +710,7 @@ export function reduceMergesInChunks(policy: Pick<TopKPolicy, 'reduceLastChunkMe
   if (value !== 'auto') return { merges: value === 'always', why: `tuning.policy.reduceLastChunkMerges '${value}'` };
   return kMax === 1
     ? { merges: true, why: "reduceLastChunkMerges 'auto', and kMax is 1: the last chunk workgroup of a segment merges" }
-    : { merges: false, why: `reduceLastChunkMerges 'auto', and kMax ${kMax} > 1: the merge's code would slow every chunk workgroup, so it has a launch of its own` };
+    : { merges: false, why: `reduceLastChunkMerges 'auto', and kMax ${kMax} > 1: lists of more than one entry merged faster in a launch of their own` };
 }
 
 /**

@@ -264,8 +264,8 @@ function chunkMergeWgsl(merge: string): string {
   }
   if (workgroupUniformLoad(&lastToArrive) == 0u) { return; }
   // Every entry of the segment's lists is spread over the invocations, MERGE_LOADS each issued
-  // before any is used (a list at a time, one round trip per entry, the merge of a 16M row's 256
-  // lists of 8 outlasted a launch of its own); the best K of a union do not depend on the order.
+  // before any is used (not a list at a time, one dependent round trip per entry); the best K of a
+  // union do not depend on the order.
   clearList();
   if (s.take > 0u) {
     let base = u.partialsAt + segment * chunks * u.kMax * ENTRY_WORDS;
