@@ -245,18 +245,7 @@ function reducePerInvocationProgram(facts: TopKKernelFacts, name: string): WebGp
  * workgroup waits for another to run (no forward progress between workgroups is needed).
  */
 function chunkMergeWgsl(merge: string): string {
-  return `
-  let published = u.partialsAt + workgroupIndex * u.kMax * ENTRY_WORDS;
-  for (var j = lid; j < u.kMax; j += WG) {
-    var key = 0u;
-    var index = SENTINEL;
-    if (j < s.take && listIndices[j] != SENTINEL) {
-      index = listIndices[j];
-      key = orderedKey(keysIn[s.start + index], s.direction);
-    }
-    publish(published + ENTRY_WORDS * j, key);
-    publish(published + ENTRY_WORDS * j + 2u, index);
-  }
+  return `${storeListWgsl('ENTRY_WORDS', 'publish(listAt + ENTRY_WORDS * j, key);\n    publish(listAt + ENTRY_WORDS * j + 2u, index);')}
   workgroupBarrier();
   if (lid == 0u) {
     let arrived = atomicAdd(&temp[u.arrivalsAt + segment], 1u) + 1u;
@@ -277,6 +266,25 @@ ${mergeLoads.map((r) => `      if (e + ${r}u * WG < entries && (e + ${r}u * WG) 
     }
   }
   mergeWorkgroup(${merge});`;
+}
+
+/**
+ * WGSL: the workgroup's list (its best `take` after the merge, then the sentinel (0, 0xFFFFFFFF) up
+ * to kMax) as (ordered key, index) entries of `entryWords` words from `listAt`, its place in
+ * `partials`, each stored by `store` (which reads `key`, `index`, `j`).
+ */
+function storeListWgsl(entryWords: string, store: string): string {
+  return `
+  let listAt = u.partialsAt + workgroupIndex * u.kMax * ${entryWords};
+  for (var j = lid; j < u.kMax; j += WG) {
+    var key = 0u;
+    var index = SENTINEL;
+    if (j < s.take && listIndices[j] != SENTINEL) {
+      index = listIndices[j];
+      key = orderedKey(keysIn[s.start + index], s.direction);
+    }
+    ${store}
+  }`;
 }
 
 /** Entries of the merge's lists an invocation loads at once. */
@@ -355,18 +363,7 @@ ${unrolledQuads()}
     merging
       ? chunkMergeWgsl(merge)
       : multiChunk
-      ? `if (chunks > 1u) {
-    let base = u.partialsAt + workgroupIndex * u.kMax * 2u;
-    for (var j = lid; j < u.kMax; j += WG) {
-      var key = 0u;
-      var index = SENTINEL;
-      if (j < s.take && listIndices[j] != SENTINEL) {
-        index = listIndices[j];
-        key = orderedKey(keysIn[s.start + index], s.direction);
-      }
-      temp[base + 2u * j] = key;
-      temp[base + 2u * j + 1u] = index;
-    }
+      ? `if (chunks > 1u) {${storeListWgsl('2u', 'temp[listAt + 2u * j] = key;\n    temp[listAt + 2u * j + 1u] = index;')}
     return;
   }`
       : ''
