@@ -337,7 +337,12 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     radixBits,
     radixWideDigitItems: 65536,
     // A quarter of the device's workgroup slots: the filter passes mostly read the few keys that
-    // reached the sampled threshold, and their idle workgroups cost launch time.
+    // reached the sampled threshold, and their idle workgroups cost launch time. Fewer gained little
+    // where the sample holds and would leave one workgroup a row to read every key where it misleads
+    // (H200, GPU ms, 2026-11-29, two rounds; 256 / 64 / 16 / 4 / 1024): 1x16M k=100 0.110-0.111 /
+    // 0.110 / 0.110-0.111 / 0.121 / 0.113, 64x151936 k=50 0.067-0.068 / 0.066-0.070 / 0.064-0.066 /
+    // 0.065-0.069 / 0.082, 32x131072 k=2048 0.067-0.068 / 0.066 / 0.065-0.066 / 0.065 / 0.080,
+    // 256x262144 k=256 0.160 at every count but 1024 (0.178).
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
     // H200 (GPU time of init + pass 0, bench/topk-webgpu.ts --tune, 2026-11-28; 1024 / 2048 / 4096
     // (this) / 8192 workgroups / one a tile): 1x16M k=100 0.0656 / 0.0645 / 0.0658 / 0.0711 / 0.0712
