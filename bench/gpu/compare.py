@@ -73,7 +73,7 @@ for r in after["results"]:
         "segkitTrustMs": r.get("segkitTrustMs"), "segkitTrustGpuMs": r.get("segkitTrustGpuMs"),
         "torchMs": t.get("torchMs"), "argmaxMs": t.get("argmaxMs"), "tfjsMs": r.get("tfjsMs"),
         "overTorch": ratio(ms, t.get("torchMs")), "gpuOverTorch": ratio(r.get("segkitGpuMs"), t.get("torchMs")),
-        "overArgmax": ratio(ms, t.get("argmaxMs")), "readGBps": gbps, "copyFraction": ratio(gbps, copy_gbps),
+        "overArgmax": ratio(ms, t.get("argmaxMs")), "keysBytes": keys_bytes, "readGBps": gbps, "copyFraction": ratio(gbps, copy_gbps),
         "mismatches": r.get("mismatches"), "error": r.get("segkitError") or r.get("tfjsError"), "note": r.get("note"),
     }
     b = before_by.get(r["case"])
@@ -154,7 +154,7 @@ for r in rows:
     if not r["id"]:
         continue
     ms = r["segkitGpuMs"] if gpu_basis else r["segkitMs"]
-    gbps = None if not ms or r["readGBps"] is None else r["readGBps"] * r["segkitMs"] / ms
+    gbps = None if not ms else r["keysBytes"] / (ms * 1e6)
     by[r["id"]] = {**r, "segkitMs": ms, "overTorch": ratio(ms, r["torchMs"]), "overArgmax": ratio(ms, r["argmaxMs"]), "readGBps": gbps, "copyFraction": ratio(gbps, copy_gbps)}
 targets = []
 

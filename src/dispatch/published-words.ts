@@ -28,6 +28,27 @@ export function publishedValue(low: number, high: number): number {
   return ((low & 0xffff) | (high << publishedHalfBits)) >>> 0;
 }
 
+/**
+ * WGSL over `temp` bound as atomic words, for a value one workgroup publishes once and another reads
+ * after it knows the writer issued its stores (the last workgroup to arrive at a counter):
+ * `publish(at, value)` stores the two words with `status`, `awaitPublished(at)` reads them again
+ * until both carry it (a wait only for stores already issued, so no forward progress between
+ * workgroups is needed). Reduce's and top-k's one-launch merges; needs {@link publishedWordsWgsl}.
+ */
+export function publishOnceWgsl(status: number): string {
+  return `fn publish(at: u32, value: u32) {
+  atomicStore(&temp[at], publishedLow(${status}u, value));
+  atomicStore(&temp[at + 1u], publishedHigh(${status}u, value));
+}
+fn awaitPublished(at: u32) -> u32 {
+  loop {
+    let low = atomicLoad(&temp[at]);
+    let high = atomicLoad(&temp[at + 1u]);
+    if (publishedStatus(low, high) == ${status}u) { return publishedValue(low, high); }
+  }
+}`;
+}
+
 /** The same in WGSL: `publishedLow`/`publishedHigh` make the words, `publishedStatus`/`publishedValue` read them. */
 export const publishedWordsWgsl = `fn publishedLow(status: u32, value: u32) -> u32 { return (status << 16u) | (value & 0xffffu); }
 fn publishedHigh(status: u32, value: u32) -> u32 { return (status << 16u) | (value >> 16u); }

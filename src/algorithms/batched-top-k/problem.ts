@@ -227,6 +227,8 @@ function sortGroup(problem: { maxSegments: number; maxSegmentSize: number }, pol
  * workgroup needs no ordering between another workgroup's stores.
  */
 export const publishedEntryWords = 4;
+/** The status of those published words. */
+export const publishedEntryStatus = 1;
 
 /** Reduce workgroups per segment (when it does not run one invocation per segment). */
 export function reduceChunks(maxSegmentSize: number, policy: TopKPolicy): number {

@@ -1,6 +1,6 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
 import { publishedStatus, publishedValue, publishedWords } from '../../../dispatch/published-words.js';
-import { publishedEntryWords } from '../problem.js';
+import { publishedEntryStatus, publishedEntryWords } from '../problem.js';
 import { Segment, type TopKContext, type TopKKernelParams, f32Signed, resolveSegment, signBit, writeSegmentOutputs } from './common.js';
 
 /*
@@ -416,13 +416,10 @@ function storeChunkList(ctx: TopKContext, workgroupId: number, list: Int32Array,
       partials[at + 1] = index;
       continue;
     }
-    [partials[at], partials[at + 1]] = publishedWords(entryStatus, key);
-    [partials[at + 2], partials[at + 3]] = publishedWords(entryStatus, index);
+    [partials[at], partials[at + 1]] = publishedWords(publishedEntryStatus, key);
+    [partials[at + 2], partials[at + 3]] = publishedWords(publishedEntryStatus, index);
   }
 }
-
-/** Status of the published words of 'reduce-chunk-merge''s entries (as its WGSL's ENTRY_STATUS). */
-const entryStatus = 1;
 
 /**
  * 'reduce' with one invocation per segment (short segments): workgroup w handles segments
@@ -464,7 +461,7 @@ function mergeSegmentLists(ctx: TopKContext, segment: number, seg: Segment, list
   const word = (base: number, j: number, w: number): number => {
     const at = base + j * words + w * (words / 2);
     if (!published) return partials[at]!;
-    if (publishedStatus(partials[at]! >>> 0, partials[at + 1]! >>> 0) !== entryStatus) throw new Error(`internal: reduce-chunk-merge found entry ${j} of segment ${segment}'s lists unpublished`);
+    if (publishedStatus(partials[at]! >>> 0, partials[at + 1]! >>> 0) !== publishedEntryStatus) throw new Error(`internal: reduce-chunk-merge found entry ${j} of segment ${segment}'s lists unpublished`);
     return publishedValue(partials[at]! >>> 0, partials[at + 1]! >>> 0) | 0;
   };
   let count = 0;

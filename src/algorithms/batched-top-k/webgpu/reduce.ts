@@ -1,7 +1,7 @@
 import { orderKeyWgsl } from '../../../backends/webgpu/numerics.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
-import { publishedEntryWords } from '../problem.js';
+import { publishOnceWgsl, publishedWordsWgsl } from '../../../dispatch/published-words.js';
+import { publishedEntryStatus, publishedEntryWords } from '../problem.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
@@ -293,27 +293,17 @@ const mergeLoads = Array.from({ length: MERGE_LOADS }, (_, r) => r);
 
 /** WGSL of 'reduce-chunk-merge''s published words. */
 const chunkMergeDeclarations = `${publishedWordsWgsl}
+${publishOnceWgsl(publishedEntryStatus)}
 const ENTRY_WORDS: u32 = ${publishedEntryWords}u;
-const ENTRY_STATUS: u32 = 1u;
+const ENTRY_STATUS: u32 = ${publishedEntryStatus}u;
 var<workgroup> lastToArrive: u32;
-fn publish(at: u32, word: u32) {
-  atomicStore(&temp[at], publishedLow(ENTRY_STATUS, word));
-  atomicStore(&temp[at + 1u], publishedHigh(ENTRY_STATUS, word));
-}
 const MERGE_LOADS: u32 = ${MERGE_LOADS}u;
-fn publishedWord(at: u32) -> u32 {
-  loop {
-    let low = atomicLoad(&temp[at]);
-    let high = atomicLoad(&temp[at + 1u]);
-    if (publishedStatus(low, high) == ENTRY_STATUS) { return publishedValue(low, high); }
-  }
-}
 // The entry whose four words from word at were read as w: each half read again until it is published.
 fn insertEntry(at: u32, w: vec4<u32>) {
   var key = publishedValue(w.x, w.y);
   var index = publishedValue(w.z, w.w);
-  if (publishedStatus(w.x, w.y) != ENTRY_STATUS) { key = publishedWord(at); }
-  if (publishedStatus(w.z, w.w) != ENTRY_STATUS) { index = publishedWord(at + 2u); }
+  if (publishedStatus(w.x, w.y) != ENTRY_STATUS) { key = awaitPublished(at); }
+  if (publishedStatus(w.z, w.w) != ENTRY_STATUS) { index = awaitPublished(at + 2u); }
   if (index != SENTINEL) { insert(key, index); }
 }`;
 

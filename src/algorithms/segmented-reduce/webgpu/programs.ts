@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { OpCode } from '../ops.js';
-import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
+import { publishOnceWgsl, publishedWordsWgsl } from '../../../dispatch/published-words.js';
 import { partialStatus } from '../problem.js';
 import type { ReduceKernelFacts } from './facts.js';
 import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reducePreamble, reduceUniforms, teamLoadWords, teamReduceWgsl } from './preamble.js';
@@ -261,19 +261,12 @@ ${loads}
 }`;
   const awaitPublished = published
     ? `
-fn publishedWord(at: u32) -> u32 {
-  loop {
-    let low = atomicLoad(&temp[at]);
-    let high = atomicLoad(&temp[at + 1u]);
-    if (publishedStatus(low, high) == PARTIAL_STATUS) { return publishedValue(low, high); }
-  }
-}
-fn publishedPartial(at: u32) -> Pair { return Pair(publishedWord(at), ${sum ? '0u' : 'publishedWord(at + 2u)'}); }`
+fn publishedPartial(at: u32) -> Pair { return Pair(awaitPublished(at), ${sum ? '0u' : 'awaitPublished(at + 2u)'}); }`
     : '';
   const declarations = `
 const BLOCK: u32 = 8u;
 ${published ? `${publishedWordsWgsl}
-const PARTIAL_STATUS: u32 = ${partialStatus}u;` : ''}
+${publishOnceWgsl(partialStatus)}` : ''}
 ${chunkTreeWgsl(1)}
 var<workgroup> pairBits: array<u32, WG>;
 var<workgroup> pairIndex: array<u32, WG>;${awaitPublished}
@@ -339,11 +332,7 @@ const PER_WORKGROUP: u32 = WG / TEAM;
 ${merge.declarations}
 ${chunkCountsWgsl}
 ${segmentState}
-var<workgroup> lastToArrive: u32;
-fn publish(at: u32, word: u32) {
-  atomicStore(&temp[at], publishedLow(PARTIAL_STATUS, word));
-  atomicStore(&temp[at + 1u], publishedHigh(PARTIAL_STATUS, word));
-}`;
+var<workgroup> lastToArrive: u32;`;
   const main = `${chunkOpening(facts)}
   if (t == 0u && n != 0u) {
     let at = u.partialsAt + (i * u.chunks + c) * 4u;
