@@ -147,11 +147,11 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         // chunks, a per-segment op (the generic combine) and a constant one (the specialized one).
         const sizes = [40_000, 3, 17_001, 0, 8192, 8193, 250];
         const teams = [
-          ['multi-workgroup', { chunkTeamSize: 4, loadWords: 4 }],
-          ['multi-workgroup', { chunkTeamSize: 32, loadWords: 4 }],
-          ['multi-workgroup', { chunkTeamSize: 256, loadWords: 1 }],
-          ['multi-workgroup', { chunkTeamSize: 64, loadWords: 4, lastChunkMerges: true }],
-          ['multi-workgroup', { chunkTeamSize: 16, loadWords: 1, lastChunkMerges: true }],
+          ['multi-workgroup', { chunkTeamSize: 4, extremeChunkTeamSize: 4, loadWords: 4 }],
+          ['multi-workgroup', { chunkTeamSize: 32, extremeChunkTeamSize: 32, loadWords: 4 }],
+          ['multi-workgroup', { chunkTeamSize: 256, extremeChunkTeamSize: 256, loadWords: 1 }],
+          ['multi-workgroup', { chunkTeamSize: 64, extremeChunkTeamSize: 64, loadWords: 4, lastChunkMerges: true }],
+          ['multi-workgroup', { chunkTeamSize: 16, extremeChunkTeamSize: 16, loadWords: 1, lastChunkMerges: true }],
           ['subgroup', { subgroupSize: 16, loadWords: 1 }],
           ['subgroup', { subgroupSize: 64, loadWords: 4 }],
         ] as const;
@@ -170,6 +170,22 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           for (const a of built.owned) a.destroy();
         }
       }, 600_000);
+      it('plans of extremes alone run chunk teams of extremeChunkTeamSize, others of chunkTeamSize; explain() says which', async () => {
+        const sizes = [40_000, 17_001, 8193];
+        for (const [ops, why] of [
+          ['argMax', 'extremeChunkTeamSize: every op is min, max, argMin or argMax'],
+          [['min', 'argMax', 'max'], 'extremeChunkTeamSize: every op is min, max, argMin or argMax'],
+          [['sum', 'argMax', 'max'], 'chunkTeamSize: a segment may be summed'],
+        ] as const) {
+          const built = buildCase(backend, makeCase({ name: `teams of ${String(ops)}`, sizes, ops: ops as never, seed: 95 }));
+          const { plan, values } = await runCase(backend, built, { policy: { chunkTeamSize: 32, extremeChunkTeamSize: 64 } });
+          expect(plan.variant).toBe('multi-workgroup');
+          const team = why.startsWith('extreme') ? 64 : 32;
+          expect(plan.explain()).toContain(`teams of ${team} invocations (${why})`);
+          expectSameWords(values.subarray(0, sizes.length), built.expected.values, `${String(ops)}: values`);
+          for (const a of built.owned) a.destroy();
+        }
+      });
       it('merge blocks of 8 partials: 8, 9, 16 and 17 chunks in a segment, every op', async () => {
         const chunk = 8192;
         const sizes = [8 * chunk, 8 * chunk + 1, 16 * chunk, 16 * chunk + 5];
@@ -353,8 +369,8 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
             ['subgroup', { subgroupSize: 16, loadWords: 1 }],
             ['workgroup', {}],
             ['multi-workgroup', {}],
-            ['multi-workgroup', { chunkTeamSize: 32, loadWords: 4 }],
-            ['multi-workgroup', { chunkTeamSize: 256, loadWords: 1 }],
+            ['multi-workgroup', { chunkTeamSize: 32, extremeChunkTeamSize: 32, loadWords: 4 }],
+            ['multi-workgroup', { chunkTeamSize: 256, extremeChunkTeamSize: 256, loadWords: 1 }],
             ['multi-workgroup', { lastChunkMerges: true }],
           ] as const;
           for (const o of ['min', 'max'] as const) {
@@ -577,6 +593,7 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         const tuned = (policy: object) => plan(built.args, env({ backend, tuning: { policy } }));
         expect(tuned({ loadWords: 2 })).toThrow(new SegkitUsageError('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)'));
         expect(tuned({ chunkTeamSize: 48 })).toThrow('tuning.policy.chunkTeamSize: 48 is not a power of two at most');
+        expect(tuned({ extremeChunkTeamSize: 12 })).toThrow('tuning.policy.extremeChunkTeamSize: 12 is not a power of two at most');
         await expectUntouched(built);
         for (const a of [...built.owned, ...long.owned]) a.destroy();
       });

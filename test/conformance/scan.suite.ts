@@ -175,6 +175,32 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         const sum = makeCase({ name: 'loads-sum', sizes, ops: 'sum', modes: [...modes], initial: true, seed: 37 });
         for (const tilesPerStep of [2, 4]) await expectReference(sum, 'multi-workgroup', { tilesPerStep, tileWorkgroups: 10 });
       });
+      it('tile stores: whole vec4s from registers where every segment starts and ends at a multiple of 4 items and the scan is inclusive (storeWords), else a word at a time; explain() says which', async () => {
+        const stores = (plan: ScanPlan) => plan.launches.find((l) => l.kernel === 'tile-scan')?.purpose ?? '';
+        // Segments of 8 full tiles and a short one of 4 outputs, 2 tiles and 8, 3 full tiles, 4 items,
+        // 1 tile and 12, none: full tiles from registers, short tiles four outputs an invocation.
+        const sizes = [8 * 2048 + 4, 2 * 2048 + 8, 3 * 2048, 4, 2048 + 12, 0];
+        const c = makeCase({ name: 'stores', sizes, ops: ['sum', 'max', 'sum', 'min', 'sum', 'sum'], modes: 'inclusive', initial: true, seed: 41 });
+        const [vec4, words] = await expectReferenceRuns(c, 'multi-workgroup', [{ tileWorkgroups: 10 }, { tileWorkgroups: 10, storeWords: 1 }]);
+        if (backend.name === 'cpu') {
+          expect(stores(vec4!)).toContain('outputs a word at a time (the CPU emulator)');
+          return;
+        }
+        expect(stores(vec4!)).toContain("outputs as whole vec4s, a lane's from registers (an inclusive scan, every segment starting and ending at a multiple of 4 items)");
+        expect(stores(words!)).toContain('outputs a word at a time, staged through workgroup memory (policy storeWords 1)');
+        // A constant op: full tiles 1, 2 or 4 a step, each lane's outputs from registers.
+        const sum = makeCase({ name: 'stores-sum', sizes, ops: 'sum', modes: 'inclusive', initial: true, seed: 43 });
+        await expectReferenceRuns(sum, 'multi-workgroup', [1, 2, 4].map((tilesPerStep) => ({ tilesPerStep, tileWorkgroups: 10 })));
+        // Not provable on the host: an exclusive scan, a size not a multiple of 4, word loads.
+        const exclusive = await expectReference(makeCase({ name: 'stores-exclusive', sizes, ops: 'sum', modes: 'exclusive', seed: 47 }), 'multi-workgroup');
+        expect(stores(exclusive)).toContain('outputs a word at a time, staged through workgroup memory (an exclusive scan writes its outputs one word on)');
+        const odd = await expectReference(makeCase({ name: 'stores-odd', sizes: [...sizes, 6], ops: 'sum', modes: 'inclusive', seed: 53 }), 'multi-workgroup');
+        expect(stores(odd)).toContain('(segment sizes not known on the host to be multiples of 4)');
+        const integers = await expectReference(makeCase({ name: 'stores-i32', valueType: 'i32', sizes, ops: 'sum', modes: 'inclusive', seed: 59 }), 'multi-workgroup');
+        expect(stores(integers)).toContain('(i32 values: measured faster than from registers)');
+        const wordLoads = await expectReference(sum, 'multi-workgroup', { loadWords: 1 });
+        expect(stores(wordLoads)).toContain('(policy loadWords 1: no vec4 path)');
+      });
       it('spine boundaries: 2048 tiles and one item, 2048 tiles less one item; spineWorkgroupMaxTiles at the tiles and one below', async () => {
         const c = makeCase({ name: 'spine-edges', sizes: [2048 * 2048 + 1, 4097, 2048 * 2048 - 1], ops: ['max', 'sum', 'sum'], modes: ['inclusive', 'exclusive', 'inclusive'], initial: true, seed: 23 });
         // 2049 tiles: the second 2048 tile totals hold one, in lane 0 (its carry from the first 2048's total alone).

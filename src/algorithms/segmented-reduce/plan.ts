@@ -196,7 +196,11 @@ export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env 
   // No segment is shorter than the static minimum: where the input cannot hold one (only numSegments 0
   // can run), the selector still sees that minimum, so it never picks a variant the types ruled out.
   const selection = selectSegmentedReduceVariant(
-    { segmentSize: { min: sizeBounds.min, max: Math.max(maxSegmentSize, sizeBounds.min) }, segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined },
+    {
+      segmentSize: { min: sizeBounds.min, max: Math.max(maxSegmentSize, sizeBounds.min) },
+      segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined,
+      sumMayOccur: facts.op.occurring.includes('sum'),
+    },
     backend.capabilities,
     environment.tuning as { variant?: SegmentedReduceVariant; policy?: Partial<SegmentedReducePolicy> },
   );

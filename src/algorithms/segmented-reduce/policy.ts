@@ -27,6 +27,13 @@ export interface SegmentedReducePolicy {
    */
   readonly chunkTeamSize: number;
   /**
+   * 'multi-workgroup' where every op the plan may meet is an extreme (min, max, argMin, argMax: no
+   * sum): the team size instead of `chunkTeamSize` (a power of two, at most workgroupSize). An
+   * extreme's chunk keeps one key a lane and ends on a search for tied keys, where a sum's ends on its
+   * tree: they run best at different sizes.
+   */
+  readonly extremeChunkTeamSize: number;
+  /**
    * Words one invocation loads at a time (1 or 4): with 4, an invocation of a team of at most 64
    * owns groups of 4 adjacent lanes and reads them as one vec4 where the segment starts at a multiple
    * of 4 items; the summation order is the same.
@@ -75,6 +82,12 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // extremes keep one key a lane (2026-11-28, bench/reduce-scan-webgpu.ts --configs, two rounds;
     // teams of 64 / 128): sum 0.036 / 0.034, max 0.045-0.046 / 0.042, argMax 0.045-0.046 / 0.0424-0.0428.
     chunkTeamSize: Math.min(workgroupSize, 128),
+    // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --cases=long --configs,
+    // 2026-11-29 20:11 UTC, teams of 128 / 64 / 256, two rounds of 128): sum 0.0344-0.0345 / 0.0349 /
+    // 0.0365, max 0.0407-0.0408 / 0.0431 / 0.0384, argMax 0.0429-0.0435 / 0.0467 / 0.0414. So sums
+    // keep 128 and plans of extremes alone take 256 (one team a workgroup: its tie search's barriers
+    // hold no second team).
+    extremeChunkTeamSize: Math.min(workgroupSize, 256),
     loadWords: 4,
     // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --configs, 2026-11-28,
     // two calls): sum 0.043 in one launch against 0.036 in two, max 0.052 against 0.044. Timing-only
@@ -96,6 +109,8 @@ export interface SegmentedReduceSelectorFacts {
   readonly segmentSize: Bounds;
   /** Whether tighter segment-size bounds exist on the device only (a uniform branch can use them). */
   readonly segmentSizeDeviceBounds: boolean;
+  /** Whether a segment may be summed (false: every op the plan may meet is min, max, argMin or argMax). Default true. */
+  readonly sumMayOccur?: boolean;
 }
 
 /** The selector's answer. */
@@ -115,6 +130,7 @@ function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabil
   power('subgroupSize', policy.workgroupSize, 'the workgroup size');
   power('threadMaxItems', sumOrder.lanes, 'one item per lane of the summation order');
   power('chunkTeamSize', policy.workgroupSize, 'the workgroup size');
+  power('extremeChunkTeamSize', policy.workgroupSize, 'the workgroup size');
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (typeof policy.lastChunkMerges !== 'boolean') throw new SegkitUsageError(`tuning.policy.lastChunkMerges: ${String(policy.lastChunkMerges)} is not true or false`);
 }
@@ -132,8 +148,11 @@ export function selectSegmentedReduceVariant(
 ): SegmentedReduceSelection {
   const base = segmentedReducePolicyFor(capabilities);
   checkPolicyNames(tuning.policy, base);
-  const policy: SegmentedReducePolicy = { ...base, ...tuning.policy };
-  checkPolicy(policy, capabilities);
+  const tuned: SegmentedReducePolicy = { ...base, ...tuning.policy };
+  checkPolicy(tuned, capabilities);
+  // The chunk teams the kernels run: extremeChunkTeamSize where no segment is summed.
+  const extremesOnly = facts.sumMayOccur === false;
+  const policy: SegmentedReducePolicy = extremesOnly ? { ...tuned, chunkTeamSize: tuned.extremeChunkTeamSize } : tuned;
   const max = facts.segmentSize.max;
   const natural: SegmentedReduceVariant =
     max <= policy.threadMaxItems ? 'thread' : max <= policy.subgroupMaxItems ? 'subgroup' : max <= policy.multiWorkgroupMinItems ? 'workgroup' : 'multi-workgroup';
@@ -177,7 +196,7 @@ export function selectSegmentedReduceVariant(
       reachable: natural === 'multi-workgroup',
       reason:
         natural === 'multi-workgroup'
-          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge`
+          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'})`
           : `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`,
     },
   ];

@@ -114,7 +114,15 @@ function specialization(facts: ScanFacts, canonical: boolean): string {
 }
 
 /** The launches of the chosen variant (after the prologue's) and their temporary-storage slots. */
-function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentSize: number, spec: string, path: ScanPath, layout: TempStorageLayoutBuilder): ScanLaunch[] {
+function variantLaunches(
+  selection: ScanSelection,
+  facts: ScanFacts,
+  maxSegmentSize: number,
+  spec: string,
+  path: ScanPath,
+  stores: ScanStores,
+  layout: TempStorageLayoutBuilder,
+): ScanLaunch[] {
   const { policy, variant } = selection;
   const geometry = { maxSegments: facts.maxSegments, maxSegmentSize };
   const launch = (kernel: Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, name: string, purpose: string): ScanLaunch => ({
@@ -173,8 +181,49 @@ function variantLaunches(selection: ScanSelection, facts: ScanFacts, maxSegmentS
       : form === 'lanes-top'
         ? ": scan each tile from its carry, added up from its total's lane prefix, its lane's carry and the carry into its 2048 tile totals"
         : ': scan each tile from its carry';
-  launches.push(launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}${carry}`));
+  launches.push(launch('tile-scan', 'multi-workgroup/tile-scan', `${workgroups(tiles)}${carry}; ${stores.why}`));
   return launches;
+}
+
+/** How 'tile-scan' writes its outputs on a GPU: words per store (1 or 4), and why. */
+interface ScanStores {
+  readonly words: 1 | 4;
+  readonly why: string;
+}
+
+/** Whether a host-known count is a multiple of 4: an exact value, or every host per-segment value. */
+function knownMultipleOf4(f: NumericFacts | undefined): boolean {
+  if (f === undefined) return false;
+  if (f.kind !== 'perSegment') return f.exact !== undefined && f.exact % 4 === 0;
+  const values = f.hostValues;
+  if (values === undefined) return false;
+  for (let i = 0; i < values.length; i++) if (values[i]! % 4 !== 0) return false;
+  return true;
+}
+
+/**
+ * 'tile-scan''s stores (policy `storeWords`): whole vec4s, a lane's outputs straight from registers,
+ * for f32 values (integers measured faster staged), only where the plan knows every store is a
+ * whole vec4 of one invocation: an inclusive scan (an
+ * exclusive one writes one word on), every segment starting and ending at a multiple of 4 items
+ * (sizes, and a stride, known on the host), on the vec4 path (`loadWords` 4). Otherwise a word at a
+ * time: with the output bound as vec4, a word's store writes one component of a vector, which some
+ * WebGPU implementations compile as a read-modify-write of all four. The CPU emulator writes words.
+ */
+function scanStores(facts: ScanFacts, policy: ScanPolicy, backend: Backend): ScanStores {
+  const words = 'outputs a word at a time, staged through workgroup memory';
+  if (backend.name === 'cpu') return { words: 1, why: 'outputs a word at a time (the CPU emulator)' };
+  if (policy.storeWords !== 4) return { words: 1, why: `${words} (policy storeWords ${policy.storeWords})` };
+  if (policy.loadWords !== 4) return { words: 1, why: `${words} (policy loadWords ${policy.loadWords}: no vec4 path)` };
+  // H200, one segment of 16M items (GPU ms, 2026-11-29, storeWords 4 / 1): f32 sums 0.1056-0.1075 /
+  // 0.1082-0.1097, f32 max 0.177 / 0.187; but i32 sums 0.0928-0.0939 / 0.0894-0.0896 and i32 max
+  // 0.0964 / 0.0916: the integers' cheap additions leave the barriers nothing to hide, and the
+  // staged stores' whole lines win.
+  if (facts.valueType !== 'f32') return { words: 1, why: `${words} (${facts.valueType} values: measured faster than from registers)` };
+  if (facts.mode.occurring.some((m) => m !== 'inclusive')) return { words: 1, why: `${words} (an exclusive scan writes its outputs one word on)` };
+  if (!knownMultipleOf4(facts.segmentSizes)) return { words: 1, why: `${words} (segment sizes not known on the host to be multiples of 4)` };
+  if (facts.segmentStride !== undefined && !knownMultipleOf4(facts.segmentStride)) return { words: 1, why: `${words} (a segment stride not known on the host to be a multiple of 4)` };
+  return { words: 4, why: "outputs as whole vec4s, a lane's from registers (an inclusive scan, every segment starting and ending at a multiple of 4 items)" };
 }
 
 /** How the multi-workgroup variant runs: one pass, or reduce-then-scan; and why. */
@@ -237,13 +286,14 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
   );
   const canonical = requirements.determinism === 'run-to-run';
   const path = scanPath(maxSegmentSize, selection.policy);
+  const stores = scanStores(facts, selection.policy, backend);
 
   // initialValue never takes part in the device checks: any value of its type is valid (resolveFacts).
   const validation = planValidation(environment, facts, [facts.op, facts.mode]);
   const layoutBuilder = new TempStorageLayoutBuilder();
   const launches = [
     ...prologueLaunches('scan', facts, facts.maxSegments, validation, layoutBuilder),
-    ...variantLaunches(selection, facts, maxSegmentSize, specialization(facts, canonical), path, layoutBuilder),
+    ...variantLaunches(selection, facts, maxSegmentSize, specialization(facts, canonical), path, stores, layoutBuilder),
   ];
   const layout = layoutBuilder.build();
   const initial = facts.initialValue;
@@ -288,6 +338,7 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
       modeOfOption: codesOf(facts.mode, (m) => (m === 'exclusive' ? 1 : 0)),
       initialBits,
       canonical,
+      storeWords: stores.words,
     }),
   });
 }

@@ -2,6 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { rowRadixMinParallelism } from '../batched-top-k/policy.js';
 import { groupLanes, laneItems, tileGroups, tileItems, tileLanes } from './order.js';
 
 /** The variants of DeviceSegmentedScan. */
@@ -43,7 +44,8 @@ export interface ScanPolicy {
   /**
    * 'multi-workgroup': workgroups the two tile launches aim at. Each takes ceil(tiles /
    * tileWorkgroups) consecutive tiles of a segment (at least one) and loads its next tile while it
-   * works on this one (default: four times the backend's `parallelism`).
+   * works on this one (default: twice the backend's `parallelism` on a GPU, four times on the CPU
+   * emulator).
    */
   readonly tileWorkgroups: number;
   /**
@@ -61,6 +63,18 @@ export interface ScanPolicy {
    * at a time, which keeps the shader small.)
    */
   readonly tilesPerStep: number;
+  /**
+   * 'multi-workgroup', reduce-then-scan, on a GPU with `loadWords` 4: words one invocation of
+   * 'tile-scan' stores at a time (1 or 4). With 4, for f32 values, where the plan knows that every store is a whole
+   * vec4 of one invocation (an inclusive scan whose segments all start and end at a multiple of 4
+   * items: host-known sizes, and stride), a full tile's lane writes its 8 outputs straight from
+   * registers as two vec4 stores (no staging in workgroup memory, two barriers fewer a tile), and a
+   * short tile four outputs an invocation. Elsewhere outputs are written a word at a time: with the
+   * output bound as vec4, a single word's store is a store of one component of a vector, which some
+   * WebGPU implementations compile as a read-modify-write of all four (neighbouring invocations
+   * would race). The same bits either way.
+   */
+  readonly storeWords: number;
   /**
    * 'multi-workgroup': passes over the items. 1, the single pass: a workgroup per tile, taken in
    * the order workgroups start, publishes its tile's total as soon as it has loaded the tile and puts
@@ -124,10 +138,12 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   GPU time per launch from timestamps, bench/webgpu-launch-profile.ts, 2026-11-23): the walk took 0.023 ms
  *   on one segment of 16M f32 items (4 walks) and 0.064 ms on 64M (16 walks), about 9 us plus 3.4 us
  *   a walk; the three spine launches took 0.034 ms on both. They cost the same at about 7 walks.
- * - `tileWorkgroups` four times the backend's parallelism (4096 on a GPU: two tiles a workgroup on
- *   16M items). Same H200 runs, tile-reduce + tile-scan on 16M items at 512 / 1024 / 2048 / 4096
- *   workgroups and at one tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms; within the runs'
- *   noise, the fewest tiles a workgroup short of one were the fastest.
+ * - `tileWorkgroups` twice the backend's parallelism on a GPU (2048 on an H200: four tiles a
+ *   workgroup on 16M items), four times on backends of fewer than 128 slots (the CPU emulator). Same
+ *   H200 runs, tile-reduce + tile-scan on 16M items at 512 / 1024 / 2048 / 4096 workgroups and at one
+ *   tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms, within the runs' noise. Since f32 tiles are
+ *   stored from registers (storeWords, 2026-11-29 20:19 UTC, whole 16M f32 sums, GPU ms, two calls
+ *   alternating 4096 / 2048 / 1024): 0.1055-0.1067 / 0.1032-0.104 / 0.106-0.1065.
  * - `loadWords` 4 and `tilesPerStep` 2. Same H200, one segment of 16M f32 items, GPU time of the
  *   whole call (bench/reduce-scan-webgpu.ts --scan-configs, op 'sum', 2026-11-23 21:26 UTC, commit 878facb):
  *   0.1046 ms (tile-reduce 0.032, spine-walk 0.020, tile-scan 0.063); a tile at a time 0.121; 4 tiles
@@ -162,9 +178,10 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     spineCarries: 'walk',
     spineCarryTiles: spineCarryTilesMax,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
-    tileWorkgroups: 4 * capabilities.parallelism,
+    tileWorkgroups: (capabilities.parallelism >= rowRadixMinParallelism ? 2 : 4) * capabilities.parallelism,
     loadWords: 4,
     tilesPerStep: 2,
+    storeWords: 4,
     passes: 2,
     lookbackPolls: 64,
   };
@@ -256,6 +273,7 @@ function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): voi
   }
   if (policy.passes !== 1 && policy.passes !== 2) throw new SegkitUsageError(`tuning.policy.passes: ${policy.passes} is not 1 or 2 (passes over the items)`);
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
+  if (policy.storeWords !== 1 && policy.storeWords !== 4) throw new SegkitUsageError(`tuning.policy.storeWords: ${policy.storeWords} is not 1 or 4 (words per store)`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
   }

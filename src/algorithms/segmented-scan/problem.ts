@@ -26,6 +26,8 @@ export interface ScanProblem extends SegmentedProblem {
   readonly initialBits: number | undefined;
   /** f32 sums follow the canonical order (determinism 'run-to-run'); else the backend's fastest. */
   readonly canonical: boolean;
+  /** 'tile-scan''s words per store on a GPU: 4 only where every store is a whole vec4 of one invocation (plan.ts `scanStores`). */
+  readonly storeWords: 1 | 4;
 }
 
 /** The kernels of the scan. */

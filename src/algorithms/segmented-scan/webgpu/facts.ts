@@ -24,6 +24,8 @@ export interface ScanKernelFacts extends SegmentKernelFacts {
   readonly loadWords: number;
   /** Full tiles the vec4 path of the tile launches takes at once (policy `tilesPerStep`). */
   readonly tilesPerStep: number;
+  /** Words 'tile-scan' stores at a time: 4 where every store is a whole vec4 of one invocation (plan.ts `scanStores`). */
+  readonly storeWords: 1 | 4;
 }
 
 /** The facts of a run. */
@@ -41,5 +43,6 @@ export function scanKernelFacts(run: ScanRun): ScanKernelFacts {
     canonical: problem.canonical,
     loadWords: policy.loadWords,
     tilesPerStep: policy.tilesPerStep,
+    storeWords: problem.storeWords,
   };
 }

@@ -2,7 +2,7 @@ import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { laneItems, tileItems, tileLanes } from '../order.js';
 import type { SpineForm } from '../problem.js';
 import type { ScanKernelFacts } from './facts.js';
-import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
+import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, storeTileVec4Wgsl, tileWgsl } from './preamble.js';
 
 /*
  * 'multi-workgroup': reduce, then scan (safe on every WebGPU device: no workgroup waits for another,
@@ -34,7 +34,10 @@ import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanB
  * that starts at a multiple of 4 items as two vec4 loads per invocation (policy `loadWords` 4: the
  * lane's items in registers, `vectorWgsl`), `tilesPerStep` full tiles at a time (`stepWgsl`);
  * 'spine-walk' and 'spine-lanes' hold a lane's tile totals in registers too (`registersWgsl`,
- * `spineLanesLanes`). The same chains of additions everywhere, so the same bits.
+ * `spineLanesLanes`). Where the plan knows every store of 'tile-scan' is a whole vec4 of one
+ * invocation (facts.storeWords 4: an inclusive scan, segments starting and ending at multiples of 4
+ * items), valuesOut is bound as vec4<u32> there and a full tile's lane writes its outputs straight
+ * from registers (`storeLaneDirect`). The same chains of additions everywhere, so the same bits.
  */
 
 export type MultiWorkgroupKernel = 'tile-reduce' | 'spine-reduce' | 'spine-top' | 'spine-scan' | 'spine-walk' | 'spine-lanes' | 'tile-scan';
@@ -253,9 +256,9 @@ function laneCarryWgsl(own: string): string {
  * totals left to right: the same chain of additions as one invocation per group or per tile, so the
  * same bits, with two barriers fewer and no lone invocation.
  */
-export function laneWgsl(values: boolean): string {
+export function laneWgsl(values: boolean, vectorOut = false): string {
   const loads = values
-    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), laneStore('storeTileLanes', 'valuesOut')]
+    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), vectorOut ? storeTileVec4Wgsl('storeTileLanes') : laneStore('storeTileLanes', 'valuesOut')]
     : [laneLoad('loadWordLanes', 'temp', (bits) => bits, ''), laneStore('storeWordLanes', 'temp')];
   return `${loads.join('\n')}
 // Lane lid's items in the tile: how many (0 past the tile's end).
@@ -332,7 +335,17 @@ ${unrolled((k) => `    tile[at(lid + ${k * tileLanes}u)] = loadValue(op, v[${k}]
  * 'tile-scan') the outputs go through workgroup memory, on their way to coalesced stores. The same
  * chains as `laneTotals` / `laneScan`, so the same bits.
  */
-export const vectorWgsl = `${laneStore('storeTileDirect', 'valuesOut', false)}
+export function vectorWgsl(vectorOut: boolean): string {
+  const stores = vectorOut
+    ? `// A lane's 8 outputs y, to be written from word to (a multiple of 4) on: two vec4 stores, straight
+// from registers (neighbouring lanes write neighbouring 32 bytes, so a subgroup's stores coalesce).
+fn storeLaneDirect(to: u32, y: array<u32, ${laneItems}>, op: u32, lid: u32) {
+  let o = (to >> 2u) + 2u * lid;
+  valuesOut[o] = vec4<u32>(${[0, 1, 2, 3].map((k) => `finishValue(op, y[${k}])`).join(', ')});
+  valuesOut[o + 1u] = vec4<u32>(${[4, 5, 6, 7].map((k) => `finishValue(op, y[${k}])`).join(', ')});
+}`
+    : laneStore('storeTileDirect', 'valuesOut', false);
+  return `${stores}
 fn fetchLane(first: u32, lid: u32) -> array<u32, ${laneItems}> {
   let a = valuesIn4[(first >> 2u) + 2u * lid];
   let b = valuesIn4[(first >> 2u) + 2u * lid + 1u];
@@ -356,7 +369,21 @@ fn laneScanDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u
   var x: array<u32, ${laneItems}>;
 ${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
   laneScanRegisters(x, TILE_ITEMS, op, hasCarry, carry, lid);
-}`;
+}${
+    vectorOut
+      ? `
+// A full tile of an inclusive scan from its carry, the lane's items in registers, its outputs
+// stored from word to (a multiple of 4) on: no staging, no barrier after (the next tile's first
+// write to workgroup memory, laneTotal, is read only after a barrier that every invocation reaches
+// once done with this tile's reads).
+fn laneScanStoreDirect(v: array<u32, ${laneItems}>, op: u32, hasCarry: bool, carry: u32, to: u32, lid: u32) {
+  var x: array<u32, ${laneItems}>;
+${unrolled((k) => `  x[${k}] = loadValue(op, v[${k}]);`)}
+  storeLaneDirect(to, laneOutputs(x, TILE_ITEMS, op, hasCarry, carry, lid), op, lid);
+}`
+      : ''
+  }`;
+}
 
 /**
  * WGSL: the prefixes `p` of invocation lid's lane from its items `x` (those past the lane's `count`
@@ -372,19 +399,27 @@ ${unrolled((k) => (k === 0 ? '' : `  p[${k}] = select(p[${k - 1}], combine(op, p
 `;
 
 /**
- * WGSL: `laneScanRegisters(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
+ * WGSL: `laneOutputs(x, n, op, hasCarry, carry, lid)`, the scan of a tile of n elements (n <= 2048;
  * workgroup-uniform) whose lane lid's elements are in x (laneCount(n, lid) of them): the lane's
- * prefixes in registers, the lane and group totals through workgroup memory, the outputs into the
- * workgroup tile and the tile's total into tileTotal; ends on a barrier. The chains of `laneScan`, so
- * the same bits; needs `laneCount` (laneWgsl).
+ * prefixes in registers, the lane and group totals through workgroup memory; returns the lane's
+ * inclusive outputs (those past its count unset) and leaves the tile's total in tileTotal.
+ * `laneScanRegisters` puts the outputs into the workgroup tile, then a barrier. The chains of
+ * `laneScan`, so the same bits; needs `laneCount` (laneWgsl).
  */
-export const registersWgsl = `fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+export const registersWgsl = `fn laneOutputs(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) -> array<u32, ${laneItems}> {
+  var y: array<u32, ${laneItems}>;
 ${lanePrefixRegisters}${laneCarryWgsl('total')}    var e = inner;
     if (hasCarry) { e = select(carry, combine(op, carry, inner), hasInner); }
     let hasE = hasCarry || hasInner;
-    let base = lid * LANE_ITEMS;
-${unrolled((k) => `    if (${k}u < count) { tile[at(base + ${k}u)] = select(p[${k}], combine(op, e, p[${k}]), hasE); }`)}
+${unrolled((k) => `    y[${k}] = select(p[${k}], combine(op, e, p[${k}]), hasE);`)}
   }
+  return y;
+}
+fn laneScanRegisters(x: array<u32, ${laneItems}>, n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
+  let y = laneOutputs(x, n, op, hasCarry, carry, lid);
+  let count = laneCount(n, lid);
+  let base = lid * LANE_ITEMS;
+${unrolled((k) => `  if (${k}u < count) { tile[at(base + ${k}u)] = y[${k}]; }`)}
   workgroupBarrier();
 }`;
 
@@ -512,10 +547,11 @@ function fullChainWgsl(name: string, array: string, base: string, indent: string
  * group) side by side — independent chains, so one's latency hides another's — with one barrier per
  * level for all of them. 'tile-reduce': `reduceStep(first, op, lid, to)` writes the tiles' totals to
  * temp[to ...]; 'tile-scan': `scanStep(s, segment, t0, lid)` scans tiles t0 .. t0 + step - 1 of the
- * segment from their carries and stores them (staged one after another through the workgroup tile).
- * The same chains as one tile at a time, so the same bits.
+ * segment from their carries and stores them (staged one after another through the workgroup tile,
+ * or with `vectorOut` each lane's straight from registers). The same chains as one tile at a time,
+ * so the same bits.
  */
-function stepWgsl(step: number, kernel: 'tile-reduce' | 'tile-scan'): string {
+function stepWgsl(step: number, kernel: 'tile-reduce' | 'tile-scan', vectorOut: boolean): string {
   const tiles = Array.from({ length: step }, (_, j) => j);
   const loads = (from: string) => tiles.map((j) => `  let x${j} = fetchLane(${from} + ${j * tileItems}u, lid);`).join('\n');
   const common = `const TILE_STEP: u32 = ${step}u;
@@ -561,11 +597,15 @@ ${tiles.map(laneTotal).join('\n')}
     if (hasCarry) { laneE${j} = select(carry, combine(op, carry, inner), hasInner); }
     laneHasE${j} = hasCarry || hasInner;
   }`;
-  const stores = (j: number) => `  {
+  const outputs = (j: number) => Array.from({ length: laneItems }, (_, k) => `select(p${j}[${k}], combine(op, laneE${j}, p${j}[${k}]), laneHasE${j})`);
+  const stores = (j: number) =>
+    vectorOut
+      ? `  storeLaneDirect(s.start + (t0 + ${j}u) * TILE_ITEMS, array<u32, ${laneItems}>(${outputs(j).join(', ')}), op, lid);`
+      : `  {
     ${j > 0 ? 'workgroupBarrier();' : ''}
     let t = t0 + ${j}u;
     if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
-${unrolled((k) => `    tile[at(base + ${k}u)] = select(p${j}[${k}], combine(op, laneE${j}, p${j}[${k}]), laneHasE${j});`)}
+${unrolled((k) => `    tile[at(base + ${k}u)] = ${outputs(j)[k]};`)}
     workgroupBarrier();
     // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
     storeTileDirect(s.start + t * TILE_ITEMS + s.exclusive, min(TILE_ITEMS, s.size - t * TILE_ITEMS - s.exclusive), op, lid);
@@ -597,8 +637,12 @@ ${tiles.map(stores).join('\n')}
  * full tiles of a segment starting at a multiple of 4 items take the vec4 path ({@link vectorWgsl});
  * `direct` is workgroup-uniform, so every barrier is too.
  */
-function laneTileBody(kernel: 'tile-reduce' | 'tile-scan', vector: boolean, step: number): string {
-  const direct = vector ? 'let direct = (s.start & 3u) == 0u;' : 'let direct = false;';
+function laneTileBody(kernel: 'tile-reduce' | 'tile-scan', vector: boolean, step: number, vectorOut: boolean): string {
+  const direct = vectorOut
+    ? 'let direct = true; // every segment starts at a multiple of 4 items (the plan\'s fact)'
+    : vector
+      ? 'let direct = (s.start & 3u) == 0u;'
+      : 'let direct = false;';
   const fetch = (first: string, n: string) => (vector ? `fetchFull(${first}, ${n}, direct, lid)` : `fetchTile(${first}, ${n}, lid)`);
   // Full tiles of the span on the vec4 path go `step` at a time: [first, stepEnd) holds them.
   const stepEnd = 'let stepEnd = max(first, min(last, s.size / TILE_ITEMS));';
@@ -640,17 +684,21 @@ ${head}
       // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
       storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
   // One tile: t, its loads in x (prefetched), the next tile's loads into v where `prefetch` holds.
+  // With vectorOut the scan is inclusive (the plan's fact): no exclusive first output to write.
+  const exclusiveFirst = vectorOut ? '' : '\n    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }';
+  const fullTile = vectorOut
+    ? 'laneScanStoreDirect(x, s.op, hasCarry, carry, s.start + offset, lid);'
+    : `laneScanDirect(x, s.op, hasCarry, carry, lid);
+      // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
+      storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
   const single = (prefetch: string) => `let offset = t * TILE_ITEMS;
-    let n = min(s.size - offset, TILE_ITEMS);
-    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+    let n = min(s.size - offset, TILE_ITEMS);${exclusiveFirst}
     let carry = tileCarry(s, segment, t);
     let hasCarry = t > 0u || s.hasInitial != 0u;
     let x = v;
     if (${prefetch}) { v = ${fetch('s.start + offset - TILE_ITEMS', 'TILE_ITEMS')}; }
     ${vector ? `if (direct && n == TILE_ITEMS) {
-      laneScanDirect(x, s.op, hasCarry, carry, lid);
-      // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
-      storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);
+      ${fullTile}
     } else {
       ${staged}
     }` : staged}`;
@@ -705,6 +753,7 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   const lanes = facts.workgroupSize === tileLanes;
   const tileKernel = kernel === 'tile-reduce' || kernel === 'tile-scan';
   const vector = lanes && tileKernel && facts.loadWords === 4;
+  const vectorOut = vector && kernel === 'tile-scan' && facts.storeWords === 4;
   const carries = tileCarriesOf(form);
   const generic = body.main.replace('SPINE_CARRY', form === 'three' ? 'if (v > 0u) { carry = temp[u.spineTotalsAt + segment * u.spineTiles + v - 1u]; }' : '');
   // Steps only where every segment has the one operator: a step's chains are unrolled `step` times,
@@ -714,24 +763,24 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   const main = !lanes
     ? generic
     : tileKernel
-      ? laneTileBody(kernel, vector, step)
+      ? laneTileBody(kernel, vector, step, vectorOut)
       : kernel === 'spine-walk'
         ? spineWalkLanes
         : kernel === 'spine-lanes'
           ? spineLanesLanes
           : laneBody(generic);
-  const shape: ScanShape = { values: body.values, temp: 'u32', vector };
+  const shape: ScanShape = { values: body.values, temp: 'u32', vector, vectorOut };
   const registers = kernel === 'spine-walk' || kernel === 'spine-lanes';
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
-${tileWgsl(true, body.values)}
-${lanes ? laneWgsl(body.values) : ''}
+${tileWgsl(true, body.values, vectorOut)}
+${lanes ? laneWgsl(body.values, vectorOut) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
 ${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}
 ${lanes && registers ? fetchWordsWgsl : ''}
-${vector ? vectorWgsl : ''}
-${vector && step > 1 ? stepWgsl(step, kernel as 'tile-reduce' | 'tile-scan') : ''}
+${vector ? vectorWgsl(vectorOut) : ''}
+${vector && step > 1 ? stepWgsl(step, kernel as 'tile-reduce' | 'tile-scan', vectorOut) : ''}
 ${kernel === 'tile-scan' ? tileCarryWgsl(carries) : ''}
 ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u32>;` : ''}`;
   // The 2048s' totals: written by 'spine-reduce' and 'spine-lanes', scanned by 'spine-top', read by
@@ -742,7 +791,7 @@ ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u3
   return {
     name,
     // The tile launches' own policy values stay out of the other kernels' keys: they share pipelines.
-    cacheKey: `scan/${kernel}|${spineProgramKey(kernel, form)}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0 })}`,
+    cacheKey: `scan/${kernel}|${spineProgramKey(kernel, form)}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0, storeWords: 1 })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [
       ...scanUniforms(facts, shape),

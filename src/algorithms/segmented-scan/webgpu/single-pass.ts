@@ -341,7 +341,7 @@ ${enterSegmentWgsl}
 ${tileWgsl(false, true)}
 ${laneWgsl(true)}
 ${fetchWgsl}
-${vector ? `${registersWgsl}\n${vectorWgsl}` : ''}
+${vector ? `${registersWgsl}\n${vectorWgsl(false)}` : ''}
 ${carryWgsl}
 ${fallbacks}`;
   return {
