@@ -9,6 +9,7 @@ import {
   type Backend,
   type Env,
   type SegmentedReducePlan,
+  type SegmentedReducePolicy,
   type SegmentedReduceVariant,
   DeviceSegmentedReduce,
   GuaranteeViolationError,
@@ -68,9 +69,9 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
     afterAll(() => backend?.destroy());
 
     /** Runs a built case on fresh outputs and compares every output bit with the reference; returns the plan's variant. */
-    async function expectBuilt(c: ReduceCase, built: BuiltCase, variant?: SegmentedReduceVariant): Promise<SegmentedReduceVariant> {
+    async function expectBuilt(c: ReduceCase, built: BuiltCase, variant?: SegmentedReduceVariant, policy?: Partial<SegmentedReducePolicy>): Promise<SegmentedReduceVariant> {
       freshOutputs(backend, built);
-      const { plan, values, indices } = await runCase(backend, built, { variant });
+      const { plan, values, indices } = await runCase(backend, built, { variant, policy });
       const n = c.sizes.length;
       expectSameWords(values.subarray(0, n), built.expected.values, `${c.name}: values (${plan.variant})`);
       if (indices !== undefined) expectSameWords(indices.subarray(0, n), built.expected.indices, `${c.name}: indices (${plan.variant})`);
@@ -79,10 +80,10 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
     }
 
     /** Runs a case and compares every output bit with the reference; returns the plan's variant. */
-    async function expectReference(c: ReduceCase, variant?: SegmentedReduceVariant): Promise<SegmentedReduceVariant> {
+    async function expectReference(c: ReduceCase, variant?: SegmentedReduceVariant, policy?: Partial<SegmentedReducePolicy>): Promise<SegmentedReduceVariant> {
       const built = buildCase(backend, c);
       try {
-        return await expectBuilt(c, built, variant);
+        return await expectBuilt(c, built, variant, policy);
       } finally {
         for (const a of built.owned) a.destroy();
       }
@@ -181,16 +182,35 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           const { plan, values } = await runCase(backend, built, { policy: { chunkTeamSize: 32, extremeChunkTeamSize: 64 } });
           expect(plan.variant).toBe('multi-workgroup');
           const team = why.startsWith('extreme') ? 64 : 32;
-          expect(plan.explain()).toContain(`teams of ${team} invocations (${why})`);
+          expect(plan.explain()).toContain(`teams of ${team} invocations (${why}); a second launch merges (lastChunkMerges auto: `);
+          expect(plan.launches.map((l) => l.kernel)).toContain('merge');
           expectSameWords(values.subarray(0, sizes.length), built.expected.values, `${String(ops)}: values`);
           for (const a of built.owned) a.destroy();
         }
+      });
+      it("sums alone merge in the chunk launch under lastChunkMerges 'auto'; explain() says why", async () => {
+        const built = buildCase(backend, makeCase({ name: 'sums merge', sizes: [40_000, 17_001, 8193], ops: 'sum', seed: 96 }));
+        const { plan, values } = await runCase(backend, built);
+        // A GPU merges sums in the chunk launch; the CPU emulator (few workgroup slots) in a launch of its own.
+        const slots = backend.capabilities.parallelism;
+        const gpu = slots >= 128;
+        expect(plan.launches.map((l) => l.kernel)).toContain(gpu ? 'chunk-merge' : 'merge');
+        expect(plan.explain()).toContain(
+          gpu
+            ? 'teams of 128 invocations (chunkTeamSize: a segment may be summed); the last chunk workgroup of a segment merges (lastChunkMerges auto: every op is a sum)'
+            : `a second launch merges (lastChunkMerges auto: ${slots} workgroup slots (the CPU emulator merges faster in a launch of its own))`,
+        );
+        expectSameWords(values.subarray(0, 3), built.expected.values, 'sums merge: values');
+        for (const a of built.owned) a.destroy();
       });
       it('merge blocks of 8 partials: 8, 9, 16 and 17 chunks in a segment, every op', async () => {
         const chunk = 8192;
         const sizes = [8 * chunk, 8 * chunk + 1, 16 * chunk, 16 * chunk + 5];
         expect(await expectReference(makeCase({ name: 'merge blocks', sizes, ops: ['sum', 'argMax', 'min', 'argMin'], flavour: 'ties', seed: 97 }), 'multi-workgroup')).toBe('multi-workgroup');
-        expect(await expectReference(makeCase({ name: 'merge blocks, sum', sizes, ops: 'sum', seed: 98 }), 'multi-workgroup')).toBe('multi-workgroup');
+        // Sums alone merge in the chunk launch ('auto'); the merge launch's blocks too.
+        for (const lastChunkMerges of ['auto', false] as const) {
+          expect(await expectReference(makeCase({ name: 'merge blocks, sum', sizes, ops: 'sum', seed: 98 }), 'multi-workgroup', { lastChunkMerges })).toBe('multi-workgroup');
+        }
       }, 600_000);
       it('the chunk partials merged by the last chunk workgroup or by a merge launch: the same bits, one temporary storage for every run', async () => {
         // 'chunk-merge' meets in slots zeroed at the start of every run (arrivals, published partials):
@@ -594,6 +614,7 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         expect(tuned({ loadWords: 2 })).toThrow(new SegkitUsageError('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)'));
         expect(tuned({ chunkTeamSize: 48 })).toThrow('tuning.policy.chunkTeamSize: 48 is not a power of two at most');
         expect(tuned({ extremeChunkTeamSize: 12 })).toThrow('tuning.policy.extremeChunkTeamSize: 12 is not a power of two at most');
+        expect(tuned({ lastChunkMerges: 'sometimes' })).toThrow("tuning.policy.lastChunkMerges: sometimes is not true, false or 'auto'");
         await expectUntouched(built);
         for (const a of [...built.owned, ...long.owned]) a.destroy();
       });

@@ -138,7 +138,7 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
     case 'multi-workgroup': {
       const chunks = chunksPerSegment(maxSegmentSize);
       const groups = chunkGroupsPerSegment(maxSegmentSize, policy);
-      if (policy.lastChunkMerges) {
+      if (policy.lastChunkMerges === true) {
         layout.add('partials', facts.maxSegments * chunks * publishedPartialWords * 4, { zeroed: true });
         layout.add('arrivals', facts.maxSegments * 4, { zeroed: true });
         return [
@@ -200,6 +200,7 @@ export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env 
       segmentSize: { min: sizeBounds.min, max: Math.max(maxSegmentSize, sizeBounds.min) },
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined,
       sumMayOccur: facts.op.occurring.includes('sum'),
+      extremeMayOccur: facts.op.occurring.some((op) => op !== 'sum'),
     },
     backend.capabilities,
     environment.tuning as { variant?: SegmentedReduceVariant; policy?: Partial<SegmentedReducePolicy> },

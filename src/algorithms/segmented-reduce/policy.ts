@@ -2,6 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { rowRadixMinParallelism } from '../batched-top-k/policy.js';
 import { sumOrder } from './ops.js';
 
 /** The variants of DeviceSegmentedReduce, from the shortest segments to the longest. */
@@ -42,9 +43,10 @@ export interface SegmentedReducePolicy {
   /**
    * 'multi-workgroup': the last chunk workgroup of a segment to finish combines the segment's
    * partials ('chunk-merge', one launch: one dispatch less of host time), or (false) a second launch
-   * does ('chunk', 'merge'). The same bits either way.
+   * does ('chunk', 'merge'). 'auto' (the default): one launch on a GPU where every op the plan may
+   * meet is a sum, two otherwise. The same bits either way.
    */
-  readonly lastChunkMerges: boolean;
+  readonly lastChunkMerges: boolean | 'auto';
 }
 
 /**
@@ -97,9 +99,13 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // workgroup memory, the last workgroup's partials read one at a time; bench/reduce-scan-webgpu.ts
     // --cases=long --configs, two rounds): one launch / two, sum 0.0311-0.0315 / 0.0327-0.0334, max
     // 0.0413-0.042 / 0.0397-0.0401, argMax 0.0436-0.0439 / 0.0425-0.0429; timing builds without the
-    // merge's code put the one launch's chunks at 0.027 (sum) and 0.0314 (max). Even on the whole; two
-    // launches by default.
-    lastChunkMerges: false,
+    // merge's code put the one launch's chunks at 0.027 (sum) and 0.0314 (max). With extremes in teams
+    // of 256 (2026-11-29 20:19-20:27 UTC, three calls, one launch / two): sum 0.0312-0.0322 /
+    // 0.0331-0.0337, max 0.0387-0.039 / 0.037-0.0382, argMax 0.0412-0.0415 / 0.0407-0.0415. The CPU
+    // emulator (2 workers, bench/reduce-cpu.ts --shapes=long, two alternating rounds): sum 9.8-10.1 ms
+    // in one launch against 7.3-8.5 in two. So 'auto': one launch for plans of sums alone on a GPU
+    // (at least 128 workgroup slots), two elsewhere.
+    lastChunkMerges: 'auto',
   };
 }
 
@@ -111,6 +117,8 @@ export interface SegmentedReduceSelectorFacts {
   readonly segmentSizeDeviceBounds: boolean;
   /** Whether a segment may be summed (false: every op the plan may meet is min, max, argMin or argMax). Default true. */
   readonly sumMayOccur?: boolean;
+  /** Whether a segment may take min, max, argMin or argMax (false: every op the plan may meet is a sum). Default true. */
+  readonly extremeMayOccur?: boolean;
 }
 
 /** The selector's answer. */
@@ -132,7 +140,9 @@ function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabil
   power('chunkTeamSize', policy.workgroupSize, 'the workgroup size');
   power('extremeChunkTeamSize', policy.workgroupSize, 'the workgroup size');
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
-  if (typeof policy.lastChunkMerges !== 'boolean') throw new SegkitUsageError(`tuning.policy.lastChunkMerges: ${String(policy.lastChunkMerges)} is not true or false`);
+  if (typeof policy.lastChunkMerges !== 'boolean' && policy.lastChunkMerges !== 'auto') {
+    throw new SegkitUsageError(`tuning.policy.lastChunkMerges: ${String(policy.lastChunkMerges)} is not true, false or 'auto'`);
+  }
 }
 
 /**
@@ -150,9 +160,23 @@ export function selectSegmentedReduceVariant(
   checkPolicyNames(tuning.policy, base);
   const tuned: SegmentedReducePolicy = { ...base, ...tuning.policy };
   checkPolicy(tuned, capabilities);
-  // The chunk teams the kernels run: extremeChunkTeamSize where no segment is summed.
+  // The chunk teams the kernels run: extremeChunkTeamSize where no segment is summed; and where the
+  // partials merge, 'auto' resolved: in the chunk launch where every segment is summed.
   const extremesOnly = facts.sumMayOccur === false;
-  const policy: SegmentedReducePolicy = extremesOnly ? { ...tuned, chunkTeamSize: tuned.extremeChunkTeamSize } : tuned;
+  const sumsOnly = facts.extremeMayOccur === false;
+  const auto = tuned.lastChunkMerges === 'auto';
+  const gpu = capabilities.parallelism >= rowRadixMinParallelism;
+  const policy: SegmentedReducePolicy = {
+    ...tuned,
+    chunkTeamSize: extremesOnly ? tuned.extremeChunkTeamSize : tuned.chunkTeamSize,
+    lastChunkMerges: auto ? sumsOnly && gpu : tuned.lastChunkMerges,
+  };
+  const autoWhy = !gpu
+    ? `: ${capabilities.parallelism} workgroup slots (the CPU emulator merges faster in a launch of its own)`
+    : sumsOnly
+      ? ': every op is a sum'
+      : ': a segment may take an extreme';
+  const merge = `${policy.lastChunkMerges === true ? 'the last chunk workgroup of a segment merges' : 'a second launch merges'} (lastChunkMerges ${String(tuned.lastChunkMerges)}${auto ? autoWhy : ''})`;
   const max = facts.segmentSize.max;
   const natural: SegmentedReduceVariant =
     max <= policy.threadMaxItems ? 'thread' : max <= policy.subgroupMaxItems ? 'subgroup' : max <= policy.multiWorkgroupMinItems ? 'workgroup' : 'multi-workgroup';
@@ -196,7 +220,7 @@ export function selectSegmentedReduceVariant(
       reachable: natural === 'multi-workgroup',
       reason:
         natural === 'multi-workgroup'
-          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'})`
+          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}); ${merge}`
           : `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`,
     },
   ];
