@@ -104,7 +104,9 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // 0.0331-0.0337, max 0.0387-0.039 / 0.037-0.0382, argMax 0.0412-0.0415 / 0.0407-0.0415. The CPU
     // emulator (2 workers, bench/reduce-cpu.ts --shapes=long, two alternating rounds): sum 9.8-10.1 ms
     // in one launch against 7.3-8.5 in two. So 'auto': one launch for plans of sums alone on a GPU
-    // (at least 128 workgroup slots), two elsewhere.
+    // (at least 128 workgroup slots), two elsewhere. Since the merge's block of 8 partials is written
+    // out (20:44 UTC, three rounds) the sum's two launches cost the GPU what one does (0.0315-0.0324
+    // / 0.0315-0.0323), and the one launch saves the host a dispatch.
     lastChunkMerges: 'auto',
   };
 }

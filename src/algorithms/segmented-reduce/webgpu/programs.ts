@@ -225,7 +225,7 @@ function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations
       : '';
   const block = Array.from({ length: 8 }, (_, k) => k);
   const loads = block.map((k) => `  let at${k} = base + min(first + ${k}u, last) * 2u;\n  let b${k} = temp[at${k}];${sum ? '' : `\n  let i${k} = temp[at${k} + 1u];`}`).join('\n');
-  const pairs = block.map((k) => `Pair(select(identity.bits, b${k}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, i${k}, first + ${k}u < used)`})`).join(', ');
+  const pairs = block.map((k) => `  let p${k} = Pair(select(identity.bits, b${k}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, i${k}, first + ${k}u < used)`});`).join('\n');
   // 'merge' (its own launch): the 8 partials' loads all issued before the first is used (one at a
   // time, a lone workgroup waits out each load's latency in turn); a partial past the last is read at
   // the last and dropped. 'chunk-merge': one partial at a time, each awaited until both of its words
@@ -253,11 +253,13 @@ function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations
   let identity = identityPair(code);
   let last = max(used, 1u) - 1u;
 ${loads}
-  var p = array<Pair, 8>(${pairs});
-  for (var w = 1u; w < BLOCK; w = w * 2u) {
-    for (var k = 0u; k < BLOCK; k += 2u * w) { p[k] = combine(code, p[k], p[k + w]); }
-  }
-  return p[0];
+${pairs}
+  // Neighbours first, written out: a private array indexed in a loop is the device's local memory.
+  let q0 = combine(code, p0, p1);
+  let q1 = combine(code, p2, p3);
+  let q2 = combine(code, p4, p5);
+  let q3 = combine(code, p6, p7);
+  return combine(code, combine(code, q0, q1), combine(code, q2, q3));
 }`;
   const awaitPublished = published
     ? `
