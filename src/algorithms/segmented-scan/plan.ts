@@ -204,11 +204,11 @@ function knownMultipleOf4(f: NumericFacts | undefined): boolean {
 /**
  * 'tile-scan''s stores (policy `storeWords`): whole vec4s, a lane's outputs straight from registers,
  * for f32 values (integers measured faster staged), only where the plan knows every store is a
- * whole vec4 of one invocation: an inclusive scan (an
- * exclusive one writes one word on), every segment starting and ending at a multiple of 4 items
- * (sizes, and a stride, known on the host), on the vec4 path (`loadWords` 4). Otherwise a word at a
- * time: with the output bound as vec4, a word's store writes one component of a vector, which some
- * WebGPU implementations compile as a read-modify-write of all four. The CPU emulator writes words.
+ * whole vec4 of one invocation: an inclusive scan (an exclusive one writes one word on), every
+ * segment starting and ending at a multiple of 4 items (sizes, and a stride, known on the host), on
+ * the vec4 path (`loadWords` 4). Otherwise a word at a time: with the output bound as vec4, a word's
+ * store writes one component of a vector, which some WebGPU implementations compile as a
+ * read-modify-write of all four. The CPU emulator writes words.
  */
 function scanStores(facts: ScanFacts, policy: ScanPolicy, backend: Backend): ScanStores {
   const words = 'outputs a word at a time, staged through workgroup memory';

@@ -65,14 +65,14 @@ export interface ScanPolicy {
   readonly tilesPerStep: number;
   /**
    * 'multi-workgroup', reduce-then-scan, on a GPU with `loadWords` 4: words one invocation of
-   * 'tile-scan' stores at a time (1 or 4). With 4, for f32 values, where the plan knows that every store is a whole
-   * vec4 of one invocation (an inclusive scan whose segments all start and end at a multiple of 4
-   * items: host-known sizes, and stride), a full tile's lane writes its 8 outputs straight from
-   * registers as two vec4 stores (no staging in workgroup memory, two barriers fewer a tile), and a
-   * short tile four outputs an invocation. Elsewhere outputs are written a word at a time: with the
-   * output bound as vec4, a single word's store is a store of one component of a vector, which some
-   * WebGPU implementations compile as a read-modify-write of all four (neighbouring invocations
-   * would race). The same bits either way.
+   * 'tile-scan' stores at a time (1 or 4). With 4, for f32 values, where the plan knows that every
+   * store is a whole vec4 of one invocation (an inclusive scan whose segments all start and end at a
+   * multiple of 4 items: host-known sizes, and stride), a full tile's lane writes its 8 outputs
+   * straight from registers as two vec4 stores (no staging in workgroup memory, two barriers fewer a
+   * tile), and a short tile four outputs an invocation. Elsewhere outputs are written a word at a
+   * time: with the output bound as vec4, a single word's store is a store of one component of a
+   * vector, which some WebGPU implementations compile as a read-modify-write of all four
+   * (neighbouring invocations would race). The same bits either way.
    */
   readonly storeWords: number;
   /**
