@@ -198,6 +198,13 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(stores(odd)).toContain('(segment sizes not known on the host to be multiples of 4)');
         const integers = await expectReference(makeCase({ name: 'stores-i32', valueType: 'i32', sizes, ops: 'sum', modes: 'inclusive', seed: 59 }), 'multi-workgroup');
         expect(stores(integers)).toContain('(i32 values: measured faster than from registers)');
+        // Strided segments: a stride that is a multiple of 4 keeps the vec4 stores, and the elements
+        // between segments stay as they were (the reference checks every output word); one that is
+        // not (2 * 2048 + 6) does not.
+        const strided = await expectReference(makeCase({ name: 'stores-strided', sizes: [2 * 2048 + 4, 8, 0, 2048], stride: 2 * 2048 + 8, ops: 'max', modes: 'inclusive', initial: true, seed: 61 }), 'multi-workgroup', { tileWorkgroups: 3 });
+        expect(stores(strided)).toContain('outputs as whole vec4s');
+        const oddStride = await expectReference(makeCase({ name: 'stores-odd-stride', sizes: [2 * 2048 + 4, 8, 0, 2048], stride: 2 * 2048 + 6, ops: 'max', modes: 'inclusive', seed: 67 }), 'multi-workgroup');
+        expect(stores(oddStride)).toContain('(a segment stride not known on the host to be a multiple of 4)');
         const wordLoads = await expectReference(sum, 'multi-workgroup', { loadWords: 1 });
         expect(stores(wordLoads)).toContain('(policy loadWords 1: no vec4 path)');
       });
