@@ -86,12 +86,14 @@ describe('the policy selector', () => {
       'tuning.policy.workgroupSize: 8 is below 16, the invocations a tile',
     );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tile: 4 } as never })).toThrow('tuning.policy.tile: not a policy value of this algorithm');
-    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, storeWords: 4, passes: 2, lookbackPolls: 64 });
-    expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(4096);
+    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, scanTilesPerStep: 1, storeWords: 4, passes: 2, lookbackPolls: 64 });
+    // Twice the parallelism on a GPU-class backend (at least 128 slots), four times on the CPU emulator.
+    expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(2048);
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tileWorkgroups: 0 } })).toThrow('tuning.policy.tileWorkgroups');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { loadWords: 2 } })).toThrow('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { storeWords: 2 } })).toThrow('tuning.policy.storeWords: 2 is not 1 or 4 (words per store)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tilesPerStep: 3 } })).toThrow('tuning.policy.tilesPerStep: 3 is not 1, 2 or 4 (full tiles a step)');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { scanTilesPerStep: 8 } })).toThrow('tuning.policy.scanTilesPerStep: 8 is not 1, 2 or 4 (full tiles a step)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { passes: 3 } })).toThrow('tuning.policy.passes: 3 is not 1 or 2 (passes over the items)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackWindow: 32 } as never })).toThrow('tuning.policy.lookbackWindow: not a policy value of this algorithm');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackPolls: 0 } })).toThrow('tuning.policy.lookbackPolls: 0 is not a positive integer');

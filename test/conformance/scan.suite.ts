@@ -163,7 +163,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         // 8 tiles a segment over 6 segments: spans of 1 (48 workgroups or more), 5, 8 (one workgroup a segment).
         for (const tileWorkgroups of [100_000, 10, 1]) await expectReference(c, 'multi-workgroup', { tileWorkgroups });
       });
-      it('tile loads: vec4 (the full tiles of segments starting at a multiple of 4 items, 1, 2 or 4 tiles a step) and a word at a time (loadWords, tilesPerStep)', async () => {
+      it('tile loads: vec4 (the full tiles of segments starting at a multiple of 4 items, 1, 2 or 4 tiles a step) and a word at a time (loadWords, tilesPerStep, scanTilesPerStep)', async () => {
         // Starts 0 (8 full tiles and a short one), 16385 (odd), 20484 (a multiple of 4: 3 full tiles,
         // exclusive: the last stores 2047 outputs), 26628, 26629: full and short tiles on both paths.
         const sizes = [8 * 2048 + 1, 2 * 2048 + 3, 3 * 2048, 1, 2048 + 6];
@@ -173,7 +173,8 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         // A constant op: full tiles 2 or 4 a step. Spans of 5 tiles (tileWorkgroups 10): steps, the short
         // last tile alone and the tiles left at the bottom one at a time.
         const sum = makeCase({ name: 'loads-sum', sizes, ops: 'sum', modes: [...modes], initial: true, seed: 37 });
-        for (const tilesPerStep of [2, 4]) await expectReference(sum, 'multi-workgroup', { tilesPerStep, tileWorkgroups: 10 });
+        for (const tilesPerStep of [2, 4]) await expectReference(sum, 'multi-workgroup', { tilesPerStep, scanTilesPerStep: tilesPerStep, tileWorkgroups: 10 });
+        await expectReference(sum, 'multi-workgroup', { tilesPerStep: 1, scanTilesPerStep: 2, tileWorkgroups: 10 });
       });
       it('tile stores: whole vec4s from registers where every segment starts and ends at a multiple of 4 items and the scan is inclusive (storeWords), else a word at a time; explain() says which', async () => {
         const stores = (plan: ScanPlan) => plan.launches.find((l) => l.kernel === 'tile-scan')?.purpose ?? '';
@@ -190,7 +191,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(stores(words!)).toContain('outputs a word at a time, staged through workgroup memory (policy storeWords 1)');
         // A constant op: full tiles 1, 2 or 4 a step, each lane's outputs from registers.
         const sum = makeCase({ name: 'stores-sum', sizes, ops: 'sum', modes: 'inclusive', initial: true, seed: 43 });
-        await expectReferenceRuns(sum, 'multi-workgroup', [1, 2, 4].map((tilesPerStep) => ({ tilesPerStep, tileWorkgroups: 10 })));
+        await expectReferenceRuns(sum, 'multi-workgroup', [1, 2, 4].map((scanTilesPerStep) => ({ scanTilesPerStep, tileWorkgroups: 10 })));
         // Not provable on the host: an exclusive scan, a size not a multiple of 4, word loads.
         const exclusive = await expectReference(makeCase({ name: 'stores-exclusive', sizes, ops: 'sum', modes: 'exclusive', seed: 47 }), 'multi-workgroup');
         expect(stores(exclusive)).toContain('outputs a word at a time, staged through workgroup memory (an exclusive scan writes its outputs one word on)');

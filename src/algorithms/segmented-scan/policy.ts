@@ -56,13 +56,15 @@ export interface ScanPolicy {
    */
   readonly loadWords: number;
   /**
-   * 'multi-workgroup' on a GPU, with `loadWords` 4 and a constant `op`: full tiles a workgroup of the
-   * tile launches takes at once (1, 2 or 4): their loads issued together, their chains of additions
+   * 'multi-workgroup' on a GPU, with `loadWords` 4 and a constant `op`: full tiles a workgroup of
+   * 'tile-reduce' takes at once (1, 2 or 4): their loads issued together, their chains of additions
    * side by side, one barrier per level for all of them. The order of additions is the same. (With
    * an op chosen at run time every addition branches over the operators: the kernels take one tile
    * at a time, which keeps the shader small.)
    */
   readonly tilesPerStep: number;
+  /** The same for 'tile-scan' (1, 2 or 4). */
+  readonly scanTilesPerStep: number;
   /**
    * 'multi-workgroup', reduce-then-scan, on a GPU with `loadWords` 4: words one invocation of
    * 'tile-scan' stores at a time (1 or 4). With 4, for f32 values, where the plan knows that every
@@ -144,6 +146,10 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms, within the runs' noise. Since f32 tiles are
  *   stored from registers (storeWords, 2026-11-29 20:19 UTC, whole 16M f32 sums, GPU ms, two calls
  *   alternating 4096 / 2048 / 1024): 0.1055-0.1067 / 0.1032-0.104 / 0.106-0.1065.
+ * - `scanTilesPerStep` 1, `tilesPerStep` 2 for tile-reduce alone since 2026-11-29 (H200, 16M items, GPU ms,
+ *   two rounds, tile-scan's steps of 2 / 1 / 4 with tile-reduce's at 2, its vec4 stores): f32 sums
+ *   0.1031-0.1042 / 0.0978-0.0979 / 0.1067-0.1068 (tile-scan 0.0637 / 0.0572 / 0.066), i32 sums
+ *   0.0868-0.0878 / 0.086-0.0862 / 0.0898-0.0904, f32 max 0.1701-0.1703 / 0.1685-0.1692 / 0.1865.
  * - `loadWords` 4 and `tilesPerStep` 2. Same H200, one segment of 16M f32 items, GPU time of the
  *   whole call (bench/reduce-scan-webgpu.ts --scan-configs, op 'sum', 2026-11-23 21:26 UTC, commit 878facb):
  *   0.1046 ms (tile-reduce 0.032, spine-walk 0.020, tile-scan 0.063); a tile at a time 0.121; 4 tiles
@@ -181,6 +187,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     tileWorkgroups: (capabilities.parallelism >= rowRadixMinParallelism ? 2 : 4) * capabilities.parallelism,
     loadWords: 4,
     tilesPerStep: 2,
+    scanTilesPerStep: 1,
     storeWords: 4,
     passes: 2,
     lookbackPolls: 64,
@@ -264,7 +271,9 @@ export function selectScanVariant(
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
-  if (![1, 2, 4].includes(policy.tilesPerStep)) throw new SegkitUsageError(`tuning.policy.tilesPerStep: ${policy.tilesPerStep} is not 1, 2 or 4 (full tiles a step)`);
+  for (const name of ['tilesPerStep', 'scanTilesPerStep'] as const) {
+    if (![1, 2, 4].includes(policy[name])) throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not 1, 2 or 4 (full tiles a step)`);
+  }
   if (policy.spineCarries !== 'walk' && policy.spineCarries !== 'parallel') {
     throw new SegkitUsageError(`tuning.policy.spineCarries: ${String(policy.spineCarries)} is not 'walk' or 'parallel' (how the tile totals become carries)`);
   }

@@ -22,8 +22,10 @@ export interface ScanKernelFacts extends SegmentKernelFacts {
   readonly canonical: boolean;
   /** Words the multi-workgroup tile launches load at a time where a segment starts at a multiple of 4 items (policy `loadWords`). */
   readonly loadWords: number;
-  /** Full tiles the vec4 path of the tile launches takes at once (policy `tilesPerStep`). */
+  /** Full tiles the vec4 path of 'tile-reduce' takes at once (policy `tilesPerStep`). */
   readonly tilesPerStep: number;
+  /** The same for 'tile-scan' (policy `scanTilesPerStep`). */
+  readonly scanTilesPerStep: number;
   /** Words 'tile-scan' stores at a time: 4 where every store is a whole vec4 of one invocation (plan.ts `scanStores`). */
   readonly storeWords: 1 | 4;
 }
@@ -43,6 +45,7 @@ export function scanKernelFacts(run: ScanRun): ScanKernelFacts {
     canonical: problem.canonical,
     loadWords: policy.loadWords,
     tilesPerStep: policy.tilesPerStep,
+    scanTilesPerStep: policy.scanTilesPerStep,
     storeWords: problem.storeWords,
   };
 }

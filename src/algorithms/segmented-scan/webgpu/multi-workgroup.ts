@@ -32,7 +32,8 @@ import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanB
  *
  * With one lane per invocation (workgroupSize 256), the tile launches read a full tile of a segment
  * that starts at a multiple of 4 items as two vec4 loads per invocation (policy `loadWords` 4: the
- * lane's items in registers, `vectorWgsl`), `tilesPerStep` full tiles at a time (`stepWgsl`);
+ * lane's items in registers, `vectorWgsl`), `tilesPerStep` (tile-reduce) or `scanTilesPerStep`
+ * (tile-scan) full tiles at a time (`stepWgsl`);
  * 'spine-walk' and 'spine-lanes' hold a lane's tile totals in registers too (`registersWgsl`,
  * `spineLanesLanes`). Where the plan knows every store of 'tile-scan' is a whole vec4 of one
  * invocation (facts.storeWords 4: an inclusive scan, segments starting and ending at multiples of 4
@@ -542,7 +543,7 @@ function fullChainWgsl(name: string, array: string, base: string, indent: string
 }
 
 /**
- * WGSL of a step of `step` full tiles at once on the vec4 path (policy `tilesPerStep`): their loads
+ * WGSL of a step of `step` full tiles at once on the vec4 path (policy `tilesPerStep`, `scanTilesPerStep`): their loads
  * all issued first; their chains (lane totals, the lanes before each lane, the groups before each
  * group) side by side — independent chains, so one's latency hides another's — with one barrier per
  * level for all of them. 'tile-reduce': `reduceStep(first, op, lid, to)` writes the tiles' totals to
@@ -759,7 +760,7 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
   // Steps only where every segment has the one operator: a step's chains are unrolled `step` times,
   // and with several operators each addition is a branch over them (Mesa's lavapipe took 22 s for
   // the multi-workgroup programs of a per-segment operator with steps, 12 s without).
-  const step = vector && facts.sources.op.kind === 'constant' ? facts.tilesPerStep : 1;
+  const step = vector && facts.sources.op.kind === 'constant' ? (kernel === 'tile-scan' ? facts.scanTilesPerStep : facts.tilesPerStep) : 1;
   const main = !lanes
     ? generic
     : tileKernel
@@ -791,7 +792,7 @@ ${kernel === 'spine-walk' ? `${levelsWgsl(1)}\nvar<workgroup> walkCarry: vec2<u3
   return {
     name,
     // The tile launches' own policy values stay out of the other kernels' keys: they share pipelines.
-    cacheKey: `scan/${kernel}|${spineProgramKey(kernel, form)}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0, storeWords: 1 })}`,
+    cacheKey: `scan/${kernel}|${spineProgramKey(kernel, form)}|${vector}|${step}|${JSON.stringify(tileKernel ? facts : { ...facts, loadWords: 0, tilesPerStep: 0, scanTilesPerStep: 0, storeWords: 1 })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [
       ...scanUniforms(facts, shape),

@@ -346,7 +346,7 @@ ${carryWgsl}
 ${fallbacks}`;
   return {
     name,
-    cacheKey: `scan/single-pass|${vector}|${JSON.stringify({ ...facts, tilesPerStep: 0 })}`,
+    cacheKey: `scan/single-pass|${vector}|${JSON.stringify({ ...facts, tilesPerStep: 0, scanTilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls'],
     bindings: scanBindings(facts, shape),
