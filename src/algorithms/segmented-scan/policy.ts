@@ -145,7 +145,10 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   H200 runs, tile-reduce + tile-scan on 16M items at 512 / 1024 / 2048 / 4096 workgroups and at one
  *   tile each: 0.153 / 0.147 / 0.142 / 0.140 / 0.144 ms, within the runs' noise. Since f32 tiles are
  *   stored from registers (storeWords, 2026-11-29 20:19 UTC, whole 16M f32 sums, GPU ms, two calls
- *   alternating 4096 / 2048 / 1024): 0.1055-0.1067 / 0.1032-0.104 / 0.106-0.1065.
+ *   alternating 4096 / 2048 / 1024): 0.1055-0.1067 / 0.1032-0.104 / 0.106-0.1065; with tile-scan a
+ *   tile at a time (21:40 UTC, two rounds, 2048 / 1024 / 3072 / 4096): f32 0.0973-0.0974 /
+ *   0.0976-0.0981 / 0.1028-0.1033 / 0.1007-0.1011, i32 0.086-0.0862 / 0.0861-0.0869 / - /
+ *   0.0879-0.0886.
  * - `scanTilesPerStep` 1, `tilesPerStep` 2 for tile-reduce alone since 2026-11-29 (H200, 16M items, GPU ms,
  *   two rounds, tile-scan's steps of 2 / 1 / 4 with tile-reduce's at 2, its vec4 stores): f32 sums
  *   0.1031-0.1042 / 0.0978-0.0979 / 0.1067-0.1068 (tile-scan 0.0637 / 0.0572 / 0.066), i32 sums
