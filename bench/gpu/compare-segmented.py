@@ -60,9 +60,9 @@ if rs is not None:
                      "mismatches": r.get("mismatchesVsCpu")})
         if r["case"].startswith("one segment") and r["op"] == "sum" and gbps and copy:
             wall, gpu = num(r.get("segkitMs")), num(r.get("segkitGpuMs"))
-            read = gbps * wall / gpu if gpu_basis and wall and gpu else gbps
-            basis = " (GPU time)" if gpu_basis and wall and gpu else ""
-            targets.append((f"{r['case']} sum at >= 50% of copy bandwidth", read / copy >= 0.5, f"{read:.0f} GB/s read{basis} vs copy {copy:.0f} GB/s read+write"))
+            on_gpu = gpu_basis and wall and gpu
+            read = gbps * wall / gpu if on_gpu else gbps
+            targets.append((f"{r['case']} sum at >= 50% of copy bandwidth", read / copy >= 0.5, f"{read:.0f} GB/s read{' (GPU time)' if on_gpu else ''} vs copy {copy:.0f} GB/s read+write"))
 
 # Sort: torch.sort (stable) on the same rows; top-k sorted past a tile against torch.topk.
 so, tso = load("sort-webgpu.json"), load("torch-sort.json")

@@ -50,6 +50,19 @@ export function selectVariant<Variant extends string, Policy>(
 }
 
 /** Rejects policy values that are not positive integers, naming the first. */
+/**
+ * Workgroup slots (`capabilities.parallelism`) from which the built-in policies treat a backend as a
+ * GPU: the CPU emulator (its slots are its threads) and software adapters such as Mesa's lavapipe
+ * report fewer, and there fewer, longer workgroups and fewer launches win (each algorithm's
+ * policy.ts has the measurements).
+ */
+export const gpuClassMinParallelism = 128;
+
+/** Whether a backend has the workgroup slots of a GPU ({@link gpuClassMinParallelism}). */
+export function gpuClass(capabilities: { readonly parallelism: number }): boolean {
+  return capabilities.parallelism >= gpuClassMinParallelism;
+}
+
 export function checkPositiveIntegers(policy: object): void {
   for (const [name, value] of Object.entries(policy)) {
     if (typeof value === 'number' && (!Number.isInteger(value) || value < 1)) {

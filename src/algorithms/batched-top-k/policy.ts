@@ -1,6 +1,6 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
 import { type BackendLimits, backendLimits } from '../../dispatch/limits.js';
-import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, gpuClassMinParallelism, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { sortSlotsFor } from '../../backends/webgpu/blocks.js';
@@ -415,7 +415,7 @@ export function rowRadixWorkgroupBytes(policy: Pick<TopKPolicy, 'tileItems' | 'r
  * passes alone where radix-select's launches share each pass among every workgroup. A software
  * rasterizer such as lavapipe reports as few. Forcing row-radix still runs it. (bench/topk-cpu-variants.ts)
  */
-export const rowRadixMinParallelism = 128;
+export const rowRadixMinParallelism = gpuClassMinParallelism;
 
 /**
  * `fewRows`, `fewRowsMaxItems` (rowRadixFewRows, rowRadixFewRowsMaxItems): a call of fewer than 128

@@ -199,8 +199,7 @@ export function planSegmentedReduce(args: SegmentedReduceArgs, environment: Env 
     {
       segmentSize: { min: sizeBounds.min, max: Math.max(maxSegmentSize, sizeBounds.min) },
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined,
-      sumMayOccur: facts.op.occurring.includes('sum'),
-      extremeMayOccur: facts.op.occurring.some((op) => op !== 'sum'),
+      ops: facts.op.occurring,
     },
     backend.capabilities,
     environment.tuning as { variant?: SegmentedReduceVariant; policy?: Partial<SegmentedReducePolicy> },

@@ -1,9 +1,8 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
-import { rowRadixMinParallelism } from '../batched-top-k/policy.js';
-import { sumOrder } from './ops.js';
+import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, gpuClass, selectVariant } from '../../dispatch/variants.js';
+import { type ReduceOp, reduceOps, sumOrder } from './ops.js';
 
 /** The variants of DeviceSegmentedReduce, from the shortest segments to the longest. */
 export type SegmentedReduceVariant = 'thread' | 'subgroup' | 'workgroup' | 'multi-workgroup';
@@ -117,10 +116,8 @@ export interface SegmentedReduceSelectorFacts {
   readonly segmentSize: Bounds;
   /** Whether tighter segment-size bounds exist on the device only (a uniform branch can use them). */
   readonly segmentSizeDeviceBounds: boolean;
-  /** Whether a segment may be summed (false: every op the plan may meet is min, max, argMin or argMax). Default true. */
-  readonly sumMayOccur?: boolean;
-  /** Whether a segment may take min, max, argMin or argMax (false: every op the plan may meet is a sum). Default true. */
-  readonly extremeMayOccur?: boolean;
+  /** The ops a segment may take (default: every op); they pick the chunk teams and where partials merge. */
+  readonly ops?: readonly ReduceOp[];
 }
 
 /** The selector's answer. */
@@ -164,10 +161,11 @@ export function selectSegmentedReduceVariant(
   checkPolicy(tuned, capabilities);
   // The chunk teams the kernels run: extremeChunkTeamSize where no segment is summed; and where the
   // partials merge, 'auto' resolved: in the chunk launch where every segment is summed.
-  const extremesOnly = facts.sumMayOccur === false;
-  const sumsOnly = facts.extremeMayOccur === false;
+  const ops = facts.ops ?? reduceOps;
+  const extremesOnly = !ops.includes('sum');
+  const sumsOnly = ops.every((op) => op === 'sum');
   const auto = tuned.lastChunkMerges === 'auto';
-  const gpu = capabilities.parallelism >= rowRadixMinParallelism;
+  const gpu = gpuClass(capabilities);
   const policy: SegmentedReducePolicy = {
     ...tuned,
     chunkTeamSize: extremesOnly ? tuned.extremeChunkTeamSize : tuned.chunkTeamSize,

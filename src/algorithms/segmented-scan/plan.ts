@@ -210,8 +210,11 @@ function knownMultipleOf4(f: NumericFacts | undefined): boolean {
  * store writes one component of a vector, which some WebGPU implementations compile as a
  * read-modify-write of all four. The CPU emulator writes words.
  */
-function scanStores(facts: ScanFacts, policy: ScanPolicy, backend: Backend): ScanStores {
+function scanStores(facts: ScanFacts, selection: ScanSelection, path: ScanPath, backend: Backend): ScanStores {
+  const { policy } = selection;
   const words = 'outputs a word at a time, staged through workgroup memory';
+  // Only 'tile-scan' has the vec4 stores: every other kernel keeps the facts (and pipelines) of words.
+  if (selection.variant !== 'multi-workgroup' || path.singlePass) return { words: 1, why: words };
   if (backend.name === 'cpu') return { words: 1, why: 'outputs a word at a time (the CPU emulator)' };
   if (policy.storeWords !== 4) return { words: 1, why: `${words} (policy storeWords ${policy.storeWords})` };
   if (policy.loadWords !== 4) return { words: 1, why: `${words} (policy loadWords ${policy.loadWords}: no vec4 path)` };
@@ -286,7 +289,7 @@ export function planScan(args: ScanArgs, environment: Env = makeEnv()): ScanPlan
   );
   const canonical = requirements.determinism === 'run-to-run';
   const path = scanPath(maxSegmentSize, selection.policy);
-  const stores = scanStores(facts, selection.policy, backend);
+  const stores = scanStores(facts, selection, path, backend);
 
   // initialValue never takes part in the device checks: any value of its type is valid (resolveFacts).
   const validation = planValidation(environment, facts, [facts.op, facts.mode]);

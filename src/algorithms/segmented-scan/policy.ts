@@ -1,8 +1,7 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
-import { rowRadixMinParallelism } from '../batched-top-k/policy.js';
+import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, gpuClass, selectVariant } from '../../dispatch/variants.js';
 import { groupLanes, laneItems, tileGroups, tileItems, tileLanes } from './order.js';
 
 /** The variants of DeviceSegmentedScan. */
@@ -187,7 +186,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     spineCarries: 'walk',
     spineCarryTiles: spineCarryTilesMax,
     spineWorkgroupMaxTiles: scanPolicyLimits.spineWorkgroupMaxTiles,
-    tileWorkgroups: (capabilities.parallelism >= rowRadixMinParallelism ? 2 : 4) * capabilities.parallelism,
+    tileWorkgroups: (gpuClass(capabilities) ? 2 : 4) * capabilities.parallelism,
     loadWords: 4,
     tilesPerStep: 2,
     scanTilesPerStep: 1,

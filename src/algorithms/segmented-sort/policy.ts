@@ -1,9 +1,9 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
-import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, selectVariant } from '../../dispatch/variants.js';
+import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, gpuClass, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { defaultMergeMinTiles, defaultRadixMinTiles, mergePassWorkgroupBytes, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
-import { rowRadixMinParallelism, tileItemsFor } from '../batched-top-k/policy.js';
+import { tileItemsFor } from '../batched-top-k/policy.js';
 import { sortRadixLoads } from './webgpu/radix.js';
 
 /** The variants of DeviceSegmentedSort. */
@@ -170,10 +170,10 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     radixMinTiles: defaultRadixMinTiles,
     radixLoads: sortRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
-    mergeMaxSegmentItems: capabilities.parallelism < rowRadixMinParallelism ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,
+    mergeMaxSegmentItems: !gpuClass(capabilities) ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,
     mergeMinTiles: defaultMergeMinTiles,
     ...workgroupRadixThresholds,
-    workgroupRadixMinSegments: capabilities.parallelism < rowRadixMinParallelism ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
+    workgroupRadixMinSegments: !gpuClass(capabilities) ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
   };
 }
 
@@ -188,7 +188,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
  * whole batch, so with one segment per multiprocessor workgroup-radix wins from about 70 segments;
  * a segment of at most 8192 keys takes it about 0.1 ms, less than radix's twelve launches.
  *
- * With few workgroup slots (`parallelism` under top-k's rowRadixMinParallelism, 128: the CPU
+ * With few workgroup slots (`parallelism` under the framework's gpuClassMinParallelism, 128: the CPU
  * emulator, whose slots are its threads, or a software adapter) workgroup-radix takes segments of
  * any size from as many segments as slots: each slot then sorts whole segments, with one read for
  * the four digit histograms where radix reads every key once more for each digit's. CPU emulator,

@@ -2,7 +2,7 @@ import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { laneItems, tileItems, tileLanes } from '../order.js';
 import type { SpineForm } from '../problem.js';
 import type { ScanKernelFacts } from './facts.js';
-import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, storeTileVec4Wgsl, tileWgsl } from './preamble.js';
+import { type ScanShape, enterSegmentWgsl, levelsWgsl, orderConstantsWgsl, scanBindings, scanPreamble, scanUniforms, tileWgsl } from './preamble.js';
 
 /*
  * 'multi-workgroup': reduce, then scan (safe on every WebGPU device: no workgroup waits for another,
@@ -205,6 +205,19 @@ ${unrolled((k) => `    ${target}[to + lid + ${k * tileLanes}u] = finishValue(op,
 }`;
 
 /**
+ * WGSL: `fn(to, count, op, lid)` stores the tile's first `count` outputs from word `to` on, valuesOut
+ * bound as vec4<u32>: `to` and `count` are multiples of 4 (the plan's fact), so each invocation
+ * writes whole vec4s of four consecutive outputs; then a barrier.
+ */
+const laneStoreVec4 = (fn: string) => `fn ${fn}(to: u32, count: u32, op: u32, lid: u32) {
+  for (var j = lid; j < count / 4u; j += WG) {
+    let b = 4u * j;
+    valuesOut[(to >> 2u) + j] = vec4<u32>(${[0, 1, 2, 3].map((k) => `finishValue(op, tile[at(b + ${k}u)])`).join(', ')});
+  }
+  workgroupBarrier();
+}`;
+
+/**
  * WGSL: `name` = array[base] ⊕ array[base + 1] ⊕ ... ⊕ array[base + limit - 1], left to right (array[base]
  * alone for limit <= 1), over at most 16 elements: the 16 reads issued first, then the chain, each
  * step kept where it is within the limit. A loop to a runtime bound waits out each read's latency
@@ -259,7 +272,7 @@ function laneCarryWgsl(own: string): string {
  */
 export function laneWgsl(values: boolean, vectorOut = false): string {
   const loads = values
-    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), vectorOut ? storeTileVec4Wgsl('storeTileLanes') : laneStore('storeTileLanes', 'valuesOut')]
+    ? [laneLoad('loadTileLanes', 'valuesIn', (bits) => `loadValue(op, ${bits})`, ', op: u32'), vectorOut ? laneStoreVec4('storeTileLanes') : laneStore('storeTileLanes', 'valuesOut')]
     : [laneLoad('loadWordLanes', 'temp', (bits) => bits, ''), laneStore('storeWordLanes', 'temp')];
   return `${loads.join('\n')}
 // Lane lid's items in the tile: how many (0 past the tile's end).
@@ -686,14 +699,14 @@ ${head}
       storeTileLanes(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
   // One tile: t, its loads in x (prefetched), the next tile's loads into v where `prefetch` holds.
   // With vectorOut the scan is inclusive (the plan's fact): no exclusive first output to write.
-  const exclusiveFirst = vectorOut ? '' : '\n    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }';
+  const firstStore = vectorOut ? '' : '\n    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }';
   const fullTile = vectorOut
     ? 'laneScanStoreDirect(x, s.op, hasCarry, carry, s.start + offset, lid);'
     : `laneScanDirect(x, s.op, hasCarry, carry, lid);
       // No barrier after: what comes next (full tiles before this one) writes the workgroup tile two barriers on.
       storeTileDirect(s.start + offset + s.exclusive, min(n, s.size - offset - s.exclusive), s.op, lid);`;
   const single = (prefetch: string) => `let offset = t * TILE_ITEMS;
-    let n = min(s.size - offset, TILE_ITEMS);${exclusiveFirst}
+    let n = min(s.size - offset, TILE_ITEMS);${firstStore}
     let carry = tileCarry(s, segment, t);
     let hasCarry = t > 0u || s.hasInitial != 0u;
     let x = v;
@@ -772,10 +785,13 @@ export function multiWorkgroupProgram(kernel: MultiWorkgroupKernel, facts: ScanK
           : laneBody(generic);
   const shape: ScanShape = { values: body.values, temp: 'u32', vector, vectorOut };
   const registers = kernel === 'spine-walk' || kernel === 'spine-lanes';
+  // The tile's item loads and word stores: the lane kernels have their own (laneWgsl), and word
+  // stores would not compile against a vec4 valuesOut.
+  const tileValues = body.values && !vectorOut;
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
-${tileWgsl(true, body.values, vectorOut)}
+${tileWgsl(true, tileValues)}
 ${lanes ? laneWgsl(body.values, vectorOut) : ''}
 ${lanes && body.values ? fetchWgsl : ''}
 ${lanes && (vector || kernel === 'spine-walk') ? registersWgsl : ''}

@@ -203,34 +203,16 @@ const TILE_LANES: u32 = ${tileLanes}u;
 const TILE_ITEMS: u32 = ${tileItems}u;`;
 
 /**
- * WGSL: `name(to, count, op, lid)` stores the workgroup tile's first `count` outputs from word `to`
- * on, valuesOut bound as vec4<u32>: `to` and `count` are multiples of 4 (the plan's fact), so each
- * invocation writes whole vec4s of four consecutive outputs; then a barrier.
- */
-export function storeTileVec4Wgsl(name: string): string {
-  const word = (k: number) => `finishValue(op, tile[at(b + ${k}u)])`;
-  return `fn ${name}(to: u32, count: u32, op: u32, lid: u32) {
-  for (var j = lid; j < count / 4u; j += WG) {
-    let b = 4u * j;
-    valuesOut[(to >> 2u) + j] = vec4<u32>(${[0, 1, 2, 3].map(word).join(', ')});
-  }
-  workgroupBarrier();
-}`;
-}
-
-/**
  * The workgroup tile: up to 2048 values in workgroup memory (padded one word in 32 so that lane
  * reads of 8 consecutive words hit distinct banks), with
  * - `tileTotals(n, op, lid)`: lane totals, group phase (16 invocations: the lanes before each lane,
  *   the group totals), tile phase (one invocation: the groups before each group, `tileTotal`);
  * - `tileScan(n, op, hasCarry, carry, lid)`: each lane's items replaced by their inclusive outputs
  *   from the carry, after `tileTotals`;
- * - loads and stores of items and temporary-storage words (`loadTileWords` needs the temp binding);
- *   with `vectorOut` (valuesOut bound as vec4<u32>) `storeTileItems` writes whole vec4s
- *   ({@link storeTileVec4Wgsl}).
+ * - loads and stores of items and temporary-storage words (`loadTileWords` needs the temp binding).
  * Every function starts and ends on a barrier; `n` and `op` must be workgroup-uniform.
  */
-export function tileWgsl(withTemp: boolean, withValues: boolean, vectorOut = false): string {
+export function tileWgsl(withTemp: boolean, withValues: boolean): string {
   const padded = tileItems + tileItems / 32;
   const parts = [
     `var<workgroup> tile: array<u32, ${padded}>;
@@ -303,14 +285,10 @@ fn tileScan(n: u32, op: u32, hasCarry: bool, carry: u32, lid: u32) {
   for (var j = lid; j < n; j += WG) { tile[at(j)] = loadValue(op, valuesIn[first + j]); }
   workgroupBarrier();
 }
-${
-      vectorOut
-        ? storeTileVec4Wgsl('storeTileItems')
-        : `fn storeTileItems(to: u32, count: u32, op: u32, lid: u32) {
+fn storeTileItems(to: u32, count: u32, op: u32, lid: u32) {
   for (var j = lid; j < count; j += WG) { valuesOut[to + j] = finishValue(op, tile[at(j)]); }
   workgroupBarrier();
-}`
-    }`);
+}`);
   }
   if (withTemp) {
     parts.push(`fn loadTileWords(first: u32, n: u32, lid: u32) {
