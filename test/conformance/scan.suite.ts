@@ -577,6 +577,10 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         built.args.op = p.constantOption('sum');
         built.args.initialValue = p.uniform(Number.NaN);
         await expect(runCase(backend, built)).rejects.toThrow('initialValue: expected a number, got number NaN');
+        built.args.initialValue = undefined;
+        // Policy values out of their sets, on a plan that would take them (multi-workgroup).
+        await expect(runCase(backend, built, { variant: 'multi-workgroup', policy: { storeWords: 2 } })).rejects.toThrow('tuning.policy.storeWords: 2 is not 1 or 4 (words per store)');
+        await expect(runCase(backend, built, { variant: 'multi-workgroup', policy: { scanTilesPerStep: 3 } })).rejects.toThrow('tuning.policy.scanTilesPerStep: 3 is not 1, 2 or 4 (full tiles a step)');
         await expectUntouched(built);
         owned(built)();
         const ints = buildCase(backend, makeCase({ name: 'bad-u32', valueType: 'u32', sizes: [5], ops: 'sum', seed: 109 }));
