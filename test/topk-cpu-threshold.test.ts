@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, cpuBackend, env, p } from '../src/index.js';
 import { referenceOfRows, rng } from './helpers.js';
 import { orderedKey } from '../src/algorithms/batched-top-k/keys.js';
-import { radixSample, radixSampleBits, radixSampleCap, radixSamplePosition, radixSampleRun, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
+import { radixSample, radixSampleBits, radixSampleCap, radixSamplePosition, radixSampleRankMaxJ, radixSampleRun, radixState, radixStateWords } from '../src/algorithms/batched-top-k/policy.js';
 import { planInternals } from '../src/dispatch/plan.js';
 
 /*
@@ -102,12 +102,13 @@ describe('radix-select pass 0 with a sampled threshold', () => {
 describe("radix-init's sampled threshold", () => {
   // The threshold is state the WGSL twin computes alike (twin.test.ts compares it); a wrong one
   // changes no output (a high one falls back, a low one only costs time), so it is checked here.
-  it("keeps the leading bits of the sample's j-th largest ordered key (small j in one pass, large j by quickselect; 11- and 8-bit digits)", async () => {
+  it("keeps the leading bits of the j-th largest of the invocations' largest samples for j up to radixSampleRankMaxJ, of the sample's j-th largest past it (one pass, or quickselect; 11- and 8-bit digits; workgroups of 256 and 64)", async () => {
     const backend = cpuBackend({ workers: 0 });
-    for (const [style, radixBits] of [['uniform', 11], ['uniform', 8], ['ties', 11], ['specials', 11], ['specials', 8], ['signed-zeros', 11]] as const) {
+    for (const [style, radixBits, workgroupSize] of [['uniform', 11, 256], ['uniform', 8, 64], ['ties', 11, 256], ['ties', 11, 64], ['specials', 11, 256], ['specials', 8, 256], ['signed-zeros', 11, 64]] as const) {
       // Two rounds of 11-bit digits keep 22 bits; three of 8-bit digits 24.
       const dropped = 32 - radixSampleBits(radixBits);
-      for (const [rows, cols, k] of [[3, 5000, 40], [2, 70000, 100], [2, 9000, 17], [1, 4096, 1], [1, 40000, 2000]] as const) {
+      // j = 12, 13, 9, 9 (ranked), 32 (one pass), 102 (quickselect).
+      for (const [rows, cols, k] of [[3, 5000, 40], [2, 70000, 100], [2, 9000, 17], [1, 4096, 1], [2, 70000, 500], [1, 40000, 2000]] as const) {
         for (const direction of ['max', 'min'] as const) {
           const keys = keysFor(style, rows, cols, rows * 5 + cols + k);
           const bits = new Uint32Array(keys.buffer);
@@ -115,18 +116,21 @@ describe("radix-init's sampled threshold", () => {
           const keysOut = backend.alloc('f32', rows * k);
           const valuesOut = backend.alloc('i32', rows * k);
           const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) };
-          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', policy: { radixBits } } }));
+          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', policy: { radixBits, workgroupSize } } }));
           const temp = backend.alloc('u8', plan.tempStorageBytes);
           const internals = planInternals(plan);
           await internals.runPrefix(temp, plan.launches.findIndex((launch) => launch.kernel === 'radix-init') + 1);
           const words = new Uint32Array((await backend.download(temp)).buffer);
           const state = internals.layout.slot('segmentState').offset >>> 2;
           for (let r = 0; r < rows; r++) {
-            // Samples of these rows stay below every workgroup size's cap.
-            const shape = radixSample(cols, k, radixSampleCap(256))!;
-            const sample = Array.from({ length: shape.m }, (_, i) => orderedKey(bits[r * cols + radixSamplePosition(i, shape.step)]!, 'f32', direction)).sort((a, b) => b - a);
-            const label = `${style} ${rows}x${cols} k=${k} ${direction} ${radixBits}-bit row ${r} (j = ${shape.j})`;
-            const threshold = ((sample[shape.j - 1]! >>> dropped) * 2 ** dropped) >>> 0;
+            const shape = radixSample(cols, k, radixSampleCap(workgroupSize))!;
+            const sample = Array.from({ length: shape.m }, (_, i) => orderedKey(bits[r * cols + radixSamplePosition(i, shape.step)]!, 'f32', direction));
+            // Invocation t of the init holds samples t, t + workgroupSize, ...; one without any counts as key 0.
+            const largest = Array.from({ length: workgroupSize }, (_, t) => Math.max(0, ...sample.filter((_, i) => i % workgroupSize === t)));
+            const ranked = shape.j <= Math.min(radixSampleRankMaxJ, workgroupSize);
+            const exact = (ranked ? largest : sample).sort((a, b) => b - a)[shape.j - 1]!;
+            const label = `${style} ${rows}x${cols} k=${k} ${direction} ${radixBits}-bit, workgroups of ${workgroupSize}, row ${r} (j = ${shape.j}${ranked ? ', ranked' : ''})`;
+            const threshold = ((exact >>> dropped) * 2 ** dropped) >>> 0;
             expect(words[state + r * radixStateWords + radixState.mode], label).toBe(threshold === 0 ? 0 : 1);
             expect(words[state + r * radixStateWords + radixState.threshold], label).toBe(threshold);
           }

@@ -240,6 +240,19 @@ export function radixSamplePosition(i: number, step: number): number {
   return Math.floor(i / radixSampleRun) * radixSampleRun * step + (i % radixSampleRun);
 }
 
+/**
+ * The largest sample rank j (radixSample) whose threshold radix-init takes as the j-th largest of its
+ * invocations' own largest samples rather than by a radix select over every sample (both backends:
+ * the CPU twin's sampledThreshold groups the sample as the GPU's invocations hold it). At most the
+ * sample's j-th largest, so at least as many keys reach it, and more the more of the top j samples
+ * share an invocation: past 16 that cost more than the rank saved. The select's two rounds of
+ * histograms and digit choices took ~7.5 of init's ~13 us on an H200 (launch profile, 64x151936
+ * k=50). H200, GPU ms of the call (2026-11-29, two rounds; rounds / rank): 1x16M k=100 (j = 9)
+ * 0.1033-0.1034 / 0.0998-0.1001, 64x151936 k=50 (j = 11) 0.0686-0.0687 / 0.0672-0.0679, but
+ * 256x262144 k=256 (j = 20) 0.1598-0.1609 / 0.1656-0.1659.
+ */
+export const radixSampleRankMaxJ = 16;
+
 /** Least segment size radix-select's init samples a threshold of (radixSample; webgpu/radix-init.ts). */
 export const radixSampleMinItems = 1024;
 

@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRun, radixState, radixStateWords } from '../policy.js';
+import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRankMaxJ, radixSampleRun, radixState, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -164,8 +164,10 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   for (let run = start, end = start + (m / radixSampleRun) * stride; run < end; run += stride) touched |= keys[run]!;
   touchSink[0] = touched;
   const xor = ctx.isF32 ? mask : ctx.integerKeyXor ^ mask;
+  const groups = ctx.policy.workgroupSize;
   let exact: number;
-  if (j <= 32) exact = jthLargestOfRuns(keys, start, m, stride, j, ctx.isF32, xor);
+  if (j <= Math.min(radixSampleRankMaxJ, groups)) exact = jthLargestOfGroups(keys, start, m, stride, j, groups, ctx.isF32, xor);
+  else if (j <= 32) exact = jthLargestOfRuns(keys, start, m, stride, j, ctx.isF32, xor);
   else {
     if (ctx.isF32) {
       for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) for (let c = 0; c < radixSampleRun; c++) sample[i + c] = f32Signed(keys[run + c]!) ^ xor;
@@ -181,6 +183,26 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
 }
 
 const largest = new Int32Array(32);
+const groupLargest = new Int32Array(1024);
+
+/**
+ * The j-th largest of the sample's groups' largest keys (signed ordered keys, as
+ * {@link jthLargestOfRuns} reads them): sample i in group i % groups, as the GPU's invocations hold
+ * it (webgpu/radix-init.ts), a group without samples counting as the least key.
+ */
+function jthLargestOfGroups(keys: Int32Array, start: number, m: number, stride: number, j: number, groups: number, isF32: boolean, xor: number): number {
+  const list = groups <= groupLargest.length ? groupLargest : new Int32Array(groups);
+  list.fill(signBit, 0, groups);
+  let group = 0;
+  for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) {
+    for (let c = 0; c < radixSampleRun; c++) {
+      const v = isF32 ? f32Signed(keys[run + c]!) ^ xor : keys[run + c]! ^ xor;
+      if (v > list[group]!) list[group] = v;
+      if (++group === groups) group = 0;
+    }
+  }
+  return nthSmallest(list, groups, groups - j);
+}
 
 /**
  * The j-th largest (1 <= j <= 32, j <= m) of the sample's m signed ordered keys (f32 bits through

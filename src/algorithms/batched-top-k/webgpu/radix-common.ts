@@ -57,6 +57,25 @@ ${run.map((j) => `    if (!found && acc + c${j} >= remaining) {
 }
 
 /**
+ * WGSL body of `loadHistogram(at, lid)`: a segment's `bins` counts from temporary storage into
+ * localHistogram, every invocation's loads issued (into named registers) before any is stored. Temp is
+ * bound as atomic words, and a loop of an atomic load then a workgroup store waited out a memory round
+ * trip per count (eight a kernel with 11-bit digits and workgroups of 256). H200, GPU ms of the call
+ * (2026-11-29, two rounds; loop / registers): 1x16M k=100 0.1094-0.111 / 0.1031-0.1043 (its two
+ * filters 0.029 -> 0.024, finalize 0.0185 -> 0.0177); the shapes whose filter pass 0 picks among few
+ * candidates unchanged (64x151936 k=50 0.068-0.070 / 0.068-0.069, 256x262144 k=256 0.160).
+ */
+function loadHistogramWgsl(bins: number, workgroupSize: number): string {
+  const run = Array.from({ length: Math.ceil(bins / workgroupSize) }, (_, j) => j);
+  const full = bins % workgroupSize === 0;
+  const at = (j: number) => `${j * workgroupSize}u + lid`;
+  return [
+    ...run.map((j) => (full ? `  let c${j} = atomicLoad(&temp[at + ${at(j)}]);` : `  var c${j} = 0u;\n  if (${at(j)} < BINS) { c${j} = atomicLoad(&temp[at + ${at(j)}]); }`)),
+    ...run.map((j) => (full ? `  atomicStore(&localHistogram[${at(j)}], c${j});` : `  if (${at(j)} < BINS) { atomicStore(&localHistogram[${at(j)}], c${j}); }`)),
+  ].join('\n');
+}
+
+/**
  * A radix kernel's program from its parts. `io.readsPick`: the kernel's WGSL depends on
  * `facts.radixPick` (filter pass 0, finalize); the other kernels' pipelines serve plans with and
  * without the pick, so the fact stays out of their keys.
@@ -110,7 +129,7 @@ fn selectedBefore(state: u32, p: u32) -> u32 {
   return sum;
 }
 fn loadHistogram(at: u32, lid: u32) {
-  for (var d = lid; d < BINS; d += WG) { atomicStore(&localHistogram[d], atomicLoad(&temp[at + d])); }
+${loadHistogramWgsl(bins, facts.workgroupSize)}
   workgroupBarrier();
 }
 fn clearHistogram(bins: u32, lid: u32) {

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleBits, radixSampleCap, radixSampleMinItems, radixSampleRun } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleMinItems, radixSampleRankMaxJ, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -8,10 +8,12 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * threshold T of pass 0 (the CPU twin's sampledThreshold; policy.ts radixSample): on a segment of at
  * least 1024 keys with take <= size / 4, m keys in runs of 8 neighbours (one 32-byte sector each) at
  * a stride of 8 step, and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about
- * 1.5 take + 8 step keys reach it. The samples stay in registers; a radix select over them with the
- * plan's digits (one histogram in workgroup memory a round) finds the j-th largest's leading
- * radixSampleBits bits, and T keeps those (the rest zero): two rounds with 11-bit digits. Mode 1
- * (state word 0) when T is not 0.
+ * 1.5 take + 8 step keys reach it. The samples stay in registers. For j up to radixSampleRankMaxJ,
+ * T is the j-th largest of the invocations' own largest samples (each invocation ranks its largest
+ * among the workgroup's: one pass over workgroup memory), never above the sample's j-th largest, so
+ * at least as many keys reach it; past that, a radix select over the samples with the plan's digits
+ * (one histogram in workgroup memory a round) finds the j-th largest. T keeps the leading
+ * radixSampleBits bits (the rest zero). Mode 1 (state word 0) when T is not 0.
  */
 
 /** The radix-init program. */
@@ -23,10 +25,17 @@ export function radixInitProgram(facts: TopKKernelFacts, name: string): WebGpuPr
   // 0.1156-0.1161 / 0.112-0.1123, 64x151936 k=50 0.0708-0.0712 / 0.0676-0.0683, 256x262144 k=256
   // 0.1612 / 0.160; the indexers (k=2048, 8 samples an invocation) unchanged at 0.068.
   const samples = Array.from({ length: facts.radixSamplesPerInvocation }, (_, r) => r);
+  // The rank pass reads the others' largest samples this many at a time, every load issued before
+  // any compare: a word at a time it cost more than the rounds it replaces (H200, init of 1x16M
+  // k=100 0.0233 against 0.0226 ms; by 8, 0.0192).
+  const unroll = [8, 4, 2, 1].find((u) => facts.workgroupSize % u === 0)!;
   const declarations = `
 const SAMPLE_CAP: u32 = ${cap}u;
 const SAMPLE_RUN: u32 = ${radixSampleRun}u;
-const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;`;
+const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;
+const SAMPLE_KEPT: u32 = ${(0xffffffff << (32 - radixSampleBits(facts.radixBits))) >>> 0}u;
+const RANK_MAX_J: u32 = ${Math.min(radixSampleRankMaxJ, facts.workgroupSize)}u;
+var<workgroup> rankedThreshold: u32;`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   for (var w = lid; w < STATE_WORDS; w += WG) { atomicStore(&temp[state + w], 0u); }
@@ -44,19 +53,35 @@ const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}
       let last = m - 1u;
 ${samples.map((r) => `      let i${r} = min(${r}u * WG + lid, last);
       let x${r} = orderedKey(keysIn[s.start + i${r} / SAMPLE_RUN * SAMPLE_RUN * step + i${r} % SAMPLE_RUN], s.direction);`).join('\n')}
-      var prefix = 0u;
-      var remaining = j;
-      for (var sampleRound = 0u; sampleRound < SAMPLE_ROUNDS; sampleRound++) {
-        // The samples whose digits before this round's are the prefix chosen so far.
-        let fixed = select(0xffffffffu << digitShift(sampleRound - 1u), 0u, sampleRound == 0u);
-        clearHistogram(BINS, lid);
-${samples.map((r) => `        if (${r}u * WG + lid < m && (x${r} & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(x${r}, sampleRound)], 1u); }`).join('\n')}
+      if (j <= RANK_MAX_J) {
+        // The j-th largest of the invocations' largest samples (ranks made distinct by invocation;
+        // \`scan\` holds them: no digit is chosen on this path).
+        var largest = 0u;
+${samples.map((r) => `        if (${r}u * WG + lid < m) { largest = max(largest, x${r}); }`).join('\n')}
+        scan[lid] = largest;
         workgroupBarrier();
-        let c = chooseDigit(BINS, remaining, lid);
-        prefix = prefix | (c.x << digitShift(sampleRound));
-        remaining = remaining - c.y;
+        var above = 0u;
+        for (var t = 0u; t < WG; t += ${unroll}u) {
+${Array.from({ length: unroll }, (_, u) => `          let o${u} = scan[t + ${u}u];`).join('\n')}
+${Array.from({ length: unroll }, (_, u) => `          above += select(0u, 1u, o${u} > largest || (o${u} == largest && t + ${u}u < lid));`).join('\n')}
+        }
+        if (above == j - 1u) { rankedThreshold = largest & SAMPLE_KEPT; }
+        threshold = workgroupUniformLoad(&rankedThreshold);
+      } else {
+        var prefix = 0u;
+        var remaining = j;
+        for (var sampleRound = 0u; sampleRound < SAMPLE_ROUNDS; sampleRound++) {
+          // The samples whose digits before this round's are the prefix chosen so far.
+          let fixed = select(0xffffffffu << digitShift(sampleRound - 1u), 0u, sampleRound == 0u);
+          clearHistogram(BINS, lid);
+${samples.map((r) => `          if (${r}u * WG + lid < m && (x${r} & fixed) == prefix) { atomicAdd(&localHistogram[digitOf(x${r}, sampleRound)], 1u); }`).join('\n')}
+          workgroupBarrier();
+          let c = chooseDigit(BINS, remaining, lid);
+          prefix = prefix | (c.x << digitShift(sampleRound));
+          remaining = remaining - c.y;
+        }
+        threshold = prefix;
       }
-      threshold = prefix;
     }
   }
   if (lid == 0u) {
