@@ -102,13 +102,16 @@ describe('radix-select pass 0 with a sampled threshold', () => {
 describe("radix-init's sampled threshold", () => {
   // The threshold is state the WGSL twin computes alike (twin.test.ts compares it); a wrong one
   // changes no output (a high one falls back, a low one only costs time), so it is checked here.
-  it("keeps the leading bits of the j-th largest of the invocations' largest samples for j up to radixSampleRankMaxJ, of the sample's j-th largest past it (one pass, or quickselect; 11- and 8-bit digits; workgroups of 256 and 64)", async () => {
-    const backend = cpuBackend({ workers: 0 });
-    for (const [style, radixBits, workgroupSize] of [['uniform', 11, 256], ['uniform', 8, 64], ['ties', 11, 256], ['ties', 11, 64], ['specials', 11, 256], ['specials', 8, 256], ['signed-zeros', 11, 64]] as const) {
+  it("keeps the leading bits of the j-th largest of the invocations' largest samples for j up to radixSampleRankMaxJ, of the sample's j-th largest past it (one pass, or quickselect; 11- and 8-bit digits; workgroups of 256 and 64; the rank bounded halfway to the pick's tile where the pick is built)", async () => {
+    // A GPU's workgroup memory: 11-bit digits with tiles of 4096.
+    const backend = cpuBackend({ workers: 0, capabilities: { workgroupStorageBytes: 49152 } });
+    // The pick built (its tile bounds the rank: radixSampleMidRank) or not.
+    for (const [style, radixBits, workgroupSize, radixPick] of [['uniform', 11, 256, 'never'], ['uniform', 8, 64, 'always'], ['ties', 11, 256, 'always'], ['ties', 11, 64, 'never'], ['specials', 11, 256, 'never'], ['specials', 8, 256, 'always'], ['signed-zeros', 11, 64, 'always']] as const) {
       // Two rounds of 11-bit digits keep 22 bits; three of 8-bit digits 24.
       const dropped = 32 - radixSampleBits(radixBits);
-      // j = 12, 13, 9, 9 (ranked), 32 (one pass), 102 (quickselect).
-      for (const [rows, cols, k] of [[3, 5000, 40], [2, 70000, 100], [2, 9000, 17], [1, 4096, 1], [2, 70000, 500], [1, 40000, 2000]] as const) {
+      // j = 12, 13, 9, 9 (ranked), 32 (one pass), 102 (quickselect), and for 2x65536 k=2048 104 or, with
+      // the pick's tile of 4096, 96 (quickselect).
+      for (const [rows, cols, k] of [[3, 5000, 40], [2, 70000, 100], [2, 9000, 17], [1, 4096, 1], [2, 70000, 500], [1, 40000, 2000], [2, 65536, 2048]] as const) {
         for (const direction of ['max', 'min'] as const) {
           const keys = keysFor(style, rows, cols, rows * 5 + cols + k);
           const bits = new Uint32Array(keys.buffer);
@@ -116,20 +119,21 @@ describe("radix-init's sampled threshold", () => {
           const keysOut = backend.alloc('f32', rows * k);
           const valuesOut = backend.alloc('i32', rows * k);
           const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption(direction), numSegments: p.uniform(rows) };
-          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', policy: { radixBits, workgroupSize } } }));
+          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', policy: { radixBits, workgroupSize, radixPick, tileItems: 4096 } } }));
           const temp = backend.alloc('u8', plan.tempStorageBytes);
           const internals = planInternals(plan);
           await internals.runPrefix(temp, plan.launches.findIndex((launch) => launch.kernel === 'radix-init') + 1);
           const words = new Uint32Array((await backend.download(temp)).buffer);
           const state = internals.layout.slot('segmentState').offset >>> 2;
           for (let r = 0; r < rows; r++) {
-            const shape = radixSample(cols, k, radixSampleCap(workgroupSize))!;
+            const shape = radixSample(cols, k, radixSampleCap(workgroupSize), radixPick === 'always' ? 4096 : 0)!;
+            if (cols === 65536) expect(shape.j).toBe(radixPick === 'always' ? 96 : 104);
             const sample = Array.from({ length: shape.m }, (_, i) => orderedKey(bits[r * cols + radixSamplePosition(i, shape.step)]!, 'f32', direction));
             // Invocation t of the init holds samples t, t + workgroupSize, ...; one without any counts as key 0.
             const largest = Array.from({ length: workgroupSize }, (_, t) => Math.max(0, ...sample.filter((_, i) => i % workgroupSize === t)));
             const ranked = shape.j <= Math.min(radixSampleRankMaxJ, workgroupSize);
             const exact = (ranked ? largest : sample).sort((a, b) => b - a)[shape.j - 1]!;
-            const label = `${style} ${rows}x${cols} k=${k} ${direction} ${radixBits}-bit, workgroups of ${workgroupSize}, row ${r} (j = ${shape.j}${ranked ? ', ranked' : ''})`;
+            const label = `${style} ${rows}x${cols} k=${k} ${direction} ${radixBits}-bit, workgroups of ${workgroupSize}, pick ${radixPick}, row ${r} (j = ${shape.j}${ranked ? ', ranked' : ''})`;
             const threshold = ((exact >>> dropped) * 2 ** dropped) >>> 0;
             expect(words[state + r * radixStateWords + radixState.mode], label).toBe(threshold === 0 ? 0 : 1);
             expect(words[state + r * radixStateWords + radixState.threshold], label).toBe(threshold);

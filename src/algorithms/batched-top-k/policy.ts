@@ -260,15 +260,37 @@ export const radixSampleMinItems = 1024;
  * The sample radix-select's init takes of a segment (both backends): m keys (a multiple of
  * radixSampleRun) at radixSamplePosition(i, step) from its start, about one key in `step`, and the
  * rank j (from the top) of the threshold among them, chosen so that about 1.5 take + 8 step keys
- * reach it. Undefined (no threshold) for segments under 1024 keys, take above size / 4, or a rank
- * past half the sample.
+ * reach it. Where filter pass 0's pick takes at most `pickItems` candidates (the plan builds it:
+ * tileItems; else 0) and that rank would send more than halfway from take to pickItems, j is the
+ * rank halfway instead, if that keeps three standard deviations of the count (about step sqrt(j))
+ * above take ({@link radixSampleMidRank}). Undefined (no threshold) for segments under 1024 keys, take
+ * above size / 4, or a rank past half the sample.
  */
-export function radixSample(size: number, take: number, cap: number): { m: number; step: number; j: number } | undefined {
+export function radixSample(size: number, take: number, cap: number, pickItems = 0): { m: number; step: number; j: number } | undefined {
   if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / 4)) return undefined;
   const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(size / m);
-  const j = 8 + Math.floor((3 * take + 2 * step - 1) / (2 * step));
+  const j = Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems));
   return j * 2 > m ? undefined : { m, step, j };
+}
+
+/**
+ * The sample rank halfway between take and the pick's `pickItems` candidates (the count of keys at
+ * or above the sample's j-th largest is about j step, spread about step sqrt(j)), where that keeps
+ * three spreads above take; else no bound (Infinity). Integer arithmetic, as radix-init computes it.
+ * Sparse-attention indexers (64x65536 k = 2048: step 32) sampled j = 104, about 3340 candidates a
+ * row: 8 of 512 rows passed the pick's 4096 and took the digit passes, in most calls of 64 rows (the
+ * CPU twin, random keys); j = 96 puts both edges about 3.3 spreads away: 3076 candidates a row,
+ * spread 305, 4 of 2304 rows past the tile and none below take (the CPU twin, random keys). H200 (GPU ms of the call,
+ * 2026-11-30, two rounds), on keys where a row had passed the tile: 64x65536 k=2048 0.0902-0.0903 ->
+ * 0.0668-0.067 (finalize 0.025 -> 0.0077, idle again); on the bench's keys, where none had,
+ * 0.067-0.0671 -> 0.0663-0.0665 (fewer candidates to pick), 32x131072 0.0667-0.0668 -> 0.0659-0.0663.
+ */
+export function radixSampleMidRank(take: number, step: number, pickItems: number): number {
+  if (take > pickItems || step > 256) return Infinity;
+  const mid = Math.floor((take + pickItems) / (2 * step));
+  const gap = mid * step - take;
+  return gap > 0 && gap * gap >= 9 * step * step * mid ? mid : Infinity;
 }
 
 /**

@@ -77,8 +77,8 @@ function loadHistogramWgsl(bins: number, workgroupSize: number): string {
 
 /**
  * A radix kernel's program from its parts. `io.readsPick`: the kernel's WGSL depends on
- * `facts.radixPick` (filter pass 0, finalize); the other kernels' pipelines serve plans with and
- * without the pick, so the fact stays out of their keys.
+ * `facts.radixPick` (init, filter pass 0, finalize); the other kernels' pipelines serve plans with
+ * and without the pick, so the fact stays out of their keys.
  */
 export function radixProgram(
   kernel: string,

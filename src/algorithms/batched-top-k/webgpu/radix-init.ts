@@ -8,7 +8,8 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * threshold T of pass 0 (the CPU twin's sampledThreshold; policy.ts radixSample): on a segment of at
  * least 1024 keys with take <= size / 4, m keys in runs of 8 neighbours (one 32-byte sector each) at
  * a stride of 8 step, and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about
- * 1.5 take + 8 step keys reach it. The samples stay in registers. For j up to radixSampleRankMaxJ,
+ * 1.5 take + 8 step keys reach it; where the plan builds filter pass 0's pick, at most the rank
+ * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick). The samples stay in registers. For j up to radixSampleRankMaxJ,
  * T is the j-th largest of the invocations' own largest samples (each invocation ranks its largest
  * among the workgroup's: one pass over workgroup memory), never above the sample's j-th largest, so
  * at least as many keys reach it; past that, a radix select over the samples with the plan's digits
@@ -34,6 +35,7 @@ const SAMPLE_CAP: u32 = ${cap}u;
 const SAMPLE_RUN: u32 = ${radixSampleRun}u;
 const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;
 const SAMPLE_KEPT: u32 = ${(0xffffffff << (32 - radixSampleBits(facts.radixBits))) >>> 0}u;
+const PICK_ITEMS: u32 = ${facts.radixPick ? facts.tileItems : 0}u;
 const RANK_MAX_J: u32 = ${Math.min(radixSampleRankMaxJ, facts.workgroupSize)}u;
 var<workgroup> rankedThreshold: u32;`;
   const main = `
@@ -46,7 +48,13 @@ var<workgroup> rankedThreshold: u32;`;
   if (s.size >= ${radixSampleMinItems}u && s.take <= s.size / 4u && s.take > 0u) {
     let m = min(SAMPLE_CAP, max(256u, s.size >> 5u)) / SAMPLE_RUN * SAMPLE_RUN;
     let step = s.size / m;
-    let j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
+    var j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
+    // Halfway between take and the pick's candidates, where three spreads stay above take (policy.ts radixSampleMidRank).
+    let mid = (s.take + PICK_ITEMS) / (2u * step);
+    if (s.take <= PICK_ITEMS && step <= 256u && mid < j && mid * step > s.take) {
+      let gap = mid * step - s.take;
+      if (gap * gap >= 9u * step * step * mid) { j = mid; }
+    }
     if (j * 2u <= m) {
       // Sample r * WG + lid into x<r> (past m: a copy of the last, never counted), every load issued
       // before the first is used.
@@ -88,5 +96,5 @@ ${samples.map((r) => `          if (${r}u * WG + lid < m && (x${r} & fixed) == p
     atomicStore(&temp[state + STATE_MODE], select(0u, 1u, threshold != 0u));
     atomicStore(&temp[state + STATE_THRESHOLD], threshold);
   }`;
-  return radixProgram('radix-init', facts, name, { keys: true, outputs: false }, declarations, main);
+  return radixProgram('radix-init', facts, name, { keys: true, outputs: false, readsPick: true }, declarations, main);
 }
