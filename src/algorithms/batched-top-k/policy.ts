@@ -281,10 +281,11 @@ export function radixSample(size: number, take: number, cap: number, pickItems =
  * Sparse-attention indexers (64x65536 k = 2048: step 32) sampled j = 104, about 3340 candidates a
  * row: 8 of 512 rows passed the pick's 4096 and took the digit passes, in most calls of 64 rows (the
  * CPU twin, random keys); j = 96 puts both edges about 3.3 spreads away: 3076 candidates a row,
- * spread 305, 4 of 2304 rows past the tile and none below take (the CPU twin, random keys). H200 (GPU ms of the call,
- * 2026-11-30, two rounds), on keys where a row had passed the tile: 64x65536 k=2048 0.0902-0.0903 ->
- * 0.0668-0.067 (finalize 0.025 -> 0.0077, idle again); on the bench's keys, where none had,
- * 0.067-0.0671 -> 0.0663-0.0665 (fewer candidates to pick), 32x131072 0.0667-0.0668 -> 0.0659-0.0663.
+ * spread 305, 4 of 2304 rows past the tile and none below take (the CPU twin, random keys). H200
+ * (GPU ms of the call, 2026-11-30, two rounds), on keys where a row had passed the tile: 64x65536
+ * k=2048 0.0902-0.0903 -> 0.0668-0.067 (finalize 0.025 -> 0.0077, idle again); on the bench's keys,
+ * where none had, 0.067-0.0671 -> 0.0663-0.0665 (fewer candidates to pick), 32x131072 0.0667-0.0668
+ * -> 0.0659-0.0663.
  */
 export function radixSampleMidRank(take: number, step: number, pickItems: number): number {
   if (take > pickItems || step > 256) return Infinity;

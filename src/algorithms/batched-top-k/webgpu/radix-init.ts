@@ -9,12 +9,13 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * least 1024 keys with take <= size / 4, m keys in runs of 8 neighbours (one 32-byte sector each) at
  * a stride of 8 step, and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about
  * 1.5 take + 8 step keys reach it; where the plan builds filter pass 0's pick, at most the rank
- * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick). The samples stay in registers. For j up to radixSampleRankMaxJ,
- * T is the j-th largest of the invocations' own largest samples (each invocation ranks its largest
- * among the workgroup's: one pass over workgroup memory), never above the sample's j-th largest, so
- * at least as many keys reach it; past that, a radix select over the samples with the plan's digits
- * (one histogram in workgroup memory a round) finds the j-th largest. T keeps the leading
- * radixSampleBits bits (the rest zero). Mode 1 (state word 0) when T is not 0.
+ * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick). The
+ * samples stay in registers. For j up to radixSampleRankMaxJ, T is the j-th largest of the
+ * invocations' own largest samples (each invocation ranks its largest among the workgroup's: one
+ * pass over workgroup memory), never above the sample's j-th largest, so at least as many keys
+ * reach it; past that, a radix select over the samples with the plan's digits (one histogram in
+ * workgroup memory a round) finds the j-th largest. T keeps the leading radixSampleBits bits (the
+ * rest zero). Mode 1 (state word 0) when T is not 0.
  */
 
 /** The radix-init program. */
