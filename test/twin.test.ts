@@ -8,6 +8,7 @@
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { radixSample, radixSampleCap, topKPolicyFor } from '../src/algorithms/batched-top-k/policy.js';
 import { topKKernels } from '../src/algorithms/batched-top-k/problem.js';
 import { type Plan, planInternals } from '../src/dispatch/plan.js';
 import { type Backend, type DeviceArray, DeviceBatchedTopK, type TopKPolicy, type TopKVariant, cpuBackend, env, p, webgpuBackend } from '../src/index.js';
@@ -49,6 +50,13 @@ const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN 
 
 /** The k = 1 reduce cases' rows, chunks and launches: long segments of 3 chunks each (12 reduce workgroups), and a short one. */
 const kOneOverLongRows = { sizes: [20000, 151, 30001, 5], k: 1, variant: 'reduce', policy: { reduceChunkWorkgroups: 12 }, launches: ['reduce-chunk-merge'] } satisfies Partial<TwinCase>;
+
+/**
+ * Rows whose sample rank the adapter's pick tile bounds (k just under half the tile, rows of 2 to
+ * 2.44 tiles: tiles of 1024, 2048 and 4096 all bind), set once the adapter is known.
+ */
+const boundedRank = { sizes: [4096, 4997, 4505], k: 1003 };
+const boundedRankFor = (tile: number) => ({ sizes: [2 * tile, Math.floor(2.44 * tile), Math.floor(2.2 * tile)], k: Math.floor(0.49 * tile) });
 
 const cases: TwinCase[] = [
   {
@@ -102,6 +110,19 @@ const cases: TwinCase[] = [
     launches: ['per-invocation'],
   },
   { name: 'single-tile over packed per-segment sizes', sizes: [300, 1024, 0, 77], k: 40, variant: 'single-tile' },
+  {
+    // k near half the pick's tile: init bounds the sample's rank halfway to the tile (policy.ts
+    // radixSampleMidRank; the test below checks that it binds on this adapter).
+    name: 'radix-select, sampled ranks bounded halfway to the pick\'s tile',
+    get sizes() {
+      return boundedRank.sizes;
+    },
+    get k() {
+      return boundedRank.k;
+    },
+    variant: 'radix-select',
+    policy: { radixPick: 'always' },
+  },
   { name: 'radix-select over packed per-segment sizes (8-bit digits)', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select', policy: { radixBits: 8 } },
   {
     name: 'radix-select, 11-bit digits, a sampled threshold that misleads (the fallback builds the full histogram), several filter workgroups per segment',
@@ -203,10 +224,20 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
   beforeAll(async () => {
     gpu = await webgpuBackend();
     cpu = cpuBackend({ capabilities: gpu.capabilities, workers: 0 });
+    Object.assign(boundedRank, boundedRankFor(topKPolicyFor(gpu.capabilities).tileItems));
   });
   afterAll(() => {
     gpu?.destroy();
     cpu?.destroy();
+  });
+
+  it("the bounded-rank case's ranks are bounded on this adapter (radixSampleMidRank binds)", () => {
+    const policy = topKPolicyFor(gpu.capabilities);
+    for (const size of boundedRank.sizes) {
+      const cap = radixSampleCap(policy.workgroupSize);
+      const bounded = radixSample(size, boundedRank.k, cap, policy.tileItems)!;
+      expect(bounded.j, `size ${size}, k ${boundedRank.k}, tile ${policy.tileItems}`).toBeLessThan(radixSample(size, boundedRank.k, cap)!.j);
+    }
   });
 
   for (const c of cases) {

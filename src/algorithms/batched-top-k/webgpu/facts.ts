@@ -54,6 +54,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * H200 (GPU ms, 2026-11-29) the pick compiled out took ragged rows with device-only sizes (128x(1..65536)
    * k=512, whose short rows sample nothing) from 0.0855 to 0.078, and uniform long rows, where it
    * runs, from 0.161 to 0.195 (256x262144 k=256). False on plans without radix-select's filter.
+   * Init reads it too: where the pick is built, its tile bounds the sample's rank (policy.ts
+   * radixSampleMidRank).
    */
   readonly radixPick: boolean;
   /** Invocations of a row-radix workgroup (policy.rowRadixWorkgroupSize). */
@@ -110,7 +112,9 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     radixTileItems: policy.radixTileItems,
     radixSamplesPerInvocation: samplesPerInvocation(problem.maxSegmentSize, policy.workgroupSize),
     radixBits: policy.radixBits,
-    radixPick: problem.radixPick && run.launches.some((l) => l.kernel === 'radix-filter'),
+    // The plan's choice, not the launches of this run: a run of a prefix of the launches (the twin
+    // test's) compiles init as the whole plan does (its sample rank reads the pick's tile).
+    radixPick: problem.radixPick,
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
     sortGroupBits: problem.kMax >= 512 ? 4 : 3,
