@@ -55,8 +55,8 @@ const kOneOverLongRows = { sizes: [20000, 151, 30001, 5], k: 1, variant: 'reduce
  * Rows whose sample rank the adapter's pick tile bounds (k just under half the tile, rows of 2 to
  * 2.44 tiles: tiles of 1024, 2048 and 4096 all bind), set once the adapter is known.
  */
-const boundedRank = { sizes: [4096, 4997, 4505], k: 1003 };
 const boundedRankFor = (tile: number) => ({ sizes: [2 * tile, Math.floor(2.44 * tile), Math.floor(2.2 * tile)], k: Math.floor(0.49 * tile) });
+const boundedRank = boundedRankFor(2048);
 
 const cases: TwinCase[] = [
   {

@@ -253,6 +253,11 @@ export function radixSamplePosition(i: number, step: number): number {
  */
 export const radixSampleRankMaxJ = 16;
 
+/** The largest rank radix-init ranks among its `workgroupSize` invocations' largest samples (both twins). */
+export function radixSampleRankedMaxJ(workgroupSize: number): number {
+  return Math.min(radixSampleRankMaxJ, workgroupSize);
+}
+
 /** Least segment size radix-select's init samples a threshold of (radixSample; webgpu/radix-init.ts). */
 export const radixSampleMinItems = 1024;
 

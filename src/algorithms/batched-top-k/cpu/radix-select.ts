@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRankMaxJ, radixSampleRun, radixState, radixStateWords } from '../policy.js';
+import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRankedMaxJ, radixSampleRun, radixState, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -166,7 +166,7 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   const xor = ctx.isF32 ? mask : ctx.integerKeyXor ^ mask;
   const groups = ctx.policy.workgroupSize;
   let exact: number;
-  if (j <= Math.min(radixSampleRankMaxJ, groups)) exact = jthLargestOfGroups(keys, start, m, stride, j, groups, ctx.isF32, xor);
+  if (j <= radixSampleRankedMaxJ(groups)) exact = jthLargestOfGroups(keys, start, m, stride, j, groups, ctx.isF32, xor);
   else if (j <= 32) exact = jthLargestOfRuns(keys, start, m, stride, j, ctx.isF32, xor);
   else {
     if (ctx.isF32) {

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleBits, radixSampleCap, radixSampleMinItems, radixSampleRankMaxJ, radixSampleRun } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -37,7 +37,7 @@ const SAMPLE_RUN: u32 = ${radixSampleRun}u;
 const SAMPLE_ROUNDS: u32 = ${radixSampleBits(facts.radixBits) / facts.radixBits}u;
 const SAMPLE_KEPT: u32 = ${(0xffffffff << (32 - radixSampleBits(facts.radixBits))) >>> 0}u;
 const PICK_ITEMS: u32 = ${facts.radixPick ? facts.tileItems : 0}u;
-const RANK_MAX_J: u32 = ${Math.min(radixSampleRankMaxJ, facts.workgroupSize)}u;
+const RANK_MAX_J: u32 = ${radixSampleRankedMaxJ(facts.workgroupSize)}u;
 var<workgroup> rankedThreshold: u32;`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
