@@ -121,6 +121,8 @@ const smallPolicy: TopKPolicy = {
   radixBits: 8,
   radixWideDigitItems: 65536,
   radixFilterWorkgroups: 5,
+  radixWideWorkgroupSize: 4,
+  radixWideWorkgroupMinK: 2048,
   // Fewer pass-0 workgroups than tiles: each takes several tiles of its segment.
   radixHistogramWorkgroups: 3,
   rowRadixMaxItems: 65536,
@@ -546,6 +548,8 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixBits: 8,
       radixWideDigitItems: 65536,
       radixFilterWorkgroups: 4,
+      radixWideWorkgroupSize: 256,
+      radixWideWorkgroupMinK: 2048,
       radixHistogramWorkgroups: 16,
       rowRadixMaxItems: 65536,
       rowRadixPastTileMaxItems: 65536,

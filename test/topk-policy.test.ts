@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixWideWorkgroup, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -214,6 +214,89 @@ describe('top-k policy', () => {
     const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 32768, parallelism: 1024 } }).capabilities;
     const facts = { k: { min: 1, max: 1 }, segmentSize: { min: 151936, max: 151936 }, segmentSizeDeviceBounds: false, maxSegments: 64 };
     expect(() => selectTopKVariant(facts, gpu, { policy: { reduceLastChunkMerges: 'sometimes' as never } })).toThrow("tuning.policy.reduceLastChunkMerges: sometimes is not one of 'auto', 'always', 'never'");
+  });
+});
+
+describe("radix-select's wide workgroups: radixWideWorkgroupSize from radixWideWorkgroupMinK, with the pick built", () => {
+  const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+  const rows = (maxSegments: number, size: number, k: number, sizeMin = size) => ({ k: { min: k, max: k }, segmentSize: { min: sizeMin, max: size }, segmentSizeDeviceBounds: false, maxSegments });
+
+  it('the indexer shapes take workgroups of 512 and tiles of 8192; smaller k, no pick, the CPU emulator and a tuned workgroup size keep 256', () => {
+    expect(topKPolicyFor(gpu).radixWideWorkgroupSize).toBe(512);
+    expect(topKPolicyFor(gpu).radixWideWorkgroupMinK).toBe(512);
+    const indexer = selectTopKVariant(rows(64, 65536, 2048), gpu);
+    expect(indexer.variant).toBe('radix-select');
+    expect(indexer.policy.workgroupSize).toBe(512);
+    expect(indexer.policy.radixTileItems).toBe(8192);
+    expect(indexer.why).toContain('workgroups of 512 invocations, tiles of 8192 keys (kMax 2048 >= radixWideWorkgroupMinK 512 with the pick built');
+    expect(selectTopKVariant(rows(64, 65536, 512), gpu).policy.workgroupSize).toBe(512);
+    // k below the bound (the anchor's 256 measured slower in workgroups of 512).
+    const anchor = selectTopKVariant(rows(256, 262144, 256), gpu);
+    expect(anchor.policy.workgroupSize).toBe(256);
+    expect(anchor.why).not.toContain('radixWideWorkgroupMinK');
+    // No pick: ragged rows whose least size the host knows is 1, or ties taken as found.
+    expect(radixPickOf(topKPolicyFor(gpu), { sizeMin: 1, kMin: 512, kMax: 512 }, false).built).toBe(false);
+    expect(selectTopKVariant(rows(128, 65536, 512, 1), gpu).policy.workgroupSize).toBe(256);
+    expect(selectTopKVariant({ ...rows(64, 65536, 2048), tiesAsFound: true }, gpu).policy.workgroupSize).toBe(256);
+    // The CPU emulator's own capabilities (few workgroup slots) and lavapipe-like ones.
+    expect(selectTopKVariant(rows(64, 65536, 2048), cpuBackend().capabilities).policy.workgroupSize).toBe(topKPolicyFor(cpuBackend().capabilities).workgroupSize);
+    expect(selectTopKVariant(rows(64, 65536, 2048), cpuBackend({ capabilities: { workgroupStorageBytes: 32768, maxWorkgroupSize: 1024, parallelism: 4 } }).capabilities).policy.workgroupSize).toBe(256);
+    // Tuning wins: a workgroup size, a tile, the bound, or a wide size no larger than the workgroup.
+    expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { workgroupSize: 256 } }).policy.workgroupSize).toBe(256);
+    expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixTileItems: 4096 } }).policy).toMatchObject({ workgroupSize: 512, radixTileItems: 4096 });
+    expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupMinK: 4096 } }).policy.workgroupSize).toBe(256);
+    expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupSize: 256 } }).policy.workgroupSize).toBe(256);
+    expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupSize: 1024 } }).policy.workgroupSize).toBe(1024);
+    // Other variants never take it.
+    expect(selectTopKVariant(rows(64, 32768, 2048), gpu).variant).toBe('row-radix');
+    expect(selectTopKVariant(rows(64, 32768, 2048), gpu).policy.workgroupSize).toBe(256);
+  });
+
+  it("a wide size past the backend's maxWorkgroupSize is refused by name; one whose workgroup memory does not fit is not taken", () => {
+    expect(() => selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupSize: 2048 } })).toThrow(
+      new SegkitUsageError("tuning.policy.radixWideWorkgroupSize: 2048 exceeds the backend's maxWorkgroupSize 1024"),
+    );
+    // 28 KiB of workgroup memory: a 2048-item tile's sort, 11-bit digits and a scan of 1024 words take 29952 bytes.
+    const small = cpuBackend({ capabilities: { workgroupStorageBytes: 28672, maxWorkgroupSize: 1024, parallelism: 1024 } }).capabilities;
+    expect(radixWideWorkgroup({ ...topKPolicyFor(small), radixWideWorkgroupSize: 1024 }, { kMax: 2048, pick: true }, small)).toBeUndefined();
+    expect(radixWideWorkgroup(topKPolicyFor(small), { kMax: 2048, pick: true }, small)?.workgroupSize).toBe(512);
+    expect(radixWideWorkgroup(topKPolicyFor(gpu), { kMax: 2048, pick: true }, gpu)?.workgroupSize).toBe(512);
+    expect(radixWideWorkgroup(topKPolicyFor(gpu), { kMax: 2048, pick: false }, gpu)).toBeUndefined();
+  });
+
+  it('explain() says so; the plan runs in workgroups of 512 on the CPU emulator given a GPU\'s capabilities, matching the reference', async () => {
+    const backend = cpuBackend({ workers: 0, capabilities: gpu });
+    const rowsN = 3;
+    const cols = 65536;
+    const k = 600;
+    const keys = new Float32Array(rowsN * cols);
+    let state = 12345;
+    for (let i = 0; i < keys.length; i++) {
+      state = (state * 1103515245 + 12345) >>> 0;
+      keys[i] = i % 101 === 0 ? -0 : (state >>> 8) % 5000;
+    }
+    const keysIn = backend.upload(keys);
+    const keysOut = backend.alloc('f32', rowsN * k);
+    const valuesOut = backend.alloc('u32', rowsN * k);
+    const plan = DeviceBatchedTopK.plan(
+      { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rowsN) },
+      env({ backend }),
+    );
+    expect(plan.explain()).toContain('workgroups of 512 invocations, tiles of 8192 keys');
+    const temp = backend.alloc('u8', plan.tempStorageBytes);
+    await plan.run(temp);
+    const got = await backend.download(keysOut);
+    const gotIndices = await backend.download(valuesOut);
+    for (let r = 0; r < rowsN; r++) {
+      const order = Array.from({ length: cols }, (_, i) => i).sort((a, b) => keys[r * cols + b]! - keys[r * cols + a]! || a - b);
+      for (let j = 0; j < k; j++) {
+        expect(gotIndices[r * k + j], `row ${r} slot ${j}`).toBe(order[j]);
+        expect(Object.is(got[r * k + j], keys[r * cols + order[j]!]), `row ${r} slot ${j} key`).toBe(true);
+      }
+    }
+    temp.destroy();
+    plan.destroy();
+    backend.destroy();
   });
 });
 

@@ -123,6 +123,16 @@ const cases: TwinCase[] = [
     variant: 'radix-select',
     policy: { radixPick: 'always' },
   },
+  {
+    // Tuned here: the wide workgroups' rule (policy.ts radixWideWorkgroup) takes GPU-class backends only.
+    name: "radix-select in workgroups of 512 (radixWideWorkgroupSize's shape): pass 0 in tiles of 8192, the pick sorting a take of 500",
+    sizes: [65536, 30001, 16384, 5000],
+    k: 500,
+    variant: 'radix-select',
+    policy: { workgroupSize: 512, radixTileItems: 8192 },
+    key: (i, random) => (i % 211 === 0 ? NaN : i % 97 === 0 ? -0 : random() < 0.3 ? Math.round(random() * 40) : random() * 2 - 1),
+    pickedSelection: true,
+  },
   { name: 'radix-select over packed per-segment sizes (8-bit digits)', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select', policy: { radixBits: 8 } },
   {
     name: 'radix-select, 11-bit digits, a sampled threshold that misleads (the fallback builds the full histogram), several filter workgroups per segment',

@@ -85,6 +85,9 @@ def cases():
     yield dense(64, 151936, 8)
     yield dense(64, 151936, 4)
     yield dense(128, 65536, 8)
+    # indexer-64k-k1024, indexer-64k-k512 (radix-select's wider workgroups)
+    yield dense(64, 65536, 1024)
+    yield dense(64, 65536, 512)
 
 
 big = torch.empty((256 << 20) // 4, device=dev)

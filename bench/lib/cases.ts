@@ -220,6 +220,10 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
     'vocab1-k8': () => dense('vocab1-k8', 1, 151936, 8, undefined, 'top-k sampling, batch 1'),
     'row1m-k8': () => dense('row1m-k8', 1, 1 << 20, 8),
     'row1m-k2': () => dense('row1m-k2', 1, 1 << 20, 2),
+    // The indexer's rows with smaller k: where radix-select's wider workgroups start to pay (policy.ts
+    // radixWideWorkgroupMinK).
+    'indexer-64k-k1024': () => dense('indexer-64k-k1024', 64, 65536, 1024, undefined, 'sparse-attention indexer, smaller k'),
+    'indexer-64k-k512': () => dense('indexer-64k-k512', 64, 65536, 512, undefined, 'sparse-attention indexer, smaller k'),
     // Sorted selections past a workgroup tile (the segmented sort bench times them against torch.topk):
     // here for --variants and --tune, to set the selector's bounds between row-radix and radix-select.
     'sorted-k4096': () => dense('sorted-k4096', 64, 32768, 4096, undefined, 'sorted selection past the tile'),

@@ -396,12 +396,14 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
   const sizeBounds = segmentSizeBounds(facts);
   const maxSegmentSize = maxSegmentSizeOf(facts, input);
   const kBounds = effectiveBounds(facts.k);
+  const relaxed = relaxationsOf(requirements);
   const selection = selectTopKVariant(
     {
       k: { min: kBounds.min, max: facts.kMax },
       segmentSize: { min: sizeBounds.min, max: maxSegmentSize },
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds !== undefined,
       maxSegments: facts.maxSegments,
+      tiesAsFound: relaxed.tiesAsFound,
     },
     backend.capabilities,
     environment.tuning as { variant?: TopKVariant; policy?: Partial<TopKPolicy> },
@@ -416,7 +418,6 @@ export function planTopK(args: TopKArgs, environment: Env = makeEnv()): TopKPlan
 
   const parameters = [facts.k, facts.selectDirection];
   const validation: Validation = planValidation(environment, facts, parameters);
-  const relaxed = relaxationsOf(requirements);
   // Radix-select's filter pass 0 carries its pick where every segment the host can see samples a
   // threshold (or as the policy forces): the least size from host values or runtime bounds, else
   // the static bounds (a device-only size has only those).

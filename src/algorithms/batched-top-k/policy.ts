@@ -1,6 +1,6 @@
 import type { BackendCapabilities } from '../../backends/backend.js';
 import { type BackendLimits, backendLimits } from '../../dispatch/limits.js';
-import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, gpuClassMinParallelism, selectVariant } from '../../dispatch/variants.js';
+import { type VariantSelection, type VariantVerdict, checkPositiveIntegers, gpuClass, gpuClassMinParallelism, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
 import { sortSlotsFor } from '../../backends/webgpu/blocks.js';
@@ -85,6 +85,27 @@ export interface TopKPolicy {
   readonly radixWideDigitItems: number;
   /** Workgroups the radix-select filter passes spread over, all segments together (each loops over its segment's tiles). */
   readonly radixFilterWorkgroups: number;
+  /**
+   * Invocations of radix-select's workgroups where the plan builds filter pass 0's pick and kMax is
+   * at least `radixWideWorkgroupMinK`, on a GPU-class backend (unless tuning sets `workgroupSize`);
+   * its tiles are then 16 keys an invocation. The pick's one workgroup a segment selects, orders and
+   * writes the take, and with k in the hundreds or more its time leads the call; twice the
+   * invocations halve each one's share. The default is 512, or the backend's maxWorkgroupSize where
+   * that is less; a size that is not above `workgroupSize`, or whose workgroup memory does not fit
+   * (radixWorkgroupBytes), leaves the plan at `workgroupSize`.
+   */
+  readonly radixWideWorkgroupSize: number;
+  /**
+   * Least kMax for which radix-select takes `radixWideWorkgroupSize` (with the pick built). H200 (GPU
+   * ms, bench/topk-webgpu.ts --tune, 2026-11-30, two rounds; workgroups of 256 / 512 with tiles of
+   * 4096 / 512 with tiles of 8192): 64x65536 k=2048 0.0662-0.0664 / 0.0578-0.0579 / 0.0563-0.057,
+   * 32x131072 k=2048 0.0656-0.0665 / 0.0568-0.0576 / 0.055-0.0554; but 256x262144 k=256 0.160 /
+   * 0.172 / 0.175, 64x151936 k=50 0.065-0.066 / 0.077-0.078 / 0.073-0.076, 1x16M k=100 0.102 /
+   * 0.109-0.110 / 0.123-0.124. Then (256 / 512 with tiles of 8192): 64x65536 k=1024 0.0598-0.0603 /
+   * 0.0569-0.0571, k=512 0.0913-0.0921 / 0.077; ragged rows of 1 to 65536 keys with device sizes
+   * k=512, where no pick is built, 0.0734-0.0744 / 0.0789.
+   */
+  readonly radixWideWorkgroupMinK: number;
   /**
    * Workgroups radix-select's pass 0 (the launch that reads every key) spreads over, all segments
    * together, at most one per tile: each takes every so many tiles of its segment and loads its next
@@ -385,6 +406,8 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // 0.065-0.069 / 0.082, 32x131072 k=2048 0.067-0.068 / 0.066 / 0.065-0.066 / 0.065 / 0.080,
     // 256x262144 k=256 0.160 at every count but 1024 (0.178).
     radixFilterWorkgroups: Math.max(1, Math.ceil(capabilities.parallelism / 4)),
+    radixWideWorkgroupSize: Math.min(512, capabilities.maxWorkgroupSize),
+    radixWideWorkgroupMinK: 512,
     // H200 (GPU time of init + pass 0, bench/topk-webgpu.ts --tune, 2026-11-28; 1024 / 2048 / 4096
     // (this) / 8192 workgroups / one a tile): 1x16M k=100 0.0656 / 0.0645 / 0.0658 / 0.0711 / 0.0712
     // ms, 256x262144 k=256 0.152 / 0.147 / 0.145 / 0.147 / 0.159, 64x151936 k=50 0.044 / 0.047 /
@@ -550,6 +573,11 @@ export interface TopKSelectorFacts {
   readonly segmentSizeDeviceBounds: boolean;
   /** Most segments of the call (default 1): how many workgroups the segments alone make. */
   readonly maxSegments?: number;
+  /**
+   * Whether the requirements let tied keys be taken as found (tieBreak 'any' under 'not-guaranteed'):
+   * radix-select then builds no pick (radixPickOf). Default false.
+   */
+  readonly tiesAsFound?: boolean;
 }
 
 /** The selector's answer: the chosen variant, its policy, every variant's verdict. */
@@ -654,7 +682,12 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
-  if (chosen === 'radix-select' && tuning.policy?.radixTileItems === undefined) {
+  const pick = chosen === 'radix-select' ? radixPickOf(policy, { sizeMin: facts.segmentSize.min, kMin: facts.k.min, kMax }, facts.tiesAsFound ?? false) : undefined;
+  const wide = pick !== undefined && tuning.policy?.workgroupSize === undefined ? radixWideWorkgroup(policy, { kMax, pick: pick.built }, capabilities) : undefined;
+  if (wide !== undefined) {
+    policy.workgroupSize = wide.workgroupSize;
+    if (tuning.policy?.radixTileItems === undefined) policy.radixTileItems = wide.workgroupSize * 16;
+  } else if (chosen === 'radix-select' && tuning.policy?.radixTileItems === undefined) {
     policy.radixTileItems = radixTileItemsFor(facts.maxSegments ?? 1, maxSize, policy, capabilities.parallelism);
   }
   if (chosen === 'row-radix') checkRowRadixPolicy(policy, capabilities, tuning.policy?.rowRadixWorkgroupSize !== undefined, wideRows);
@@ -666,7 +699,28 @@ export function selectTopKVariant(
       policy.reduceChunkItems = reduceChunkItemsFor(facts.maxSegments ?? 1, maxSize, policy.workgroupSize * 16, policy.reduceChunkWorkgroups);
     }
   }
-  return selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
+  const selection = selectVariant<TopKVariant, TopKPolicy>('top-k', verdicts, natural, policy, tuning.variant);
+  return wide === undefined ? selection : { ...selection, why: `${selection.why}; ${wide.why}` };
+}
+
+/**
+ * Radix-select's wider workgroups (policy `radixWideWorkgroupSize`), where the plan builds filter
+ * pass 0's pick (radixPickOf) and kMax reaches `radixWideWorkgroupMinK` on a GPU-class backend, and
+ * the size is larger than `workgroupSize`, within the backend's maxWorkgroupSize and its workgroup
+ * memory; else undefined.
+ */
+export function radixWideWorkgroup(
+  policy: TopKPolicy,
+  facts: { readonly kMax: number; readonly pick: boolean },
+  capabilities: BackendCapabilities,
+): { workgroupSize: number; why: string } | undefined {
+  const size = policy.radixWideWorkgroupSize;
+  if (!gpuClass(capabilities) || !facts.pick || facts.kMax < policy.radixWideWorkgroupMinK) return undefined;
+  if (size <= policy.workgroupSize || size > capabilities.maxWorkgroupSize || radixWorkgroupBytes({ ...policy, workgroupSize: size }) > capabilities.workgroupStorageBytes) return undefined;
+  return {
+    workgroupSize: size,
+    why: `workgroups of ${size} invocations, tiles of ${size * 16} keys (kMax ${facts.kMax} >= radixWideWorkgroupMinK ${policy.radixWideWorkgroupMinK} with the pick built: its one workgroup a segment picks and orders the selection)`,
+  };
 }
 
 /**
@@ -726,6 +780,9 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   // The workgroup size first: the workgroup memory of the other values follows from it.
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
     throw new SegkitUsageError(`tuning.policy.workgroupSize: ${policy.workgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
+  }
+  if (policy.radixWideWorkgroupSize > capabilities.maxWorkgroupSize) {
+    throw new SegkitUsageError(`tuning.policy.radixWideWorkgroupSize: ${policy.radixWideWorkgroupSize} exceeds the backend's maxWorkgroupSize ${capabilities.maxWorkgroupSize}`);
   }
   if (policy.radixBits < 4 || policy.radixBits > 11) {
     throw new SegkitUsageError(`tuning.policy.radixBits: ${policy.radixBits} is outside [4, 11] (digits of 4 to 11 bits: 3 to 8 passes)`);
