@@ -60,6 +60,8 @@ const cases: ProfileCase[] = [
   topk('topk-16m', 1, M16, 100),
   topk('topk-indexer', 64, Math.floor(65536 / shrink), 2048),
   topk('topk-indexer-128k', 32, Math.floor(131072 / shrink), 2048),
+  topk('topk-indexer-k1024', 64, Math.floor(65536 / shrink), 1024),
+  topk('topk-indexer-k512', 64, Math.floor(65536 / shrink), 512),
   topk('topk-64x32768', 64, Math.floor(32768 / shrink), 2048),
   topk('topk-vocab', 64, Math.floor(151936 / shrink), 50),
   topk('topk-greedy', 64, Math.floor(151936 / shrink), 1),

@@ -193,7 +193,12 @@ export interface TopKPolicy {
    * top-k (bench/topk-webgpu.ts, 2026-11-29, two rounds, GPU ms; 2 / 2048 (this) / the network
    * alone): 64x65536 k=2048 0.0673-0.0677 / 0.0678-0.068 / 0.0761-0.0763, 32x131072 k=2048
    * 0.0674-0.0676 / 0.0674-0.0677 / 0.076-0.0762, 64x151936 k=50 0.0754-0.155 / 0.0715-0.0718 /
-   * 0.0717-0.0719, 1x16M k=100 0.1228-0.1231 / 0.1156-0.1161 / 0.1147-0.1163.
+   * 0.0717-0.0719, 1x16M k=100 0.1228-0.1231 / 0.1156-0.1161 / 0.1147-0.1163. With the wide
+   * workgroups of k >= 512 (radixWideWorkgroupSize: 8 entries an invocation, not 16), 1024 since
+   * 2026-11-30 (bench/topk-webgpu.ts --tune, GPU ms, clean round; 2048 / 1024 / 512 / 256): 64x65536
+   * k=1024 0.0564 / 0.0506 / 0.0508 / 0.0512, k=512 0.0772 / 0.0752 / 0.0716 / 0.0715, k=2048 0.0565 /
+   * 0.0567 / 0.057 / 0.0566; 256x262144 k=256 0.1599 / 0.1589 / 0.1625 / 0.1622, ragged rows k=512
+   * 0.0747 / 0.0754 / 0.072 / 0.0765, 1x16M k=100 0.1012 / 0.1014 / 0.1021 / 0.1013.
    */
   readonly rankSortMinItems: number;
   /**
@@ -428,7 +433,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     radixCandidateSelect: radixCandidateSelectDefaults.unsorted,
     radixCandidateSelectSorted: radixCandidateSelectDefaults.sorted,
     radixPick: 'auto',
-    rankSortMinItems: 2048,
+    rankSortMinItems: 1024,
     selectionSortVariant: 'auto',
   };
 }
