@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixWideWorkgroup, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -297,6 +297,29 @@ describe("radix-select's wide workgroups: radixWideWorkgroupSize from radixWideW
     temp.destroy();
     plan.destroy();
     backend.destroy();
+  });
+});
+
+describe("radix-init's sample rank: at least 3.5 spreads above a take of 512 or more, where the pick is built", () => {
+  it('raises the rank of the wide takes to the least with 3.5 spreads, within the halfway rank; smaller takes, no pick and coarse steps keep theirs', () => {
+    expect(radixSampleFloorMinTake).toBe(512);
+    // 64x65536 (m = 2048, step 32) with the pick's tile of 4096: k = 512 32 -> 38, 1024 56 -> 59, 2048 at the halfway rank (96).
+    expect(radixSample(65536, 512, 16384, 4096)!.j).toBe(38);
+    expect(radixSample(65536, 512, 16384, 0)!.j).toBe(32);
+    expect(radixSample(65536, 1024, 16384, 4096)!.j).toBe(59);
+    expect(radixSample(65536, 2048, 16384, 4096)!.j).toBe(96);
+    // The least rank with 3.5 spreads: (j step - take)^2 >= 12.25 step^2 j, and not the one before.
+    for (const [take, j] of [[512, 38], [1024, 59]] as const) {
+      expect(4 * (j * 32 - take) ** 2).toBeGreaterThanOrEqual(49 * 32 * 32 * j);
+      expect(4 * ((j - 1) * 32 - take) ** 2).toBeLessThan(49 * 32 * 32 * (j - 1));
+    }
+    // Takes under 512 (the vocabulary's 50, the anchor's 256) keep their rank; so does a step past 256.
+    expect(radixSample(151936, 50, 8192, 4096)!.j).toBe(11);
+    expect(radixSample(262144, 256, 8192, 4096)!.j).toBe(20);
+    expect(radixSampleFloorRank(9, 600, 2048, 4096)).toBe(9);
+    // Never past the rank halfway to the pick's candidates: take 1900 over a tile of 2048 stops at 62.
+    expect(radixSampleFloorRank(40, 1900, 32, 2048)).toBe(Math.floor((1900 + 2048) / 64));
+    expect(radixSampleFloorRank(40, 2100, 32, 2048)).toBe(40);
   });
 });
 

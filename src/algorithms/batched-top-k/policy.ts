@@ -294,15 +294,42 @@ export const radixSampleMinItems = 1024;
  * reach it. Where filter pass 0's pick takes at most `pickItems` candidates (the plan builds it:
  * tileItems; else 0) and that rank would send more than halfway from take to pickItems, j is the
  * rank halfway instead, if that keeps three standard deviations of the count (about step sqrt(j))
- * above take ({@link radixSampleMidRank}). Undefined (no threshold) for segments under 1024 keys, take
+ * above take ({@link radixSampleMidRank}); and from a take of 512, where it leaves fewer than 3.5,
+ * j rises toward 3.5, up to that halfway rank ({@link radixSampleFloorRank}). Undefined (no threshold) for segments under 1024 keys, take
  * above size / 4, or a rank past half the sample.
  */
 export function radixSample(size: number, take: number, cap: number, pickItems = 0): { m: number; step: number; j: number } | undefined {
   if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / 4)) return undefined;
   const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(size / m);
-  const j = Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems));
+  const j = radixSampleFloorRank(Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems)), take, step, pickItems);
   return j * 2 > m ? undefined : { m, step, j };
+}
+
+/** Least take radix-init raises its sample rank for ({@link radixSampleFloorRank}). */
+export const radixSampleFloorMinTake = 512;
+
+/**
+ * Where filter pass 0's pick takes up to `pickItems` candidates (take <= pickItems, step <= 256) and
+ * take is at least {@link radixSampleFloorMinTake}, the rank j raised, one at a time, until the
+ * count's mean (j step) is 3.5 spreads (step sqrt(j)) above take, but not past the rank halfway to
+ * pickItems; else j. A row whose count falls below take takes the fallback and every digit pass, and
+ * a call of many rows meets one: 64x65536 k=512 (j = 32, 2.8 spreads) had one row of 64 collect
+ * 476 keys on the bench's keys. Smaller takes keep their rank: the 8 ranks j adds to 1.5 take, and
+ * the ranked threshold of j <= 16 (never above the sample's j-th largest), leave them further from
+ * take, and raising it cost them candidates. H200 (GPU ms, 2026-11-30, two rounds; j as before /
+ * 3.5 spreads / 4 spreads, every take): 64x65536 k=512 0.0741-0.075 / 0.0517-0.0522 /
+ * 0.0512-0.0522, k=1024 0.0506-0.0513 / 0.051-0.052 / 0.0524-0.053, k=2048 (at the halfway rank
+ * already) unchanged; 64x151936 k=50 0.0675-0.0685 / 0.0698-0.07 / 0.0718-0.0719 and 256x262144
+ * k=256 0.1597-0.1605 / 0.1672-0.1678 / 0.169-0.1697, hence the least take. Integer arithmetic, as
+ * radix-init computes it (every product stays under 2^26).
+ */
+export function radixSampleFloorRank(j: number, take: number, step: number, pickItems: number): number {
+  if (take < radixSampleFloorMinTake || take > pickItems || step > 256) return j;
+  const top = Math.floor((take + pickItems) / (2 * step));
+  let rank = j;
+  while (rank < top && (rank * step <= take || 4 * (rank * step - take) ** 2 < 49 * step * step * rank)) rank++;
+  return rank;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleBits, radixSampleCap, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleFloorMinTake, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -9,8 +9,9 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * least 1024 keys with take <= size / 4, m keys in runs of 8 neighbours (one 32-byte sector each) at
  * a stride of 8 step, and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about
  * 1.5 take + 8 step keys reach it; where the plan builds filter pass 0's pick, at most the rank
- * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick). The
- * samples stay in registers. For j up to radixSampleRankMaxJ, T is the j-th largest of the
+ * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick), and
+ * from a take of 512 at least the rank 3.5 spreads of the count above take, within that halfway
+ * rank (radixSampleFloorRank). The samples stay in registers. For j up to radixSampleRankMaxJ, T is the j-th largest of the
  * invocations' own largest samples (each invocation ranks its largest among the workgroup's: one
  * pass over workgroup memory), never above the sample's j-th largest, so at least as many keys
  * reach it; past that, a radix select over the samples with the plan's digits (one histogram in
@@ -55,6 +56,15 @@ var<workgroup> rankedThreshold: u32;`;
     if (s.take <= PICK_ITEMS && step <= 256u && mid < j && mid * step > s.take) {
       let gap = mid * step - s.take;
       if (gap * gap >= 9u * step * step * mid) { j = mid; }
+    }
+    // Up toward 3.5 spreads above take, not past halfway to the pick's candidates (policy.ts radixSampleFloorRank).
+    if (s.take >= ${radixSampleFloorMinTake}u && s.take <= PICK_ITEMS && step <= 256u) {
+      loop {
+        if (j >= mid) { break; }
+        let reach = j * step;
+        if (reach > s.take && 4u * (reach - s.take) * (reach - s.take) >= 49u * step * step * j) { break; }
+        j++;
+      }
     }
     if (j * 2u <= m) {
       // Sample r * WG + lid into x<r> (past m: a copy of the last, never counted), every load issued
