@@ -244,6 +244,8 @@ describe("radix-select's wide workgroups: radixWideWorkgroupSize from radixWideW
     // Tuning wins: a workgroup size, a tile, the bound, or a wide size no larger than the workgroup.
     expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { workgroupSize: 256 } }).policy.workgroupSize).toBe(256);
     expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixTileItems: 4096 } }).policy).toMatchObject({ workgroupSize: 512, radixTileItems: 4096 });
+    // A tuned tile that is no whole number of rows of 512 invocations keeps the workgroups of 256.
+    expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixTileItems: 4352 } }).policy).toMatchObject({ workgroupSize: 256, radixTileItems: 4352 });
     expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupMinK: 4096 } }).policy.workgroupSize).toBe(256);
     expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupSize: 256 } }).policy.workgroupSize).toBe(256);
     expect(selectTopKVariant(rows(64, 65536, 2048), gpu, { policy: { radixWideWorkgroupSize: 1024 } }).policy.workgroupSize).toBe(1024);

@@ -91,8 +91,9 @@ export interface TopKPolicy {
    * its tiles are then 16 keys an invocation. The pick's one workgroup a segment selects, orders and
    * writes the take, and with k in the hundreds or more its time leads the call; twice the
    * invocations halve each one's share. The default is 512, or the backend's maxWorkgroupSize where
-   * that is less; a size that is not above `workgroupSize`, or whose workgroup memory does not fit
-   * (radixWorkgroupBytes), leaves the plan at `workgroupSize`.
+   * that is less; a size that is not above `workgroupSize`, whose workgroup memory does not fit
+   * (radixWorkgroupBytes), or of which a tuned `radixTileItems` is no multiple, leaves the plan at
+   * `workgroupSize`.
    */
   readonly radixWideWorkgroupSize: number;
   /**
@@ -715,7 +716,10 @@ export function selectTopKVariant(
   const chosen = tuning.variant ?? natural;
   if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
   const pick = chosen === 'radix-select' ? radixPickOf(policy, { sizeMin: facts.segmentSize.min, kMin: facts.k.min, kMax }, facts.tiesAsFound ?? false) : undefined;
-  const wide = pick !== undefined && tuning.policy?.workgroupSize === undefined ? radixWideWorkgroup(policy, { kMax, pick: pick.built }, capabilities) : undefined;
+  // A tuned radix tile must hold whole rows of the wider workgroup's invocations.
+  const tileTuned = tuning.policy?.radixTileItems;
+  const wideMayRun = pick !== undefined && tuning.policy?.workgroupSize === undefined && (tileTuned === undefined || tileTuned % policy.radixWideWorkgroupSize === 0);
+  const wide = wideMayRun ? radixWideWorkgroup(policy, { kMax, pick: pick.built }, capabilities) : undefined;
   if (wide !== undefined) {
     policy.workgroupSize = wide.workgroupSize;
     if (tuning.policy?.radixTileItems === undefined) policy.radixTileItems = wide.workgroupSize * 16;
