@@ -296,8 +296,8 @@ export const radixSampleMinItems = 1024;
  * tileItems; else 0) and that rank would send more than halfway from take to pickItems, j is the
  * rank halfway instead, if that keeps three standard deviations of the count (about step sqrt(j))
  * above take ({@link radixSampleMidRank}); and from a take of 512, where it leaves fewer than 3.5,
- * j rises toward 3.5, up to that halfway rank ({@link radixSampleFloorRank}). Undefined (no threshold) for segments under 1024 keys, take
- * above size / 4, or a rank past half the sample.
+ * j rises toward 3.5, up to that halfway rank ({@link radixSampleFloorRank}). Undefined (no
+ * threshold) for segments under 1024 keys, take above size / 4, or a rank past half the sample.
  */
 export function radixSample(size: number, take: number, cap: number, pickItems = 0): { m: number; step: number; j: number } | undefined {
   if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / 4)) return undefined;
@@ -323,7 +323,7 @@ export const radixSampleFloorMinTake = 512;
  * 0.0512-0.0522, k=1024 0.0506-0.0513 / 0.051-0.052 / 0.0524-0.053, k=2048 (at the halfway rank
  * already) unchanged; 64x151936 k=50 0.0675-0.0685 / 0.0698-0.07 / 0.0718-0.0719 and 256x262144
  * k=256 0.1597-0.1605 / 0.1672-0.1678 / 0.169-0.1697, hence the least take. Integer arithmetic, as
- * radix-init computes it (every product stays under 2^26).
+ * radix-init computes it (every product stays under 2^32 for tiles of up to 2^14 keys).
  */
 export function radixSampleFloorRank(j: number, take: number, step: number, pickItems: number): number {
   if (take < radixSampleFloorMinTake || take > pickItems || step > 256) return j;

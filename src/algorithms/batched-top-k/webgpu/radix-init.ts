@@ -11,10 +11,10 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * 1.5 take + 8 step keys reach it; where the plan builds filter pass 0's pick, at most the rank
  * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick), and
  * from a take of 512 at least the rank 3.5 spreads of the count above take, within that halfway
- * rank (radixSampleFloorRank). The samples stay in registers. For j up to radixSampleRankMaxJ, T is the j-th largest of the
- * invocations' own largest samples (each invocation ranks its largest among the workgroup's: one
- * pass over workgroup memory), never above the sample's j-th largest, so at least as many keys
- * reach it; past that, a radix select over the samples with the plan's digits (one histogram in
+ * rank (radixSampleFloorRank). The samples stay in registers. For j up to radixSampleRankMaxJ, T
+ * is the j-th largest of the invocations' own largest samples (each invocation ranks its largest
+ * among the workgroup's: one pass over workgroup memory), never above the sample's j-th largest,
+ * so at least as many keys reach it; past that, a radix select over the samples with the plan's digits (one histogram in
  * workgroup memory a round) finds the j-th largest. T keeps the leading radixSampleBits bits (the
  * rest zero). Mode 1 (state word 0) when T is not 0.
  */
