@@ -715,11 +715,14 @@ export function selectTopKVariant(
   const natural: TopKVariant = reduceFits ? 'reduce' : tileFits ? 'single-tile' : rowFits ? 'row-radix' : 'radix-select';
   const chosen = tuning.variant ?? natural;
   if ((chosen === 'radix-select' || chosen === 'row-radix') && tuning.policy?.radixBits === undefined && maxSize < policy.radixWideDigitItems) policy.radixBits = Math.min(policy.radixBits, 8);
-  const pick = chosen === 'radix-select' ? radixPickOf(policy, { sizeMin: facts.segmentSize.min, kMin: facts.k.min, kMax }, facts.tiesAsFound ?? false) : undefined;
-  // A tuned radix tile must hold whole rows of the wider workgroup's invocations.
-  const tileTuned = tuning.policy?.radixTileItems;
-  const wideMayRun = pick !== undefined && tuning.policy?.workgroupSize === undefined && (tileTuned === undefined || tileTuned % policy.radixWideWorkgroupSize === 0);
-  const wide = wideMayRun ? radixWideWorkgroup(policy, { kMax, pick: pick.built }, capabilities) : undefined;
+  const wide =
+    chosen === 'radix-select' && tuning.policy?.workgroupSize === undefined
+      ? radixWideWorkgroup(
+          policy,
+          { kMax, pick: radixPickOf(policy, { sizeMin: facts.segmentSize.min, kMin: facts.k.min, kMax }, facts.tiesAsFound ?? false).built, tunedTileItems: tuning.policy?.radixTileItems },
+          capabilities,
+        )
+      : undefined;
   if (wide !== undefined) {
     policy.workgroupSize = wide.workgroupSize;
     if (tuning.policy?.radixTileItems === undefined) policy.radixTileItems = wide.workgroupSize * 16;
@@ -743,16 +746,18 @@ export function selectTopKVariant(
  * Radix-select's wider workgroups (policy `radixWideWorkgroupSize`), where the plan builds filter
  * pass 0's pick (radixPickOf) and kMax reaches `radixWideWorkgroupMinK` on a GPU-class backend, and
  * the size is larger than `workgroupSize`, within the backend's maxWorkgroupSize and its workgroup
- * memory; else undefined.
+ * memory, and a tuned radix tile (`tunedTileItems`) holds whole rows of its invocations; else
+ * undefined.
  */
 export function radixWideWorkgroup(
   policy: TopKPolicy,
-  facts: { readonly kMax: number; readonly pick: boolean },
+  facts: { readonly kMax: number; readonly pick: boolean; readonly tunedTileItems?: number | undefined },
   capabilities: BackendCapabilities,
 ): { workgroupSize: number; why: string } | undefined {
   const size = policy.radixWideWorkgroupSize;
   if (!gpuClass(capabilities) || !facts.pick || facts.kMax < policy.radixWideWorkgroupMinK) return undefined;
   if (size <= policy.workgroupSize || size > capabilities.maxWorkgroupSize || radixWorkgroupBytes({ ...policy, workgroupSize: size }) > capabilities.workgroupStorageBytes) return undefined;
+  if (facts.tunedTileItems !== undefined && facts.tunedTileItems % size !== 0) return undefined;
   return {
     workgroupSize: size,
     why: `workgroups of ${size} invocations, tiles of ${size * 16} keys (kMax ${facts.kMax} >= radixWideWorkgroupMinK ${policy.radixWideWorkgroupMinK} with the pick built: its one workgroup a segment picks and orders the selection)`,

@@ -14,9 +14,9 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * rank (radixSampleFloorRank). The samples stay in registers. For j up to radixSampleRankMaxJ, T
  * is the j-th largest of the invocations' own largest samples (each invocation ranks its largest
  * among the workgroup's: one pass over workgroup memory), never above the sample's j-th largest,
- * so at least as many keys reach it; past that, a radix select over the samples with the plan's digits (one histogram in
- * workgroup memory a round) finds the j-th largest. T keeps the leading radixSampleBits bits (the
- * rest zero). Mode 1 (state word 0) when T is not 0.
+ * so at least as many keys reach it; past that, a radix select over the samples with the plan's
+ * digits (one histogram in workgroup memory a round) finds the j-th largest. T keeps the leading
+ * radixSampleBits bits (the rest zero). Mode 1 (state word 0) when T is not 0.
  */
 
 /** The radix-init program. */
