@@ -86,7 +86,7 @@ describe('the policy selector', () => {
       'tuning.policy.workgroupSize: 8 is below 16, the invocations a tile',
     );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tile: 4 } as never })).toThrow('tuning.policy.tile: not a policy value of this algorithm');
-    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, scanTilesPerStep: 1, storeWords: 4, passes: 2, lookbackPolls: 64 });
+    expect(scanPolicyFor(cpu)).toEqual({ workgroupSize: 256, threadMaxItems: 16, workgroupMaxItems: 4096, spineCarries: 'walk', spineCarryTiles: 9, spineWorkgroupMaxTiles: 14336, tileWorkgroups: 4 * cpu.parallelism, loadWords: 4, tilesPerStep: 2, scanTilesPerStep: 1, storeWords: 4, passes: 2, lookbackPolls: 64, singlePassTiles: 8 });
     // Twice the parallelism on a GPU-class backend (at least 128 slots), four times on the CPU emulator.
     expect(scanPolicyFor(gpuLike).tileWorkgroups).toBe(2048);
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tileWorkgroups: 0 } })).toThrow('tuning.policy.tileWorkgroups');
@@ -95,6 +95,9 @@ describe('the policy selector', () => {
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { tilesPerStep: 3 } })).toThrow('tuning.policy.tilesPerStep: 3 is not 1, 2 or 4 (full tiles a step)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { scanTilesPerStep: 8 } })).toThrow('tuning.policy.scanTilesPerStep: 8 is not 1, 2 or 4 (full tiles a step)');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { passes: 3 } })).toThrow('tuning.policy.passes: 3 is not 1 or 2 (passes over the items)');
+    expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { singlePassTiles: 3 } })).toThrow(
+      'tuning.policy.singlePassTiles: 3 is not 1, 2, 4 or 8 (a workgroup\'s tiles lie in one lane of the tile totals)',
+    );
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackWindow: 32 } as never })).toThrow('tuning.policy.lookbackWindow: not a policy value of this algorithm');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { lookbackPolls: 0 } })).toThrow('tuning.policy.lookbackPolls: 0 is not a positive integer');
     expect(() => selectScanVariant({ segmentSize: { min: 0, max: 8 }, maxSegments: 1 }, cpu, { policy: { spineCarries: 'tree' as never } })).toThrow("tuning.policy.spineCarries: tree is not 'walk' or 'parallel'");
@@ -132,7 +135,7 @@ describe('explain() and temporary storage', () => {
     expect(single).toContain("multi-workgroup path: single pass (policy passes 1): each tile's carry put together in the canonical order from the totals other tiles publish");
     expect(single).toContain('lookback: 244 bytes at offset 256 (zeroed at the start of every run)');
     expect(single).toMatch(/Launches \(2\):\n {2}1\. scan\/segment-offsets x1 workgroups/);
-    expect(single).toContain('scan/multi-workgroup/single-pass[f32,op=per-segment,inclusive,init] x10 workgroups: 1 workgroup per segment, tiles taken in the order workgroups start');
+    expect(single).toContain('scan/multi-workgroup/single-pass[f32,op=per-segment,inclusive,init] x10 workgroups: 1 workgroup per segment of 8 tiles, taken in the order workgroups start: each publishes its tiles\' totals');
   });
   it('no temporary storage where none is needed; the tile totals per segment where segments split', () => {
     expect(plan(base).tempStorageBytes).toBe(0);

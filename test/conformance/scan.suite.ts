@@ -301,15 +301,23 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
           // f32: NaNs with payloads, -0, ±Inf, subnormals; integers: sums that wrap.
           const c = makeCase({ name: `single-${valueType}`, valueType, flavour: valueType === 'f32' ? 'special' : 'wrap', sizes: longSizes, ops, modes: [...bothModes], initial: true, seed: 41 });
           // Reduce-then-scan on the same case: the same bits.
-          const plans = await expectReferenceRuns(c, 'multi-workgroup', [{ passes: 1 }, { passes: 1, lookbackPolls: 1 }, { passes: 1, lookbackPolls: 1, loadWords: 1 }, { passes: 2 }]);
-          for (const plan of plans.slice(0, 3)) expect(ownKernels(plan)).toEqual(singlePass);
+          // Spans of 8 tiles (a lane of the tile totals: the default), of 1 and of 2.
+          const plans = await expectReferenceRuns(c, 'multi-workgroup', [
+            { passes: 1 },
+            { passes: 1, lookbackPolls: 1 },
+            { passes: 1, lookbackPolls: 1, loadWords: 1 },
+            { passes: 1, singlePassTiles: 1 },
+            { passes: 1, singlePassTiles: 2, lookbackPolls: 1 },
+            { passes: 2 },
+          ]);
+          for (const plan of plans.slice(0, 5)) expect(ownKernels(plan)).toEqual(singlePass);
         }, 600_000);
       }
 
       it('f32 sums: the canonical bits through group and unit totals (segments of more than 128 and 2048 tiles), at the first miss too', async () => {
         const sizes = [2048 * 2048 + 3 * 2048 + 5, 129 * 2048, 128 * 2048 - 1, 300_001];
         const c = makeCase({ name: 'single-units', sizes, ops: 'sum', modes: ['inclusive', 'exclusive', 'inclusive', 'exclusive'], initial: [0.5, -0, 3, -7], seed: 61 });
-        const plans = await expectReferenceRuns(c, 'multi-workgroup', [{ passes: 1 }, { passes: 1, lookbackPolls: 1 }]);
+        const plans = await expectReferenceRuns(c, 'multi-workgroup', [{ passes: 1 }, { passes: 1, lookbackPolls: 1 }, { passes: 1, singlePassTiles: 1, lookbackPolls: 1 }]);
         for (const plan of plans) expect(ownKernels(plan)).toEqual(singlePass);
       }, 900_000);
 
@@ -332,11 +340,12 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expect(ownKernels(plan)).toEqual(singlePass);
       }, 600_000);
 
-      it('the look-back words after a run: the counter at the grid, every tile total, and the group and unit totals that a later tile reads', async () => {
+      it('the look-back words after a run: the counter at the grid, every tile total, and the group and unit totals that a later tile reads (workgroups of 1 and 8 tiles)', async () => {
+        for (const singlePassTiles of [1, 8]) {
         const sizes = [2049 * 2048 + 3, 300 * 2048, 0];
         const c = makeCase({ name: 'single-words', valueType: 'u32', flavour: 'wrap', sizes, ops: 'sum', modes: 'inclusive', initial: 9, seed: 59 });
         const built = buildCase(backend, c);
-        const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { passes: 1, lookbackPolls: 1 } } }));
+        const plan = (DeviceSegmentedScan.plan as unknown as (a: unknown, e: unknown) => ScanPlan)(built.args, env({ backend, tuning: { variant: 'multi-workgroup', policy: { passes: 1, lookbackPolls: 1, singlePassTiles } } }));
         const temp = backend.alloc('u8', plan.tempStorageBytes);
         await plan.run(temp);
         const words = bits(await backend.download(temp));
@@ -344,7 +353,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         const groups = Math.ceil(tiles / 128);
         const units = Math.ceil(tiles / 2048);
         const at = planInternals(plan).layout.slot('lookback').offset / 4;
-        expect(words[at]).toBe(sizes.length * tiles);
+        expect(words[at]).toBe(sizes.length * Math.ceil(tiles / singlePassTiles));
         const sum = (from: number, to: number) => {
           let total = 0;
           for (let i = from; i < to; i++) total = (total + c.values[i]!) >>> 0;
@@ -374,6 +383,7 @@ export function defineScanConformance(backendName: string, makeBackend: () => Pr
         expectBits(bits(await backend.download(built.valuesOut)), built.expected, 'single-words');
         temp.destroy();
         owned(built)();
+        }
       }, 900_000);
     });
 

@@ -145,7 +145,7 @@ function variantLaunches(
       launch(
         'single-pass',
         'multi-workgroup/single-pass',
-        `${workgroups(tiles)}, tiles taken in the order workgroups start: each tile publishes its total, puts its carry together from the tile, group and unit totals before it (the last tile of a group or unit publishes that total; one not published after ${policy.lookbackPolls} polls is worked out from the input here) and writes its scan`,
+        `${workgroups(Math.ceil(tiles / policy.singlePassTiles))} of ${policy.singlePassTiles} tile${policy.singlePassTiles === 1 ? '' : 's'}, taken in the order workgroups start: each publishes its tiles' totals (and a group's or unit's where it holds its last tile), puts their carries together from the tile, group and unit totals before them (one not published after ${policy.lookbackPolls} polls is worked out from the input here) and writes their scans`,
       ),
     ];
   }

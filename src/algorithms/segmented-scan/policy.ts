@@ -91,7 +91,18 @@ export interface ScanPolicy {
    * finish without forward progress between workgroups). 1: at the first miss.
    */
   readonly lookbackPolls: number;
+  /**
+   * 'multi-workgroup', single pass: consecutive tiles a workgroup takes from the counter (1, 2, 4 or
+   * 8: they lie in one lane of the tile totals). It loads each and publishes its total, then puts
+   * their carries together from one read of the totals before them, loads each tile again (from the
+   * device's cache on a GPU) and writes its scan; with 8, a workgroup holds a lane of the tile
+   * totals, and 8 times fewer workgroups read the totals before them. The same bits for every count.
+   */
+  readonly singlePassTiles: number;
 }
+
+/** The most tiles a workgroup of the single pass takes (`singlePassTiles`): a lane of the tile totals. */
+export const singlePassTilesMax = 8;
 
 /**
  * The numbers every built-in policy uses. `ScanVariantsFor` reads the same numbers as literal types,
@@ -170,8 +181,23 @@ export const tileWorkgroupBytes = (tileItems + tileItems / 32 + 2 * 256 + 2 * gr
  *   reads cost about 0.06 ms, and one tile a workgroup loaded, scanned and written 0.108 where
  *   reduce-then-scan's tile-scan (two tiles a workgroup, in the reverse order of tile-reduce, whose
  *   last tiles may still be in the device's cache) takes 0.052. The decoupled look-back it replaced measured the
- *   same (i32 sum 0.175, 2026-11-28). So 2 by default on every backend; 1 stays selectable (tested
- *   on every backend, fallback included).
+ *   same (i32 sum 0.175, 2026-11-28). Part of those reads was a chain: each group's total waited for
+ *   its last tile's carry, so for the group before it (2026-11-30, f32 sum: 0.2005 -> 0.1823 with the
+ *   chain cut, and spans of 8 tiles 0.328 -> 0.178, where a span waited for each tile's carry in
+ *   turn). Since then (group and unit totals added
+ *   up from their own tiles before any carry, spans of `singlePassTiles` tiles a workgroup, one read
+ *   of the carries' entries a span, the next tile's loads in flight; same bench, two rounds, GPU
+ *   ms): f32 sum with spans of 1 / 2 / 4 / 8 tiles 0.1885-0.1886 / 0.1589-0.159 / 0.1365-0.1366 /
+ *   0.1251-0.1253, i32 sum 0.1544-0.1565 (1) / 0.0974-0.0977 (8), f32 max (8) 0.2031-0.2032, against
+ *   reduce-then-scan's 0.0972-0.0975, 0.0862-0.0865 and 0.1685-0.1694 in the same call. Timing
+ *   builds (outputs wrong): spans of 8 without the scans (loads, totals, reads) 0.060, without the
+ *   reads 0.116 (of 0.134 then), without the second loads 0.127; a whole span's loads issued at
+ *   once (the tile launches' steps of 8 tiles) 0.1358-0.136. With the fallback in the shader once
+ *   (two rounds): spans of 8 0.1207-0.1216, i32 0.0954-0.0959, against 0.0974-0.0975 for
+ *   reduce-then-scan. So 2 by default on every backend; 1 stays selectable (tested on every backend,
+ *   fallback included).
+ * - `singlePassTiles` 8 (the single pass): the spans' figures above (fewer workgroups read the
+ *   entries before them, and a span's carries share one read).
  * - `lookbackPolls` 64 (the single pass): 8 measured the same; fewer polls work out a missing
  *   total from the input sooner, which cost more than waiting for it (the decoupled look-back's 1
  *   against 64: 0.181 / 0.175).
@@ -193,6 +219,7 @@ export function scanPolicyFor(capabilities: BackendCapabilities): ScanPolicy {
     storeWords: 4,
     passes: 2,
     lookbackPolls: 64,
+    singlePassTiles: 8,
   };
 }
 
@@ -283,6 +310,9 @@ function checkPolicy(policy: ScanPolicy, capabilities: BackendCapabilities): voi
     throw new SegkitUsageError(`tuning.policy.spineCarryTiles: ${policy.spineCarryTiles} exceeds ${spineCarryTilesMax} (carries within one lane of the scan of the tiles of tile totals' totals)`);
   }
   if (policy.passes !== 1 && policy.passes !== 2) throw new SegkitUsageError(`tuning.policy.passes: ${policy.passes} is not 1 or 2 (passes over the items)`);
+  if (![1, 2, 4, 8].includes(policy.singlePassTiles)) {
+    throw new SegkitUsageError(`tuning.policy.singlePassTiles: ${policy.singlePassTiles} is not 1, 2, 4 or 8 (a workgroup's tiles lie in one lane of the tile totals)`);
+  }
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (policy.storeWords !== 1 && policy.storeWords !== 4) throw new SegkitUsageError(`tuning.policy.storeWords: ${policy.storeWords} is not 1 or 4 (words per store)`);
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {

@@ -141,7 +141,7 @@ const perSegment = (problem: { maxSegments: number }) => problem.maxSegments;
 const perSpan = (problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy) => problem.maxSegments * spansPerSegment(problem, policy);
 const perSpineTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * spineTilesPerSegment(problem.maxSegmentSize);
 const spineSlots = ['offsets', 'tileTotals', 'spineTotals', 'spineLaneCarries'] as const;
-const perTile = (problem: { maxSegments: number; maxSegmentSize: number }) => problem.maxSegments * tilesPerSegment(problem.maxSegmentSize);
+const perPassSpan = (problem: { maxSegments: number; maxSegmentSize: number }, policy: ScanPolicy) => problem.maxSegments * Math.ceil(tilesPerSegment(problem.maxSegmentSize) / policy.singlePassTiles);
 
 /**
  * The scan's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
@@ -171,7 +171,7 @@ export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segmen
   'spine-walk': { slots: spineSlots, grid: perSegment },
   'spine-lanes': { slots: spineSlots, grid: perSpineTile },
   'tile-scan': { slots: spineSlots, grid: perSpan },
-  'single-pass': { slots: ['offsets', 'lookback'], grid: perTile },
+  'single-pass': { slots: ['offsets', 'lookback'], grid: perPassSpan },
 };
 
 /*

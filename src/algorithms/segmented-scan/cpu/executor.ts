@@ -20,7 +20,7 @@ const kernels: Record<ScanKernelId, CpuKernelEntry<ScanContext>> = {
   'spine-walk': { body: runSpineWalk, bytes: () => 16, items: (_grid, { ctx }) => 2 * ctx.tilesPerSegment },
   'spine-lanes': { body: runSpineLanes, bytes: () => 16, items: (grid) => grid * tileItems },
   'tile-scan': { body: runTileScan, bytes: () => 16, items: (grid, { ctx }) => 2 * itemsOf(grid, ctx) },
-  'single-pass': { body: runSinglePass, bytes: () => 16, items: (grid) => 2 * grid * tileItems },
+  'single-pass': { body: runSinglePass, bytes: () => 16, items: (grid, { ctx }) => 2 * grid * ctx.policy.singlePassTiles * tileItems },
 };
 
 const scan = cpuExecutor<ScanRun, ScanContext>({

@@ -87,6 +87,34 @@ class CanonicalLevel {
 const tileCarries = new CanonicalLevel();
 
 /**
+ * The carry into unit `units.length` (> 0) of a segment's tile totals: output units.length - 1 of the
+ * scan of the unit totals from the initial value, by the canonical rules one level up (order.ts),
+ * one unit at a time as the levels advance (the WGSL's `unitsCarry` works it out directly).
+ * `combine(a, b)`: `a` the earlier term.
+ */
+export function unitsCarryBits(combine: (a: number, b: number) => number, hasInitial: boolean, initial: number, units: readonly number[]): number {
+  let prefix = 0;
+  let lanes = 0;
+  let groups = 0;
+  let out = initial;
+  units.forEach((x, i) => {
+    const k = i % laneItems;
+    const m = Math.floor(i / laneItems) % groupLanes;
+    const g = Math.floor(i / (laneItems * groupLanes));
+    prefix = k > 0 ? combine(prefix, x) : x;
+    const hasInner = g > 0 || m > 0;
+    const inner = g > 0 ? (m > 0 ? combine(groups, lanes) : groups) : lanes;
+    const e = hasInitial ? (hasInner ? combine(initial, inner) : initial) : inner;
+    out = hasInner || hasInitial ? combine(e, prefix) : prefix;
+    if (k === laneItems - 1) {
+      lanes = m > 0 ? combine(lanes, prefix) : prefix;
+      if (m === groupLanes - 1) groups = g > 0 ? combine(groups, lanes) : lanes;
+    }
+  });
+  return out;
+}
+
+/**
  * The canonical f32 inclusive sum of `n` items from `from`, written from `to` (NaN as its canonical
  * bits), `initial` the flushed initial value or -0 for none, in one pass down the items: a lane's
  * carry `C ⊕ (R_g ⊕ q_m)` is known when the lane starts (it depends on the lanes before it only), so
@@ -851,19 +879,25 @@ class CarryEntries {
     return this.published(this.groupsFrom + group, fold(this.ctx, this.seg.op, lanes));
   }
 
+  /** Group `group`'s total from its published tile totals, and its unit's where it is the unit's last group; nothing where one is missing. */
+  publishGroupAndUnit(group: number): void {
+    const tiles = Array.from({ length: carryGroupTiles }, (_, i) => this.read(group * carryGroupTiles + i));
+    if (tiles.some((x) => x === undefined)) return;
+    const totals = tiles as number[];
+    const lanes = Array.from({ length: groupLanes }, (_, m) => fold(this.ctx, this.seg.op, totals, m * laneItems, m * laneItems + laneItems));
+    const total = this.published(this.groupsFrom + group, fold(this.ctx, this.seg.op, lanes));
+    if (group % tileGroups !== tileGroups - 1) return;
+    const first = group - (tileGroups - 1);
+    const groups = Array.from({ length: tileGroups - 1 }, (_, h) => this.read(this.groupsFrom + first + h));
+    if (groups.some((x) => x === undefined)) return;
+    this.published(this.unitsFrom + Math.floor(group / tileGroups), combineBits(this.ctx, this.seg.op, fold(this.ctx, this.seg.op, groups as number[]), total));
+  }
+
   unitTotal(unit: number): number {
     const found = this.read(this.unitsFrom + unit);
     if (found !== undefined) return found;
     const groups = Array.from({ length: tileGroups }, (_, g) => this.groupTotal(unit * tileGroups + g));
     return this.published(this.unitsFrom + unit, fold(this.ctx, this.seg.op, groups));
-  }
-
-  publishGroup(group: number, value: number): void {
-    publish(this.ctx, this.at(this.groupsFrom + group), value);
-  }
-
-  publishUnit(unit: number, value: number): void {
-    publish(this.ctx, this.at(this.unitsFrom + unit), value);
   }
 }
 
@@ -877,79 +911,57 @@ function tileTotalBits(ctx: ScanContext, seg: ScanSegment, tile: number): number
 }
 
 /**
- * The carry into unit `units.length` (> 0) of a segment's tile totals: output units.length - 1 of the
- * scan of the unit totals from the initial value, by the canonical rules one level up (order.ts),
- * one unit at a time as the levels advance (the WGSL's `unitsCarry` works it out directly).
- * `combine(a, b)`: `a` the earlier term.
- */
-export function unitsCarryBits(combine: (a: number, b: number) => number, hasInitial: boolean, initial: number, units: readonly number[]): number {
-  let prefix = 0;
-  let lanes = 0;
-  let groups = 0;
-  let out = initial;
-  units.forEach((x, i) => {
-    const k = i % laneItems;
-    const m = Math.floor(i / laneItems) % groupLanes;
-    const g = Math.floor(i / (laneItems * groupLanes));
-    prefix = k > 0 ? combine(prefix, x) : x;
-    const hasInner = g > 0 || m > 0;
-    const inner = g > 0 ? (m > 0 ? combine(groups, lanes) : groups) : lanes;
-    const e = hasInitial ? (hasInner ? combine(initial, inner) : initial) : inner;
-    out = hasInner || hasInitial ? combine(e, prefix) : prefix;
-    if (k === laneItems - 1) {
-      lanes = m > 0 ? combine(lanes, prefix) : prefix;
-      if (m === groupLanes - 1) groups = g > 0 ? combine(groups, lanes) : lanes;
-    }
-  });
-  return out;
-}
-
-/**
- * 'single-pass': the workgroup takes the next tile from the counter, publishes its total, puts its
- * carry together from the entries before it (webgpu/single-pass.ts says how), publishes its group's
- * and unit's totals where it is their last tile, and writes its scan. On one thread the tiles run in
- * order and every entry is there; on worker threads one may be in flight on another thread: it is
- * read `lookbackPolls` times, then worked out here.
+ * 'single-pass': the workgroup takes the next `singlePassTiles` tiles from the counter, publishes
+ * their totals, then for each puts its carry together from the entries before it
+ * (webgpu/single-pass.ts says how), publishes its group's and unit's totals where it is their last
+ * tile, and writes its scan. On one thread the workgroups run in order and every entry is there; on
+ * worker threads one may be in flight on another thread: it is read `lookbackPolls` times, then
+ * worked out here.
  */
 export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const ticket = Atomics.add(ctx.tempU32, ctx.lookbackSlot, 1);
   const tiles = ctx.tilesPerSegment;
-  const segment = Math.floor(ticket / tiles);
-  const tile = ticket % tiles;
+  const span = ctx.policy.singlePassTiles;
+  const spans = Math.ceil(tiles / span);
+  const segment = Math.floor(ticket / spans);
+  const first = (ticket % spans) * span;
   if (ctx.failed() || segment >= ctx.activeSegments()) return;
   const seg = tileSegment;
   resolveScanSegment(ctx, segment, tiles * tileItems, seg);
   const segmentTiles = tilesOf(seg.size);
-  if (tile >= segmentTiles) return;
+  if (first >= segmentTiles) return;
+  const end = Math.min(first + span, segmentTiles);
   const entries = new CarryEntries(ctx, seg, segment);
-  const own = tileTotalBits(ctx, seg, tile);
-  publish(ctx, entries.at(tile), own);
-  let carry = initialCarry(ctx, seg);
-  if (tile > 0) {
-    const op = seg.op;
-    const p = tile - 1;
-    const c = (p % carryGroupTiles) + 1;
-    const unit = Math.floor(p / carryUnitTiles);
-    const g = Math.floor(p / carryGroupTiles) % tileGroups;
-    const units = Array.from({ length: unit }, (_, v) => entries.unitTotal(v));
-    const groups = Array.from({ length: g }, (_, i) => entries.groupTotal(unit * tileGroups + i));
-    const totals = Array.from({ length: c }, (_, i) => entries.tileTotal(p + 1 - c + i));
-    const m = Math.floor((c - 1) / laneItems);
-    const lanes = Array.from({ length: m + 1 }, (_, l) => fold(ctx, op, totals, l * laneItems, Math.min(c, l * laneItems + laneItems)));
-    const pk = lanes[m]!;
-    const q = m > 0 ? fold(ctx, op, lanes, 0, m) : 0;
-    const r = g > 0 ? fold(ctx, op, groups) : 0;
-    const hasUpper = seg.hasInitial || unit > 0;
-    const upper = unit > 0 ? unitsCarryBits((x, y) => combineBits(ctx, op, x, y), seg.hasInitial, initialCarry(ctx, seg), units) : initialCarry(ctx, seg);
-    const hasInner = g > 0 || m > 0;
-    const inner = g > 0 ? (m > 0 ? combineBits(ctx, op, r, q) : r) : q;
-    const e = hasUpper ? (hasInner ? combineBits(ctx, op, upper, inner) : upper) : inner;
-    carry = hasInner || hasUpper ? combineBits(ctx, op, e, pk) : pk;
-    if (c === carryGroupTiles - 1 && tile + 1 < segmentTiles) {
-      const group = combineBits(ctx, op, q, combineBits(ctx, op, pk, own));
-      entries.publishGroup(Math.floor(tile / carryGroupTiles), group);
-      if (g === tileGroups - 1) entries.publishUnit(unit, combineBits(ctx, op, r, group));
-    }
+  for (let tile = first; tile < end; tile++) publish(ctx, entries.at(tile), tileTotalBits(ctx, seg, tile));
+  // The group (and unit) whose last tile this is, from the totals below it alone, before any carry;
+  // left to the tiles that need it where an entry is still missing after the polls, as in the WGSL.
+  const last = end - 1;
+  if (last % carryGroupTiles === carryGroupTiles - 1 && last + 1 < segmentTiles) entries.publishGroupAndUnit(Math.floor(last / carryGroupTiles));
+  for (let tile = first; tile < end; tile++) {
+    const carry = tile > 0 ? tileCarry(ctx, seg, entries, tile) : initialCarry(ctx, seg);
+    scanTile(ctx, seg, tile, tile > 0 || seg.hasInitial, carry);
   }
-  scanTile(ctx, seg, tile, tile > 0 || seg.hasInitial, carry);
+}
+
+/** The carry into tile `tile` (> 0) from the entries before it, in the canonical order. */
+function tileCarry(ctx: ScanContext, seg: ScanSegment, entries: CarryEntries, tile: number): number {
+  const op = seg.op;
+  const p = tile - 1;
+  const c = (p % carryGroupTiles) + 1;
+  const unit = Math.floor(p / carryUnitTiles);
+  const g = Math.floor(p / carryGroupTiles) % tileGroups;
+  const units = Array.from({ length: unit }, (_, v) => entries.unitTotal(v));
+  const groups = Array.from({ length: g }, (_, i) => entries.groupTotal(unit * tileGroups + i));
+  const totals = Array.from({ length: c }, (_, i) => entries.tileTotal(p + 1 - c + i));
+  const m = Math.floor((c - 1) / laneItems);
+  const lanes = Array.from({ length: m + 1 }, (_, l) => fold(ctx, op, totals, l * laneItems, Math.min(c, l * laneItems + laneItems)));
+  const pk = lanes[m]!;
+  const q = m > 0 ? fold(ctx, op, lanes, 0, m) : 0;
+  const r = g > 0 ? fold(ctx, op, groups) : 0;
+  const hasUpper = seg.hasInitial || unit > 0;
+  const upper = unit > 0 ? unitsCarryBits((x, y) => combineBits(ctx, op, x, y), seg.hasInitial, initialCarry(ctx, seg), units) : initialCarry(ctx, seg);
+  const hasInner = g > 0 || m > 0;
+  const inner = g > 0 ? (m > 0 ? combineBits(ctx, op, r, q) : r) : q;
+  const e = hasUpper ? (hasInner ? combineBits(ctx, op, upper, inner) : upper) : inner;
+  return hasInner || hasUpper ? combineBits(ctx, op, e, pk) : pk;
 }

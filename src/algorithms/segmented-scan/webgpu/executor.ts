@@ -36,6 +36,7 @@ export const webgpuScanExecutor: ScanExecutor = webgpuExecutor<ScanRun, ScanKern
       tileSpan: tileSpan(problem, policy),
       spans: spansPerSegment(problem, policy),
       lookbackPolls: policy.lookbackPolls,
+      passTiles: policy.singlePassTiles,
     };
   },
   // A uniform initial value is a value of the scan's type: its bits, not a count.

@@ -1,6 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { publishedWordsWgsl } from '../../../dispatch/published-words.js';
 import { laneItems, tileItems } from '../order.js';
+import { singlePassTilesMax } from '../policy.js';
 import { carryGroupTiles, carryUnitTiles, maxCarryUnits } from '../problem.js';
 import type { ScanKernelFacts } from './facts.js';
 import { fetchWgsl, laneWgsl, registersWgsl, vectorWgsl } from './multi-workgroup.js';
@@ -21,18 +22,29 @@ import { type ScanShape, enterSegmentWgsl, orderConstantsWgsl, scanBindings, sca
  * lane totals of the lanes before it in its group, R_g the group totals G of the groups before it in
  * its unit, and C_V (V > 0) is output V - 1 of the scan of the unit totals U one level up (`unitsCarry`). So
  * a tile needs at most 128 tile totals (those of P's group up to P), 15 group totals and V unit
- * totals. The last tile of each group publishes its group's total (it holds the other 127), the last
- * of each unit the unit's.
+ * totals. The workgroup holding the last tile of a group publishes the group's total, added up from
+ * its 128 tile totals alone, and where the group is its unit's last, the unit's total from its 16
+ * group totals; both before it waits for any carry, so no group total waits on the groups before it
+ * (when the last tile published its group's total with its own carry, each group's waited for the
+ * previous group's: a chain through the segment; policy.ts `passes` has the measurements). Where an
+ * entry it adds up from is still missing after the polls, it leaves that total to the tiles that
+ * read it (their fallback works it out), so the fallback's code is in the shader once: lavapipe
+ * compiles every inlined copy, and a second one took its compile from 34 s to 205 s.
  *
  * The `lookback` slot (problem.ts `lookbackWords`), zeroed by the executor at the start of every run:
- * the tile counter, then per segment an entry for each tile total, group total and unit total.
- * 'single-pass': a workgroup takes the next tile from the counter (so a tile's predecessors were
- * all taken by workgroups that started earlier), loads it, publishes its total, and reads the
- * entries its carry needs, one invocation each, all at once; entries not ready are read again, up to
- * `lookbackPolls` rounds in all. Past that, a missing unit total is added up from its group totals,
- * a missing group total from its tile totals, and a missing tile total reduced from the input (the
- * same chains as its owner's, so the same bits), each published on the way. Then the tile is scanned
- * from its carry and written.
+ * the counter, then per segment an entry for each tile total, group total and unit total.
+ * 'single-pass': a workgroup takes the next span of `singlePassTiles` tiles (1, 2, 4 or 8: within
+ * one lane of tile totals) from the counter, so a tile's predecessors were all taken by workgroups
+ * that started earlier. It loads each tile (the next one's loads in flight meanwhile) and publishes
+ * its total; publishes its group's and unit's totals where it holds their last tile; then reads the
+ * entries the carry into its first tile needs, one invocation each, all at once; entries not ready
+ * are read again, up to `lookbackPolls` rounds in all. Past that, a missing unit total is added up
+ * from its group totals, a missing group total from its tile totals, and a missing tile total reduced
+ * from the input (the same chains as its owner's, so the same bits), each published on the way. The
+ * carries into its other tiles share the lane, group and unit parts of that read, R_g, q_m and C_V
+ * (a span starting a group reads its group's once more, in the same loop), and add their lane's
+ * totals on. Then it
+ * loads each tile again (from the device's cache on a GPU) and writes its scan from its carry.
  *
  * Every entry is two words that stand on their own: `1 << 16 | half`, the low and the high half of
  * the 32-bit value, each written with atomicMax. Every writer of an entry writes the same value, so a
@@ -81,6 +93,9 @@ fn unitsCarry(op: u32, hasInitial: bool, initial: u32, count: u32) -> u32 {
 
 /** Workgroup memory of the single pass beyond the tile functions': what a tile's carry is put together from. */
 const carryWgsl = `var<workgroup> tileTicket: u32;
+// The totals of this workgroup's tiles and the carries into them (invocation 0's, then the workgroup's).
+var<workgroup> ownTotals: array<u32, ${singlePassTilesMax}>;
+var<workgroup> carries: array<u32, ${singlePassTilesMax}>;
 var<workgroup> gathered: array<u32, ${carryGroupTiles}>;
 var<workgroup> gatheredOk: array<u32, ${carryGroupTiles}>;
 var<workgroup> groupWords: array<u32, 16>;
@@ -227,6 +242,117 @@ fn unitTotalOf(s: Segment, segment: u32, v: u32, lid: u32) -> u32 {
   }
   return fromFirst(total, lid);
 }
+// The group totals first.. first + n - 1 (n <= 16) into groupWords, groupOk; how many were not ready.
+fn readGroups(segment: u32, first: u32, n: u32, lid: u32) -> u32 {
+  var own = 0u;
+  if (lid < n) {
+    let w = readEntry(entryAt(segment, groupEntry(first + lid)));
+    groupWords[lid] = w.y;
+    groupOk[lid] = w.x;
+    own = 1u - w.x;
+  }
+  return lackingCount(own, lid);
+}
+// Where tile last is its group's last (and not its segment's), the group's total from its tile
+// totals alone, published; where the group is its unit's last, the unit's total from its group
+// totals. Before any carry: a group or unit total waits on no carry, so on no other group's total.
+// Entries still missing after lookbackPolls rounds leave the total unpublished: a tile that needs
+// it works it out (gatherCarry's fallback), so the shader holds that code once.
+fn publishGroupAndUnit(s: Segment, segment: u32, last: u32, tiles: u32, lid: u32) {
+  if (last % ${carryGroupTiles}u != ${carryGroupTiles - 1}u || last + 1u >= tiles) { return; }
+  let group = last / ${carryGroupTiles}u;
+  var missing = readTiles(segment, group * ${carryGroupTiles}u, ${carryGroupTiles}u, lid);
+  for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readTiles(segment, group * ${carryGroupTiles}u, ${carryGroupTiles}u, lid); }
+  if (missing > 0u) { return; }
+  foldGathered(s.op, ${carryGroupTiles}u, lid);
+  var total = 0u;
+  if (lid == 0u) {
+    total = foldLanes[0];
+    for (var m = 1u; m < 16u; m++) { total = combine(s.op, total, foldLanes[m]); }
+    total = finishValue(s.op, total);
+    publish(entryAt(segment, groupEntry(group)), total);
+  }
+  if (group % 16u != 15u) { return; }
+  let unit = group / 16u;
+  missing = readGroups(segment, unit * 16u, 15u, lid);
+  for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readGroups(segment, unit * 16u, 15u, lid); }
+  if (missing > 0u) { return; }
+  if (lid == 0u) {
+    var r = groupWords[0];
+    for (var h = 1u; h < 15u; h++) { r = combine(s.op, r, groupWords[h]); }
+    publish(entryAt(segment, unitEntry(unit)), finishValue(s.op, combine(s.op, r, total)));
+  }
+}
+// The entries position p's carry needs (readCarry), read up to lookbackPolls times, the missing
+// ones worked out here; then foldLanes from gathered (gathered, groupWords, unitWords, foldLanes:
+// what the carry is put together from).
+fn gatherCarry(s: Segment, segment: u32, p: u32, lid: u32) {
+  let c = (p % ${carryGroupTiles}u) + 1u;
+  let unit = p / ${carryUnitTiles}u;
+  let g = (p / ${carryGroupTiles}u) % 16u;
+  var missing = readCarry(segment, p, c, unit, g, lid);
+  for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readCarry(segment, p, c, unit, g, lid); }
+  if (missing > 0u) {
+    // Not published in time: added up here (the group and unit totals first, as they use gathered).
+    for (var v = 0u; v < unit; v++) {
+      if (workgroupUniformLoad(&unitOk[v]) == 0u) {
+        let value = unitTotalOf(s, segment, v, lid);
+        if (lid == 0u) { unitWords[v] = value; }
+      }
+    }
+    for (var i = 0u; i < g; i++) {
+      if (workgroupUniformLoad(&groupOk[i]) == 0u) {
+        let value = groupTotalOf(s, segment, unit * 16u + i, lid);
+        if (lid == 0u) { groupWords[i] = value; }
+      }
+    }
+    gatherTiles(s, segment, p + 1u - c, c, lid);
+  }
+  foldGathered(s.op, c, lid);
+}
+// Invocation 0, after gatherCarry for a position in group g of its unit: the carry's part
+// before lane m of the group, upper ⊕ (R_g ⊕ q_m) (x: 1 where it has a term, y: its value).
+fn carryBefore(s: Segment, m: u32, g: u32, unit: u32) -> vec2<u32> {
+  var q = foldLanes[0];
+  for (var j = 1u; j < m; j++) { q = combine(s.op, q, foldLanes[j]); }
+  var r = groupWords[0];
+  for (var j = 1u; j < g; j++) { r = combine(s.op, r, groupWords[j]); }
+  var hasUpper = s.hasInitial != 0u;
+  var upper = initialCarry(s);
+  if (unit > 0u) {
+    upper = unitsCarry(s.op, hasUpper, upper, unit);
+    hasUpper = true;
+  }
+  var inner = q;
+  if (g > 0u) { inner = select(r, combine(s.op, r, q), m > 0u); }
+  let hasInner = g > 0u || m > 0u;
+  var e = inner;
+  if (hasUpper) { e = select(upper, combine(s.op, upper, inner), hasInner); }
+  return vec2<u32>(select(0u, 1u, hasInner || hasUpper), e);
+}
+// Invocation 0, after gatherCarry for p: the carry into tile p + 1, (upper ⊕ (R_g ⊕ q_m)) ⊕ p_k.
+fn carryFrom(s: Segment, p: u32) -> u32 {
+  let c = (p % ${carryGroupTiles}u) + 1u;
+  let m = (c - 1u) / LANE_ITEMS;
+  let pk = foldLanes[m];
+  let e = carryBefore(s, m, (p / ${carryGroupTiles}u) % 16u, p / ${carryUnitTiles}u);
+  return finishValue(s.op, select(pk, combine(s.op, e.y, pk), e.x != 0u));
+}
+// Invocation 0: the carries into tiles first + 1 .. end - 1 (one lane of tile totals) into carries,
+// after gatherCarry read the lanes before theirs (for first - 1 in the same group, or for first).
+fn laneCarries(s: Segment, first: u32, end: u32) {
+  let at = first % ${carryGroupTiles}u;
+  let m = at / LANE_ITEMS;
+  let e = carryBefore(s, m, (first / ${carryGroupTiles}u) % 16u, first / ${carryUnitTiles}u);
+  // The lane's totals before first (gathered), then this workgroup's own.
+  var pk = 0u;
+  for (var j = m * LANE_ITEMS; j < at; j++) { pk = select(gathered[j], combine(s.op, pk, gathered[j]), j > m * LANE_ITEMS); }
+  for (var t = first; t + 1u < end; t++) {
+    let own = ownTotals[t - first];
+    pk = select(own, combine(s.op, pk, own), t > first || at > m * LANE_ITEMS);
+    carries[t + 1u - first] = finishValue(s.op, select(pk, combine(s.op, e.y, pk), e.x != 0u));
+  }
+}
 // Reads the entries tile P + 1's carry needs (P's group's tile totals up to P: c of them; the g
 // group totals before it in its unit; the unit totals before its unit); how many were not ready.
 fn readCarry(segment: u32, p: u32, c: u32, unit: u32, g: u32, lid: u32) -> u32 {
@@ -254,87 +380,67 @@ fn readCarry(segment: u32, p: u32, c: u32, unit: u32, g: u32, lid: u32) -> u32 {
   const main = `
   if (lid == 0u) { tileTicket = atomicAdd(&temp[u.lookbackAt], 1u); }
   let ticket = workgroupUniformLoad(&tileTicket);
-  let segment = ticket / u.tiles;
-  let t = ticket % u.tiles;
+  let spans = (u.tiles + u.passTiles - 1u) / u.passTiles;
+  let segment = ticket / spans;
+  let first = (ticket % spans) * u.passTiles;
   let s = enterSegment(segment, u.tiles * TILE_ITEMS, lid);
   if (s.go == 0u) { return; }
   let tiles = (s.size + TILE_ITEMS - 1u) / TILE_ITEMS;
-  if (t >= tiles) { return; }
+  if (first >= tiles) { return; }
+  let end = min(first + u.passTiles, tiles);
   ${vector ? 'let direct = (s.start & 3u) == 0u;' : ''}
-  let offset = t * TILE_ITEMS;
-  let n = min(s.size - offset, TILE_ITEMS);
-  let x = ${fetch('s.start + offset', 'n')};
-  ${aggregate('x', 's.start + offset', 'n')}
-  var own = 0u;
-  if (lid == 0u) {
-    own = finishValue(s.op, tileTotal);
-    publish(entryAt(segment, t), own);
-  }
-  var carry = initialCarry(s);
-  if (t > 0u) {
-    let p = t - 1u;
-    let c = (p % ${carryGroupTiles}u) + 1u;
-    let unit = p / ${carryUnitTiles}u;
-    let g = (p / ${carryGroupTiles}u) % 16u;
-    var missing = readCarry(segment, p, c, unit, g, lid);
-    for (var poll = 1u; missing > 0u && poll < u.lookbackPolls; poll++) { missing = readCarry(segment, p, c, unit, g, lid); }
-    if (missing > 0u) {
-      // Not published in time: added up here (the group and unit totals first, as they use gathered).
-      for (var v = 0u; v < unit; v++) {
-        if (workgroupUniformLoad(&unitOk[v]) == 0u) {
-          let value = unitTotalOf(s, segment, v, lid);
-          if (lid == 0u) { unitWords[v] = value; }
-        }
-      }
-      for (var i = 0u; i < g; i++) {
-        if (workgroupUniformLoad(&groupOk[i]) == 0u) {
-          let value = groupTotalOf(s, segment, unit * 16u + i, lid);
-          if (lid == 0u) { groupWords[i] = value; }
-        }
-      }
-      gatherTiles(s, segment, p + 1u - c, c, lid);
-    }
-    foldGathered(s.op, c, lid);
-    var value = 0u;
+  // Every tile's total published before any carry is waited for, so no tile's total waits on a carry.
+  // The next tile's loads are issued before this one is added up (v), in both loops.
+  var v = ${fetch('s.start + first * TILE_ITEMS', 'min(s.size - first * TILE_ITEMS, TILE_ITEMS)')};
+  for (var t = first; t < end; t++) {
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    let x = v;
+    if (t + 1u < end) { v = ${fetch('s.start + offset + TILE_ITEMS', 'min(s.size - offset - TILE_ITEMS, TILE_ITEMS)')}; }
+    ${aggregate('x', 's.start + offset', 'n')}
     if (lid == 0u) {
-      let m = (c - 1u) / LANE_ITEMS;
-      let pk = foldLanes[m];
-      var q = foldLanes[0];
-      for (var j = 1u; j < m; j++) { q = combine(s.op, q, foldLanes[j]); }
-      var r = groupWords[0];
-      for (var j = 1u; j < g; j++) { r = combine(s.op, r, groupWords[j]); }
-      var hasUpper = s.hasInitial != 0u;
-      var upper = initialCarry(s);
-      if (unit > 0u) {
-        upper = unitsCarry(s.op, hasUpper, upper, unit);
-        hasUpper = true;
-      }
-      var inner = q;
-      if (g > 0u) { inner = select(r, combine(s.op, r, q), m > 0u); }
-      let hasInner = g > 0u || m > 0u;
-      var e = inner;
-      if (hasUpper) { e = select(upper, combine(s.op, upper, inner), hasInner); }
-      value = finishValue(s.op, select(pk, combine(s.op, e, pk), hasInner || hasUpper));
-      // The last tile of a group (not the segment's last): its group's total, and of a unit's, the unit's.
-      if (c == ${carryGroupTiles - 1}u && t + 1u < tiles) {
-        let group = finishValue(s.op, combine(s.op, q, combine(s.op, pk, own)));
-        publish(entryAt(segment, groupEntry(t / ${carryGroupTiles}u)), group);
-        if (g == 15u) { publish(entryAt(segment, unitEntry(unit)), finishValue(s.op, combine(s.op, r, group))); }
-      }
+      let total = finishValue(s.op, tileTotal);
+      ownTotals[t - first] = total;
+      publish(entryAt(segment, t), total);
     }
-    carry = fromFirst(value, lid);
+    workgroupBarrier();
   }
-  let hasCarry = t > 0u || s.hasInitial != 0u;
-  if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
-  // An exclusive scan writes output j + 1; the segment's last inclusive value goes nowhere.
-  let to = s.start + offset + s.exclusive;
-  let count = min(n, s.size - offset - s.exclusive);
-  ${vector ? `if (direct && n == TILE_ITEMS) {
-    laneScanDirect(x, s.op, hasCarry, carry, lid);
-    storeTileDirect(to, count, s.op, lid);
-  } else {
-    ${staged}
-  }` : staged}`;
+  publishGroupAndUnit(s, segment, end - 1u, tiles, lid);
+  // The carry into the first tile from the entries before it; the carries into the others (one lane
+  // of tile totals holds them all) from the same read: the lane's totals before them, and the lanes,
+  // groups and units before the lane. A span that starts a group reads again for its own group. One
+  // call of gatherCarry, so its fallback is in the shader once.
+  if (lid == 0u) { carries[0] = initialCarry(s); }
+  let again = first % ${carryGroupTiles}u == 0u && end - first > 1u;
+  let reads = select(0u, select(1u, 2u, again), first > 0u);
+  for (var r = 0u; r < reads; r++) {
+    gatherCarry(s, segment, first - 1u + r, lid);
+    if (r == 0u && lid == 0u) { carries[0] = carryFrom(s, first - 1u); }
+    workgroupBarrier();
+  }
+  if (end - first > 1u && lid == 0u) { laneCarries(s, first, end); }
+  workgroupBarrier();
+  v = ${fetch('s.start + first * TILE_ITEMS', 'min(s.size - first * TILE_ITEMS, TILE_ITEMS)')};
+  for (var t = first; t < end; t++) {
+    let carry = carries[t - first];
+    let hasCarry = t > 0u || s.hasInitial != 0u;
+    if (t == 0u && s.exclusive == 1u && lid == 0u) { valuesOut[s.start] = exclusiveFirst(s); }
+    // The tile loaded again (from the device's cache since the first loop, on a GPU). An exclusive
+    // scan writes output j + 1; the segment's last inclusive value goes nowhere.
+    let offset = t * TILE_ITEMS;
+    let n = min(s.size - offset, TILE_ITEMS);
+    let x = v;
+    if (t + 1u < end) { v = ${fetch('s.start + offset + TILE_ITEMS', 'min(s.size - offset - TILE_ITEMS, TILE_ITEMS)')}; }
+    let to = s.start + offset + s.exclusive;
+    let count = min(n, s.size - offset - s.exclusive);
+    ${vector ? `if (direct && n == TILE_ITEMS) {
+      laneScanDirect(x, s.op, hasCarry, carry, lid);
+      storeTileDirect(to, count, s.op, lid);
+    } else {
+      ${staged}
+    }` : staged}
+    workgroupBarrier();
+  }`;
   const declarations = `
 ${orderConstantsWgsl}
 ${enterSegmentWgsl}
@@ -348,7 +454,7 @@ ${fallbacks}`;
     name,
     cacheKey: `scan/single-pass|${vector}|${JSON.stringify({ ...facts, tilesPerStep: 0, scanTilesPerStep: 0 })}`,
     workgroupSize: facts.workgroupSize,
-    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls'],
+    uniforms: [...scanUniforms(facts, shape), 'tiles', 'lookbackAt', 'lookbackPolls', 'passTiles'],
     bindings: scanBindings(facts, shape),
     preamble: scanPreamble(facts, shape),
     declarations,
