@@ -911,12 +911,13 @@ function tileTotalBits(ctx: ScanContext, seg: ScanSegment, tile: number): number
 }
 
 /**
- * 'single-pass': the workgroup takes the next `singlePassTiles` tiles from the counter, publishes
- * their totals, then for each puts its carry together from the entries before it
- * (webgpu/single-pass.ts says how), publishes its group's and unit's totals where it is their last
- * tile, and writes its scan. On one thread the workgroups run in order and every entry is there; on
- * worker threads one may be in flight on another thread: it is read `lookbackPolls` times, then
- * worked out here.
+ * 'single-pass': the workgroup takes the next `singlePassTiles` tiles from the counter and publishes
+ * their totals; where it holds a group's last tile, the group's total (and its unit's, where the group
+ * is the unit's last) from the totals below it alone, before any carry; then for each tile puts its
+ * carry together from the entries before it (webgpu/single-pass.ts says how) and writes its scan. On
+ * one thread the workgroups run in order and every entry is there; on worker threads one may be in
+ * flight on another thread: it is read `lookbackPolls` times, then worked out here (a group's or
+ * unit's total to publish is then left to the tiles that need it, as in the WGSL).
  */
 export function runSinglePass(_workgroupId: number, _n: number, _shared: unknown, { ctx }: ScanKernelParams): void {
   const ticket = Atomics.add(ctx.tempU32, ctx.lookbackSlot, 1);
