@@ -875,17 +875,21 @@ class CarryEntries {
   groupTotal(group: number): number {
     const found = this.read(this.groupsFrom + group);
     if (found !== undefined) return found;
-    const lanes = Array.from({ length: groupLanes }, (_, m) => fold(this.ctx, this.seg.op, Array.from({ length: laneItems }, (_, k) => this.tileTotal(group * carryGroupTiles + m * laneItems + k))));
-    return this.published(this.groupsFrom + group, fold(this.ctx, this.seg.op, lanes));
+    const totals = Array.from({ length: carryGroupTiles }, (_, i) => this.tileTotal(group * carryGroupTiles + i));
+    return this.published(this.groupsFrom + group, this.groupOf(totals));
+  }
+
+  /** A group's total from its 128 tile totals: its lanes' totals, left to right, then theirs. */
+  private groupOf(totals: readonly number[]): number {
+    const lanes = Array.from({ length: groupLanes }, (_, m) => fold(this.ctx, this.seg.op, totals, m * laneItems, m * laneItems + laneItems));
+    return fold(this.ctx, this.seg.op, lanes);
   }
 
   /** Group `group`'s total from its published tile totals, and its unit's where it is the unit's last group; nothing where one is missing. */
   publishGroupAndUnit(group: number): void {
     const tiles = Array.from({ length: carryGroupTiles }, (_, i) => this.read(group * carryGroupTiles + i));
     if (tiles.some((x) => x === undefined)) return;
-    const totals = tiles as number[];
-    const lanes = Array.from({ length: groupLanes }, (_, m) => fold(this.ctx, this.seg.op, totals, m * laneItems, m * laneItems + laneItems));
-    const total = this.published(this.groupsFrom + group, fold(this.ctx, this.seg.op, lanes));
+    const total = this.published(this.groupsFrom + group, this.groupOf(tiles as number[]));
     if (group % tileGroups !== tileGroups - 1) return;
     const first = group - (tileGroups - 1);
     const groups = Array.from({ length: tileGroups - 1 }, (_, h) => this.read(this.groupsFrom + first + h));

@@ -210,6 +210,14 @@ fn gatherTiles(s: Segment, segment: u32, first: u32, n: u32, lid: u32) {
   }
   workgroupBarrier();
 }
+// Invocation 0, after foldGathered over group i's 128 tile totals: the group's total, published.
+fn publishGroup(op: u32, segment: u32, i: u32) -> u32 {
+  var total = foldLanes[0];
+  for (var m = 1u; m < 16u; m++) { total = combine(op, total, foldLanes[m]); }
+  total = finishValue(op, total);
+  publish(entryAt(segment, groupEntry(i)), total);
+  return total;
+}
 // Group total i of the segment: as published, or added up here from its tile totals (and published).
 fn groupTotalOf(s: Segment, segment: u32, i: u32, lid: u32) -> u32 {
   var w = vec2<u32>();
@@ -218,12 +226,7 @@ fn groupTotalOf(s: Segment, segment: u32, i: u32, lid: u32) -> u32 {
   gatherTiles(s, segment, i * ${carryGroupTiles}u, ${carryGroupTiles}u, lid);
   foldGathered(s.op, ${carryGroupTiles}u, lid);
   var total = 0u;
-  if (lid == 0u) {
-    total = foldLanes[0];
-    for (var m = 1u; m < 16u; m++) { total = combine(s.op, total, foldLanes[m]); }
-    total = finishValue(s.op, total);
-    publish(entryAt(segment, groupEntry(i)), total);
-  }
+  if (lid == 0u) { total = publishGroup(s.op, segment, i); }
   return fromFirst(total, lid);
 }
 // Unit total v of the segment: as published, or added up here from its group totals (and published).
@@ -266,12 +269,7 @@ fn publishGroupAndUnit(s: Segment, segment: u32, last: u32, tiles: u32, lid: u32
   if (missing > 0u) { return; }
   foldGathered(s.op, ${carryGroupTiles}u, lid);
   var total = 0u;
-  if (lid == 0u) {
-    total = foldLanes[0];
-    for (var m = 1u; m < 16u; m++) { total = combine(s.op, total, foldLanes[m]); }
-    total = finishValue(s.op, total);
-    publish(entryAt(segment, groupEntry(group)), total);
-  }
+  if (lid == 0u) { total = publishGroup(s.op, segment, group); }
   if (group % 16u != 15u) { return; }
   let unit = group / 16u;
   missing = readGroups(segment, unit * 16u, 15u, lid);
