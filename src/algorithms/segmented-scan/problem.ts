@@ -158,8 +158,8 @@ const perPassSpan = (problem: { maxSegments: number; maxSegmentSize: number }, p
  *   workgroup per tile of tile totals, in parallel: the parts of every tile's carry, {@link SpineForm})
  *   and, past `spineCarryTiles` tiles of tile totals, 'spine-top'; 'tile-scan' (a workgroup per
  *   span of tiles: the items' scan, carried in from the tile totals' scan); or, with policy `passes` 1
- *   (plan.ts `scanPath`), 'single-pass' instead (a workgroup per tile: its carry put together from
- *   the totals other tiles publish, webgpu/single-pass.ts).
+ *   (plan.ts `scanPath`), 'single-pass' instead (a workgroup per span of `singlePassTiles` tiles:
+ *   their carries put together from the totals other tiles publish, webgpu/single-pass.ts).
  */
 export const scanKernels: KernelTable<Exclude<ScanKernelId, 'validate' | 'segment-offsets'>, ScanProblem, ScanPolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },
