@@ -13,7 +13,7 @@
 # The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
 # single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
-# SUITES: which algorithms to run, of "floor profile launches sorts topk reduce-scan sort copy" (default "topk"; one device call
+# SUITES: which algorithms to run, of "floor reads profile launches sorts topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # SORT_SHAPES: the sort suite's cases beyond the fixed four, for both sides (default: medium segments,
@@ -79,6 +79,10 @@ floor)
   echo "== call floor: raw Dawn ladder and segkit plan.run on small shapes (${build:-?})" | tee -a "$LOG"
   timeout 120 node dist/bench/webgpu-call-floor.mjs --out="$OUT" 2>&1 | tee -a "$LOG"
   ;;
+reads)
+  echo "== read and copy floors: bare kernels over one 16M-item segment (bench/gpu/read-floor-probe.mjs)" | tee -a "$LOG"
+  timeout 120 node "$HERE/read-floor-probe.mjs" --out="$OUT" 2>&1 | tee -a "$LOG"
+  ;;
 launches)
   echo "== GPU time per launch of multi-launch plans (${build:-?})" | tee -a "$LOG"
   timeout 150 node dist/bench/webgpu-launch-profile.mjs --runs=9 --out="$OUT" 2>&1 | tee -a "$LOG"
@@ -98,7 +102,7 @@ copy)
   echo "== torch copy" | tee -a "$LOG"
   PYTHONUNBUFFERED=1 timeout 100 python3 "$HERE/torch_copy.py" --out="$OUT" > /dev/null 2>> "$LOG"
   ;;
-*) echo "run-all.sh: unknown suite '$suite' (floor, profile, topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
+*) echo "run-all.sh: unknown suite '$suite' (floor, reads, profile, launches, sorts, topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
 esac
 done
 if [ -f "$OUT/reduce-scan-webgpu.json" ] || [ -f "$OUT/sort-webgpu.json" ] || [ -f "$OUT/copy-webgpu.json" ]; then

@@ -153,6 +153,9 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           ['multi-workgroup', { chunkTeamSize: 256, extremeChunkTeamSize: 256, loadWords: 1 }],
           ['multi-workgroup', { chunkTeamSize: 64, extremeChunkTeamSize: 64, loadWords: 4, lastChunkMerges: true }],
           ['multi-workgroup', { chunkTeamSize: 16, extremeChunkTeamSize: 16, loadWords: 1, lastChunkMerges: true }],
+          // Teams of several chunks: a sum's chunk trees, an extreme's strips (2 or 4 chunks).
+          ['multi-workgroup', { chunkTeamSize: 64, extremeChunkTeamSize: 64, loadWords: 4, chunkRounds: 2, extremeChunkRounds: 4, lastChunkMerges: true }],
+          ['multi-workgroup', { chunkTeamSize: 128, extremeChunkTeamSize: 256, loadWords: 1, chunkRounds: 4, extremeChunkRounds: 2 }],
           ['subgroup', { subgroupSize: 16, loadWords: 1 }],
           ['subgroup', { subgroupSize: 64, loadWords: 4 }],
         ] as const;
@@ -181,9 +184,14 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           const built = buildCase(backend, makeCase({ name: `teams of ${String(ops)}`, sizes, ops: ops as never, seed: 95 }));
           const { plan, values } = await runCase(backend, built, { policy: { chunkTeamSize: 32, extremeChunkTeamSize: 64 } });
           expect(plan.variant).toBe('multi-workgroup');
-          const team = why.startsWith('extreme') ? 64 : 32;
-          expect(plan.explain()).toContain(`teams of ${team} invocations (${why}); a second launch merges (lastChunkMerges auto: `);
-          expect(plan.launches.map((l) => l.kernel)).toContain('merge');
+          const extremes = why.startsWith('extreme');
+          const team = extremes ? 64 : 32;
+          // Strips of 'auto' chunks: one, where 5 chunks leave fewer than 256 partials anyway.
+          const rounds = extremes ? "extremeChunkRounds auto: at most 8, and what leaves the longest segment's 5 chunks 256 partials" : 'chunkRounds';
+          expect(plan.explain()).toContain(`teams of ${team} invocations (${why}), 1 chunk a team (${rounds}); `);
+          // Plans of extremes alone merge in the chunk launch on a GPU, as sums alone do.
+          const gpu = backend.capabilities.parallelism >= 128;
+          expect(plan.launches.map((l) => l.kernel)).toContain(gpu && extremes ? 'chunk-merge' : 'merge');
           expectSameWords(values.subarray(0, sizes.length), built.expected.values, `${String(ops)}: values`);
           for (const a of built.owned) a.destroy();
         }
@@ -197,7 +205,7 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         expect(plan.launches.map((l) => l.kernel)).toContain(gpu ? 'chunk-merge' : 'merge');
         expect(plan.explain()).toContain(
           gpu
-            ? 'teams of 128 invocations (chunkTeamSize: a segment may be summed); the last chunk workgroup of a segment merges (lastChunkMerges auto: every op is a sum)'
+            ? 'teams of 128 invocations (chunkTeamSize: a segment may be summed), 1 chunk a team (chunkRounds); the last chunk workgroup of a segment merges (lastChunkMerges auto: every op is a sum)'
             : `a second launch merges (lastChunkMerges auto: ${slots} workgroup slots (the CPU emulator merges faster in a launch of its own))`,
         );
         expectSameWords(values.subarray(0, 3), built.expected.values, 'sums merge: values');
@@ -392,6 +400,9 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
             ['multi-workgroup', { chunkTeamSize: 32, extremeChunkTeamSize: 32, loadWords: 4 }],
             ['multi-workgroup', { chunkTeamSize: 256, extremeChunkTeamSize: 256, loadWords: 1 }],
             ['multi-workgroup', { lastChunkMerges: true }],
+            // Strips of 2 and 4 chunks: the tie search over a team's whole strip.
+            ['multi-workgroup', { extremeChunkRounds: 2, lastChunkMerges: false }],
+            ['multi-workgroup', { extremeChunkRounds: 4, lastChunkMerges: true }],
           ] as const;
           for (const o of ['min', 'max'] as const) {
             it(`f32 ${o}, every variant`, async () => {
@@ -614,6 +625,9 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
         expect(tuned({ loadWords: 2 })).toThrow(new SegkitUsageError('tuning.policy.loadWords: 2 is not 1 or 4 (words per load)'));
         expect(tuned({ chunkTeamSize: 48 })).toThrow('tuning.policy.chunkTeamSize: 48 is not a power of two at most');
         expect(tuned({ extremeChunkTeamSize: 12 })).toThrow('tuning.policy.extremeChunkTeamSize: 12 is not a power of two at most');
+        expect(tuned({ chunkRounds: 3 })).toThrow(new SegkitUsageError('tuning.policy.chunkRounds: 3 is not a power of two at most 64 (chunks a team)'));
+        expect(tuned({ extremeChunkRounds: 128 })).toThrow(new SegkitUsageError("tuning.policy.extremeChunkRounds: 128 is not a power of two at most 64 (chunks a team, or 'auto')"));
+        expect(tuned({ extremeChunkRounds: 'many' })).toThrow("tuning.policy.extremeChunkRounds: many is not a power of two at most 64 (chunks a team, or 'auto')");
         expect(tuned({ lastChunkMerges: 'sometimes' })).toThrow("tuning.policy.lastChunkMerges: sometimes is not true, false or 'auto'");
         await expectUntouched(built);
         for (const a of [...built.owned, ...long.owned]) a.destroy();

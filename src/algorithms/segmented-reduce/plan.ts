@@ -138,6 +138,7 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
     case 'multi-workgroup': {
       const chunks = chunksPerSegment(maxSegmentSize);
       const groups = chunkGroupsPerSegment(maxSegmentSize, policy);
+      const teamChunks = policy.chunkRounds === 1 ? 'chunk' : `${policy.chunkRounds} chunks`;
       if (policy.lastChunkMerges === true) {
         layout.add('partials', facts.maxSegments * chunks * publishedPartialWords * 4, { zeroed: true });
         layout.add('arrivals', facts.maxSegments * 4, { zeroed: true });
@@ -145,7 +146,7 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
           launch(
             'chunk-merge',
             'multi-workgroup/chunk-merge',
-            `${chunks} chunks of ${sumOrder.chunkItems} items per segment, ${groups} workgroups per segment (a team of ${policy.chunkTeamSize} invocations per chunk); the last workgroup of a segment to finish combines its partials in order and writes`,
+            `${chunks} chunks of ${sumOrder.chunkItems} items per segment, ${groups} workgroups per segment (a team of ${policy.chunkTeamSize} invocations per ${teamChunks}); the last workgroup of a segment to finish combines its partials in order and writes`,
           ),
         ];
       }
@@ -154,7 +155,7 @@ function variantLaunches(selection: SegmentedReduceSelection, facts: SegmentedRe
         launch(
           'chunk',
           'multi-workgroup/chunk',
-          `${chunks} chunks of ${sumOrder.chunkItems} items per segment, ${groups} workgroups per segment (a team of ${policy.chunkTeamSize} invocations per chunk), into partials`,
+          `${chunks} chunks of ${sumOrder.chunkItems} items per segment, ${groups} workgroups per segment (a team of ${policy.chunkTeamSize} invocations per ${teamChunks}), into partials`,
         ),
         launch('merge', 'multi-workgroup/merge', "combine each segment's chunk partials in order and write"),
       ];

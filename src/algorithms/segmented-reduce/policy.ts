@@ -40,10 +40,25 @@ export interface SegmentedReducePolicy {
    */
   readonly loadWords: number;
   /**
+   * 'multi-workgroup': adjacent chunks one team reduces into one partial (a power of two, at most 64):
+   * a sum one chunk at a time (the canonical lanes are a chunk's) onto the team's chunk tree, whose
+   * total is a subtree of the segment's (the same bits); an extreme all as one strip. Fewer, longer
+   * teams leave the merge fewer partials to read, and cost a sum a tree a chunk in sequence.
+   */
+  readonly chunkRounds: number;
+  /**
+   * 'multi-workgroup' where every op the plan may meet is an extreme: the chunks a team reduces as
+   * one strip instead of `chunkRounds` (a power of two, at most 64), or 'auto' (the default): as many
+   * as leave the longest segment workgroupSize partials (one for each invocation of the merging
+   * workgroup), at most 8; one for segments of fewer chunks than that.
+   */
+  readonly extremeChunkRounds: number | 'auto';
+  /**
    * 'multi-workgroup': the last chunk workgroup of a segment to finish combines the segment's
    * partials ('chunk-merge', one launch: one dispatch less of host time), or (false) a second launch
    * does ('chunk', 'merge'). 'auto' (the default): one launch on a GPU where every op the plan may
-   * meet is a sum, two otherwise. The same bits either way.
+   * meet is a sum, or every op an extreme; two where a segment may take either. The same bits either
+   * way.
    */
   readonly lastChunkMerges: boolean | 'auto';
 }
@@ -66,6 +81,16 @@ export const segmentedReducePolicyLimits = {
   subgroupMaxItems: sumOrder.chunkItems,
   multiWorkgroupMinItems: 4 * sumOrder.chunkItems,
 } as const;
+
+/**
+ * The longest strip 'auto' gives an extreme's team. H200, one segment of 16M f32 items, GPU ms
+ * (bench/reduce-scan-webgpu.ts --cases=long --configs, 2026-11-30 08:50 UTC, two rounds), strips of
+ * 1 / 2 / 4 / 8 / 16 chunks with the merge in the chunk launch: max 0.039 / 0.039 / 0.0326 /
+ * 0.0321-0.0327 / 0.0365, argMax 0.042 / 0.040 / 0.0356 / 0.0344-0.0347 / 0.0388; strips of 8 with
+ * a merge launch: max 0.0363-0.0369, argMax 0.0387; the committed build (a chunk a team, a merge
+ * launch) in the same call: max 0.0368-0.0373, argMax 0.040.
+ */
+const autoStripRounds = 8;
 
 const largestPowerOfTwoAtMost = (n: number) => 2 ** Math.floor(Math.log2(Math.max(1, n)));
 
@@ -90,6 +115,12 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     // hold no second team).
     extremeChunkTeamSize: Math.min(workgroupSize, 256),
     loadWords: 4,
+    // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --cases=long --configs,
+    // 2026-11-30 08:50 UTC, two rounds, one launch): sum with 1 / 2 / 4 / 8 chunks a team in a
+    // workgroup's rounds 0.036 / 0.033 / 0.0355 / 0.043 (two launches, 4: 0.0377), so sums keep 1.
+    chunkRounds: 1,
+    // The strips' longest in 'auto': autoStripRounds.
+    extremeChunkRounds: 'auto',
     // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --configs, 2026-11-28,
     // two calls): sum 0.043 in one launch against 0.036 in two, max 0.052 against 0.044. Timing-only
     // builds put the difference in the merge itself: the chunk phase with its arrivals alone takes
@@ -129,7 +160,8 @@ const isPowerOfTwo = (n: number) => Number.isInteger(n) && n >= 1 && (n & (n - 1
 function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
   const power = (name: Exclude<keyof SegmentedReducePolicy, 'lastChunkMerges'>, most: number, why: string) => {
-    if (!isPowerOfTwo(policy[name]) || policy[name] > most) {
+    const value = policy[name];
+    if (typeof value !== 'number' || !isPowerOfTwo(value) || value > most) {
       throw new SegkitUsageError(`tuning.policy.${name}: ${policy[name]} is not a power of two at most ${most} (${why})`);
     }
   };
@@ -138,6 +170,8 @@ function checkPolicy(policy: SegmentedReducePolicy, capabilities: BackendCapabil
   power('threadMaxItems', sumOrder.lanes, 'one item per lane of the summation order');
   power('chunkTeamSize', policy.workgroupSize, 'the workgroup size');
   power('extremeChunkTeamSize', policy.workgroupSize, 'the workgroup size');
+  power('chunkRounds', 64, 'chunks a team');
+  if (policy.extremeChunkRounds !== 'auto') power('extremeChunkRounds', 64, "chunks a team, or 'auto'");
   if (policy.loadWords !== 1 && policy.loadWords !== 4) throw new SegkitUsageError(`tuning.policy.loadWords: ${policy.loadWords} is not 1 or 4 (words per load)`);
   if (typeof policy.lastChunkMerges !== 'boolean' && policy.lastChunkMerges !== 'auto') {
     throw new SegkitUsageError(`tuning.policy.lastChunkMerges: ${String(policy.lastChunkMerges)} is not true, false or 'auto'`);
@@ -166,16 +200,22 @@ export function selectSegmentedReduceVariant(
   const sumsOnly = ops.every((op) => op === 'sum');
   const auto = tuned.lastChunkMerges === 'auto';
   const gpu = gpuClass(capabilities);
+  // Extremes' strips ('auto'): no longer than leaves the longest segment workgroupSize partials.
+  const chunks = Math.max(1, Math.ceil(facts.segmentSize.max / sumOrder.chunkItems));
+  const stripRounds = tuned.extremeChunkRounds === 'auto' ? Math.min(autoStripRounds, largestPowerOfTwoAtMost(chunks / tuned.workgroupSize)) : tuned.extremeChunkRounds;
   const policy: SegmentedReducePolicy = {
     ...tuned,
     chunkTeamSize: extremesOnly ? tuned.extremeChunkTeamSize : tuned.chunkTeamSize,
-    lastChunkMerges: auto ? sumsOnly && gpu : tuned.lastChunkMerges,
+    chunkRounds: extremesOnly ? stripRounds : tuned.chunkRounds,
+    lastChunkMerges: auto ? (sumsOnly || extremesOnly) && gpu : tuned.lastChunkMerges,
   };
   const autoWhy = !gpu
     ? `: ${capabilities.parallelism} workgroup slots (the CPU emulator merges faster in a launch of its own)`
     : sumsOnly
       ? ': every op is a sum'
-      : ': a segment may take an extreme';
+      : extremesOnly
+        ? ': every op is an extreme'
+        : ': a segment may take a sum or an extreme';
   const merge = `${policy.lastChunkMerges === true ? 'the last chunk workgroup of a segment merges' : 'a second launch merges'} (lastChunkMerges ${String(tuned.lastChunkMerges)}${auto ? autoWhy : ''})`;
   const max = facts.segmentSize.max;
   const natural: SegmentedReduceVariant =
@@ -220,7 +260,7 @@ export function selectSegmentedReduceVariant(
       reachable: natural === 'multi-workgroup',
       reason:
         natural === 'multi-workgroup'
-          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}); ${merge}`
+          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}), ${policy.chunkRounds} chunk${policy.chunkRounds === 1 ? '' : 's'} a team (${extremesOnly ? (tuned.extremeChunkRounds === 'auto' ? `extremeChunkRounds auto: at most ${autoStripRounds}, and what leaves the longest segment's ${chunks} chunks ${tuned.workgroupSize} partials` : 'extremeChunkRounds') : 'chunkRounds'}); ${merge}`
           : `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`,
     },
   ];

@@ -74,9 +74,14 @@ export function segmentsPerTeamWorkgroup(policy: SegmentedReducePolicy): number 
   return policy.workgroupSize / policy.subgroupSize;
 }
 
-/** Chunks one 'multi-workgroup' chunk workgroup reduces (one per team of chunkTeamSize invocations). */
+/** Chunks one 'multi-workgroup' chunk workgroup reduces: in each of its chunkRounds rounds one a team of chunkTeamSize invocations. */
 export function chunksPerWorkgroup(policy: SegmentedReducePolicy): number {
-  return policy.workgroupSize / policy.chunkTeamSize;
+  return (policy.workgroupSize / policy.chunkTeamSize) * policy.chunkRounds;
+}
+
+/** 'multi-workgroup' partials of a segment of `maxSegmentSize` items: one per team, of chunkRounds chunks each. */
+export function partialsPerSegment(maxSegmentSize: number, policy: SegmentedReducePolicy): number {
+  return Math.ceil(chunksPerSegment(maxSegmentSize) / policy.chunkRounds);
 }
 
 /** 'multi-workgroup' chunk workgroups per segment: its chunks, chunksPerWorkgroup at a time. */
@@ -95,9 +100,9 @@ export function enteringChunkGroups(size: number, policy: SegmentedReducePolicy)
 
 /**
  * The reduce kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
- * and by both executors. 'chunk' writes one partial per chunk of each segment to slot `partials`
- * (identical on every backend; a chunk workgroup reduces chunksPerWorkgroup consecutive chunks of one
- * segment); 'merge' combines them. 'chunk-merge' is both in one launch: each chunk workgroup
+ * and by both executors. 'chunk' writes one partial per team of each segment (chunkRounds chunks) to
+ * slot `partials` (identical on every backend; a chunk workgroup reduces chunksPerWorkgroup
+ * consecutive chunks of one segment); 'merge' combines them. 'chunk-merge' is both in one launch: each chunk workgroup
  * publishes its partials, then counts itself in its segment's word of `arrivals`; the last of the
  * segment's workgroups to arrive combines the partials and writes the result.
  */
@@ -119,10 +124,11 @@ export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId
  * - `offsets`: maxSegments + 1 segment starts (packed layout with per-segment sizes), written by
  *   'segment-offsets'.
  * - multi-workgroup: `partials`: maxSegments * chunksPerSegment pairs [bits, index], the partial of
- *   chunk c of segment s at pair s * chunksPerSegment + c: a sum's bits (f32: the chunk's canonical
- *   total; integers: the wrapped sum) with index 0, or the chunk's extreme (its bits and its
- *   segment-local index, or the chunk's first index under {@link extremeKeysOnly}; 0xFFFFFFFF for
- *   none). Chunks past a segment's end are not written.
+ *   team k of segment s (its chunkRounds chunks from chunk k * chunkRounds) at pair
+ *   s * chunksPerSegment + k: a sum's bits (f32: the chunk tree's canonical total over the team's
+ *   chunks; integers: the wrapped sum) with index 0, or the team's extreme (its bits and its
+ *   segment-local index, or the team's first index under {@link extremeKeysOnly}; 0xFFFFFFFF for
+ *   none). Teams past a segment's end are not written.
  *   'chunk-merge' publishes the same pair as four words, the bits and the index each as two
  *   published words with status 1 (dispatch/published-words.ts): the merging workgroup needs no
  *   ordering between another workgroup's stores, and takes a partial once all four words carry the

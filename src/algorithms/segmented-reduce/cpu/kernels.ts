@@ -723,9 +723,12 @@ function partialIndex(temp: Int32Array, base: number, c: number, published: bool
 
 /**
  * The chunk kernels' body: workgroup w reduces chunksPerWorkgroup consecutive chunks of segment
- * floor(w / groups) into their partials. Returns the segment, or -1 when the workgroup has nothing
- * to do (a failed run, past the active segments, past the segment's chunks, or the device-side
- * direct branch, where the first workgroup of a segment reduces the whole segment and writes it).
+ * floor(w / groups), chunkRounds of them a team, into one partial a team whose first chunk is inside
+ * the segment: the chunk tree over the team's chunks (a subtree of the segment's: their count is a
+ * power of two and they start at a multiple of it), or their extreme. Returns the segment, or -1 when
+ * the workgroup has nothing to do (a failed run, past the active segments, past the segment's
+ * chunks, or the device-side direct branch, where the first workgroup of a segment reduces the whole
+ * segment and writes it).
  */
 function reduceChunks(ctx: ReduceContext, workgroupId: number, published: boolean): number {
   if (ctx.failed()) return -1;
@@ -742,24 +745,26 @@ function reduceChunks(ctx: ReduceContext, workgroupId: number, published: boolea
   ctx.extent(i, chunks * chunkItems, extent);
   if (group >= enteringChunkGroups(extent.size, ctx.policy)) return -1;
   const code = ctx.opOf(i);
-  const temp = ctx.temp;
-  const words = published ? publishedPartialWords : partialWords;
-  for (let c = group * per; c < Math.min(chunks, (group + 1) * per); c++) {
-    const first = c * chunkItems;
+  const rounds = ctx.policy.chunkRounds;
+  const strip = rounds * chunkItems;
+  const teams = per / rounds;
+  for (let team = group * teams; team < (group + 1) * teams; team++) {
+    const first = team * strip;
     if (first >= extent.size) break;
     const start = extent.start + first;
-    const n = Math.min(chunkItems, extent.size - first);
-    const at = ctx.partialsSlot + (i * chunks + c) * words;
+    const n = Math.min(strip, extent.size - first);
+    const at = ctx.partialsSlot + (i * chunks + team) * (published ? publishedPartialWords : partialWords);
     if (code === OpCode.Sum) {
       if (ctx.valueKind === ValueKind.F32) {
-        f32Scratch[0] = ctx.canonical ? chunkTotal(ctx, start, n) : sumF32(ctx, start, n);
-        storePartial(temp, at, bitsScratch[0]!, 0, published);
+        f32Scratch[0] = sumF32(ctx, start, n);
+        storePartial(ctx.temp, at, bitsScratch[0]!, 0, published);
       } else {
-        storePartial(temp, at, sumInt(ctx.valueBits, start, n), 0, published);
+        storePartial(ctx.temp, at, sumInt(ctx.valueBits, start, n), 0, published);
       }
     } else {
       extreme(ctx, start, n, takesMin(code) ? -1 : 0, first);
-      storePartial(temp, at, extremeBits, ctx.keysOnly ? first : extremeIndex, published);
+      // Keys only, the index is the strip's first (all that the merge's ties need).
+      storePartial(ctx.temp, at, extremeBits, ctx.keysOnly ? first : extremeIndex, published);
     }
   }
   return i;
@@ -770,7 +775,7 @@ function mergeSegment(ctx: ReduceContext, i: number, published: boolean): void {
   const chunks = ctx.chunks;
   ctx.extent(i, chunks * chunkItems, extent);
   const size = extent.size;
-  const used = Math.ceil(size / chunkItems);
+  const used = Math.ceil(Math.ceil(size / chunkItems) / ctx.policy.chunkRounds);
   const code = ctx.opOf(i);
   const temp = ctx.temp;
   const base = ctx.partialsSlot + i * chunks * (published ? publishedPartialWords : partialWords);

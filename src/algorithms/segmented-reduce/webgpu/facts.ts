@@ -1,7 +1,7 @@
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import type { ReduceValueType } from '../ops.js';
-import type { SegmentedReduceRun } from '../problem.js';
+import { type SegmentedReduceRun, partialsPerSegment } from '../problem.js';
 
 /*
  * The static facts of a reduce run that the WGSL is specialized on, and nothing else: two runs with
@@ -20,6 +20,12 @@ export interface ReduceKernelFacts extends SegmentKernelFacts {
   readonly threadMaxItems: number;
   readonly subgroupSize: number;
   readonly chunkTeamSize: number;
+  readonly chunkRounds: number;
+  /**
+   * 'chunk-merge': partials each invocation of the merging workgroup reads one after another (1, 2, 4
+   * or 8): the fewest with which one pass over the workgroup covers the longest segment's partials.
+   */
+  readonly mergeBlock: number;
   readonly loadWords: number;
   /**
    * The device's smallest subgroup width when shaders may use subgroup operations, else 1: tree
@@ -41,6 +47,8 @@ export function kernelFacts(run: SegmentedReduceRun, runtime: WebGpuRuntime): Re
     threadMaxItems: policy.threadMaxItems,
     subgroupSize: policy.subgroupSize,
     chunkTeamSize: policy.chunkTeamSize,
+    chunkRounds: policy.chunkRounds,
+    mergeBlock: Math.min(8, 2 ** Math.ceil(Math.log2(Math.max(1, partialsPerSegment(problem.maxSegmentSize, policy) / policy.workgroupSize)))),
     loadWords: policy.loadWords,
     shuffleWidth: runtime.subgroups ? 2 ** Math.floor(Math.log2(Math.max(1, run.backend.capabilities.subgroupSize ?? 1))) : 1,
   };

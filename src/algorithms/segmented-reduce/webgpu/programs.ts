@@ -17,8 +17,8 @@ import { type ReduceShape, chunkTreeWgsl, constantOpCode, reduceBindings, reduce
  * - 'subgroup' (grid ceil(maxSegments / (WG / team))) and 'workgroup' (grid maxSegments, team = WG):
  *   a team of invocations per segment, chunk by chunk. The chunk loop runs as many rounds as the
  *   workgroup's longest segment needs (a workgroup-uniform count), so every barrier is uniform.
- * - 'chunk' (grid maxSegments * ceil(chunks / (WG / chunkTeamSize))): the workgroup reduces
- *   WG / chunkTeamSize consecutive chunks of one segment, a team each, into their partials; on the
+ * - 'chunk' (grid maxSegments * ceil(chunks / (chunkRounds * WG / chunkTeamSize))): each team of
+ *   the workgroup reduces chunkRounds consecutive chunks of one segment into its partial; on the
  *   device-side direct branch (device size bounds within one chunk) the first team of the segment's
  *   first workgroup reduces the whole segment and writes it.
  * - 'merge' (grid maxSegments): the segment's partials, each invocation the neighbours' tree of 8,
@@ -133,23 +133,42 @@ function directExpr(facts: ReduceKernelFacts): string {
   return `(count${facts.sizeBounds.toUpperCase()}(blockWord(u.sizeBoundsAt, u.sizeBoundsLen, 1u)) <= CHUNK)`;
 }
 
-/** The chunk workgroups that enter for a segment of `size` items (problem.ts `enteringChunkGroups`). */
+/**
+ * A segment's partials (one per team whose first chunk is inside it) and the chunk workgroups that
+ * enter for it: those whose first chunk is inside it, and at least the first (problem.ts
+ * `enteringChunkGroups`).
+ */
 const chunkCountsWgsl = `
 ${chunksOfWgsl}
+fn partialsOf(size: u32) -> u32 { return (chunksOf(size) + ROUNDS - 1u) / ROUNDS; }
 fn enteringGroups(size: u32) -> u32 { return max(1u, (chunksOf(size) + PER_WORKGROUP - 1u) / PER_WORKGROUP); }`;
 
+/** The chunk kernels' constants: a workgroup's teams, each team's chunks (problem.ts chunksPerWorkgroup). */
+function chunkConstants(facts: ReduceKernelFacts): string {
+  return `
+const ROUNDS: u32 = ${facts.chunkRounds}u;
+const PER_WORKGROUP: u32 = ${(facts.workgroupSize / facts.chunkTeamSize) * facts.chunkRounds}u;`;
+}
+
 /**
- * The opening of the chunk kernels: the workgroup's segment, its team and chunk, whether it enters
- * (its first chunk is inside the segment, or it is the segment's first workgroup), the team's total.
- * Direct branch: the segment's first team writes the whole segment and the workgroup ends.
+ * The opening of the chunk kernels: the workgroup's segment and whether it enters (its first chunk is
+ * inside the segment, or it is the segment's first workgroup), then each team's ROUNDS adjacent
+ * chunks into its partial, \`partial\` at t = 0 where \`has\` (the team's first chunk is inside the
+ * segment). A sum runs a round a chunk (the canonical lanes are a chunk's) and pushes each chunk's
+ * total on the team's chunk tree, so that the partial is the tree over the team's chunks; a round
+ * past the segment's end is not run (a workgroup-uniform test: the tree's padding is -0). An extreme,
+ * in any order, reduces the team's chunks as one strip. Direct branch: the segment's first team
+ * writes the whole segment in round 0 and the workgroup ends. teamTree is called at one place only
+ * (a software driver inlines every call).
  */
 function chunkOpening(facts: ReduceKernelFacts): string {
+  const rounds = facts.chunkRounds;
   return `
   let groups = (u.chunks + PER_WORKGROUP - 1u) / PER_WORKGROUP;
   let i = workgroupIndex / groups;
   let group = workgroupIndex % groups;
   let t = lid % TEAM;
-  let c = group * PER_WORKGROUP + lid / TEAM;
+  let team = lid / TEAM;
   if (lid == 0u) {
     var s = Entered(0u, 0u, 0u, 0u, 0u);
     if (!failed() && i < activeSegments()) {
@@ -161,32 +180,56 @@ function chunkOpening(facts: ReduceKernelFacts): string {
   }
   let s = workgroupUniformLoad(&entered);
   if (s.go == 0u || (s.direct == 1u && group != 0u)) { return; }
-  let base = c * CHUNK;
-  let n = select(0u, min(CHUNK, s.size - base), base < s.size);
-  let total = teamTree(s.code, s.start, base, n, teamLanes(s.code, s.start, n, base, t), lid, t);
-  if (s.direct == 1u) {
-    if (t == 0u && c == 0u) { finish(i, s.code, s.size, total); }
-    return;
+  let firstChunk = group * PER_WORKGROUP + team * ROUNDS;
+  let has = firstChunk * CHUNK < s.size;
+  var partial = identityPair(s.code);${
+    rounds === 1
+      ? `
+  {
+    let base = firstChunk * CHUNK;
+    let n = select(0u, min(CHUNK, s.size - base), has);
+    partial = teamTree(s.code, s.start, base, n, teamLanes(s.code, s.start, n, base, t), lid, t);
+    if (s.direct == 1u) {
+      if (lid == 0u) { finish(i, s.code, s.size, partial); }
+      return;
+    }
+  }`
+      : `
+  startChunks(s.code);
+  let strips = s.code != ${OpCode.Sum}u;
+  let span = select(CHUNK, ROUNDS * CHUNK, strips);
+  for (var round = 0u; round < select(ROUNDS, 1u, strips); round++) {
+    if (round > 0u && group * PER_WORKGROUP + round >= chunksOf(s.size)) { break; }
+    let base = (firstChunk + round) * CHUNK;
+    let n = select(0u, min(span, s.size - base), base < s.size);
+    let total = teamTree(s.code, s.start, base, n, teamLanes(s.code, s.start, n, base, t), lid, t);
+    if (s.direct == 1u) {
+      if (lid == 0u) { finish(i, s.code, s.size, total); }
+      return;
+    }
+    if (t == 0u && n != 0u) { pushChunk(team, s.code, total); }
+  }
+  if (t == 0u && has) { partial = chunksTotal(team, s.code); }`
   }`;
 }
 
 /**
- * 'chunk': a workgroup reduces PER_WORKGROUP consecutive chunks of one segment, a team of
- * chunkTeamSize invocations each, into their partials (or, on the direct branch, its first team the
- * whole segment).
+ * 'chunk': each team of a workgroup reduces chunkRounds adjacent chunks of one segment into its
+ * partial (or, on the direct branch, the first team the whole segment).
  */
 export function chunkProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
   const team = facts.chunkTeamSize;
   const declarations = `
 ${teamReduceWgsl(facts, team)}
-const PER_WORKGROUP: u32 = WG / TEAM;
+${chunkConstants(facts)}
+${facts.chunkRounds > 1 ? chunkTreeWgsl(facts.workgroupSize / team) : ''}
 ${chunkCountsWgsl}
 ${segmentState}`;
   const main = `${chunkOpening(facts)}
-  if (t != 0u || n == 0u) { return; }
-  let at = u.partialsAt + (i * u.chunks + c) * 2u;
-  temp[at] = total.bits;
-  temp[at + 1u] = total.index;`;
+  if (t != 0u || !has) { return; }
+  let at = u.partialsAt + (i * u.chunks + group * (WG / TEAM) + team) * 2u;
+  temp[at] = partial.bits;
+  temp[at + 1u] = partial.index;`;
   return program(facts, name, `chunk,${team}`, temp(facts, true, team), declarations, main, ['chunks', 'partialsAt']);
 }
 
@@ -228,10 +271,11 @@ function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations
   const pairs = block.map((k) => `  let p${k} = Pair(select(identity.bits, b${k}, first + ${k}u < used), ${sum ? '0u' : `select(identity.index, i${k}, first + ${k}u < used)`});`).join('\n');
   // 'merge' (its own launch): the 8 partials' loads all issued before the first is used (one at a
   // time, a lone workgroup waits out each load's latency in turn); a partial past the last is read at
-  // the last and dropped. 'chunk-merge': one partial at a time, each awaited until both of its words
-  // are published. The loads in flight at once held registers in every workgroup of the launch,
+  // the last and dropped. 'chunk-merge': blocks of mergeBlock partials (facts.ts: as few as the
+  // longest segment's partials need, at most 8), one partial at a time, each awaited until its words
+  // are published (the loads in flight at once held registers in every workgroup of the launch,
   // though only the last to arrive merges: the 16M sum's one launch took 0.047 ms with them and 0.031
-  // this way (H200, 2026-11-29), where its chunks alone take 0.027.
+  // this way, H200, 2026-11-29).
   const blockOf = published
     ? `fn blockOf(base: u32, first: u32, used: u32, code: u32) -> Pair {
   let identity = identityPair(code);
@@ -241,8 +285,10 @@ function mergeWgsl(facts: ReduceKernelFacts, published: boolean): { declarations
   for (var k = 0u; k < BLOCK; k++) {
     var x = identity;
     if (first + k < used) { x = publishedPartial(base + (first + k) * 4u); }
+    if (BLOCK == 1u) { return x; }
     if ((k & 1u) == 0u) { pairLeft = x; continue; }
     let pair = combine(code, pairLeft, x);
+    if (BLOCK == 2u) { return pair; }
     if ((k & 2u) == 0u) { quadLeft = pair; continue; }
     let quad = combine(code, quadLeft, pair);
     if (k == 3u) { block = quad; } else { block = combine(code, block, quad); }
@@ -266,10 +312,9 @@ ${pairs}
 fn publishedPartial(at: u32) -> Pair { return Pair(awaitPublished(at), ${sum ? '0u' : 'awaitPublished(at + 2u)'}); }`
     : '';
   const declarations = `
-const BLOCK: u32 = 8u;
+const BLOCK: u32 = ${published ? facts.mergeBlock : 8}u;
 ${published ? `${publishedWordsWgsl}
 ${publishOnceWgsl(partialStatus)}` : ''}
-${chunkTreeWgsl(1)}
 var<workgroup> pairBits: array<u32, WG>;
 var<workgroup> pairIndex: array<u32, WG>;${awaitPublished}
 // Neighbours first over 8 partials (the padding -0, or none), as the chunk tree's lowest levels.
@@ -284,7 +329,7 @@ fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
   return v;
 }`;
   const body = (base: string) => `
-  let used = chunksOf(s.size);
+  let used = partialsOf(s.size);
   let partials = ${base};
   startChunks(s.code);
   for (var first = 0u; first < used; first += WG * BLOCK) {
@@ -300,7 +345,9 @@ fn blocksTree(code: u32, mine: Pair, lid: u32) -> Pair {
 export function mergeProgram(facts: ReduceKernelFacts, name: string): WebGpuProgram {
   const merge = mergeWgsl(facts, false);
   const declarations = `${merge.declarations}
-${chunksOfWgsl}
+${chunkTreeWgsl(1)}
+${chunkConstants(facts)}
+${chunkCountsWgsl}
 ${segmentState}`;
   const main = `
   let i = workgroupIndex;
@@ -330,16 +377,17 @@ export function chunkMergeProgram(facts: ReduceKernelFacts, name: string): WebGp
   const merge = mergeWgsl(facts, true);
   const declarations = `
 ${teamReduceWgsl(facts, team)}
-const PER_WORKGROUP: u32 = WG / TEAM;
+${chunkConstants(facts)}
 ${merge.declarations}
+${chunkTreeWgsl(facts.chunkRounds > 1 ? facts.workgroupSize / team : 1)}
 ${chunkCountsWgsl}
 ${segmentState}
 var<workgroup> lastToArrive: u32;`;
   const main = `${chunkOpening(facts)}
-  if (t == 0u && n != 0u) {
-    let at = u.partialsAt + (i * u.chunks + c) * 4u;
-    publish(at, total.bits);
-    publish(at + 2u, total.index);
+  if (t == 0u && has) {
+    let at = u.partialsAt + (i * u.chunks + group * (WG / TEAM) + team) * 4u;
+    publish(at, partial.bits);
+    publish(at + 2u, partial.index);
   }
   workgroupBarrier();
   if (lid == 0u) {
