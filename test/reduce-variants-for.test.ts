@@ -66,3 +66,39 @@ describe('SegmentedReduceVariantsFor over a grid of static bounds', () => {
     expect(segmentedReducePolicyLimits).toEqual({ threadMaxItems: 16, subgroupMaxItems: 8192, multiWorkgroupMinItems: 32768 });
   });
 });
+
+describe("the chunk teams' lengths: extremeChunkRounds 'auto' and chunkRounds", () => {
+  const gpu = cpuBackend({ capabilities: { maxWorkgroupSize: 256, subgroupSize: 32, parallelism: 1024 }, workers: 0 });
+  const select = (max: number, ops: readonly ('sum' | 'min' | 'max' | 'argMin' | 'argMax')[], policy = {}) =>
+    selectSegmentedReduceVariant({ segmentSize: { min: 0, max }, segmentSizeDeviceBounds: false, ops }, gpu.capabilities, { policy });
+  it('extremes alone: the most chunks a team that still leave the longest segment 256 partials, at most 8', () => {
+    const chunk = 8192;
+    for (const [items, rounds] of [
+      [16 * 2 ** 20, 8],
+      [64 * 2 ** 20, 8],
+      [4 * 2 ** 20, 2],
+      [4 * 2 ** 20 - chunk, 1],
+      [2 * 2 ** 20, 1],
+      [40_000, 1],
+    ] as const) {
+      const selection = select(items, ['max', 'argMin']);
+      expect(selection.policy.chunkRounds, `${items} items`).toBe(rounds);
+      // At least 256 teams (one partial each) where the segment has that many chunks; fewer than 512
+      // (a merging invocation's block of at most 2) unless the strips are at their longest.
+      const partials = Math.ceil(Math.ceil(items / chunk) / rounds);
+      expect(partials, `${items} items: partials`).toBeGreaterThanOrEqual(Math.min(256, Math.ceil(items / chunk)));
+      if (rounds < 8) expect(partials, `${items} items: partials`).toBeLessThan(512);
+      // Extremes alone merge in the chunk launch on a GPU.
+      expect(selection.policy.lastChunkMerges).toBe(true);
+    }
+    // A number is taken as it is; sums and plans that may meet a sum keep chunkRounds.
+    expect(select(40_000, ['max'], { extremeChunkRounds: 4 }).policy.chunkRounds).toBe(4);
+    expect(select(16 * 2 ** 20, ['sum']).policy.chunkRounds).toBe(1);
+    expect(select(16 * 2 ** 20, ['sum'], { chunkRounds: 2 }).policy.chunkRounds).toBe(2);
+    expect(select(16 * 2 ** 20, ['sum', 'max']).policy).toMatchObject({ chunkRounds: 1, lastChunkMerges: false });
+    // The CPU emulator (few workgroup slots) merges in a launch of its own, strips or not.
+    const cpu = cpuBackend({ workers: 0 });
+    expect(selectSegmentedReduceVariant({ segmentSize: { min: 0, max: 16 * 2 ** 20 }, segmentSizeDeviceBounds: false, ops: ['max'] }, cpu.capabilities).policy).toMatchObject({ chunkRounds: 8, lastChunkMerges: false });
+    cpu.destroy();
+  });
+});

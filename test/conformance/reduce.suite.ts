@@ -187,7 +187,7 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           const extremes = why.startsWith('extreme');
           const team = extremes ? 64 : 32;
           // Strips of 'auto' chunks: one, where 5 chunks leave fewer than 256 partials anyway.
-          const rounds = extremes ? "extremeChunkRounds auto: at most 8, and what leaves the longest segment's 5 chunks 256 partials" : 'chunkRounds';
+          const rounds = extremes ? "extremeChunkRounds auto: at most 8, and as many as still leave the longest segment's 5 chunks 256 partials" : 'chunkRounds';
           expect(plan.explain()).toContain(`teams of ${team} invocations (${why}), 1 chunk a team (${rounds}); `);
           // Plans of extremes alone merge in the chunk launch on a GPU, as sums alone do.
           const gpu = backend.capabilities.parallelism >= 128;

@@ -48,9 +48,10 @@ export interface SegmentedReducePolicy {
   readonly chunkRounds: number;
   /**
    * 'multi-workgroup' where every op the plan may meet is an extreme: the chunks a team reduces as
-   * one strip instead of `chunkRounds` (a power of two, at most 64), or 'auto' (the default): as many
-   * as leave the longest segment workgroupSize partials (one for each invocation of the merging
-   * workgroup), at most 8; one for segments of fewer chunks than that.
+   * one strip instead of `chunkRounds` (a power of two, at most 64), or 'auto' (the default): the
+   * most, up to 8, that still leave the longest segment workgroupSize partials (teams enough to fill
+   * the device, and at most two partials for each invocation of the merging workgroup below 8); one
+   * for segments of fewer chunks than that.
    */
   readonly extremeChunkRounds: number | 'auto';
   /**
@@ -200,7 +201,7 @@ export function selectSegmentedReduceVariant(
   const sumsOnly = ops.every((op) => op === 'sum');
   const auto = tuned.lastChunkMerges === 'auto';
   const gpu = gpuClass(capabilities);
-  // Extremes' strips ('auto'): no longer than leaves the longest segment workgroupSize partials.
+  // Extremes' strips ('auto'): the longest that still leaves the longest segment workgroupSize partials.
   const chunks = Math.max(1, Math.ceil(facts.segmentSize.max / sumOrder.chunkItems));
   const stripRounds = tuned.extremeChunkRounds === 'auto' ? Math.min(autoStripRounds, largestPowerOfTwoAtMost(chunks / tuned.workgroupSize)) : tuned.extremeChunkRounds;
   const policy: SegmentedReducePolicy = {
@@ -260,7 +261,7 @@ export function selectSegmentedReduceVariant(
       reachable: natural === 'multi-workgroup',
       reason:
         natural === 'multi-workgroup'
-          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}), ${policy.chunkRounds} chunk${policy.chunkRounds === 1 ? '' : 's'} a team (${extremesOnly ? (tuned.extremeChunkRounds === 'auto' ? `extremeChunkRounds auto: at most ${autoStripRounds}, and what leaves the longest segment's ${chunks} chunks ${tuned.workgroupSize} partials` : 'extremeChunkRounds') : 'chunkRounds'}); ${merge}`
+          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}), ${policy.chunkRounds} chunk${policy.chunkRounds === 1 ? '' : 's'} a team (${extremesOnly ? (tuned.extremeChunkRounds === 'auto' ? `extremeChunkRounds auto: at most ${autoStripRounds}, and as many as still leave the longest segment's ${chunks} chunks ${tuned.workgroupSize} partials` : 'extremeChunkRounds') : 'chunkRounds'}); ${merge}`
           : `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`,
     },
   ];
