@@ -117,8 +117,9 @@ export function segmentedReducePolicyFor(capabilities: BackendCapabilities): Seg
     extremeChunkTeamSize: Math.min(workgroupSize, 256),
     loadWords: 4,
     // H200, one segment of 16M f32 items, GPU ms (bench/reduce-scan-webgpu.ts --cases=long --configs,
-    // 2026-11-30 08:50 UTC, two rounds, one launch): sum with 1 / 2 / 4 / 8 chunks a team in a
-    // workgroup's rounds 0.036 / 0.033 / 0.0355 / 0.043 (two launches, 4: 0.0377), so sums keep 1.
+    // 2026-11-30 08:59 UTC, two rounds, one launch): sum with 1 / 2 / 4 / 8 chunks a team 0.0315-0.0317
+    // / 0.0332-0.0334 / 0.0348-0.0355 / 0.0421-0.0423 (teams of 256: 1 / 2 chunks 0.033 / 0.0327):
+    // each chunk's tree waits in turn, more than the merge's fewer partials save. So sums keep 1.
     chunkRounds: 1,
     // The strips' longest in 'auto': autoStripRounds.
     extremeChunkRounds: 'auto',
