@@ -9,32 +9,14 @@
 //
 // Each variant: `reps` dispatches in one compute pass with timestamps around it; GPU us per dispatch,
 // median of 7 passes; GB/s counts the key bytes read once.
-import { create, globals } from 'webgpu';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { arg, probeDevice } from './probe-device.mjs';
 
-const arg = (name, def) => {
-  const a = process.argv.find((s) => s.startsWith(`--${name}=`));
-  return a ? a.split('=')[1] : def;
-};
 const ROWS = Number(arg('rows', 64));
 const COLS = Number(arg('cols', 151936));
 const REPS = Number(arg('reps', 20));
 if (COLS % 4 !== 0) throw new Error('--cols must be a multiple of 4');
-Object.assign(globalThis, globals);
-let gpu;
-try {
-  gpu = create(['disable-dawn-features=timestamp_quantization']);
-} catch {
-  gpu = create([]);
-}
-globalThis.__argmaxProbeGpu = gpu;
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no WebGPU adapter');
-const features = ['timestamp-query', 'subgroups'].filter((f) => adapter.features.has(f));
-const device = await adapter.requestDevice({
-  requiredFeatures: features,
-  requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize, maxBufferSize: adapter.limits.maxBufferSize },
-});
+const { device, features } = await probeDevice(['timestamp-query', 'subgroups']);
 device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
 
 const keys = new Float32Array(ROWS * COLS);

@@ -8,39 +8,17 @@
 // Method: out[i] = in[i] * scale over vec4<f32>; many dispatches recorded in ONE compute pass
 // and ONE submit; wall clock from submit() to onSubmittedWorkDone(); median over submits.
 // Bandwidth counts bytes read + bytes written. GPU time from timestamp queries if available.
-import { create, globals } from 'webgpu';
 import { writeFileSync } from 'node:fs';
+import { arg as argString, probeDevice } from './probe-device.mjs';
 
-const arg = (name, def) => {
-  const a = process.argv.find((s) => s.startsWith(`--${name}=`));
-  return a ? Number(a.split('=')[1]) : def;
-};
-Object.assign(globalThis, globals);
-// Keep the create() result reachable for the whole run: if V8 collects it, dawn.node
-// crashes (use-after-free in InstanceBase::ProcessEvents).
-let gpu;
-try {
-  gpu = create(['disable-dawn-features=timestamp_quantization']);
-} catch {
-  gpu = create([]);
-}
-globalThis.__segkitDawnGpu = gpu;
-
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no WebGPU adapter (check VK_DRIVER_FILES / VK_ICD_FILENAMES)');
+const arg = (name, def) => Number(argString(name, def));
+const { adapter, device, features: deviceFeatures } = await probeDevice(['timestamp-query']);
 const info = {};
 for (const k of ['vendor', 'architecture', 'device', 'description', 'subgroupMinSize', 'subgroupMaxSize', 'isFallbackAdapter']) info[k] = adapter.info[k];
 const limits = {};
 for (const k in adapter.limits) limits[k] = adapter.limits[k];
 const features = [...adapter.features].sort();
-const hasTs = adapter.features.has('timestamp-query');
-const device = await adapter.requestDevice({
-  requiredFeatures: hasTs ? ['timestamp-query'] : [],
-  requiredLimits: {
-    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    maxBufferSize: adapter.limits.maxBufferSize,
-  },
-});
+const hasTs = deviceFeatures.includes('timestamp-query');
 let gpuError = null;
 device.addEventListener('uncapturederror', (e) => { gpuError ??= e.error.message; console.error('uncaptured:', e.error.message); });
 

@@ -13,32 +13,14 @@
 // workgroup scans the 256 totals in workgroup memory, then writes). Each kernel is timed two ways:
 // one dispatch in a compute pass with timestamps around it (what the benches' GPU time of a one-launch
 // call is), and `reps` dispatches in one pass (the per-dispatch cost), medians of 9 passes.
-import { create, globals } from 'webgpu';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { arg, probeDevice } from './probe-device.mjs';
 
-const arg = (name, def) => {
-  const a = process.argv.find((s) => s.startsWith(`--${name}=`));
-  return a ? a.split('=')[1] : def;
-};
 const N = Number(arg('items', 16777216));
 const REPS = Number(arg('reps', 10));
 const WARM_MS = Number(arg('warm-ms', 3000));
 if (N % 8192 !== 0) throw new Error('--items must be a multiple of 8192');
-Object.assign(globalThis, globals);
-let gpu;
-try {
-  gpu = create(['disable-dawn-features=timestamp_quantization']);
-} catch {
-  gpu = create([]);
-}
-globalThis.__readFloorProbeGpu = gpu;
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no WebGPU adapter');
-const features = ['timestamp-query'].filter((f) => adapter.features.has(f));
-const device = await adapter.requestDevice({
-  requiredFeatures: features,
-  requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize, maxBufferSize: adapter.limits.maxBufferSize },
-});
+const { adapter, device, features } = await probeDevice(['timestamp-query']);
 device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
 
 const values = new Float32Array(N);
