@@ -10,7 +10,7 @@
 // Each variant: `reps` dispatches in one compute pass with timestamps around it; GPU us per dispatch,
 // median of 7 passes; GB/s counts the key bytes read once.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, probeDevice } from './probe-device.mjs';
+import { arg, passTimer, probeDevice } from './probe-device.mjs';
 
 const ROWS = Number(arg('rows', 64));
 const COLS = Number(arg('cols', 151936));
@@ -96,35 +96,13 @@ fn quad(v: vec4<u32>, i: u32) { ${body} }
 }`;
 }
 
-const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
-const resolveBuffer = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+const passUs = passTimer(device, features);
 
 async function time(pipeline, groups) {
   const bindGroup = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: keysBuffer } }, { binding: 1, resource: { buffer: outBuffer } }] });
   const samples = [];
   for (let r = 0; r < 8; r++) {
-    const encoder = device.createCommandEncoder();
-    const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    for (let i = 0; i < REPS; i++) pass.dispatchWorkgroups(groups);
-    pass.end();
-    if (querySet) {
-      encoder.resolveQuerySet(querySet, 0, 2, resolveBuffer, 0);
-      encoder.copyBufferToBuffer(resolveBuffer, 0, tsRead, 0, 16);
-    }
-    const t0 = performance.now();
-    device.queue.submit([encoder.finish()]);
-    await device.queue.onSubmittedWorkDone();
-    const wall = performance.now() - t0;
-    let us = (wall * 1000) / REPS;
-    if (querySet) {
-      await tsRead.mapAsync(GPUMapMode.READ);
-      const t = new BigUint64Array(tsRead.getMappedRange().slice(0));
-      tsRead.unmap();
-      us = Number(t[1] - t[0]) / 1000 / REPS;
-    }
+    const us = await passUs(pipeline, bindGroup, groups, REPS);
     if (r > 0) samples.push(us);
   }
   samples.sort((a, b) => a - b);
@@ -178,7 +156,7 @@ for (const chunks of [4, 13, 38]) {
     results.push({ body: name, chunks, workgroups: ROWS * chunks, us: +us.toFixed(2), GBps: +(bytes / (us * 1e3)).toFixed(0), mismatches });
   }
 }
-console.log(`arg-max probe, ${ROWS} x ${COLS} f32 (${(bytes / 2 ** 20).toFixed(1)} MiB), ${REPS} dispatches per pass, timestamps: ${querySet !== undefined}`);
+console.log(`arg-max probe, ${ROWS} x ${COLS} f32 (${(bytes / 2 ** 20).toFixed(1)} MiB), ${REPS} dispatches per pass, timestamps: ${features.includes('timestamp-query')}`);
 console.log('| body | chunks/row | workgroups | us/dispatch | GB/s read | row mismatches |');
 console.log('|---|---|---|---|---|---|');
 for (const r of results) console.log(`| ${r.body} | ${r.chunks} | ${r.workgroups} | ${r.us} | ${r.GBps} | ${r.mismatches ?? ''} |`);

@@ -30,3 +30,34 @@ export async function probeDevice(wanted = ['timestamp-query']) {
   });
   return { gpu, adapter, device, features };
 }
+
+/**
+ * `passUs(pipeline, bindGroup, groups, dispatches)`: the GPU microseconds a dispatch of `dispatches`
+ * in one compute pass takes (the pass's timestamps, divided), or the submit's wall time where the
+ * device has no timestamp queries.
+ */
+export function passTimer(device, features) {
+  const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
+  const resolveBuffer = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+  const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  return async function passUs(pipeline, bindGroup, groups, dispatches) {
+    const encoder = device.createCommandEncoder();
+    const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    for (let i = 0; i < dispatches; i++) pass.dispatchWorkgroups(groups);
+    pass.end();
+    if (querySet) {
+      encoder.resolveQuerySet(querySet, 0, 2, resolveBuffer, 0);
+      encoder.copyBufferToBuffer(resolveBuffer, 0, tsRead, 0, 16);
+    }
+    const t0 = performance.now();
+    device.queue.submit([encoder.finish()]);
+    await device.queue.onSubmittedWorkDone();
+    if (!querySet) return ((performance.now() - t0) * 1000) / dispatches;
+    await tsRead.mapAsync(GPUMapMode.READ);
+    const t = new BigUint64Array(tsRead.getMappedRange().slice(0));
+    tsRead.unmap();
+    return Number(t[1] - t[0]) / 1000 / dispatches;
+  };
+}

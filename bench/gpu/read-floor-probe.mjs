@@ -14,7 +14,7 @@
 // one dispatch in a compute pass with timestamps around it (what the benches' GPU time of a one-launch
 // call is), and `reps` dispatches in one pass (the per-dispatch cost), medians of 9 passes.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, probeDevice } from './probe-device.mjs';
+import { arg, passTimer, probeDevice } from './probe-device.mjs';
 
 const N = Number(arg('items', 16777216));
 const REPS = Number(arg('reps', 10));
@@ -146,30 +146,7 @@ var<workgroup> totals: array<f32, 256>;
   };
 }
 
-const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
-const resolveBuffer = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-
-async function passUs(pipeline, bindGroup, groups, dispatches) {
-  const encoder = device.createCommandEncoder();
-  const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bindGroup);
-  for (let i = 0; i < dispatches; i++) pass.dispatchWorkgroups(groups);
-  pass.end();
-  if (querySet) {
-    encoder.resolveQuerySet(querySet, 0, 2, resolveBuffer, 0);
-    encoder.copyBufferToBuffer(resolveBuffer, 0, tsRead, 0, 16);
-  }
-  const t0 = performance.now();
-  device.queue.submit([encoder.finish()]);
-  await device.queue.onSubmittedWorkDone();
-  if (!querySet) return ((performance.now() - t0) * 1000) / dispatches;
-  await tsRead.mapAsync(GPUMapMode.READ);
-  const t = new BigUint64Array(tsRead.getMappedRange().slice(0));
-  tsRead.unmap();
-  return Number(t[1] - t[0]) / 1000 / dispatches;
-}
+const passUs = passTimer(device, features);
 const median = (a) => [...a].sort((x, y) => x - y)[a.length >> 1];
 
 async function measure(kernel) {
@@ -266,7 +243,7 @@ for (const [name, kernel, kind] of kernels) {
   const bytes = N * 4 * (kernel.writes ? 2 : 1);
   results.push({ kernel: name, workgroups: kernel.groups, oneUs: +t.one.toFixed(2), manyUs: +t.many.toFixed(2), GBpsOne: +(bytes / (t.one * 1e3)).toFixed(0), GBpsMany: +(bytes / (t.many * 1e3)).toFixed(0), mismatches });
 }
-console.log(`read floor probe, ${N} f32 items (${((N * 4) / 2 ** 20).toFixed(0)} MiB), timestamps: ${querySet !== undefined}, ${adapter.info.description || adapter.info.device}`);
+console.log(`read floor probe, ${N} f32 items (${((N * 4) / 2 ** 20).toFixed(0)} MiB), timestamps: ${features.includes('timestamp-query')}, ${adapter.info.description || adapter.info.device}`);
 console.log('| kernel | workgroups | us, one dispatch a pass | GB/s | us a dispatch, many | GB/s | mismatches |');
 console.log('|---|---|---|---|---|---|---|');
 for (const r of results) console.log(`| ${r.kernel} | ${r.workgroups} | ${r.oneUs} | ${r.GBpsOne} | ${r.manyUs} | ${r.GBpsMany} | ${r.mismatches} |`);
