@@ -32,16 +32,18 @@ export async function probeDevice(wanted = ['timestamp-query']) {
 }
 
 /**
- * `passUs(pipeline, bindGroup, groups, dispatches)`: the GPU microseconds a dispatch of `dispatches`
- * in one compute pass takes (the pass's timestamps, divided), or the submit's wall time where the
- * device has no timestamp queries.
+ * `passUs(pipeline, bindGroup, groups, dispatches, before?)`: the GPU microseconds a dispatch of
+ * `dispatches` in one compute pass takes (the pass's timestamps, divided), or the submit's wall time
+ * where the device has no timestamp queries; `before(encoder)` records commands ahead of the pass
+ * (outside its timestamps).
  */
 export function passTimer(device, features) {
   const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
   const resolveBuffer = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
   const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  return async function passUs(pipeline, bindGroup, groups, dispatches) {
+  return async function passUs(pipeline, bindGroup, groups, dispatches, before = undefined) {
     const encoder = device.createCommandEncoder();
+    before?.(encoder);
     const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);

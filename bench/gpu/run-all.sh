@@ -82,6 +82,8 @@ floor)
 reads)
   echo "== read and copy floors: bare kernels over one 16M-item segment (bench/gpu/read-floor-probe.mjs)" | tee -a "$LOG"
   timeout 120 node "$HERE/read-floor-probe.mjs" --out="$OUT" 2>&1 | tee -a "$LOG"
+  echo "== a single-pass scan with a decoupled look-back (bench/gpu/lookback-scan-probe.mjs)" | tee -a "$LOG"
+  timeout 120 node "$HERE/lookback-scan-probe.mjs" --out="$OUT" 2>&1 | tee -a "$LOG"
   ;;
 launches)
   echo "== GPU time per launch of multi-launch plans (${build:-?})" | tee -a "$LOG"
