@@ -235,8 +235,9 @@ ${segmentState}`;
 
 /**
  * The merge of a segment's partials, shared by 'merge' and 'chunk-merge': each invocation the
- * neighbours' tree of 8 partials, a tree over the workgroup's invocations (neighbours first; shuffles
- * below the subgroup width), then the chunk tree over these blocks of WG * 8 partials. `published`:
+ * neighbours' tree of a block of BLOCK partials (8 in 'merge', `mergeBlock` in 'chunk-merge'), a tree
+ * over the workgroup's invocations (neighbours first; shuffles below the subgroup width), then the
+ * chunk tree over these runs of WG * BLOCK partials. `published`:
  * the partials are 'chunk-merge''s four published words (problem.ts), read with atomic loads and
  * taken once every word carries its flag; else plain [bits, index] pairs.
  */
@@ -317,7 +318,7 @@ ${published ? `${publishedWordsWgsl}
 ${publishOnceWgsl(partialStatus)}` : ''}
 var<workgroup> pairBits: array<u32, WG>;
 var<workgroup> pairIndex: array<u32, WG>;${awaitPublished}
-// Neighbours first over 8 partials (the padding -0, or none), as the chunk tree's lowest levels.
+// Neighbours first over BLOCK partials (the padding -0, or none), as the chunk tree's lowest levels.
 ${blockOf}
 // Neighbours first over the workgroup's blocks, as the chunk tree's next levels: through subgroup
 // shuffles while the pair is closer than the subgroup width, then through workgroup memory. The
