@@ -196,6 +196,32 @@ export function defineReduceConformance(backendName: string, makeBackend: () => 
           for (const a of built.owned) a.destroy();
         }
       });
+      it('strips with device-only sizes: the direct branch, and long segments a strip at a time', async () => {
+        // Device-only sizes: the host knows only the input's length (past multiWorkgroupMinItems, so
+        // multi-workgroup). With device bounds within a chunk the kernels branch to one workgroup a
+        // segment; without them teams of strips cover segments of several chunks (and many teams none).
+        for (const [name, sizes, ops, sizeKind, indices, rounds] of [
+          ['direct branch, max keys only', [3000, 0, 8192, 17], 'max', 'perSegment-device-bounds', 'none', 4],
+          ['direct branch, argMin', [3000, 0, 8192, 17], 'argMin', 'perSegment-device-bounds', 'i32', 2],
+          ['strips, argMin', [40_000, 0, 70_001, 5, 16_384], 'argMin', 'perSegment-device', 'i32', 2],
+          ['strips, min keys only', [40_000, 0, 70_001, 5, 16_384], 'min', 'perSegment-device', 'none', 4],
+        ] as const) {
+          const c = makeCase({ name, sizes: [...sizes], ops, sizeKind, indices, flavour: 'ties', seed: 99 });
+          // Static bounds past a chunk, and items past the last segment, so that the input's length
+          // bounds the sizes.
+          c.sizeBounds = { min: 0, max: 2 ** 20 };
+          const values = new Uint32Array(Math.max(c.values.length, 40_000)).fill(0x3f800000);
+          values.set(c.values);
+          c.values = values;
+          const built = buildCase(backend, c);
+          const { plan, values: got, indices: gotIndices } = await runCase(backend, built, { policy: { extremeChunkRounds: rounds } });
+          expect(plan.variant, plan.explain()).toBe('multi-workgroup');
+          expect(plan.explain()).toContain(`${rounds} chunks a team (extremeChunkRounds)`);
+          expectSameWords(got.subarray(0, sizes.length), built.expected.values, `${name}: values`);
+          if (gotIndices !== undefined) expectSameWords(gotIndices.subarray(0, sizes.length), built.expected.indices, `${name}: indices`);
+          for (const a of built.owned) a.destroy();
+        }
+      }, 600_000);
       it("sums alone merge in the chunk launch under lastChunkMerges 'auto'; explain() says why", async () => {
         const built = buildCase(backend, makeCase({ name: 'sums merge', sizes: [40_000, 17_001, 8193], ops: 'sum', seed: 96 }));
         const { plan, values } = await runCase(backend, built);
