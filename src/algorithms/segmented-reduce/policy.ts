@@ -218,6 +218,11 @@ export function selectSegmentedReduceVariant(
       : extremesOnly
         ? ': every op is an extreme'
         : ': a segment may take a sum or an extreme';
+  const roundsWhy = !extremesOnly
+    ? 'chunkRounds'
+    : tuned.extremeChunkRounds === 'auto'
+      ? `extremeChunkRounds auto: at most ${autoStripRounds}, and as many as still leave the longest segment's ${chunks} chunks ${tuned.workgroupSize} partials`
+      : 'extremeChunkRounds';
   const merge = `${policy.lastChunkMerges === true ? 'the last chunk workgroup of a segment merges' : 'a second launch merges'} (lastChunkMerges ${String(tuned.lastChunkMerges)}${auto ? autoWhy : ''})`;
   const max = facts.segmentSize.max;
   const natural: SegmentedReduceVariant =
@@ -262,7 +267,7 @@ export function selectSegmentedReduceVariant(
       reachable: natural === 'multi-workgroup',
       reason:
         natural === 'multi-workgroup'
-          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}), ${policy.chunkRounds} chunk${policy.chunkRounds === 1 ? '' : 's'} a team (${extremesOnly ? (tuned.extremeChunkRounds === 'auto' ? `extremeChunkRounds auto: at most ${autoStripRounds}, and as many as still leave the longest segment's ${chunks} chunks ${tuned.workgroupSize} partials` : 'extremeChunkRounds') : 'chunkRounds'}); ${merge}`
+          ? `max segment size ${max} > multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}: chunks of ${sumOrder.chunkItems} items in parallel, then a merge; teams of ${policy.chunkTeamSize} invocations (${extremesOnly ? 'extremeChunkTeamSize: every op is min, max, argMin or argMax' : 'chunkTeamSize: a segment may be summed'}), ${policy.chunkRounds} chunk${policy.chunkRounds === 1 ? '' : 's'} a team (${roundsWhy}); ${merge}`
           : `max segment size ${max} <= multiWorkgroupMinItems ${policy.multiWorkgroupMinItems}`,
     },
   ];

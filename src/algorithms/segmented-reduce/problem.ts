@@ -74,14 +74,19 @@ export function segmentsPerTeamWorkgroup(policy: SegmentedReducePolicy): number 
   return policy.workgroupSize / policy.subgroupSize;
 }
 
-/** Chunks one 'multi-workgroup' chunk workgroup reduces: in each of its chunkRounds rounds one a team of chunkTeamSize invocations. */
+/** Chunks one 'multi-workgroup' chunk workgroup reduces: chunkRounds adjacent ones for each of its teams of chunkTeamSize invocations. */
 export function chunksPerWorkgroup(policy: SegmentedReducePolicy): number {
   return (policy.workgroupSize / policy.chunkTeamSize) * policy.chunkRounds;
 }
 
-/** 'multi-workgroup' partials of a segment of `maxSegmentSize` items: one per team, of chunkRounds chunks each. */
+/** 'multi-workgroup' partials of a segment of `size` items: one per team of chunkRounds chunks (none for an empty segment). */
+export function segmentPartials(size: number, policy: SegmentedReducePolicy): number {
+  return Math.ceil(Math.ceil(size / sumOrder.chunkItems) / policy.chunkRounds);
+}
+
+/** 'multi-workgroup' partials the longest segment (`maxSegmentSize` items) may leave, at least one. */
 export function partialsPerSegment(maxSegmentSize: number, policy: SegmentedReducePolicy): number {
-  return Math.ceil(chunksPerSegment(maxSegmentSize) / policy.chunkRounds);
+  return Math.max(1, segmentPartials(maxSegmentSize, policy));
 }
 
 /** 'multi-workgroup' chunk workgroups per segment: its chunks, chunksPerWorkgroup at a time. */
@@ -102,9 +107,10 @@ export function enteringChunkGroups(size: number, policy: SegmentedReducePolicy)
  * The reduce kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts)
  * and by both executors. 'chunk' writes one partial per team of each segment (chunkRounds chunks) to
  * slot `partials` (identical on every backend; a chunk workgroup reduces chunksPerWorkgroup
- * consecutive chunks of one segment); 'merge' combines them. 'chunk-merge' is both in one launch: each chunk workgroup
- * publishes its partials, then counts itself in its segment's word of `arrivals`; the last of the
- * segment's workgroups to arrive combines the partials and writes the result.
+ * consecutive chunks of one segment); 'merge' combines them. 'chunk-merge' is both in one launch:
+ * each chunk workgroup publishes its partials, then counts itself in its segment's word of
+ * `arrivals`; the last of the segment's workgroups to arrive combines the partials and writes the
+ * result.
  */
 export const segmentedReduceKernels: KernelTable<Exclude<SegmentedReduceKernelId, 'validate' | 'segment-offsets'>, SegmentedReduceProblem, SegmentedReducePolicy> = {
   thread: { slots: ['offsets'], grid: (problem, policy) => Math.ceil(problem.maxSegments / policy.workgroupSize) },

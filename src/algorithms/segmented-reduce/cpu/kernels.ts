@@ -3,7 +3,7 @@ import { canonicalNaNBits, f32Signed, minNormalF32, quietExponentBits } from '..
 import { type KernelParams, SegmentExtent, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { OpCode, identityBits, noIndex, sumOrder, takesMin } from '../ops.js';
 import { publishedValue, publishedWords } from '../../../dispatch/published-words.js';
-import { chunksPerWorkgroup, enteringChunkGroups, partialStatus, partialWords, publishedPartialWords } from '../problem.js';
+import { chunksPerWorkgroup, enteringChunkGroups, partialStatus, partialWords, publishedPartialWords, segmentPartials } from '../problem.js';
 import { type ReduceContext, ValueKind } from './context.js';
 import { simdAvailable, simdChunkTotalF32, simdExtremeF32, simdRowExtremesF32, simdRowTotalsF32 } from './simd.js';
 
@@ -775,7 +775,7 @@ function mergeSegment(ctx: ReduceContext, i: number, published: boolean): void {
   const chunks = ctx.chunks;
   ctx.extent(i, chunks * chunkItems, extent);
   const size = extent.size;
-  const used = Math.ceil(Math.ceil(size / chunkItems) / ctx.policy.chunkRounds);
+  const used = segmentPartials(size, ctx.policy);
   const code = ctx.opOf(i);
   const temp = ctx.temp;
   const base = ctx.partialsSlot + i * chunks * (published ? publishedPartialWords : partialWords);

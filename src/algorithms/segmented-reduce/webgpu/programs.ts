@@ -213,6 +213,9 @@ function chunkOpening(facts: ReduceKernelFacts): string {
   }`;
 }
 
+/** WGSL: the first word of the team's partial, `words` words a partial (the segment's partials are team-indexed). */
+const teamPartialAt = (words: number) => `u.partialsAt + (i * u.chunks + group * (WG / TEAM) + team) * ${words}u`;
+
 /**
  * 'chunk': each team of a workgroup reduces chunkRounds adjacent chunks of one segment into its
  * partial (or, on the direct branch, the first team the whole segment).
@@ -227,7 +230,7 @@ ${chunkCountsWgsl}
 ${segmentState}`;
   const main = `${chunkOpening(facts)}
   if (t != 0u || !has) { return; }
-  let at = u.partialsAt + (i * u.chunks + group * (WG / TEAM) + team) * 2u;
+  let at = ${teamPartialAt(2)};
   temp[at] = partial.bits;
   temp[at + 1u] = partial.index;`;
   return program(facts, name, `chunk,${team}`, temp(facts, true, team), declarations, main, ['chunks', 'partialsAt']);
@@ -386,7 +389,7 @@ ${segmentState}
 var<workgroup> lastToArrive: u32;`;
   const main = `${chunkOpening(facts)}
   if (t == 0u && has) {
-    let at = u.partialsAt + (i * u.chunks + group * (WG / TEAM) + team) * 4u;
+    let at = ${teamPartialAt(4)};
     publish(at, partial.bits);
     publish(at + 2u, partial.index);
   }
