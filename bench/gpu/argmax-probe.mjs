@@ -10,7 +10,7 @@
 // Each variant: `reps` dispatches in one compute pass with timestamps around it; GPU us per dispatch,
 // median of 7 passes; GB/s counts the key bytes read once.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, passTimer, probeDevice } from './probe-device.mjs';
+import { arg, passTimer, probeDevice, readBytes } from './probe-device.mjs';
 
 const ROWS = Number(arg('rows', 64));
 const COLS = Number(arg('cols', 151936));
@@ -111,12 +111,7 @@ async function time(pipeline, groups) {
 
 /** Checks a variant's per-chunk results against the CPU (arg-max bodies only). */
 async function check(chunks) {
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(outBuffer, 0, readBuffer, 0, ROWS * chunks * 8);
-  device.queue.submit([encoder.finish()]);
-  await readBuffer.mapAsync(GPUMapMode.READ);
-  const words = new Uint32Array(readBuffer.getMappedRange().slice(0, ROWS * chunks * 8));
-  readBuffer.unmap();
+  const words = new Uint32Array(await readBytes(device, outBuffer, readBuffer, ROWS * chunks * 8));
   let bad = 0;
   for (let row = 0; row < ROWS; row++) {
     const bestIndex = expected[row];

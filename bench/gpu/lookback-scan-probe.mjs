@@ -15,7 +15,7 @@
 // them when the statuses agree). GPU time of one dispatch in a timed pass, median of 9 after 300 ms
 // of the same (the clocks), two rounds; the state words are cleared before each pass.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, passTimer, probeDevice } from './probe-device.mjs';
+import { arg, passTimer, probeDevice, readBytes, segmentBuffers } from './probe-device.mjs';
 
 const N = Number(arg('items', 16777216));
 const WARM_MS = Number(arg('warm-ms', 3000));
@@ -25,14 +25,9 @@ if (!features.includes('subgroups')) throw new Error('the probe needs the subgro
 device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
 const passUs = passTimer(device, features);
 
-const values = new Float32Array(N);
-for (let i = 0; i < N; i++) values[i] = Math.random() * 2 - 1;
-const S_ = GPUBufferUsage.STORAGE;
-const src = device.createBuffer({ size: N * 4, usage: S_ | GPUBufferUsage.COPY_DST });
-device.queue.writeBuffer(src, 0, values);
-const dst = device.createBuffer({ size: N * 4, usage: S_ | GPUBufferUsage.COPY_SRC });
-const state = device.createBuffer({ size: (2 + 2 * (N / 2048)) * 4, usage: S_ | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
-const readBuffer = device.createBuffer({ size: N * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+const { values, input: src, output: dst, readBack: readBuffer } = segmentBuffers(device, N);
+// The span counter, a word for a wait that gave up, and each span's two published words.
+const state = device.createBuffer({ size: (2 + 2 * (N / 2048)) * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
 
 /**
  * The kernel for spans of `span` tiles (1, 2, 4 or 8). `warp`: the first subgroup walks back a
@@ -42,7 +37,6 @@ const readBuffer = device.createBuffer({ size: N * 4, usage: GPUBufferUsage.MAP_
  */
 function lookbackScan(span, warp) {
   const r = (n) => Array.from({ length: n }, (_, i) => i);
-  const v = span <= 4 ? 'vec4<f32>' : null;
   const halves = span <= 4 ? 1 : 2;
   // Per-thread tile totals as `halves` vec4s: component c of half h is tile 4h + c.
   const lane = (s) => `T${s >> 2}.${'xyzw'[s & 3]}`;
@@ -63,7 +57,6 @@ function lookbackScan(span, warp) {
     .map((s) => `  let before${s} = ${s === 0 ? '0.0f' : `before${s - 1} + tot${(s - 1) >> 2}.${'xyzw'[(s - 1) & 3]}`};`)
     .join('\n');
   const aggregate = r(halves).map((h) => `dot(tot${h}, vec4<f32>(1.0f))`).join(' + ');
-  void v;
   return {
     code: `enable subgroups;
 diagnostic(off, subgroup_uniformity);
@@ -161,18 +154,8 @@ const clear = (encoder) => encoder.clearBuffer(state);
 
 /** The largest error of sampled outputs against float64 prefix sums, relative to the sum of |x| so far; and whether a wait gave up. */
 async function check() {
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(dst, 0, readBuffer, 0, N * 4);
-  device.queue.submit([encoder.finish()]);
-  await readBuffer.mapAsync(GPUMapMode.READ);
-  const got = new Float32Array(readBuffer.getMappedRange().slice(0));
-  readBuffer.unmap();
-  const e2 = device.createCommandEncoder();
-  e2.copyBufferToBuffer(state, 0, readBuffer, 0, 8);
-  device.queue.submit([e2.finish()]);
-  await readBuffer.mapAsync(GPUMapMode.READ, 0, 8);
-  const gaveUp = new Uint32Array(readBuffer.getMappedRange(0, 8).slice(0))[1];
-  readBuffer.unmap();
+  const got = new Float32Array(await readBytes(device, dst, readBuffer, N * 4));
+  const gaveUp = new Uint32Array(await readBytes(device, state, readBuffer, 8))[1];
   let acc = 0;
   let mass = 0;
   let worst = 0;

@@ -63,3 +63,29 @@ export function passTimer(device, features) {
     return Number(t[1] - t[0]) / 1000 / dispatches;
   };
 }
+
+/**
+ * One segment of `n` f32 values uniform in [-1, 1): `values` on the host, `input` a storage buffer
+ * holding them, `output` a storage buffer of the same size, and `readBack` a mappable one to copy
+ * either into.
+ */
+export function segmentBuffers(device, n) {
+  const values = new Float32Array(n);
+  for (let i = 0; i < n; i++) values[i] = Math.random() * 2 - 1;
+  const input = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  device.queue.writeBuffer(input, 0, values);
+  const output = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const readBack = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  return { values, input, output, readBack };
+}
+
+/** The first `bytes` bytes of `source`, copied through the mappable `readBack` (an ArrayBuffer of its own). */
+export async function readBytes(device, source, readBack, bytes) {
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(source, 0, readBack, 0, bytes);
+  device.queue.submit([encoder.finish()]);
+  await readBack.mapAsync(GPUMapMode.READ, 0, bytes);
+  const copy = readBack.getMappedRange(0, bytes).slice(0);
+  readBack.unmap();
+  return copy;
+}

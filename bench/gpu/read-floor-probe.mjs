@@ -14,7 +14,7 @@
 // one dispatch in a compute pass with timestamps around it (what the benches' GPU time of a one-launch
 // call is), and `reps` dispatches in one pass (the per-dispatch cost), medians of 9 passes.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, passTimer, probeDevice } from './probe-device.mjs';
+import { arg, passTimer, probeDevice, readBytes, segmentBuffers } from './probe-device.mjs';
 
 const N = Number(arg('items', 16777216));
 const REPS = Number(arg('reps', 10));
@@ -23,13 +23,7 @@ if (N % 8192 !== 0) throw new Error('--items must be a multiple of 8192');
 const { adapter, device, features } = await probeDevice(['timestamp-query']);
 device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
 
-const values = new Float32Array(N);
-for (let i = 0; i < N; i++) values[i] = Math.random() * 2 - 1;
-const S = GPUBufferUsage.STORAGE;
-const inBuffer = device.createBuffer({ size: N * 4, usage: S | GPUBufferUsage.COPY_DST });
-device.queue.writeBuffer(inBuffer, 0, values);
-const outBuffer = device.createBuffer({ size: N * 4, usage: S | GPUBufferUsage.COPY_SRC });
-const readBuffer = device.createBuffer({ size: N * 4, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+const { values, input: inBuffer, output: outBuffer, readBack: readBuffer } = segmentBuffers(device, N);
 
 const orderedKey = `fn ok(bits: u32) -> u32 {
   let flipped = bits ^ (bitcast<u32>(bitcast<i32>(bits) >> 31u) | 0x80000000u);
@@ -38,8 +32,8 @@ const orderedKey = `fn ok(bits: u32) -> u32 {
 }`;
 // acc: u32 (max of keys) or f32 (sum); a vec4 load folds into it component by component.
 const bodies = {
-  max: { init: 'var acc = 0u;', fold4: (v) => `acc = max(acc, max(max(ok(${v}.x), ok(${v}.y)), max(ok(${v}.z), ok(${v}.w))));`, fold1: (v) => `acc = max(acc, ok(${v}));`, word: 'acc', combine: 'max(a, b)', wt: 'u32' },
-  sum: { init: 'var acc = 0.0f;', fold4: (v) => `acc += (bitcast<f32>(${v}.x) + bitcast<f32>(${v}.y)) + (bitcast<f32>(${v}.z) + bitcast<f32>(${v}.w));`, fold1: (v) => `acc += bitcast<f32>(${v});`, word: 'bitcast<u32>(acc)', combine: 'bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b))', wt: 'u32' },
+  max: { init: 'var acc = 0u;', fold4: (v) => `acc = max(acc, max(max(ok(${v}.x), ok(${v}.y)), max(ok(${v}.z), ok(${v}.w))));`, fold1: (v) => `acc = max(acc, ok(${v}));`, word: 'acc', combine: 'max(a, b)' },
+  sum: { init: 'var acc = 0.0f;', fold4: (v) => `acc += (bitcast<f32>(${v}.x) + bitcast<f32>(${v}.y)) + (bitcast<f32>(${v}.z) + bitcast<f32>(${v}.w));`, fold1: (v) => `acc += bitcast<f32>(${v});`, word: 'bitcast<u32>(acc)', combine: 'bitcast<u32>(bitcast<f32>(a) + bitcast<f32>(b))' },
 };
 const tree = (body) => `
   tree[lid] = ${body.word};
@@ -168,12 +162,7 @@ async function measure(kernel) {
 
 /** The reads' partials folded on the host, against the host's answer (max: exact; sum: within 1e-3 relative). */
 async function check(body, groups) {
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(outBuffer, 0, readBuffer, 0, groups * 4);
-  device.queue.submit([encoder.finish()]);
-  await readBuffer.mapAsync(GPUMapMode.READ);
-  const words = new Uint32Array(readBuffer.getMappedRange().slice(0, groups * 4));
-  readBuffer.unmap();
+  const words = new Uint32Array(await readBytes(device, outBuffer, readBuffer, groups * 4));
   const f = new Float32Array(words.buffer);
   if (body === 'max') {
     let m = 0;
@@ -185,12 +174,7 @@ async function check(body, groups) {
   return Math.abs(s - expectedSum) <= 1e-3 * Math.max(1, Math.abs(expectedSum)) + 1 ? 0 : 1;
 }
 async function checkScan(copyOnly) {
-  const encoder = device.createCommandEncoder();
-  encoder.copyBufferToBuffer(outBuffer, 0, readBuffer, 0, N * 4);
-  device.queue.submit([encoder.finish()]);
-  await readBuffer.mapAsync(GPUMapMode.READ);
-  const got = new Float32Array(readBuffer.getMappedRange().slice(0));
-  readBuffer.unmap();
+  const got = new Float32Array(await readBytes(device, outBuffer, readBuffer, N * 4));
   let bad = 0;
   for (let tile = 0; tile < N / 2048; tile += 97) {
     let acc = 0;
