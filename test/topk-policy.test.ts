@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -62,6 +62,34 @@ describe('top-k policy', () => {
     expect(radixTileItemsFor(1, 5000, { radixTileItems: 2048, workgroupSize: 256 }, 1024)).toBe(2048);
     expect(radixTileItemsFor(1, 5000, { radixTileItems: 4096, workgroupSize: 256 }, 1024)).toBe(2048);
     expect(radixFewTilesPerSlot).toBe(8);
+  });
+
+  it("radix-select's pass 0 takes a misleading sample's histogram on segments of at most radixFoldFallbackMaxItems keys; longer ones keep the fallback launch", () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } });
+    expect(topKPolicyFor(gpu.capabilities).radixFoldFallbackMaxItems).toBe(131072);
+    expect(radixFoldsFallback(131072, topKPolicyFor(gpu.capabilities))).toBe(true);
+    expect(radixFoldsFallback(131073, topKPolicyFor(gpu.capabilities))).toBe(false);
+    const launchesOf = (cols: number, policy?: Partial<TopKPolicy>) => {
+      const keysIn = gpu.alloc('f32', cols);
+      const keysOut = gpu.alloc('f32', 100);
+      const plan = DeviceBatchedTopK.plan(
+        { keysIn, keysOut, segmentSizes: p.uniform(cols), k: p.constant(100), selectDirection: p.constantOption('max'), numSegments: p.uniform(1) },
+        env({ backend: gpu, tuning: { variant: 'radix-select', ...(policy === undefined ? {} : { policy }) } }),
+      );
+      const names = plan.launches.map((l) => l.name.replace(/^topk\/radix-select\/|\[.*$/g, ''));
+      const explained = plan.explain();
+      plan.destroy();
+      return { names, explained };
+    };
+    const folded = launchesOf(131072);
+    expect(folded.names).toEqual(['init', 'histogram', 'filter', 'filter', 'finalize']);
+    expect(folded.explained).toContain("the segment's last workgroup to finish adds the keys below it: segments of at most 131072 keys, radixFoldFallbackMaxItems");
+    const launched = launchesOf(131073);
+    expect(launched.names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter', 'finalize']);
+    expect(launched.explained).toContain('segments of up to 131073 keys, past radixFoldFallbackMaxItems 131072: spread over the device');
+    expect(launchesOf(131072, { radixFoldFallbackMaxItems: 65536 }).names).toContain('fallback');
+    expect(() => launchesOf(131072, { radixFoldFallbackMaxItems: 0 })).toThrow(/tuning\.policy\.radixFoldFallbackMaxItems/);
+    gpu.destroy();
   });
 
   it('rejects tuning values the radix kernels cannot run with, naming the value', () => {

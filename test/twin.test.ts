@@ -136,13 +136,22 @@ const cases: TwinCase[] = [
   },
   { name: 'radix-select over packed per-segment sizes (8-bit digits)', sizes: [20000, 5000, 1, 9000], k: 300, variant: 'radix-select', policy: { radixBits: 8 } },
   {
-    name: 'radix-select, 11-bit digits, a sampled threshold that misleads (the fallback builds the full histogram), several filter workgroups per segment',
+    name: 'radix-select, 11-bit digits, a sampled threshold that misleads (the last pass-0 workgroup adds the keys below it to the histogram), several filter workgroups per segment',
     sizes: [70000, 0, 30001, 4097],
     k: 300,
     variant: 'radix-select',
     policy: { radixBits: 11, radixFilterWorkgroups: 64 },
     // The first 8 keys of every 256 are large: the long segment's sample (runs of 8 keys every
     // 8 x 32 there) holds only large keys, so its threshold is reached by fewer than k keys.
+    key: (i, random) => (i % 256 < 8 ? 1000 + Math.round(random() * 4000) : Math.round(random() * 500)),
+    launches: ['filter', 'init', 'histogram', 'finalize'],
+  },
+  {
+    name: 'radix-select, the same misleading threshold with a launch of its own for the histogram below it (radixFoldFallbackMaxItems 1)',
+    sizes: [70000, 0, 30001, 4097],
+    k: 300,
+    variant: 'radix-select',
+    policy: { radixBits: 11, radixFilterWorkgroups: 64, radixFoldFallbackMaxItems: 1 },
     key: (i, random) => (i % 256 < 8 ? 1000 + Math.round(random() * 4000) : Math.round(random() * 500)),
     launches: ['fallback', 'filter', 'init', 'histogram', 'finalize'],
   },

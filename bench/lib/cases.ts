@@ -205,6 +205,17 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
       fillRandomBits(c.data as Float32Array);
       return { ...c, label: `${c.label} (random-bit keys)`, peerNote: `${c.peerNote}, keys = random f32 bit patterns` };
     },
+    // The single row with keys that mislead radix-select's sampled threshold: every sampled run
+    // (8 neighbours every 8 step keys, step = cols / 8192: policy.ts radixSample) holds keys above
+    // all others, so fewer than k keys reach the threshold and pass 0's last workgroup reads the row
+    // again for the histogram below it (webgpu/radix-histogram.ts): the slow path, timed.
+    'single-misleading': () => {
+      const c = dense('single-misleading', 1, opts.singleRowCols, 100, opts.clampNote);
+      const data = c.data as Float32Array;
+      const period = 8 * Math.max(1, Math.floor(data.length / 8192));
+      for (let i = 0; i < data.length; i += period) for (let j = i; j < Math.min(i + 8, data.length); j++) data[j] = data[j]! + 100;
+      return { ...c, label: `${c.label} (keys that mislead the sampled threshold)`, peerNote: `${c.peerNote}, every sampled key raised by 100` };
+    },
     // Reduce over long rows split in chunks (k <= reduceMaxK): for the chunks-per-row rule (policy.ts
     // reduceWorkgroups), beside greedy-k1 and greedy-1row.
     'single-k8': () => dense('single-k8', 1, opts.singleRowCols, 8, opts.clampNote),

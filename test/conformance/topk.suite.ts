@@ -213,24 +213,25 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         };
         for (let i = 0; i < keys.length; i++) {
           if (style === 'uniform') keys[i] = random() * 2 - 1;
-          else if (style === 'sample-high') keys[i] = sampled(i) ? 100 + random() : random(); // few reach T: the fallback pass
+          else if (style === 'sample-high') keys[i] = sampled(i) ? 100 + random() : random(); // few reach T: pass 0's last workgroup histograms the rest
           else if (style === 'sample-low') keys[i] = sampled(i) ? -100 - random() : random(); // most reach T
           else if (style === 'ties') keys[i] = Math.floor(random() * 4); // T lands on a tie
           else keys[i] = i % 7 === 0 ? NaN : i % 11 === 0 ? -0 : random() - 0.5; // specials
         }
         return keys;
       }
-      /** The first segment's state words after a run: [mode, T, keys that reached T]. */
+      /** The first segment's state words after a run: [mode, T, keys that reached T, pass-0 workgroups that arrived]. */
       async function stateAfter(plan: TopKPlan, temp: DeviceArray<'u8'>): Promise<number[]> {
         const at = /segmentState: \d+ bytes at offset (\d+)/.exec(plan.explain());
         const words = new Uint32Array((await backend.download(temp)).buffer);
         const base = Number(at![1]) / 4;
-        return [words[base]!, words[base + 1]!, words[base + 2]!];
+        return [words[base]!, words[base + 1]!, words[base + 2]!, words[base + 3]!];
       }
 
       for (const [rows, cols, k] of [[1, 24_000, 60], [3, 5000, 17]] as const) {
-        it(`${rows}x${cols} k=${k}: uniform, misleading samples, ties and specials, both directions`, async () => {
-          for (const style of ['uniform', 'sample-high', 'sample-low', 'ties', 'specials']) {
+        it(`${rows}x${cols} k=${k}: uniform, misleading samples, ties and specials, both directions; a misleading sample in pass 0's last workgroup and in a launch of its own`, async () => {
+          const runs = [...['uniform', 'sample-high', 'sample-low', 'ties', 'specials'].map((style) => ({ style, folds: true })), { style: 'sample-high', folds: false }];
+          for (const { style, folds } of runs) {
             for (const direction of ['max', 'min'] as const) {
               const data = keysFor(style, rows, cols, rows * 7 + cols + k);
               const keysIn = backend.upload(data);
@@ -239,19 +240,24 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
               // A uniform direction: both directions share the pipelines (lavapipe compiles each through LLVM).
               const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(rows) };
               // Row-radix is the natural choice here (it samples nothing): force radix-select.
-              const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select' } }));
+              // radixFoldFallbackMaxItems 1: the 'radix-fallback' launch takes a misleading sample's histogram.
+              const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', ...(folds ? {} : { policy: { radixFoldFallbackMaxItems: 1 } }) } }));
               expect(plan.variant).toBe('radix-select');
               const temp = backend.alloc('u8', plan.tempStorageBytes);
               await plan.run(temp);
               const expected = referenceOfRows(data, rows, cols, k, direction, k);
-              const label = `${style} ${direction}`;
+              const label = `${style} ${direction}${folds ? '' : ', fallback launch'}`;
               expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
               expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
-              const [mode, , reached] = await stateAfter(plan, temp);
+              const [mode, , reached, arrived] = await stateAfter(plan, temp);
               expect(mode, `${label}: a threshold was sampled`).toBe(1);
+              // Folded, every pass-0 workgroup of the segment counted its arrival (the last one checks whether T misled).
+              const passZero = plan.launches.find((l) => l.name.includes('/histogram['))!;
+              expect(arrived, `${label}: pass-0 workgroups arrived`).toBe(folds ? passZero.grid / rows : 0);
+              expect(plan.launches.some((l) => l.name.includes('/fallback[')), `${label}: a fallback launch`).toBe(!folds);
               if (style === 'uniform') expect(reached, `${label}: about 1.5 k keys reached it`).toBeGreaterThanOrEqual(k);
               if (style === 'uniform') expect(reached, `${label}: about 1.5 k keys reached it`).toBeLessThan(cols / 4);
-              if (style === 'sample-high' && direction === 'max') expect(reached, `${label}: fewer than k reached it (the fallback pass ran)`).toBeLessThan(k);
+              if (style === 'sample-high' && direction === 'max') expect(reached, `${label}: fewer than k reached it (the keys below T histogrammed)`).toBeLessThan(k);
               for (const a of [keysIn, keysOut, valuesOut, temp]) a.destroy();
             }
           }

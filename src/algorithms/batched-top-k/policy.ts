@@ -114,6 +114,23 @@ export interface TopKPolicy {
    */
   readonly radixHistogramWorkgroups: number;
   /**
+   * Radix-select segments of at most this many keys (the host's bound on the segment size) need no
+   * launch of their own for a sampled threshold that misleads (fewer than k keys reach it): the last
+   * of a segment's pass-0 workgroups to finish reads the segment again and adds the keys below the
+   * threshold to the histogram. Longer segments keep the 'radix-fallback' launch, which spreads that
+   * read over the device. The launch cost every call a dispatch while it nearly always found nothing
+   * to do; its work in one workgroup costs a call whose sample misleads one more read of the segment
+   * by one workgroup, about 0.08 ms for 262144 keys, so the default stops at 131072 (the sparse-
+   * attention indexers' rows). H200 (GPU ms, bench/topk-webgpu.ts, 2026-11-30, two rounds each of
+   * two calls, launch / pass 0's last workgroup): 64x65536 k=2048 0.0564-0.0576 / 0.0544-0.0547,
+   * 32x131072 k=2048 0.056-0.0566 / 0.0528-0.054; past the default, with the bound raised:
+   * 256x262144 k=256 0.1593-0.161 / 0.1578-0.1588, 64x151936 k=50 0.0652-0.0677 / 0.0644-0.0668,
+   * 1x262144 k=100 0.0414 / 0.0389, and with keys that mislead its sample 0.0555 / 0.138; 1x16M
+   * k=100 0.0988-0.0992 / 0.0986-0.0991 (its 4096 workgroups count their arrivals on one word) and,
+   * misled, 0.296-0.298 / 7.23 ms.
+   */
+  readonly radixFoldFallbackMaxItems: number;
+  /**
    * row-radix (one workgroup per segment doing every digit pass, the row re-read from cache) takes
    * segments of at most this many keys: past it one workgroup's passes over its row outlast
    * radix-select's launches, which spread a segment over the whole device.
@@ -231,11 +248,25 @@ export const radixState = {
   threshold: 1,
   /** Keys pass 0 collected past the sampled threshold (an append counter). */
   collected: 2,
+  /**
+   * Pass-0 workgroups of a sampled segment that have finished their tiles (an arrival counter): the
+   * last to arrive adds the keys below T to the digit-0 histogram where fewer than take reached T.
+   */
+  arrived: 3,
   /** Keys the filter of digit p selected: word `selectedByPass + p`. */
   selectedByPass: 8,
   /** Candidates the filter of digit p kept for the next digit: word `keptByPass + p`. */
   keptByPass: 16,
 } as const;
+/**
+ * Whether radix-select's pass 0 takes a misleading sampled threshold's histogram in its last
+ * workgroup, with no 'radix-fallback' launch (policy `radixFoldFallbackMaxItems`): the plan's
+ * launches and both backends' pass 0 read it.
+ */
+export function radixFoldsFallback(maxSegmentSize: number, policy: Pick<TopKPolicy, 'radixFoldFallbackMaxItems'>): boolean {
+  return maxSegmentSize <= policy.radixFoldFallbackMaxItems;
+}
+
 /** Most radix-select passes (radixBits >= 4). */
 export const radixMaxPasses = 8;
 
@@ -450,6 +481,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // faster (2 cores, bench/topk-cpu.ts, 2026-11-28, a run each: 1x4M k=100 2.6 -> 4.2 ms,
     // 64x32768 k=2048 11.7 -> 14.8; a workgroup a tile again, 3.0 and 11.5; runs vary by ~25% here).
     radixHistogramWorkgroups: capabilities.parallelism < rowRadixMinParallelism ? 2 ** 30 : 4 * capabilities.parallelism,
+    radixFoldFallbackMaxItems: 131072,
     rowRadixMaxItems: rowRadixDefaults.maxItems,
     rowRadixPastTileMaxItems: rowRadixDefaults.pastTileMaxItems,
     rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,

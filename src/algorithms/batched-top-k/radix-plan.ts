@@ -1,5 +1,5 @@
 import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type RadixPick, type TopKPolicy, radixPasses, radixStateWords } from './policy.js';
+import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixPasses, radixStateWords } from './policy.js';
 import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
 
 /*
@@ -9,10 +9,14 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *
  *   radix-init       (grid maxSegments)          zero the state and histograms; sample a threshold T
  *   radix-histogram  (grid maxSegments * tiles)  pass 0 over every key: the keys >= T into
- *                                                 candidates0 and their digit-0 histogram (sampled),
+ *                                                 candidates0 and their digit-0 histogram (sampled;
+ *                                                 on segments of at most radixFoldFallbackMaxItems
+ *                                                 keys, where fewer than k reached T, the segment's
+ *                                                 last workgroup to finish adds the keys below it),
  *                                                 or the digit-0 histogram of every key
- *   radix-fallback   (grid maxSegments * filterTiles) only where fewer than k keys reached T: the
- *                                                 digit-0 histogram of the keys below it
+ *   radix-fallback   (grid maxSegments * filterTiles) longer segments only, and only where fewer
+ *                                                 than k keys reached T: the digit-0 histogram of
+ *                                                 the keys below it
  *   radix-filter p   (grid maxSegments * filterTiles), p = 0 .. P-2: choose digit p's threshold
  *                                                 bucket, select the items above it, keep its members
  *                                                 as candidates with their digit-(p+1) histogram; at
@@ -73,16 +77,28 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
     purpose,
   });
   const tiles = radixTiles(maxSegmentSize, policy);
+  // A misleading sampled threshold's histogram: pass 0's last workgroup on segments short enough for
+  // one workgroup to read again, else a launch of its own (policy.ts radixFoldFallbackMaxItems).
+  const folded = radixFoldsFallback(maxSegmentSize, policy);
   const launches = [
     launch('radix-init', 'init', 0, 'zero the state and histograms; sample a threshold that about 1.5 k keys reach (long segments, small k)'),
     launch(
       'radix-histogram',
       'histogram',
       0,
-      `pass 0 over the keys (${policy.radixBits}-bit digits, ${tiles} tiles per segment): the keys at or above the sampled threshold as candidates with their histogram, else the histogram of every key`,
+      `pass 0 over the keys (${policy.radixBits}-bit digits, ${tiles} tiles per segment): the keys at or above the sampled threshold as candidates with their histogram${folded ? ` (where fewer than k reached it, the segment's last workgroup to finish adds the keys below it: segments of at most ${policy.radixFoldFallbackMaxItems} keys, radixFoldFallbackMaxItems)` : ''}, else the histogram of every key`,
     ),
-    launch('radix-fallback', 'fallback', 0, 'only where fewer than k keys reached the sampled threshold: the histogram of the keys below it'),
   ];
+  if (!folded) {
+    launches.push(
+      launch(
+        'radix-fallback',
+        'fallback',
+        0,
+        `only where fewer than k keys reached the sampled threshold: the histogram of the keys below it (segments of up to ${maxSegmentSize} keys, past radixFoldFallbackMaxItems ${policy.radixFoldFallbackMaxItems}: spread over the device)`,
+      ),
+    );
+  }
   // Filter pass 0's pick, and why it is built or not where the plan says (radixPickOf).
   const pick = input.pick ?? { built: !relaxed.tiesAsFound, why: '' };
   const why = pick.why === '' ? '' : `; the pick is built: ${pick.why}`;

@@ -21,10 +21,14 @@ import { simdAvailable, simdCollectReaching, simdCollectStep } from './simd.js';
  *
  *   'radix-init'       (grid maxSegments)               zero state and histograms; sample a threshold T
  *   'radix-histogram'  (grid maxSegments * histogramTiles) pass 0 over the keys: those >= T into
- *                                                         candidates0 with their digit-0 histogram, or
- *                                                         (no T) the digit-0 histogram of every key
- *   'radix-fallback'   (grid maxSegments * tiles)        only where fewer than take keys reached T:
- *                                                         the digit-0 histogram of the keys below it
+ *                                                         candidates0 with their digit-0 histogram
+ *                                                         (short segments: where fewer than take
+ *                                                         reached T, the last workgroup adds the keys
+ *                                                         below it), or (no T) the digit-0 histogram
+ *                                                         of every key
+ *   'radix-fallback'   (grid maxSegments * tiles)        long segments only, where fewer than take
+ *                                                         keys reached T: the digit-0 histogram of
+ *                                                         the keys below it
  *   'radix-filter' p   (grid maxSegments * filterTiles)  digit p's threshold bucket from its histogram;
  *                                                         items above it selected, its members kept
  *                                                         with their digit-(p+1) histogram
@@ -282,7 +286,11 @@ export function runRadixFallback(workgroupId: number, _numWorkgroups: number, sh
 /**
  * Pass 0 over tiles of the keys. 'radix-histogram' (grid maxSegments * histogramTiles) and
  * 'radix-fallback' (grid maxSegments * filterTiles): workgroup w of a segment takes its tiles w, w +
- * its launch's workgroups per segment, ...
+ * its launch's workgroups per segment, ... Where the plan has no fallback launch (policy.ts
+ * radixFoldsFallback), each 'radix-histogram' workgroup of a sampled segment counts its arrival
+ * (state word 3; Atomics: workgroups may run on worker threads, and each adds to the collected count
+ * before it arrives), and the last to arrive, where fewer than take keys reached T, adds the keys
+ * below T over the whole segment, as the fallback would.
  */
 function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext, fallback: boolean): void {
   const perSegment = fallback ? ctx.filterTilesPerSegment : ctx.histogramTilesPerSegment;
@@ -305,10 +313,16 @@ function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext
       histogramOfTile(ctx, segment, perSegment, seg.start + from, seg.start + to, fallback ? threshold : undefined, shared.i32);
     }
   }
+  if (fallback || !sampled || !ctx.radixFoldsFallback) return;
+  const arrived = Atomics.add(temp, state + radixState.arrived, 1) + 1;
+  if (arrived !== perSegment || Atomics.load(temp, state + radixState.collected) >= seg.take) return;
+  for (let from = 0; from < seg.size; from += tileItems) {
+    histogramOfTile(ctx, segment, perSegment, seg.start + from, seg.start + Math.min(from + tileItems, seg.size), threshold, shared.i32);
+  }
 }
 
 /**
- * The digit-0 histogram of keys [from, end) (in the fallback, of those below `below`, a signed
+ * The digit-0 histogram of keys [from, end) (where T misled, of those below `below`, a signed
  * ordered key), by the top bits of sk, whose sign bit is flipped against the ordered key's: digit =
  * bin ^ signDigit. Four interleaved local histograms: consecutive equal digits do not wait on one
  * counter.

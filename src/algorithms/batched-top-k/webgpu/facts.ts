@@ -3,7 +3,7 @@ import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '..
 import type { MergeLayout } from '../../segmented-sort/problem.js';
 import { type BitonicOptions, type RankSortOptions, defaultBitonic } from '../../../backends/webgpu/blocks.js';
 import { type RadixWarpRank, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
-import { radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
+import { radixFoldsFallback, radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
 
 /*
@@ -58,6 +58,11 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * radixSampleMidRank).
    */
   readonly radixPick: boolean;
+  /**
+   * Radix-select's pass 0 takes a misleading sampled threshold's histogram in each segment's last
+   * workgroup to finish (policy.ts radixFoldsFallback), where the plan has no 'radix-fallback' launch.
+   */
+  readonly radixFoldedFallback: boolean;
   /** Invocations of a row-radix workgroup (policy.rowRadixWorkgroupSize). */
   readonly rowRadixWorkgroupSize: number;
   /** The device has subgroups (the reduce merge shuffles within them). */
@@ -115,6 +120,8 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     // The plan's choice, not the launches of this run: a run of a prefix of the launches (the twin
     // test's) compiles init as the whole plan does (its sample rank reads the pick's tile).
     radixPick: problem.radixPick,
+    // The plan's choice too (a prefix of the launches may end before the fallback's).
+    radixFoldedFallback: radixFoldsFallback(problem.maxSegmentSize, policy),
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
     sortGroupBits: problem.kMax >= 512 ? 4 : 3,

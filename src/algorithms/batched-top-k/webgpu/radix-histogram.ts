@@ -3,24 +3,31 @@ import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
- * Pass 0 over the keys (tile t of a segment covers radixTileItems keys), read as
- * aligned vec4 quads, all of a tile's quads loaded before any is used:
+ * Pass 0 over the keys (tile t of a segment covers radixTileItems keys), read as aligned vec4 quads,
+ * all of a tile's quads loaded before any is used:
  *
  * - 'radix-histogram' (grid maxSegments * histogramTiles; workgroup w of a segment takes its tiles
  *   w, w + histogramTiles, ..., the next tile's quads loaded while it tests this one's): with a
- *   sampled threshold T (mode 1) the keys at or above T are appended to
- *   candidates0 (state word 2 counts them; one global atomic per tile) and counted in the digit-0
- *   histogram through the workgroup's (one global atomic per digit and tile) — one read of the keys
- *   and no histogram work for the rest. Without one (mode 0), the
- *   digit-0 histogram of every key (workgroup histogram, then one atomic per non-zero bin).
- * - 'radix-fallback' (grid maxSegments * filterTiles, each workgroup looping over tiles): only where
- *   T misled (mode 1, fewer than take keys reached it): adds the keys below T to the digit-0
- *   histogram, which then counts every key; the filter of digit 0 reads every key. Elsewhere its
- *   workgroups exit at once.
+ *   sampled threshold T (mode 1) the keys at or above T are appended to candidates0 (state word 2
+ *   counts them; one global atomic per tile) and counted in the digit-0 histogram through the
+ *   workgroup's (one global atomic per digit and tile): one read of the keys and no histogram work
+ *   for the rest. Without one (mode 0), the digit-0 histogram of every key (workgroup histogram,
+ *   then one atomic per non-zero bin).
+ * - Where T misled (mode 1, fewer than take keys reached it), the keys below T go to the digit-0
+ *   histogram too, which then counts every key (the filter of digit 0 reads every key). On segments
+ *   of at most radixFoldFallbackMaxItems keys (`facts.radixFoldedFallback`), pass 0 does it: each
+ *   sampled workgroup counts its arrival (state word 3), and the last of the segment's to arrive
+ *   reads the segment again. T misleads only where the sample's keys rank far above the rest (its
+ *   rank leaves several spreads of margin), so that read is rare, and a launch of its own, whose
+ *   workgroups nearly always exited at once, cost every call a dispatch (policy.ts has the H200's
+ *   times). Longer segments keep that launch, 'radix-fallback' (grid maxSegments * filterTiles, each
+ *   workgroup looping over tiles), whose workgroups exit at once unless T misled: one workgroup's
+ *   read of a 16M-key row cost 7.2 ms where the launch's took 0.30.
  */
 
 /** The pass-0 program: 'radix-histogram' or, with `fallback`, 'radix-fallback'. */
 export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fallback = false): WebGpuProgram {
+  const fold = !fallback && facts.radixFoldedFallback;
   const quadsPer = Math.ceil((facts.radixTileItems / 4 + 1) / facts.workgroupSize);
   const quads = Array.from({ length: quadsPer }, (_, r) => r);
   // An invocation's keys live in named registers (q0, q1, ...), each quad's uses written out: a
@@ -40,11 +47,11 @@ export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fall
   const declarations = `
 const FALLBACK: bool = ${fallback};
 ${reachWindowsWgsl(facts.keyType)}
-var<workgroup> tileInfo: vec3<u32>;
+var<workgroup> tileInfo: vec3<u32>;${fold ? '\nvar<workgroup> lastToArrive: u32;' : ''}
 var<workgroup> collectedInTile: atomic<u32>;
 var<workgroup> collected: vec2<u32>;`;
-  // The fallback runs on the filter passes' grid (maxSegments * filterTiles; workgroup w takes tiles
-  // w, w + filterTiles, ...): it rarely has work, and most of its workgroups only read the state.
+  // The fallback launch runs on the filter passes' grid (maxSegments * filterTiles; workgroup w takes
+  // tiles w, w + filterTiles, ...): it rarely has work, and most of its workgroups only read the state.
   const enter = `
   let stride = u.${fallback ? 'filterTiles' : 'histogramTiles'};
   let segment = workgroupIndex / stride;
@@ -100,6 +107,31 @@ ${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u)
       if (count != 0u) { atomicAdd(&temp[histogram + d], count); }
     }`).join('\n')}
 `;
+  // Where the plan has no fallback launch: the last sampled workgroup of a segment to finish takes its work.
+  const foldSection = `
+  if (!collect) { return; }
+  // The segment's workgroups arrive once their tiles are done (each adds to the collected count
+  // before it arrives); the last, where fewer than take keys reached T, histograms the keys below it
+  // over the whole segment (localHistogram is clear: each tile's flush cleared the bins it used).
+  if (lid == 0u) {
+    let arrived = atomicAdd(&temp[state + STATE_ARRIVED], 1u) + 1u;
+    lastToArrive = select(0u, 1u, arrived == stride && atomicLoad(&temp[state + STATE_COLLECTED]) < s.take);
+  }
+  if (workgroupUniformLoad(&lastToArrive) == 0u) { return; }
+  for (var tile = 0u; tile * RADIX_TILE < s.size; tile++) {
+    let a = s.start + tile * RADIX_TILE;
+    let b = s.start + min(tile * RADIX_TILE + RADIX_TILE, s.size);
+    let firstQuad = a >> 2u;
+    let lastQuad = (b - 1u) >> 2u;
+${loads('    ')}
+${quads.map((r) => `    for (var c = 0u; c < 4u; c++) {
+      let i = (firstQuad + ${r * facts.workgroupSize}u + lid) * 4u + c;
+      let key = orderedKey(q${r}[c], s.direction);
+      if (i >= a && i < b && key < threshold) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }
+    }`).join('\n')}
+  }
+  workgroupBarrier();
+  flushHistogram(histogram, lid);`;
   const main = `${enter}
 ${quads.map((r) => `  var q${r} = vec4<u32>();\n  var p${r} = vec4<u32>();`).join('\n')}
   // The first tile's keys are requested before the state is read (pass 0 of the histogram kernel
@@ -111,7 +143,7 @@ ${quads.map((r) => `  var q${r} = vec4<u32>();\n  var p${r} = vec4<u32>();`).joi
 ${loads('    ')}
   }
   if (lid == 0u) {
-    tileInfo = vec3<u32>(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_THRESHOLD]), atomicLoad(&temp[state + STATE_COLLECTED]));
+    tileInfo = vec3<u32>(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_THRESHOLD]), ${fallback ? 'atomicLoad(&temp[state + STATE_COLLECTED])' : '0u'});
   }
   let info = workgroupUniformLoad(&tileInfo);
   let sampled = info.x == 1u;
@@ -156,7 +188,7 @@ ${fallback ? '' : collectSection}    continuing {
 ${quads.map((r) => `      q${r} = p${r};`).join('\n')}
       t = next;
     }
-  }`;
+  }${fold ? foldSection : ''}`;
   return radixProgram(fallback ? 'radix-fallback' : 'radix-histogram', facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);
 }
 
