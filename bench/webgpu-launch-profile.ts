@@ -5,11 +5,13 @@
  *
  *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--warm-ms=300] [--out=DIR] [--out-file=NAME]
  *     [--shrink=N] [--tune='{"variant":"radix-select"}'] [--sort-policies='[{"radixLoads":1},{"radixLoads":3}]']
- *     [--toggles=enable-dawn-features=...]
+ *     [--toggles=enable-dawn-features=...] [--seed=N]
  * (--warm-ms: each case's plan runs back to back that long before it is timed, so that the GPU's
  * clocks are up; --shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
  * cases' policy tuning; --sort-policies profiles each sort case once per env.tuning.policy, its id
- * suffixed -p<i> (i the policy's place in the list); --toggles, comma-separated Dawn instance flags, for diagnostics)
+ * suffixed -p<i> (i the policy's place in the list); --toggles, comma-separated Dawn instance flags, for diagnostics;
+ * --seed, the keys' (bench/lib/cases.ts fillRandom; default 11, where bench/topk-webgpu.ts's cases take
+ * fillRandom's own: 2654435769 profiles the same keys as its single row))
  * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it).
  */
 /// <reference types="@webgpu/types" />
@@ -133,7 +135,7 @@ interface LaunchTime {
 const results: { id: string; label: string; variant: string; totalMs: number; passMs: number | undefined; launches: LaunchTime[] }[] = [];
 for (const c of cases) {
   if (caseFilter && !caseFilter.includes(c.id)) continue;
-  const keys = backend.upload(fillRandom(new Float32Array(c.rows * c.cols), 11));
+  const keys = backend.upload(fillRandom(new Float32Array(c.rows * c.cols), Number(argv.seed ?? 11)));
   const { plan: made, owned } = c.plan(keys);
   const plan = made as { variant: string; tempStorageBytes: number; launches: readonly { name: string; grid: number }[]; run(t?: DeviceArray<'u8'>): Promise<void>; destroy(): void };
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
