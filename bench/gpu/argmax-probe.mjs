@@ -10,7 +10,7 @@
 // Each variant: `reps` dispatches in one compute pass with timestamps around it; GPU us per dispatch,
 // median of 7 passes; GB/s counts the key bytes read once.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, passTimer, probeDevice, readBytes } from './probe-device.mjs';
+import { arg, orderedKeyWgsl, passTimer, probeDevice, readBytes } from './probe-device.mjs';
 
 const ROWS = Number(arg('rows', 64));
 const COLS = Number(arg('cols', 151936));
@@ -32,11 +32,7 @@ const branchy = `fn ob(bits: u32) -> u32 {
   if ((bits & 0x80000000u) != 0u) { return ~bits; }
   return bits | 0x80000000u;
 }`;
-const branchFree = `fn ob(bits: u32) -> u32 {
-  let flipped = bits ^ (bitcast<u32>(bitcast<i32>(bits) >> 31u) | 0x80000000u);
-  let zeroed = select(flipped, 0x80000000u, bits == 0x80000000u);
-  return select(zeroed, 0xffffffffu, (bits & 0x7fffffffu) > 0x7f800000u);
-}`;
+const branchFree = orderedKeyWgsl('ob');
 // Bodies: what each invocation does with one quad `v` whose first key has row-local index `i`.
 const bodies = {
   read: { ob: branchFree, body: 'best = best ^ v.x ^ v.y ^ v.z ^ v.w;' },

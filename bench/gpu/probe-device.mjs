@@ -3,6 +3,18 @@
 // high-performance adapter, and its largest storage buffers.
 import { create, globals } from 'webgpu';
 
+/**
+ * WGSL `fn name(bits: u32) -> u32`: an f32's bits as an unsigned key in the order of their values
+ * without a branch (-0 with +0, every NaN above +Infinity), as segkit's kernels order them.
+ */
+export function orderedKeyWgsl(name) {
+  return `fn ${name}(bits: u32) -> u32 {
+  let flipped = bits ^ (bitcast<u32>(bitcast<i32>(bits) >> 31u) | 0x80000000u);
+  let zeroed = select(flipped, 0x80000000u, bits == 0x80000000u);
+  return select(zeroed, 0xffffffffu, (bits & 0x7fffffffu) > 0x7f800000u);
+}`;
+}
+
 /** The value of `--name=value` on the command line (a string), or `def`. */
 export function arg(name, def) {
   const a = process.argv.find((s) => s.startsWith(`--${name}=`));

@@ -14,7 +14,7 @@
 // one dispatch in a compute pass with timestamps around it (what the benches' GPU time of a one-launch
 // call is), and `reps` dispatches in one pass (the per-dispatch cost), medians of 9 passes.
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, passTimer, probeDevice, readBytes, segmentBuffers } from './probe-device.mjs';
+import { arg, orderedKeyWgsl, passTimer, probeDevice, readBytes, segmentBuffers } from './probe-device.mjs';
 
 const N = Number(arg('items', 16777216));
 const REPS = Number(arg('reps', 10));
@@ -25,11 +25,7 @@ device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:',
 
 const { values, input: inBuffer, output: outBuffer, readBack: readBuffer } = segmentBuffers(device, N);
 
-const orderedKey = `fn ok(bits: u32) -> u32 {
-  let flipped = bits ^ (bitcast<u32>(bitcast<i32>(bits) >> 31u) | 0x80000000u);
-  let zeroed = select(flipped, 0x80000000u, bits == 0x80000000u);
-  return select(zeroed, 0xffffffffu, (bits & 0x7fffffffu) > 0x7f800000u);
-}`;
+const orderedKey = orderedKeyWgsl('ok');
 // acc: u32 (max of keys) or f32 (sum); a vec4 load folds into it component by component.
 const bodies = {
   max: { init: 'var acc = 0u;', fold4: (v) => `acc = max(acc, max(max(ok(${v}.x), ok(${v}.y)), max(ok(${v}.z), ok(${v}.w))));`, fold1: (v) => `acc = max(acc, ok(${v}));`, word: 'acc', combine: 'max(a, b)' },

@@ -40,6 +40,17 @@ export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fall
   const masks = Array.from({ length: Math.ceil((quadsPer * 4) / 32) }, (_, m) => m);
   const loads = (indent: string, into = 'q', from = 'firstQuad', to = 'lastQuad') =>
     quads.map((r) => `${indent}${into}${r} = keysIn4[min(${from} + ${r * facts.workgroupSize}u + lid, ${to})];`).join('\n');
+  // The keys of quads q0, q1, ... within [a, b) that pass `test` (a WGSL condition on key), counted in localHistogram by digit 0.
+  const countDigits = (indent: string, test: string) =>
+    quads
+      .map(
+        (r) => `${indent}for (var c = 0u; c < 4u; c++) {
+${indent}  let i = (firstQuad + ${r * facts.workgroupSize}u + lid) * 4u + c;
+${indent}  let key = orderedKey(q${r}[c], s.direction);
+${indent}  if (i >= a && i < b && ${test}) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }
+${indent}}`,
+      )
+      .join('\n');
   // Full tiles (aligned, RADIX_TILE keys) fill quads [0, fullQuads) exactly: no per-key bounds.
   const fullQuads = facts.radixTileItems % (4 * facts.workgroupSize) === 0 ? facts.radixTileItems / (4 * facts.workgroupSize) : 0;
   const bitOf = (r: number, c: number) => r * 4 + c;
@@ -124,11 +135,7 @@ ${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u)
     let firstQuad = a >> 2u;
     let lastQuad = (b - 1u) >> 2u;
 ${loads('    ')}
-${quads.map((r) => `    for (var c = 0u; c < 4u; c++) {
-      let i = (firstQuad + ${r * facts.workgroupSize}u + lid) * 4u + c;
-      let key = orderedKey(q${r}[c], s.direction);
-      if (i >= a && i < b && key < threshold) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }
-    }`).join('\n')}
+${countDigits('    ', 'key < threshold')}
   }
   workgroupBarrier();
   flushHistogram(histogram, lid);`;
@@ -175,11 +182,7 @@ ${loads('      ')}
 ${loads('      ', 'p', 'nextFirst', 'nextLast')}
     }
     if (!collect) {
-${quads.map((r) => `      for (var c = 0u; c < 4u; c++) {
-        let i = (firstQuad + ${r * facts.workgroupSize}u + lid) * 4u + c;
-        let key = orderedKey(q${r}[c], s.direction);
-        if (i >= a && i < b && (!FALLBACK || key < threshold)) { atomicAdd(&localHistogram[digitOf(key, 0u)], 1u); }
-      }`).join('\n')}
+${countDigits('      ', '(!FALLBACK || key < threshold)')}
       workgroupBarrier();
       flushHistogram(histogram, lid);
       continue;
