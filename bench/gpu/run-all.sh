@@ -17,7 +17,7 @@
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # SORT_SHAPES: the sort suite's cases beyond the fixed four, for both sides (default: medium segments,
-# where 'merge' runs, and a ragged batch).
+# where 'merge' runs, a ragged batch, and single-tile batches near 1M keys where torch.sort is close).
 # When more than 8 files would come back, the JSONs travel as results.tgz.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -28,7 +28,7 @@ mkdir -p "$OUT"
 # Scripts may come from dist/gpu-scripts (a newer copy carried with dist) or from bench/gpu.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 LOG="$OUT/run.log"
-SORT_SHAPES="${SORT_SHAPES:-8x16384,128x16384,1024x8192,1x65536,512x16384r}"
+SORT_SHAPES="${SORT_SHAPES:-8x16384,128x16384,1024x8192,1x65536,512x16384r,1024x1024,512x2048,512x4096r}"
 
 { cat dist/bench/build-info.txt 2>/dev/null; date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"

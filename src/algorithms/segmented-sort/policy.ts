@@ -157,6 +157,11 @@ export const segmentedSortPolicyLimits = {
  * 64x32768 0.270 / 0.252, 1x16M (fresh processes) 2.08-2.15 / 1.96. So 8192. Longer tiles (12:12
  * UTC, 8192 / 16384 / 32768): 1x16M 1.94 / 1.87 / 1.84, but 64x32768 0.248-0.255 / 0.262 / 0.432
  * (128 and 64 tiles leave the device idle); one size for both stays 8192.
+ * 2026-11-30 (bench/sort-webgpu.ts --policies, two rounds; default / 8 items / 32 items / 256
+ * invocations / 1024 invocations): 256x4096 0.0492-0.0495 / 0.0557 / 0.055-0.0555 / 0.0518-0.0523 /
+ * 0.0515, 512x2048 0.0445 / 0.0501-0.0505 / 0.0502 / 0.0477-0.0481 / 0.0462-0.0467, ragged 512 rows
+ * of 1..4096 keys 0.0802 / 0.0903 / 0.090 / 0.0819-0.0823 / 0.0865, 1024x1024 0.0397 / 0.0445 /
+ * 0.0451 / 0.0429 / 0.041: the default, fastest on each.
  */
 export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Required<SegmentedSortPolicy> {
   const workgroupSize = Math.min(512, capabilities.maxWorkgroupSize);
