@@ -316,9 +316,8 @@ function passZero(workgroupId: number, shared: WorkgroupMemory, ctx: TopKContext
   if (fallback || !sampled || !ctx.radixFoldsFallback) return;
   const arrived = Atomics.add(temp, state + radixState.arrived, 1) + 1;
   if (arrived !== perSegment || Atomics.load(temp, state + radixState.collected) >= seg.take) return;
-  for (let from = 0; from < seg.size; from += tileItems) {
-    histogramOfTile(ctx, segment, perSegment, seg.start + from, seg.start + Math.min(from + tileItems, seg.size), threshold, shared.i32);
-  }
+  // The whole segment as one range: the histogram's counts do not depend on how it is split.
+  histogramOfTile(ctx, segment, perSegment, seg.start, seg.start + seg.size, threshold, shared.i32);
 }
 
 /**
