@@ -200,6 +200,28 @@ const cases: TwinCase[] = [
     pickedSelection: true,
   },
   {
+    // Every key within 600 ulps of 0.5 (about 27 copies of each): the select's rounds over the distance
+    // from the least candidate decide it in one digit, then the tied indices.
+    name: 'radix-select unsorted, 11-bit digits: the select over keys a few hundred ulps apart, tied at the threshold',
+    sizes: [16384, 20000],
+    k: 300,
+    variant: 'radix-select',
+    outputOrdering: 'unsorted',
+    policy: { radixBits: 11 },
+    key: (i, random) => 0.5 + Math.floor(random() * 600) * 2 ** -24,
+    pickedSelection: true,
+  },
+  {
+    // 8-bit digits over distances of 12 bits: two rounds, the first of 4 bits.
+    name: 'radix-select sorted with radixCandidateSelectSorted, 8-bit digits: the select over keys a few thousand ulps apart',
+    sizes: [16384, 9000],
+    k: 200,
+    variant: 'radix-select',
+    policy: { radixBits: 8, radixCandidateSelectSorted: true },
+    key: (i, random) => -0.75 + Math.floor(random() * 3000) * 2 ** -24,
+    pickedSelection: true,
+  },
+  {
     name: 'radix-select sorted with radixCandidateSelectSorted: the select, then the sort of the selection alone',
     sizes: [16384, 9000],
     k: 400,

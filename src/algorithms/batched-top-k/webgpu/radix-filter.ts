@@ -22,9 +22,15 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  * nothing left to take. How (policy.ts radixCandidateShortcut):
  *
  * - 'sort': a bitonic sort of every candidate; the first take, in rank order.
- * - 'select': a radix select over the candidates' ordered keys (a histogram of one digit per round
- *   with workgroup atomics, the threshold bucket from a scan, at most ceil(32 / BITS) rounds, each
- *   over the candidates with the key's bits decided so far), then, where the take-th best key T is
+ * - 'select': a radix select over the candidates' distances from the least of their ordered keys
+ *   (a histogram of one digit per round with workgroup atomics, the threshold bucket from a scan;
+ *   digits of at most BITS bits from the highest bit a distance reaches, so at most ceil(32 / BITS)
+ *   rounds, each over the candidates with the distance's bits decided so far). Candidates that all
+ *   reached a sampled threshold share the key's leading bits, and digits taken from the key's top
+ *   spent rounds that split nothing: H200, unsorted output (GPU ms, 2026-11-30, three rounds each,
+ *   BENCHMARKS.md session 30): 64x151936 k=50 0.0723-0.073 -> 0.0682-0.071, 256x262144 k=256
+ *   0.1792-0.1799 -> 0.1741-0.1749, 64x65536 k=2048 0.058-0.0582 -> 0.056-0.0566, 32x131072 k=2048
+ *   0.0564-0.057 -> 0.0554-0.0556. Then, where the take-th best key T is
  *   tied, the same over the indices of the candidates equal to T (8-bit digits from the top: the
  *   smallest win, finalize's rule). Selected: keys above T and the ties up to the last index taken,
  *   the very items the sort takes. Unsorted output writes them in index order, so finalize finds
@@ -262,6 +268,9 @@ function candidateSelectWgsl(tilePerInvocation: number): string {
   return `const TILE_PER_INVOCATION: u32 = ${tilePerInvocation}u;
 var<workgroup> selectedTotal: u32;
 var<workgroup> selectedFound: atomic<u32>;
+var<workgroup> candidateLeast: atomic<u32>;
+var<workgroup> candidateGreatest: atomic<u32>;
+var<workgroup> candidateRange: vec2<u32>;
 // Counts a digit into the invocation's run of equal digits, adding the run to localHistogram when
 // the digit changes: the candidates share their leading digits (they all reached the sampled
 // threshold; a tied key's indices share their top bits), and one add per run spares that bin a
@@ -278,27 +287,52 @@ fn flushRun(run: vec2<u32>) {
   if (run.y > 0u) { atomicAdd(&localHistogram[run.x], run.y); }
 }
 fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direction: u32, selected: u32, direct: bool, out: u32, lid: u32) {
+  if (lid == 0u) {
+    atomicStore(&candidateLeast, 0xffffffffu);
+    atomicStore(&candidateGreatest, 0u);
+  }
   loadEntries(at, count, count, start, direction, lid);
-  // The take-th best key T: its leading bits (key >> shift) at the digit where its bucket was taken
-  // whole, or all of them where T is tied past the last digit.
+  // The candidates' least and greatest ordered keys. The rounds select over each key's distance
+  // from the least (base), in digits of at most BITS bits from the highest bit a distance reaches:
+  // the candidates all reached the sampled threshold and share the key's leading bits, on which
+  // digits from the key's top bit spent whole rounds that split nothing.
+  var least = 0xffffffffu;
+  var greatest = 0u;
+  for (var j = lid; j < count; j += WG) {
+    let key = sortKeys[sortSlot(j)];
+    least = min(least, key);
+    greatest = max(greatest, key);
+  }
+  atomicMin(&candidateLeast, least);
+  atomicMax(&candidateGreatest, greatest);
+  workgroupBarrier();
+  if (lid == 0u) { candidateRange = vec2<u32>(atomicLoad(&candidateLeast), atomicLoad(&candidateGreatest)); }
+  let range = workgroupUniformLoad(&candidateRange);
+  let base = range.x;
+  // The take-th best key T is base + prefix: the distance's bits from shift up decided, where T's
+  // bucket was taken whole, or all of them (shift 0) where T is tied.
   var prefix = 0u;
-  var shift = 0u;
+  var shift = 32u - countLeadingZeros(range.y - base);
   var remaining = take;
   var tied = true;
-  for (var p = 0u; p < PASSES; p++) {
+  var first = true;
+  loop {
+    if (shift == 0u) { break; }
+    let next = select(shift - BITS, 0u, shift <= BITS);
+    let mask = (1u << (shift - next)) - 1u;
     clearHistogram(BINS, lid);
-    let decided = select(digitShift(p - 1u), 0u, p == 0u);
     var run = vec2<u32>(0u, 0u);
     for (var j = lid; j < count; j += WG) {
-      let key = sortKeys[sortSlot(j)];
-      if (p == 0u || (key >> decided) == (prefix >> decided)) { countDigit(digitOf(key, p), &run); }
+      let distance = sortKeys[sortSlot(j)] - base;
+      if (first || (distance >> shift) == (prefix >> shift)) { countDigit((distance >> next) & mask, &run); }
     }
     flushRun(run);
     workgroupBarrier();
     let chosen = chooseDigit(BINS, remaining, lid);
-    shift = digitShift(p);
-    prefix = prefix | (chosen.x << shift);
+    prefix = prefix | (chosen.x << next);
     remaining -= chosen.y;
+    shift = next;
+    first = false;
     if (chosen.z == remaining) {
       tied = false;
       break;
@@ -319,7 +353,7 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
       var run = vec2<u32>(0u, 0u);
       for (var j = lid; j < count; j += WG) {
         let index = order[sortSlot(j)];
-        if (sortKeys[sortSlot(j)] == prefix && (index & fixed) == indexPrefix) { countDigit(255u - ((index >> indexShift) & 255u), &run); }
+        if (sortKeys[sortSlot(j)] - base == prefix && (index & fixed) == indexPrefix) { countDigit(255u - ((index >> indexShift) & 255u), &run); }
       }
       flushRun(run);
       workgroupBarrier();
@@ -334,8 +368,8 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
   let bound = prefix >> shift;
   for (var j = lid; j < count; j += WG) {
     let at = sortSlot(j);
-    let high = sortKeys[at] >> shift;
-    if (!(high > bound || (high == bound && order[at] <= highest))) { order[at] = SENTINEL; }
+    let above = (sortKeys[at] - base) >> shift;
+    if (!(above > bound || (above == bound && order[at] <= highest))) { order[at] = SENTINEL; }
   }
   let bucketShift = indexBucketShift(size);
   if (SORTED) {
