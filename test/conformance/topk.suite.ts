@@ -340,13 +340,13 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
 
       it('ties at the threshold, all-equal candidates, NaN, -0 and infinities; take 1, take = candidates, candidates = the tile; rows past the index buckets', async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
-        // Rows of 16384 keys (8-bit digits: index buckets of 64 keys) and 20000 (past them: finalize orders the selection).
+        // Rows of 16384 keys (8-bit digits: index buckets of 64 keys) and 40000 (past buckets of 128: finalize orders the selection).
         const shapes: { cols: number; hot: number; take: number }[] = [
           { cols: 16384, hot: 1200, take: 700 },
           { cols: 16384, hot: tileItems, take: tileItems - 3 },
           { cols: 16384, hot: 1000, take: 1000 },
-          { cols: 20000, hot: 1500, take: 1 },
-          { cols: 20000, hot: tileItems, take: tileItems },
+          { cols: 40000, hot: 1500, take: 1 },
+          { cols: 40000, hot: tileItems, take: tileItems },
         ];
         // Where pipelines compile slowly (and run slowly: lavapipe), each style in one direction, specials in both.
         const directions = (style: Hot): ('max' | 'min')[] => (options.compilesSlowly !== true || style === 'specials' ? ['max', 'min'] : style === 'ties' ? ['max'] : ['min']);
@@ -354,7 +354,7 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           for (const direction of directions(style)) {
             const random = rng(shapes.length * 31 + style.length * 7 + direction.length);
             const rows = shapes.length;
-            const stride = 20000;
+            const stride = 40000;
             const data = new Uint32Array(rows * stride);
             shapes.forEach((shape, r) => data.set(rowKeys(shape.cols, shape.hot, shape.take, style, direction, random), r * stride));
             const kMax = Math.max(...shapes.map((shape) => shape.take));

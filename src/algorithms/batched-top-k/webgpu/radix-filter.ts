@@ -35,7 +35,7 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  *   smallest win, finalize's rule). Selected: keys above T and the ties up to the last index taken,
  *   the very items the sort takes. Unsorted output writes them in index order, so finalize finds
  *   its order and skips its sort: a counting sort by index >> shift into at most INDEX_BUCKETS
- *   buckets of at most INDEX_BUCKET_MAX indices (segments of up to 131072 keys with 11-bit
+ *   buckets of at most INDEX_BUCKET_MAX indices (segments of up to 262144 keys with 11-bit
  *   digits), then each item's rank among its bucket's few members; a longer segment's selection is
  *   written as found and finalize sorts it by index. Sorted output compacts the selection and sorts
  *   only it (take padded to a power of two, not the candidates), where that shrinks the sort.
@@ -48,8 +48,14 @@ import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-comm
  * 256x262144 k=256 0.167 -> 0.163.
  */
 
-/** Most indices of one bucket of the select's index-order write (its rank count reads every member). */
-const indexBucketMax = 64;
+/**
+ * Most indices of one bucket of the select's index-order write (its rank count reads every member).
+ * 128 covers rows of up to 262144 keys with 11-bit digits, where 64 sent the vocabulary's and the
+ * anchor's rows to finalize for a sort by index. H200, unsorted output (GPU ms, 2026-11-30, two
+ * rounds; 64 / 128 / 256): 64x151936 k=50 0.0695-0.0707 / 0.0653-0.0656 / 0.0662, 256x262144 k=256
+ * 0.1739-0.1754 / 0.161 / 0.1608-0.1618; the indexers and ragged rows (buckets within 64) the same.
+ */
+const indexBucketMax = 128;
 
 /**
  * WGSL shared by filter pass 0 and finalize: `pickRuns(mode, collected, s)`, whether filter pass 0's
