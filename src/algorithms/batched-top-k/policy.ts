@@ -567,7 +567,9 @@ export const rowRadixDefaults = { maxItems: 65536, pastTileMaxItems: 65536, maxT
  * k=2048 0.101 -> 0.083, 64x65536 k=2048 0.104 -> 0.086; so on. Sorted: the select and a sort of
  * the take (padded to 2048) instead of the sort of the candidates (padded to 4096) measured the
  * same (32x131072 0.0935 against 0.0932; 256x262144 k=256 0.266 against 0.248, slower), so off;
- * compare `--tune='selsorted={"policy":{"radixCandidateSelectSorted":true}}'`.
+ * again with the select over distances (2026-11-30, select / sort): 64x151936 k=50 0.069 / 0.0668,
+ * 256x262144 k=256 0.1748 / 0.1604, 64x65536 and 32x131072 k=2048 0.0599 / 0.0548 and 0.0578 /
+ * 0.0536. Compare `--tune='selsorted={"policy":{"radixCandidateSelectSorted":true}}'`.
  */
 export const radixCandidateSelectDefaults = { unsorted: true, sorted: false } as const;
 
