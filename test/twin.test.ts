@@ -212,7 +212,7 @@ const cases: TwinCase[] = [
     pickedSelection: true,
   },
   {
-    // 8-bit digits over distances of 12 bits: two rounds, the first of 4 bits.
+    // 8-bit digits over distances of 12 bits: two rounds, of 8 bits and then 4.
     name: 'radix-select sorted with radixCandidateSelectSorted, 8-bit digits: the select over keys a few thousand ulps apart',
     sizes: [16384, 9000],
     k: 200,

@@ -315,13 +315,13 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
   if (lid == 0u) { candidateRange = vec2<u32>(atomicLoad(&candidateLeast), atomicLoad(&candidateGreatest)); }
   let range = workgroupUniformLoad(&candidateRange);
   let base = range.x;
-  // The take-th best key T is base + prefix: the distance's bits from shift up decided, where T's
-  // bucket was taken whole, or all of them (shift 0) where T is tied.
+  // The take-th best key T is base + prefix: the distance's bits from shift up decided (the bits of
+  // decided), where T's bucket was taken whole, or all of them (shift 0) where T is tied.
   var prefix = 0u;
+  var decided = 0u;
   var shift = 32u - countLeadingZeros(range.y - base);
   var remaining = take;
   var tied = true;
-  var first = true;
   loop {
     if (shift == 0u) { break; }
     let next = select(shift - BITS, 0u, shift <= BITS);
@@ -330,15 +330,15 @@ fn selectCandidates(at: u32, count: u32, start: u32, size: u32, take: u32, direc
     var run = vec2<u32>(0u, 0u);
     for (var j = lid; j < count; j += WG) {
       let distance = sortKeys[sortSlot(j)] - base;
-      if (first || (distance >> shift) == (prefix >> shift)) { countDigit((distance >> next) & mask, &run); }
+      if ((distance & decided) == prefix) { countDigit((distance >> next) & mask, &run); }
     }
     flushRun(run);
     workgroupBarrier();
     let chosen = chooseDigit(BINS, remaining, lid);
     prefix = prefix | (chosen.x << next);
+    decided = ~((1u << next) - 1u);
     remaining -= chosen.y;
     shift = next;
-    first = false;
     if (chosen.z == remaining) {
       tied = false;
       break;
