@@ -17,6 +17,7 @@
  *     [--policies='[{"radixLoads":1},{"radixLoads":3}]'] (each sort case once per policy, one after the other in this
  *     process, each over --policy; the case's id names its policy: a before/after of policy values in one process)
  *     [--tag=name] (written into the JSON file's name: sort-webgpu-<tag>.json, to compare builds or policies)
+ *     [--distinct=N] (keys drawn from N values: many equal keys)
  *     [--no-subgroups] (the backend without subgroup operations: the radix scatter ranks with four 2-bit
  *     splits instead of warp-level multisplit, for a before/after in one build)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
@@ -24,7 +25,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import * as segkit from 'segkit';
-import { median, parseArgs, printTable } from './lib/cases.js';
+import { fillRandom, median, parseArgs, printTable } from './lib/cases.js';
 import { constantOf } from './lib/constant.js';
 import { benchDevice, passTimer } from './lib/gpu-device.js';
 
@@ -81,8 +82,7 @@ function rng(seed0: number): () => number {
   return () => ((state = (state * 1664525 + 1013904223) >>> 0) / 4294967296);
 }
 
-let seed = 1234;
-const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 4294967296) * 2 - 1;
+const distinct = argv.distinct === undefined ? undefined : Number(argv.distinct);
 
 async function timed(run: () => Promise<void>): Promise<{ singleMs: number; batchedMs: number; n: number }> {
   // Back-to-back calls for --warm-ms first: after the reference check (seconds of CPU sorting for
@@ -124,7 +124,13 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
       starts.push(total);
       total += size;
     }
-    const keys = Float32Array.from({ length: total }, random);
+    // Uniform in [-1, 1) (xorshift32, a seed per case). Until 2026-11-30 the keys came from
+    // `seed * 1103515245 + 12345` in doubles, whose product lost its low bits past 2^53: the sequence
+    // fell into a cycle of 419 values after 16332 keys, so most keys of every case past 16K were
+    // repeats (BENCHMARKS.md, session 31). --distinct=N: keys drawn from N values (many equal keys, as
+    // expert ids or quantized scores are).
+    const keys = fillRandom(new Float32Array(total), c.rows * 7919 + c.cols);
+    if (distinct !== undefined) for (let i = 0; i < total; i++) keys[i] = Math.floor(((keys[i]! + 1) / 2) * distinct);
     const keysIn = gpu.upload(keys);
     const outLength = c.k === undefined ? total : c.rows * c.k;
     const keysOut = gpu.alloc('f32', outLength);
@@ -158,6 +164,18 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     }
     let bad = 0;
     for (let i = 0; i < got.length; i++) if (got[i] !== expected[i]) bad++;
+    // Sorts with --distinct (many equal keys): each value is the item's index, equal keys in index
+    // order (the sort is stable), checked against a stable sort of each segment's indices.
+    if (c.k === undefined && distinct !== undefined) {
+      const values = new Uint32Array((await gpu.download(valuesOut)).buffer);
+      sizes.forEach((size, r) => {
+        const at = starts[r]!;
+        const order = Array.from({ length: size }, (_, i) => i).sort((a, b) => keys[at + a]! - keys[at + b]! || a - b);
+        order.forEach((index, i) => {
+          if (values[at + i] !== index) bad++;
+        });
+      });
+    }
     const t = await timed(() => plan.run(temp));
     const gpuT = await timer.gpuTimeMs(() => plan.run(temp), () => gpu.synchronize(), 5);
     rows.push({
