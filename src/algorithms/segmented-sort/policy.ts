@@ -66,7 +66,9 @@ export interface SegmentedSortPolicy {
    * (bench/webgpu-launch-profile.ts, GPU ms, two rounds): 1.855 with 1, 1.826 with 3 (its
    * histograms 0.013 faster, three of its scatters 0.01 slower): within 2%, left at 1. Since the
    * radix kernels bind each half of the double buffer apart (webgpu/radix.ts `split`), 3 is the
-   * default: 1x16M 1.496 -> 1.268 ms, 1024x8192 0.824 -> 0.710 (webgpu/radix.ts `sortRadixLoads`).
+   * default: 1x16M 1.496 -> 1.268 ms, 1024x8192 0.824 -> 0.710 (webgpu/radix.ts `sortRadixLoads`),
+   * on the bench's keys of then (419 values repeated); on uniform keys 1 / 2 / 3 took the 16M-key
+   * sort 1.538-1.541 / 1.484-1.488 / 1.462-1.464 ms (2026-11-30, BENCHMARKS.md session 31).
    */
   readonly radixLoads?: number;
   /**

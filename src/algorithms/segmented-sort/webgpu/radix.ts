@@ -63,7 +63,8 @@ export type RadixLoads = 1 | 2 | 3;
  * The sort policy's loads: 3. With the double buffer split (`split`), one 16M-key sort with indices
  * took 1.268 ms of GPU time against 1.496 with 1, 1024 rows of 8192 keys 0.710 against 0.824, 512
  * ragged rows of up to 16384 keys 0.494 against 0.561, 64 rows of 32768 0.209 against 0.226 (H200,
- * bench/sort-webgpu.ts --variants=radix --policies, alternating in one process, 2026-11-29); before
+ * bench/sort-webgpu.ts --variants=radix --policies, alternating in one process, 2026-11-29, on keys
+ * that repeated 419 values; on uniform keys 1.462 against 1.538: BENCHMARKS.md session 31); before
  * the split the three were within 2% of each other (policy.ts `radixLoads`).
  */
 export const sortRadixLoads: RadixLoads = 3;
