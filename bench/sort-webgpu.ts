@@ -17,7 +17,8 @@
  *     [--policies='[{"radixLoads":1},{"radixLoads":3}]'] (each sort case once per policy, one after the other in this
  *     process, each over --policy; the case's id names its policy: a before/after of policy values in one process)
  *     [--tag=name] (written into the JSON file's name: sort-webgpu-<tag>.json, to compare builds or policies)
- *     [--distinct=N] (keys drawn from N values: many equal keys)
+ *     [--distinct=N] (keys drawn from N values: many equal keys) [--period=P] (keys repeating every P:
+ *     equal keys far apart; with either, the values are checked too)
  *     [--no-subgroups] (the backend without subgroup operations: the radix scatter ranks with four 2-bit
  *     splits instead of warp-level multisplit, for a before/after in one build)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
@@ -83,6 +84,7 @@ function rng(seed0: number): () => number {
 }
 
 const distinct = argv.distinct === undefined ? undefined : Number(argv.distinct);
+const period = argv.period === undefined ? undefined : Number(argv.period);
 
 async function timed(run: () => Promise<void>): Promise<{ singleMs: number; batchedMs: number; n: number }> {
   // Back-to-back calls for --warm-ms first: after the reference check (seconds of CPU sorting for
@@ -131,6 +133,8 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     // expert ids or quantized scores are).
     const keys = fillRandom(new Float32Array(total), c.rows * 7919 + c.cols);
     if (distinct !== undefined) for (let i = 0; i < total; i++) keys[i] = Math.floor(((keys[i]! + 1) / 2) * distinct);
+    // --period=P: keys repeat every P (equal keys far apart, none within a run of a few neighbours).
+    if (period !== undefined) for (let i = period; i < total; i++) keys[i] = keys[i - period]!;
     const keysIn = gpu.upload(keys);
     const outLength = c.k === undefined ? total : c.rows * c.k;
     const keysOut = gpu.alloc('f32', outLength);
@@ -166,7 +170,7 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     for (let i = 0; i < got.length; i++) if (got[i] !== expected[i]) bad++;
     // Sorts with --distinct (many equal keys): each value is the item's index, equal keys in index
     // order (the sort is stable), checked against a stable sort of each segment's indices.
-    if (c.k === undefined && distinct !== undefined) {
+    if (c.k === undefined && (distinct !== undefined || period !== undefined)) {
       const values = new Uint32Array((await gpu.download(valuesOut)).buffer);
       sizes.forEach((size, r) => {
         const at = starts[r]!;
