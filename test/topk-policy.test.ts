@@ -302,7 +302,7 @@ describe("radix-select's wide workgroups: radixWideWorkgroupSize from radixWideW
     const keys = new Float32Array(rowsN * cols);
     let state = 12345;
     for (let i = 0; i < keys.length; i++) {
-      state = (state * 1103515245 + 12345) >>> 0;
+      state = (Math.imul(state, 1103515245) + 12345) >>> 0;
       keys[i] = i % 101 === 0 ? -0 : (state >>> 8) % 5000;
     }
     const keysIn = backend.upload(keys);
