@@ -30,7 +30,7 @@ import { fillRandom, median, parseArgs, printTable } from './lib/cases.js';
 import { constantOf } from './lib/constant.js';
 import { benchDevice, passTimer } from './lib/gpu-device.js';
 
-const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, webgpuBackend } = segkit;
+const { DeviceBatchedTopK, DeviceSegmentedSort, cpuBackend, env, p, referenceSegmentedSort, webgpuBackend } = segkit;
 const argv = parseArgs(process.argv.slice(2));
 const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
@@ -168,17 +168,21 @@ for (const c of cases.filter((x) => only === undefined || only.some((o) => x.id.
     }
     let bad = 0;
     for (let i = 0; i < got.length; i++) if (got[i] !== expected[i]) bad++;
-    // Sorts with --distinct (many equal keys): each value is the item's index, equal keys in index
-    // order (the sort is stable), checked against a stable sort of each segment's indices.
+    // Sorts with --distinct or --period (many equal keys): the values (each item's index) too, against
+    // segkit's reference sort, which keeps equal keys in index order as the sort must.
     if (c.k === undefined && (distinct !== undefined || period !== undefined)) {
       const values = new Uint32Array((await gpu.download(valuesOut)).buffer);
-      sizes.forEach((size, r) => {
-        const at = starts[r]!;
-        const order = Array.from({ length: size }, (_, i) => i).sort((a, b) => keys[at + a]! - keys[at + b]! || a - b);
-        order.forEach((index, i) => {
-          if (values[at + i] !== index) bad++;
-        });
+      const reference = referenceSegmentedSort({
+        keyType: 'f32',
+        keys: new Uint32Array(keys.buffer),
+        segmentStarts: starts,
+        segmentSizes: sizes,
+        orders: sizes.map(() => 'ascending' as const),
+        withValues: true,
+        keysOut: new Uint32Array(total),
+        valuesOut: new Uint32Array(total),
       });
+      for (let i = 0; i < total; i++) if (values[i] !== reference.values[i]) bad++;
     }
     const t = await timed(() => plan.run(temp));
     const gpuT = await timer.gpuTimeMs(() => plan.run(temp), () => gpu.synchronize(), 5);
