@@ -11,7 +11,7 @@
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
-import { radixRankItemsPerInvocation, radixScatterBytes, radixWarpRankFor } from '../src/algorithms/segmented-sort/webgpu/radix.js';
+import { radixRankItemsPerInvocation, radixScatterBytes, radixWarpRankFor, warpRankRegisterBudget, warpRankRegisters } from '../src/algorithms/segmented-sort/webgpu/radix.js';
 import { webgpuRuntime } from '../src/backends/webgpu/webgpu-backend.js';
 import { type Backend, type SortOrder, type WebGpuBackend, DeviceBatchedTopK, env, p, segmentedSortPolicyFor, webgpuBackend } from '../src/index.js';
 import { bitsOf } from './conformance/common.js';
@@ -99,7 +99,7 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     if (warp.capabilities.subgroupSize === undefined) expect(runtime.fixedSubgroupSize).toBeUndefined();
     expect(webgpuRuntime(splits).fixedSubgroupSize).toBeUndefined();
     expect(splits.capabilities.subgroupSize).toBeUndefined();
-    const options = { hasValues: true, workgroupSize: 512, rankItems: 4096 };
+    const options = { hasValues: true, workgroupSize: 512, rankItems: 4096, loads: 3 } as const;
     // An H200 (subgroups of 32, 48 KiB): every subgroup ranks, 8 items a lane.
     expect(radixWarpRankFor(options, 32, 49152)).toEqual({ subgroupSize: 32, subgroups: 16, items: 8 });
     // 38,928 bytes for the splits' declarations (rank keys and indices 2 x 4224 words, offsets, pairs), 8,208 more for the counts and sums.
@@ -110,9 +110,25 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     // Widths it does not rank with: unknown or varying (undefined), below 8, past 32, not a power of two, not dividing the workgroup.
     for (const width of [undefined, 4, 64, 24]) expect(radixWarpRankFor(options, width, 49152)).toBeUndefined();
     expect(radixWarpRankFor({ ...options, workgroupSize: 48 }, 32, 49152)).toBeUndefined();
-    // Room for 4 subgroups' counts (512 bytes each) and the digit scan's 4 sums beside the splits' 38,928 bytes: 32 items a lane, the most.
-    expect(radixWarpRankFor(options, 32, 38928 + 4 * 512 + 16)).toEqual({ subgroupSize: 32, subgroups: 4, items: 32 });
-    expect(radixWarpRankFor(options, 32, 38928 + 4 * 512 + 15)).toBeUndefined();
+    // Room for 8 subgroups' counts (512 bytes each) and the digit scan's 4 sums beside the splits' 38,928 bytes: 16 items a lane.
+    expect(radixWarpRankFor(options, 32, 38928 + 8 * 512 + 16)).toEqual({ subgroupSize: 32, subgroups: 8, items: 16 });
+    // Room for 4 only: 32 items a lane would take 512 x 168 registers, past the 65536 a workgroup may
+    // hold (an H200 ran such a scatter as a no-op), so the splits rank; at 256 invocations 32 items fit.
+    expect(warpRankRegisters(32, options)).toBe(168);
+    expect(radixWarpRankFor(options, 32, 38928 + 4 * 512 + 16)).toBeUndefined();
+    expect(radixWarpRankFor({ ...options, workgroupSize: 256 }, 32, 49152)).toEqual({ subgroupSize: 32, subgroups: 8, items: 16 });
+    // 1024 invocations: 4096-key rank tiles leave room for 8 subgroups (16 items a lane, 104 registers): the splits;
+    // 2048-key rank tiles for all 32 (2 items, 48 registers).
+    expect(radixWarpRankFor({ ...options, workgroupSize: 1024 }, 32, 49152)).toBeUndefined();
+    expect(radixWarpRankFor({ ...options, workgroupSize: 1024, rankItems: 2048 }, 32, 49152)).toEqual({ subgroupSize: 32, subgroups: 32, items: 2 });
+    // What the H200 ran and did not (warpRankRegisters' fit): each on its side of the budget.
+    const fits = (workgroupSize: number, items: number, carried: boolean) =>
+      workgroupSize * warpRankRegisters(items, { hasValues: carried, loads: 3 }) <= warpRankRegisterBudget;
+    for (const [size, items] of [[1024, 2], [1024, 4], [512, 8], [512, 16], [256, 16], [256, 32]] as const) expect(fits(size, items, true), `${size} x ${items}`).toBe(true);
+    expect(fits(1024, 8, false)).toBe(true);
+    for (const [size, items, carried] of [[1024, 8, true], [1024, 16, false], [512, 32, false], [512, 32, true]] as const) expect(fits(size, items, carried), `${size} x ${items}`).toBe(false);
+    // Values gathered at the write (loads 1) keep two words a lane, as keys alone do.
+    expect(warpRankRegisters(8, { hasValues: true, loads: 1 })).toBe(warpRankRegisters(8, { hasValues: false, loads: 3 }));
   });
 
   const policy = () => segmentedSortPolicyFor(warp.capabilities);

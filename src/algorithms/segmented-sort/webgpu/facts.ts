@@ -46,7 +46,8 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
   const hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
   const hasMerge = run.launches.some((l) => l.kernel === 'merge-blocks');
   const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
-  const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems };
+  const radixLoads = (policy.radixLoads as RadixLoads | undefined) ?? sortRadixLoads;
+  const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems, loads: radixLoads };
   return {
     ...segments,
     sources: segments.sources as SortKernelFacts['sources'],
@@ -64,6 +65,6 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     merge: hasMerge ? mergeLayout(problem, policy) : undefined,
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
-    radixLoads: hasRadix ? ((policy.radixLoads as RadixLoads | undefined) ?? sortRadixLoads) : undefined,
+    radixLoads: hasRadix ? radixLoads : undefined,
   };
 }

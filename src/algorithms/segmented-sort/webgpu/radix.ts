@@ -171,19 +171,44 @@ export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads'>): 
 }
 
 /**
+ * 32-bit registers one workgroup of the warp-ranking scatter may take: the register file of an
+ * NVIDIA multiprocessor (65536), which a workgroup must fit in whole. WebGPU does not expose it;
+ * a backend with fewer registers than a workgroup of its own largest size needs is rare. NVIDIA's
+ * Vulkan driver (H200, driver 580.159.04, Dawn) does not report a pipeline past it: the scatter
+ * simply wrote nothing, with no WebGPU error, so a policy that asked for such a shape sorted into
+ * zeros. Hence the check here, on the host, before any shader is built.
+ */
+export const warpRankRegisterBudget = 65536;
+
+/**
+ * Registers one invocation of the warp-ranking scatter takes, as fitted to what ran on an H200
+ * (BENCHMARKS.md session 32; radix forced on 65536 f32 keys): 40, and per item of its lane one
+ * register for each word the lane keeps through the ranking (key, rank, and the value where it is
+ * carried: `loads` 2 and 3 with values) plus one. Ran: 1024 invocations of 2 and 4 items (values
+ * carried), 8 (keys only, and values gathered with `loads` 1); 512 of 8 and 16; 256 of 16 and 32.
+ * Wrote nothing: 1024 of 8 (values carried) and of 16 (every mode); 512 of 32 (every mode). The
+ * fit puts each of those on its side of 65536 registers a workgroup ({@link warpRankRegisterBudget}).
+ */
+export function warpRankRegisters(items: number, options: Pick<RadixProgramOptions, 'hasValues' | 'loads'>): number {
+  const words = 2 + (options.hasValues && options.loads !== 1 ? 1 : 0);
+  return 40 + items * (words + 1);
+}
+
+/**
  * The scatter's warp-level ranking for a backend whose subgroups all have `subgroupSize` invocations
  * (undefined where they may differ, or where shaders may not use subgroups), or undefined where the
  * scatter keeps the four 2-bit splits: the width must be a power of two from 8 to 32 (one u32 of each
  * ballot; below 8 a lane would own more than 32 digits' counters) dividing the workgroup size, and
  * each ranking subgroup's 256 counts (16 bits each, 512 bytes) must fit beside the rank tile in the
  * workgroup memory the backend has. Where they do not for every subgroup, half of them rank (each
- * lane twice the items), and so on while a lane ranks at most 32 items. On an H200 (subgroups of 32,
+ * lane twice the items), and so on while a lane ranks at most 32 items and the workgroup's registers
+ * stay within {@link warpRankRegisterBudget} ({@link warpRankRegisters}). On an H200 (subgroups of 32,
  * 48 KiB): sort workgroups of 512 ranking 4096 keys with values take 38,928 bytes for the splits,
  * 8,208 more for 16 subgroups; lavapipe (8, 32 KiB): 2048 keys with values, 16 of the 64 subgroups
  * rank (10,736 bytes free, 512 each), 16 items a lane.
  */
 export function radixWarpRankFor(
-  options: Pick<RadixProgramOptions, 'hasValues' | 'workgroupSize' | 'rankItems'>,
+  options: Pick<RadixProgramOptions, 'hasValues' | 'workgroupSize' | 'rankItems' | 'loads'>,
   subgroupSize: number | undefined,
   workgroupStorageBytes: number,
 ): RadixWarpRank | undefined {
@@ -193,7 +218,8 @@ export function radixWarpRankFor(
   const base = scatterSplitBytes(options);
   for (let subgroups = options.workgroupSize / width; Number.isInteger(subgroups) && subgroups >= 1; subgroups /= 2) {
     const items = rank / (subgroups * width);
-    if (items > 32) break;
+    // Fewer subgroups only give each lane more items (more registers): past the budget, the splits.
+    if (items > 32 || options.workgroupSize * warpRankRegisters(items, options) > warpRankRegisterBudget) break;
     if (base + warpRankBytes(options.workgroupSize, { subgroupSize: width, subgroups }) <= workgroupStorageBytes) return { subgroupSize: width, subgroups, items };
   }
   return undefined;
