@@ -60,6 +60,9 @@ bundle ./dist dist/bench/webgpu-call-profile.mjs bench/webgpu-call-profile.ts
 bundle ./dist dist/bench/webgpu-launch-profile.mjs bench/webgpu-launch-profile.ts
 # The workgroup sorts the top-k kernels share, timed alone (imports the WGSL blocks from segkit's sources).
 bundle ./dist dist/bench/workgroup-sort-webgpu.mjs bench/workgroup-sort-webgpu.ts
+# Every algorithm's conformance cases under many policies on the real device (SUITES=soak): what lavapipe cannot show.
+# segkit from src/ here (not dist/): the conformance cases import src/, and one copy of segkit must serve both.
+bundle ./src dist/bench/webgpu-policy-soak.mjs bench/webgpu-policy-soak.ts
 echo "built $(date -u +%FT%TZ) from $info" > dist/bench/build-info.txt
 cat dist/bench/build-info.txt; ls -l dist/bench/topk-webgpu.mjs
 [ "${SKIP_PACK:-0}" = 1 ] || bash bench/gpu/pack.sh >/dev/null

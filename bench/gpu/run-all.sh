@@ -13,7 +13,7 @@
 # The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
 # single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
-# SUITES: which algorithms to run, of "floor reads profile launches sorts topk reduce-scan sort copy" (default "topk"; one device call
+# SUITES: which algorithms to run, of "floor reads profile launches sorts soak topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # SORT_SHAPES: the sort suite's cases beyond the fixed four, for both sides (default: medium segments,
@@ -88,6 +88,12 @@ reads)
 launches)
   echo "== GPU time per launch of multi-launch plans (${build:-?})" | tee -a "$LOG"
   timeout 150 node dist/bench/webgpu-launch-profile.mjs --runs=9 --out="$OUT" 2>&1 | tee -a "$LOG"
+  ;;
+soak)
+  # Conformance cases of every algorithm, every variant forced, under workgroup sizes 64..1024 and
+  # the policies' other kernel shapes; exits 1 on any output that differs from the reference.
+  echo "== policy soak: every variant under many policies, against the reference (${build:-?})" | tee -a "$LOG"
+  timeout 240 node dist/bench/webgpu-policy-soak.mjs --builtin --json="$OUT/soak.json" 2>&1 | tee -a "$LOG"
   ;;
 sorts)
   echo "== workgroup sorts alone: the bitonic network and the rank sort (${build:-?})" | tee -a "$LOG"
