@@ -74,6 +74,7 @@ import {
   topKVariants,
   webgpuBackend,
 } from 'segkit';
+import { firstDifference } from '../src/testing.js';
 import { untouchedBits } from '../test/conformance/common.js';
 import { type CopyCase, destinationBefore, expectedDestination, layoutCase, sourceWords } from '../test/conformance/copy-cases.js';
 import * as reduceCases from '../test/conformance/reduce-cases.js';
@@ -112,7 +113,6 @@ const randomSizes = (n: number, max: number, seed: number, min = 0) => {
 };
 const alternating = (n: number) => Array.from({ length: n }, (_, i): 'ascending' | 'descending' => (i % 3 === 1 ? 'descending' : 'ascending'));
 const directionsOf = (n: number) => Array.from({ length: n }, (_, i): 'max' | 'min' => (i % 3 === 1 ? 'min' : 'max'));
-const hex = (w: number | undefined) => (w === undefined ? 'none' : `0x${w.toString(16).padStart(8, '0')}`);
 
 /**
  * Built-in overrides besides the workgroup sizes: the other values of the fields that shape each
@@ -151,22 +151,16 @@ interface Algorithm {
   makeCases(): SoakCase[];
 }
 
-/** The first word where `got` and `want` differ, how many do, and whether the output is all zero or untouched. */
+/** The first word where `got` and `want` differ (segkit/testing's `firstDifference`), and whether the output is all zero or untouched. */
 function firstMismatch(got: Uint32Array, want: Uint32Array, what: string): string | undefined {
-  const n = Math.max(got.length, want.length);
-  let at = -1;
-  let count = 0;
-  for (let i = 0; i < n; i++) {
-    if (got[i] !== want[i]) {
-      if (at < 0) at = i;
-      count++;
-    }
-  }
-  if (at < 0) return undefined;
+  const difference = firstDifference([
+    { name: 'the reference', outputs: { [what]: want } },
+    { name: 'webgpu', outputs: { [what]: got } },
+  ]);
+  if (difference === undefined) return undefined;
   const all = (w: number) => got.length > 0 && got.every((x) => x === w);
   const note = all(0) ? ' (the output is all zero)' : all(untouchedBits) ? ' (nothing was written)' : '';
-  const length = got.length === want.length ? '' : ` (length ${got.length}, expected ${want.length})`;
-  return `${what}: ${count} of ${n} words differ, first at ${at}: got ${hex(got[at])}, expected ${hex(want[at])}${note}${length}`;
+  return `${difference.message}${note}`;
 }
 
 /** Replaces `built[field]` (an output, also `built.args[field]`) with a new array of `words`, so each run is seen writing everything. */

@@ -172,8 +172,8 @@ export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads'>): 
 
 /**
  * 32-bit registers one workgroup of the warp-ranking scatter may take: the register file of an
- * NVIDIA multiprocessor (65536), which a workgroup must fit in whole. WebGPU does not expose it;
- * a backend with fewer registers than a workgroup of its own largest size needs is rare. NVIDIA's
+ * NVIDIA multiprocessor (65536), which a workgroup must fit in whole. WebGPU does not expose a
+ * register count, so this one holds for every backend (the splits rank where it is passed). NVIDIA's
  * Vulkan driver (H200, driver 580.159.04, Dawn) does not report a pipeline past it: the scatter
  * simply wrote nothing, with no WebGPU error, so a policy that asked for such a shape sorted into
  * zeros. Hence the check here, on the host, before any shader is built.
