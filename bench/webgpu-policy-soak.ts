@@ -121,7 +121,7 @@ const directionsOf = (n: number) => Array.from({ length: n }, (_, i): 'max' | 'm
  */
 const builtinPolicies: Record<AlgorithmId, Policy[]> = {
   sort: [{ radixLoads: 1 }, { radixLoads: 2 }, { tileItemsPerInvocation: 32 }, { tileItemsPerInvocation: 4 }, { tileLoadBatch: 16 }, { workgroupRadixItemsPerInvocation: 16 }, { workgroupRadixItemsPerInvocation: 1 }],
-  topk: [{ selectionSortVariant: 'merge' }, { selectionSortVariant: 'radix' }, { radixPick: 'always' }, { radixPick: 'never' }, { radixBits: 8 }, { reduceLastChunkMerges: 'always' }, { reduceLastChunkMerges: 'never' }],
+  topk: [{ selectionSortVariant: 'merge' }, { selectionSortVariant: 'radix' }, { radixPick: 'always' }, { radixPick: 'never' }, { radixFinalizeInFilter: 'always' }, { radixFinalizeInFilter: 'never' }, { radixBits: 8 }, { reduceLastChunkMerges: 'always' }, { reduceLastChunkMerges: 'never' }],
   reduce: [{ loadWords: 1 }, { lastChunkMerges: true }, { lastChunkMerges: false }, { chunkRounds: 4 }],
   scan: [{ passes: 1 }, { spineCarries: 'parallel' }, { loadWords: 1, storeWords: 1 }, { tilesPerStep: 4, scanTilesPerStep: 4 }],
   copy: [{ teamSize: 8 }, { chunkItems: 1024 }],

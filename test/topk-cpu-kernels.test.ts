@@ -136,6 +136,7 @@ const smallPolicy: TopKPolicy = {
   rowRadixFewRowsMaxItems: 65536,
   radixCandidateSelect: true,
   radixCandidateSelectSorted: false,
+  radixFinalizeInFilter: 'auto',
   radixPick: 'always',
   rankSortMinItems: 2048,
   selectionSortVariant: 'auto',
@@ -227,7 +228,15 @@ function build(c: Case): Built {
     .add('partials', c.variant === 'reduce' && chunks > 1 && !perInvocation ? maxSegments * chunks * c.kMax * 8 : 0);
   if (useRow) layout.add('rowCandidates', maxSegmentSize > rowRadixCandidateRoom(policy) ? c.keys.length * 4 : 4);
   const radixLaunches = useRadix
-    ? radixSelectLaunches(layout, { policy, spec: 'test', maxSegments, maxSegmentSize, kMax: c.kMax, candidateWords: c.keys.length })
+    ? radixSelectLaunches(layout, {
+        policy,
+        spec: 'test',
+        maxSegments,
+        maxSegmentSize,
+        kMax: c.kMax,
+        candidateWords: c.keys.length,
+        relaxed: { tiesAsFound: c.tiesAsFound ?? false, orderAsFound: c.orderAsFound ?? false },
+      })
     : [];
   const status = c.checks === undefined ? undefined : cpu.alloc('u32', 8);
   const launches: TopKLaunch[] = [];
@@ -564,6 +573,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       rowRadixFewRowsMaxItems: 65536,
       radixCandidateSelect: true,
       radixCandidateSelectSorted: false,
+  radixFinalizeInFilter: 'auto',
       radixPick: 'always',
       rankSortMinItems: 2048,
       selectionSortVariant: 'auto',
@@ -590,9 +600,11 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
     const keys = makeKeys('u32', 40, 'random', rng(1));
     const { built } = await execute(baseCase({ keyType: 'u32', keys, sizes: [20, 20], k: [4], kMax: 4, variant: 'radix-select' }));
     const stats = built.cpu.stats();
-    // 8-bit digits: four digits, a filter launch for each but the last, which finalize takes.
-    expect(stats.launchesByKernel['topk/radix-select/filter[test]']).toBe(3);
-    expect(stats.launchesByKernel['topk/radix-select/finalize[test]']).toBe(1);
+    // 8-bit digits: four digits, a filter launch for each but the last, which finalize takes: in the
+    // last filter's launch, where the pick is built (radixFinalizeInFilter 'auto').
+    expect(stats.launchesByKernel['topk/radix-select/filter[test]']).toBe(2);
+    expect(stats.launchesByKernel['topk/radix-select/filter-finalize[test]']).toBe(1);
+    expect(stats.launchesByKernel['topk/radix-select/finalize[test]']).toBeUndefined();
     expect(stats.launchesByKernel['topk/radix-select/histogram[test]']).toBe(1);
     // No launch of its own for a sampled threshold that misleads (radixFoldFallbackMaxItems): pass 0's last workgroup takes it.
     expect(Object.keys(stats.launchesByKernel).filter((name) => name.includes('fallback'))).toEqual([]);
@@ -609,7 +621,8 @@ describe("radix-select finalize and the requirements' relaxations", () => {
    */
   async function finalizeOn(state: { selected: number[]; candidates: number[] }, relaxed: { sorted: boolean; tiesAsFound: boolean; orderAsFound: boolean }): Promise<number[]> {
     const keys = new Uint32Array(6).fill(f32Bits(1));
-    const built = build(baseCase({ keys, sizes: [6], k: [2], kMax: 2, variant: 'radix-select', ...relaxed }));
+    // Finalize's own launch (not folded into the last filter's: radixFinalizeInFilter).
+    const built = build(baseCase({ keys, sizes: [6], k: [2], kMax: 2, variant: 'radix-select', ...relaxed, policy: { ...smallPolicy, radixFinalizeInFilter: 'never' } }));
     const { run, cpu } = built;
     const temp = deviceMemory(run.temp!).i32;
     const word = (slot: string) => run.layout.slot(slot).offset >>> 2;

@@ -82,13 +82,57 @@ describe('top-k policy', () => {
       return { names, explained };
     };
     const folded = launchesOf(131072);
-    expect(folded.names).toEqual(['init', 'histogram', 'filter', 'filter', 'finalize']);
+    expect(folded.names).toEqual(['init', 'histogram', 'filter', 'filter-finalize']);
     expect(folded.explained).toContain("the segment's last workgroup to finish adds the keys below it: segments of at most 131072 keys, radixFoldFallbackMaxItems");
     const launched = launchesOf(131073);
-    expect(launched.names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter', 'finalize']);
+    expect(launched.names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter-finalize']);
     expect(launched.explained).toContain('segments of up to 131073 keys, past radixFoldFallbackMaxItems 131072: spread over the device');
     expect(launchesOf(131072, { radixFoldFallbackMaxItems: 65536 }).names).toContain('fallback');
     expect(() => launchesOf(131072, { radixFoldFallbackMaxItems: 0 })).toThrow(/tuning\.policy\.radixFoldFallbackMaxItems/);
+    gpu.destroy();
+  });
+
+  it("radix-select's last filter takes finalize's work where the pick is expected to leave it nothing ('auto')", () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } });
+    const launchesOf = (rows: number, cols: number, options: { policy?: Partial<TopKPolicy>; unsorted?: boolean; deviceSizes?: boolean } = {}) => {
+      const keysIn = gpu.alloc('f32', rows * cols);
+      const keysOut = gpu.alloc('f32', rows * 100);
+      const sizes = options.deviceSizes === true ? gpu.upload(new Uint32Array(rows).fill(cols)) : undefined;
+      const plan = DeviceBatchedTopK.plan(
+        {
+          keysIn,
+          keysOut,
+          segmentSizes: sizes === undefined ? p.uniform(cols) : p.perSegment(sizes, { max: cols }),
+          k: p.constant(100),
+          selectDirection: p.constantOption('max'),
+          numSegments: p.uniform(rows),
+        },
+        env({
+          backend: gpu,
+          tuning: { variant: 'radix-select', ...(options.policy === undefined ? {} : { policy: options.policy }) },
+          ...(options.unsorted === true ? { requirements: { outputOrdering: 'unsorted' } } : {}),
+        }),
+      );
+      const names = plan.launches.map((l) => l.name.replace(/^topk\/radix-select\/|\[.*$/g, '')).filter((n) => !n.startsWith('topk/'));
+      const explained = plan.explain();
+      plan.destroy();
+      return { names, explained };
+    };
+    expect(topKPolicyFor(gpu.capabilities).radixFinalizeInFilter).toBe('auto');
+    // 64 rows of 151936 keys: the pick is built and a sample step of 19 keys keeps its candidates within the tile.
+    const vocabulary = launchesOf(64, 151936);
+    expect(vocabulary.names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter-finalize']);
+    expect(vocabulary.explained).toContain("by the segment's last filter workgroup to finish (radixFinalizeInFilter 'auto')");
+    // One row of 16M keys: a step of 2048 keys, about 18K candidates, past the pick's tile: finalize works, in its own launch.
+    expect(launchesOf(1, 1 << 24).names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter', 'finalize']);
+    // Device-only sizes: no pick built.
+    expect(launchesOf(64, 65536, { deviceSizes: true }).names.at(-1)).toBe('finalize');
+    // Unsorted output alike; 'always' and 'never' force either.
+    expect(launchesOf(64, 65536, { unsorted: true }).names.at(-1)).toBe('filter-finalize');
+    expect(launchesOf(1, 1 << 24, { policy: { radixFinalizeInFilter: 'always' } }).names.at(-1)).toBe('filter-finalize');
+    expect(launchesOf(64, 65536, { deviceSizes: true, policy: { radixFinalizeInFilter: 'always' } }).names.at(-1)).toBe('filter-finalize');
+    expect(launchesOf(64, 151936, { policy: { radixFinalizeInFilter: 'never' } }).names.at(-1)).toBe('finalize');
+    expect(() => launchesOf(64, 151936, { policy: { radixFinalizeInFilter: true as never } })).toThrow("tuning.policy.radixFinalizeInFilter: true is not one of 'auto', 'always', 'never'");
     gpu.destroy();
   });
 

@@ -263,6 +263,53 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           }
         }, 180_000);
       }
+
+      it("finalize's work in its own launch or in the last filter's last workgroup to finish (radixFinalizeInFilter): the same outputs, with and without the pick, sorted and not", async () => {
+        const [rows, cols, k] = [3, 5000, 17];
+        /** Each row's (index, key bits) pairs in index order: unsorted output's order. */
+        const byIndex = (keys: Uint32Array, values: Uint32Array) => {
+          const out = { keys: new Uint32Array(keys.length), values: new Uint32Array(values.length) };
+          for (let r = 0; r < rows; r++) {
+            const order = Array.from({ length: k }, (_, j) => r * k + j).sort((a, b) => values[a]! - values[b]!);
+            order.forEach((from, j) => {
+              out.keys[r * k + j] = keys[from]!;
+              out.values[r * k + j] = values[from]!;
+            });
+          }
+          return out;
+        };
+        const runs = [
+          ['never', 'never', 'sorted'],
+          ['always', 'never', 'sorted'],
+          ['always', 'always', 'sorted'],
+          ['auto', 'auto', 'sorted'],
+          ['always', 'never', 'unsorted'],
+          ['auto', 'auto', 'unsorted'],
+        ] as const;
+        for (const style of ['uniform', 'ties', 'specials', 'sample-high']) {
+          const data = keysFor(style, rows, cols, 91 + style.length);
+          const sorted = referenceOfRows(data, rows, cols, k, 'max', k);
+          for (const [radixFinalizeInFilter, radixPick, outputOrdering] of runs) {
+            const expected = outputOrdering === 'sorted' ? sorted : byIndex(sorted.keys, sorted.values);
+            const keysIn = backend.upload(data);
+            const keysOut = backend.alloc('f32', rows * k);
+            const valuesOut = backend.alloc('i32', rows * k);
+            const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(rows) };
+            // Several filter workgroups a segment (radixFilterWorkgroups): the last to arrive finalizes.
+            const plan = DeviceBatchedTopK.plan(args, env({ backend, requirements: { outputOrdering }, tuning: { variant: 'radix-select', policy: { radixFinalizeInFilter, radixPick, radixFilterWorkgroups: 3 * rows * 4 } } }));
+            const label = `${style}, ${outputOrdering}, radixFinalizeInFilter '${radixFinalizeInFilter}', radixPick '${radixPick}'`;
+            // 'auto': the pick is built here (rows of 5000 keys, k = 17) and its candidates fit its tile.
+            expect(plan.launches.some((l) => l.name.includes('/filter-finalize[')), `${label}: finalize in the last filter`).toBe(radixFinalizeInFilter !== 'never');
+            expect(plan.launches.some((l) => l.name.includes('/finalize[')), `${label}: a finalize launch`).toBe(radixFinalizeInFilter === 'never');
+            const temp = backend.alloc('u8', plan.tempStorageBytes);
+            await plan.run(temp);
+            expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
+            expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
+            plan.destroy();
+            for (const a of [keysIn, keysOut, valuesOut, temp]) a.destroy();
+          }
+        }
+      }, 180_000);
     });
 
     describe("radix-select: filter pass 0's pick among the candidates (a radix select, or a sort)", () => {

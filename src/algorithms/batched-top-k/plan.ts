@@ -202,7 +202,7 @@ function relaxationsOf(requirements: Requirements): Relaxations {
 
 /** explain()'s account of what tieBreak and determinism change in this plan (none is ignored silently). */
 function describeRelaxations(requirements: Requirements, relaxed: Relaxations, launches: readonly TopKLaunch[]): string[] {
-  const finalize = launches.find((l) => l.kernel === 'radix-finalize');
+  const finalize = launches.find((l) => l.kernel === 'radix-finalize' || l.kernel === 'radix-filter-finalize');
   // Only radix-select collects its selection through parallel appends; single-tile and reduce find
   // items in index order, so index order costs them nothing and they keep it.
   const inIndexOrder = "this plan's kernels find items in index order at no cost, so results are those of the defaults";

@@ -185,6 +185,22 @@ export interface TopKPolicy {
    */
   readonly radixCandidateSelectSorted: boolean;
   /**
+   * Where radix-select's last digit (finalize's work) runs: in the last filter launch, by the last of
+   * a segment's filter workgroups to finish (its first, where none had input), or in a launch of its
+   * own (`radixFoldsFinalize`). 'auto' takes the last filter's where finalize is expected to find nothing to do: filter
+   * pass 0's pick is built and every segment's sample rank keeps its candidates within the pick's
+   * tile (segments of at most 256 x radixSampleCap keys), so the pick writes the outputs and a
+   * launch of finalize's own only read the state. Where finalize has work its own launch was faster.
+   * 'auto' on GPU-class backends, 'never' on the others (the CPU emulator with its own capabilities,
+   * software adapters), where a launch costs little and the combined program compiles slowly.
+   * H200, GPU ms, 2026-11-30, two rounds (own launch / in the last filter): 64x151936 k=50
+   * 0.0644-0.0661 / 0.0652-0.0664, 256x262144 k=256 0.1597-0.1606 / 0.1571-0.158, 64x65536 k=2048
+   * 0.0547-0.0549 / 0.0529-0.0541, 32x131072 k=2048 0.0533-0.0538 / 0.052-0.0522; where finalize
+   * works, 1x16M k=100 0.0988-0.100 / 0.1023-0.1035, ragged rows with device sizes 128x(1..65536)
+   * k=512 0.0726-0.0731 / 0.0748-0.0762.
+   */
+  readonly radixFinalizeInFilter: 'auto' | 'always' | 'never';
+  /**
    * Whether radix-select's filter pass 0 carries its pick at all (where the keys that reached the
    * sampled threshold fit a tile, the first workgroup picks the best take among them in workgroup
    * memory; `radixCandidateSelect` says how): 'auto' builds it only where every segment the plan can
@@ -232,7 +248,7 @@ export interface TopKPolicy {
 
 /** The values of the policy's `selectionSortVariant`. */
 const selectionSortVariants: readonly TopKPolicy['selectionSortVariant'][] = ['auto', 'merge', 'radix'];
-/** The values of the policy's `radixPick`. */
+/** The values of the policy's `radixPick` and `radixFinalizeInFilter`. */
 const radixPicks: readonly TopKPolicy['radixPick'][] = ['auto', 'always', 'never'];
 
 /** Radix-select state words per segment (problem.ts). */
@@ -257,6 +273,11 @@ export const radixState = {
   selectedByPass: 8,
   /** Candidates the filter of digit p kept for the next digit: word `keptByPass + p`. */
   keptByPass: 16,
+  /**
+   * Workgroups of the last filter launch that had input and are done (an arrival counter), where
+   * that launch also finalizes (`radixFoldsFinalize`): the last to arrive takes the last digit.
+   */
+  filterArrived: 4,
 } as const;
 /**
  * Whether radix-select's pass 0 takes a misleading sampled threshold's histogram in its last
@@ -265,6 +286,20 @@ export const radixState = {
  */
 export function radixFoldsFallback(maxSegmentSize: number, policy: Pick<TopKPolicy, 'radixFoldFallbackMaxItems'>): boolean {
   return maxSegmentSize <= policy.radixFoldFallbackMaxItems;
+}
+
+/**
+ * Whether radix-select's last filter launch also finalizes (policy `radixFinalizeInFilter`): under
+ * 'auto' where filter pass 0's pick is built and every segment's sampled candidates are expected to
+ * fit it (a sample step of at most 256 keys: see radixSample), so that finalize would find the
+ * outputs written. Digits of at most 11 bits make three passes or more, so the last filter is never
+ * digit 0's, which may carry the pick: its program holds finalize's code and not the pick's (both in
+ * one program took Mesa's lavapipe minutes to compile). The plan's launches, and so both backends'
+ * filters, follow it.
+ */
+export function radixFoldsFinalize(policy: Pick<TopKPolicy, 'radixFinalizeInFilter' | 'workgroupSize'>, plan: { readonly pickBuilt: boolean; readonly maxSegmentSize: number }): boolean {
+  if (policy.radixFinalizeInFilter !== 'auto') return policy.radixFinalizeInFilter === 'always';
+  return plan.pickBuilt && plan.maxSegmentSize <= 256 * radixSampleCap(policy.workgroupSize);
 }
 
 /** Most radix-select passes (radixBits >= 4). */
@@ -492,6 +527,9 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     rowRadixFewRowsMaxItems: rowRadixDefaults.fewRowsMaxItems,
     radixCandidateSelect: radixCandidateSelectDefaults.unsorted,
     radixCandidateSelectSorted: radixCandidateSelectDefaults.sorted,
+    // A GPU's dispatch is what folding saves; on a software adapter the combined program compiles
+    // slowly (Mesa's lavapipe: 10-45 s each, against under a second for the two programs apart).
+    radixFinalizeInFilter: gpuClass(capabilities) ? 'auto' : 'never',
     radixPick: 'auto',
     rankSortMinItems: 1024,
     selectionSortVariant: 'auto',
@@ -848,6 +886,9 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   }
   if (!reduceChunkMerges.includes(policy.reduceLastChunkMerges)) {
     throw new SegkitUsageError(`tuning.policy.reduceLastChunkMerges: ${String(policy.reduceLastChunkMerges)} is not one of ${reduceChunkMerges.map((v) => `'${v}'`).join(', ')}`);
+  }
+  if (!radixPicks.includes(policy.radixFinalizeInFilter)) {
+    throw new SegkitUsageError(`tuning.policy.radixFinalizeInFilter: ${String(policy.radixFinalizeInFilter)} is not one of ${radixPicks.map((v) => `'${v}'`).join(', ')}`);
   }
   if (!radixPicks.includes(policy.radixPick)) {
     throw new SegkitUsageError(`tuning.policy.radixPick: ${String(policy.radixPick)} is not one of ${radixPicks.map((v) => `'${v}'`).join(', ')}`);

@@ -77,6 +77,7 @@ export type TopKKernelId =
   | 'radix-histogram'
   | 'radix-fallback'
   | 'radix-filter'
+  | 'radix-filter-finalize'
   | 'radix-finalize'
   | 'row-radix'
   | 'sort-histogram'
@@ -142,6 +143,8 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixHistogramTiles(problem, policy), identicalSlots: radixCounts },
   'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
+  // The last filter with finalize's work in the segment's last workgroup to finish (policy.ts radixFoldsFinalize).
+  'radix-filter-finalize': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
   // One workgroup per segment doing every digit pass over its row (webgpu/row-radix.ts).
   'row-radix': { slots: ['offsets', 'rowCandidates'], grid: perSegment },

@@ -1,5 +1,5 @@
 import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixPasses, radixStateWords } from './policy.js';
+import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixPasses, radixStateWords } from './policy.js';
 import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
 
 /*
@@ -26,6 +26,11 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *                                                 the pick (policy.ts radixPickOf)
  *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
  *                                                 (smallest indices, or as found), order, write
+ *
+ * Where finalize is expected to find the outputs written by filter pass 0's pick (policy.ts
+ * radixFoldsFinalize), the last filter launch is 'radix-filter-finalize': each segment's last filter
+ * workgroup to finish (its first, where none had input) does finalize's work, and there is no
+ * finalize launch.
  *
  * A sorted selection larger than a tile is written by finalize in index order and sorted after it
  * by the segmented sort's radix kernels (plan.ts selectionSortLaunches).
@@ -107,13 +112,22 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
     : pick.why === ''
       ? ''
       : ` (no pick among the sampled candidates, which digit 0 filters as any other: the pick is not built: ${pick.why})`;
-  for (let pass = 0; pass + 1 < passes; pass++) {
-    const shortcut = pass === 0 ? picked : '';
-    launches.push(launch('radix-filter', 'filter', pass, `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}${shortcut}`));
-  }
   const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';
   const order = relaxed.orderAsFound ? 'keep the selection as found' : input.sortAfter === true ? 'keep the selection in index order (sorted after)' : 'sort the selection';
+  const finalizing = `digit ${passes - 1}: the last bucket, ${ties}, ${order}, write`;
+  const folds = radixFoldsFinalize(policy, { pickBuilt: pick.built, maxSegmentSize });
   const extra = `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
-  launches.push(launch('radix-finalize', 'finalize', passes - 1, `digit ${passes - 1}: the last bucket, ${ties}, ${order}, write`, extra));
+  for (let pass = 0; pass + 1 < passes; pass++) {
+    const shortcut = pass === 0 ? picked : '';
+    const filtering = `digit ${pass}: the threshold bucket; items above it selected, its members kept as candidates with the histogram of digit ${pass + 1}${shortcut}`;
+    if (folds && pass + 2 === passes) {
+      launches.push(launch('radix-filter-finalize', 'filter-finalize', pass, `${filtering}; then, by the segment's last filter workgroup to finish (radixFinalizeInFilter '${policy.radixFinalizeInFilter}'), ${finalizing}`, extra));
+    } else {
+      launches.push(launch('radix-filter', 'filter', pass, filtering));
+    }
+  }
+  if (!folds) {
+    launches.push(launch('radix-finalize', 'finalize', passes - 1, finalizing, extra));
+  }
   return launches;
 }

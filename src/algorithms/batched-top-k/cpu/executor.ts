@@ -10,6 +10,7 @@ import {
   radixHistogramWorkgroupBytes,
   runRadixFallback,
   runRadixFilter,
+  runRadixFilterFinalize,
   runRadixFinalize,
   runRadixHistogram,
   runRadixInit,
@@ -122,6 +123,11 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   'radix-histogram': { body: runRadixHistogram, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => pooled(radixPassZeroItems(grid, params)) },
   'radix-fallback': { body: runRadixFallback, bytes: (ctx) => radixHistogramWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => pooled(radixPassZeroItems(grid, params, true)) },
   'radix-filter': { body: runRadixFilter, bytes: (ctx) => radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), items: (grid, params) => pooled(radixFilterItems(grid, params)) },
+  'radix-filter-finalize': {
+    body: runRadixFilterFinalize,
+    bytes: (ctx) => Math.max(radixFilterWorkgroupBytes(ctx.policy.radixTileItems, ctx.radixBits), radixFinalizeWorkgroupBytes(ctx.kMax)),
+    items: (grid, params) => pooled(radixFilterItems(grid, params) + params.ctx.maxSegments * params.ctx.kMax * 8),
+  },
   // Three reads of the row at most (the histogram, the bucket's keys, the collect).
   'row-radix': { body: runRowRadix, bytes: rowRadixWorkgroupBytes, items: (grid, { ctx }) => grid * 3 * ctx.problem.maxSegmentSize },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => pooled(grid * ctx.kMax * 8) },

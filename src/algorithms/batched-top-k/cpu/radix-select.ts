@@ -654,6 +654,20 @@ function inRankOrder(memory: Int32Array, indexBase: number, n: number): boolean 
  * buffer p & 1.
  */
 export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  filterWorkgroup(workgroupId, shared, params, false);
+}
+
+/**
+ * 'radix-filter-finalize', the last filter where it also finalizes (policy.ts radixFoldsFinalize):
+ * the filter, then each workgroup with input counts its arrival (state word filterArrived), and the
+ * segment's last to arrive does finalize's work; where no workgroup of the segment has input (the
+ * selection is complete, or nothing was kept), its first does.
+ */
+export function runRadixFilterFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
+  filterWorkgroup(workgroupId, shared, params, true);
+}
+
+function filterWorkgroup(workgroupId: number, shared: WorkgroupMemory, params: TopKKernelParams, finalizes: boolean): void {
   const ctx = params.ctx;
   const tiles = ctx.filterTilesPerSegment;
   const segment = enter(ctx, tiles === 1 ? workgroupId : Math.floor(workgroupId / tiles));
@@ -667,7 +681,11 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
   const before = selectedBefore(temp, state, pass);
   const tileItems = ctx.policy.radixTileItems;
   const w = workgroupId - segment * tiles;
-  if (before >= seg.take || w * tileItems >= count) return;
+  if (before >= seg.take || w * tileItems >= count) {
+    // Workgroup 0 has no input only where none of the segment's has.
+    if (finalizes && w === 0) finalizeSegment(ctx, segment, shared);
+    return;
+  }
   // Few keys reached the sampled threshold: pick the best among them (candidateShortcut). Where one
   // pass-0 workgroup covered the segment, its collect picked them already.
   if (pass === 0 && sampled && candidateShortcut(ctx, seg, count)) {
@@ -736,6 +754,11 @@ export function runRadixFilter(workgroupId: number, _numWorkgroups: number, shar
     if (tiles === 1) temp[histogram + digit]! += c;
     else Atomics.add(temp, histogram + digit, c);
   }
+  if (finalizes) {
+    // Every workgroup with input arrives (the same count on every backend: a state word the twins compare).
+    const participants = Math.min(tiles, Math.ceil(count / tileItems));
+    if (appendCount(temp, state + radixState.filterArrived, 1, tiles) + 1 === participants) finalizeSegment(ctx, segment, shared);
+  }
 }
 
 /** Adds `n` to a counter and returns its old value: atomically where workgroups of the segment may run on other threads. */
@@ -767,9 +790,12 @@ function smallestFirst(list: Int32Array, wanted: number): void {
  * ordered key: the smallest indices win, or the first found), then order and write the outputs.
  */
 export function runRadixFinalize(workgroupId: number, _numWorkgroups: number, shared: WorkgroupMemory, params: TopKKernelParams): void {
-  const ctx = params.ctx;
-  const segment = enter(ctx, workgroupId);
-  if (segment < 0) return;
+  const segment = enter(params.ctx, workgroupId);
+  if (segment >= 0) finalizeSegment(params.ctx, segment, shared);
+}
+
+/** Finalize's work on the segment entered last (segmentOfWorkgroup): its own launch, or the last filter's. */
+function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMemory): void {
   const seg = segmentOfWorkgroup;
   const temp = ctx.temp;
   const state = ctx.stateSlot + segment * radixStateWords;

@@ -31,6 +31,7 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-histogram': (facts, name) => radixHistogramProgram(facts, name),
   'radix-fallback': (facts, name) => radixHistogramProgram(facts, name, true),
   'radix-filter': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound, shortcutOf(run)),
+  'radix-filter-finalize': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound, shortcutOf(run), relaxationsOf(run)),
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run), shortcutOf(run)),
   'row-radix': rowRadixProgram,
   'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
@@ -59,7 +60,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
   programKey: (launch, run) =>
     launch.kernel === 'reduce'
       ? String(multiChunk(run))
-      : launch.kernel === 'radix-finalize'
+      : launch.kernel === 'radix-finalize' || launch.kernel === 'radix-filter-finalize'
         ? `${JSON.stringify(relaxationsOf(run))},${shortcutOf(run)}`
         : launch.kernel === 'radix-filter'
           ? `${run.problem.tiesAsFound},${shortcutOf(run)}`

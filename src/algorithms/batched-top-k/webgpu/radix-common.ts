@@ -9,8 +9,9 @@ import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from '
  * words, the slots' word offsets as uniforms, the segment entry on the radix side of the device-side
  * single-tile branch, digits of BITS bits from the top (the last one narrower), and the choice of a
  * digit's threshold bucket from a histogram in workgroup memory. State words per segment
- * (problem.ts): [0 mode, 1 threshold T, 2 keys that reached T, 3 pass-0 workgroups done, 8 + p
- * selected by digit p, 16 + p candidates kept by digit p].
+ * (problem.ts): [0 mode, 1 threshold T, 2 keys that reached T, 3 pass-0 workgroups done, 4 last
+ * filter workgroups done (where that launch finalizes), 8 + p selected by digit p, 16 + p candidates
+ * kept by digit p].
  */
 
 /** Uniforms of every radix kernel beyond the shared ones. */
@@ -111,6 +112,7 @@ const STATE_COLLECTED: u32 = ${radixState.collected}u;
 const STATE_ARRIVED: u32 = ${radixState.arrived}u;
 const STATE_SELECTED: u32 = ${radixState.selectedByPass}u;
 const STATE_KEPT: u32 = ${radixState.keptByPass}u;
+const STATE_FILTER_ARRIVED: u32 = ${radixState.filterArrived}u;
 var<workgroup> localHistogram: array<atomic<u32>, ${Math.max(256, bins)}>;
 var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
 var<workgroup> chosenDigit: vec3<u32>;

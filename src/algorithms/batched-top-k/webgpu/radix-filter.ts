@@ -1,6 +1,8 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { radixPasses } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
+import { finalizeSegmentWgsl, finalizeSortWgsl } from './radix-finalize.js';
 
 /*
  * 'radix-filter' for digit p = launchPass, p < passes - 1 (grid maxSegments * filterTiles; workgroup
@@ -101,7 +103,14 @@ const indexBucketsOf = (facts: TopKKernelFacts) => Math.max(256, 2 ** facts.radi
  * pick's code nor its workgroup memory (the sort's keys and indices, the select's counters), and
  * digit 0 filters sampled candidates as any digit does.
  */
-export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean, shortcut: 'select' | 'sort'): WebGpuProgram {
+export function radixFilterProgram(facts: TopKKernelFacts, name: string, tiesAsFound: boolean, shortcut: 'select' | 'sort', finalize?: { readonly orderAsFound: boolean }): WebGpuProgram {
+  const finalizes = finalize !== undefined;
+  if (finalizes && radixPasses(facts.radixBits) < 3) throw new Error('internal: the last filter finalizes only past digit 0 (policy.ts radixFoldsFinalize)');
+  // The last filter of three digits or more never picks (only digit 0's does): its program has none
+  // of the pick's code, which with finalize's made a program that Mesa's lavapipe took minutes to
+  // compile. Finalize still reads whether digit 0's pick wrote the outputs (pickedOutputsWgsl, on
+  // the plan's facts).
+  const pickHere = facts.radixPick && !finalizes;
   const perInvocation = facts.radixTileItems / facts.workgroupSize;
   if (!Number.isInteger(perInvocation)) throw new Error(`internal: radixTileItems ${facts.radixTileItems} is not a multiple of the workgroup size`);
   const items = Array.from({ length: perInvocation }, (_, j) => j);
@@ -117,7 +126,8 @@ ${items.map((j) => `    if (live${j}) { key${j} = keysIn[s.start + index${j}]; }
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
-${facts.radixPick ? pickDeclarationsWgsl(facts, shortcut) : ''}
+${pickHere ? pickDeclarationsWgsl(facts, shortcut) : ''}
+${finalizes ? finalizeDeclarationsWgsl(facts, shortcut, finalize.orderAsFound) : ''}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -134,13 +144,15 @@ var<workgroup> bases: vec2<u32>;`;
     var count = s.size;
     if (p > 0u) { count = atomicLoad(&temp[state + STATE_KEPT + p - 1u]); } else if (sampled) { count = collected; }
     // z: bit 0 digit 0 reads every key, bit 1 digit 0 picks among the candidates.
-    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled)${facts.radixPick ? ' | select(0u, 2u, p == 0u && pickRuns(mode, collected, s))' : ''});
+    filterInfo = vec3<u32>(min(count, s.size), selectedBefore(state, p), select(0u, 1u, p == 0u && !sampled)${pickHere ? ' | select(0u, 2u, p == 0u && pickRuns(mode, collected, s))' : ''});
   }
   let info = workgroupUniformLoad(&filterInfo);
   let count = info.x;
   let before = info.y;
-  if (before >= s.take || w * RADIX_TILE >= count) { return; }
-  let fromKeys = (info.z & 1u) != 0u;${facts.radixPick ? pickBranchWgsl(shortcut) : ''}
+  if (before >= s.take || w * RADIX_TILE >= count) {
+    ${finalizes ? '// Workgroup 0 has no input only where no workgroup of the segment has: it finalizes.\n    return w == 0u;' : 'return;'}
+  }
+  let fromKeys = (info.z & 1u) != 0u;${pickHere ? pickBranchWgsl(shortcut) : ''}
   let source = bufferAt(p & 1u) + s.start;
   let next = bufferAt((p + 1u) & 1u) + s.start;
   let selected = u.selectedAt + segment * u.kMax;
@@ -204,8 +216,45 @@ ${loadTile.replaceAll('\n  ', '\n      ').replace(/^  /, '      ')}
     }
   }
   workgroupBarrier();
-  flushHistogram(histogramOf(segment, p + 1u), lid);`;
-  return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true, readsPick: true }, declarations, main);
+  flushHistogram(histogramOf(segment, p + 1u), lid);${finalizes ? arrivalWgsl : ''}`;
+  if (!finalizes) return radixProgram(`radix-filter|${tiesAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true, readsPick: true }, declarations, main);
+  // One call of finalizeSegment, in the entry point: the filter's body becomes a function that says
+  // whether its workgroup finalizes (every early return says no). Called from each of the filter's
+  // exits, finalize's code was inlined at each, and Mesa's lavapipe took ~240 s to compile the
+  // program (127 s with one call, while the pick's code was in it too; under a second now).
+  const filterFunction = `fn filterWorkgroup(workgroupIndex: u32, lid: u32) -> bool {${main.replaceAll('return;', 'return false;')}
+}`;
+  const entry = `
+  if (!filterWorkgroup(workgroupIndex, lid)) { return; }
+  let segment = workgroupIndex / u.filterTiles;${enterRadixSegment('segment')}
+  storageBarrier();
+  finalizeSegment(s, segment, state, lid);`;
+  return radixProgram(`radix-filter-finalize|${tiesAsFound}|${finalize.orderAsFound}|${shortcut}`, facts, name, { keys: true, outputs: true, readsPick: true }, `${declarations}
+${filterFunction}`, entry);
+}
+
+/**
+ * Where the last filter launch finalizes: every workgroup with input counts its arrival once its
+ * stores and histogram adds are issued (after a storage barrier), and the segment's last to arrive
+ * does finalize's work (radix-finalize.ts `finalizeSegment`). No workgroup waits for another.
+ */
+const arrivalWgsl = `
+  storageBarrier();
+  if (lid == 0u) {
+    let participants = min(tiles, (count + RADIX_TILE - 1u) / RADIX_TILE);
+    lastFilterToArrive = select(0u, 1u, atomicAdd(&temp[state + STATE_FILTER_ARRIVED], 1u) + 1u == participants);
+  }
+  return workgroupUniformLoad(&lastFilterToArrive) == 1u;`;
+
+/**
+ * WGSL declarations the last filter adds where it finalizes: finalize's function and memory, its
+ * sort (as finalize's own program has it) and whether digit 0's pick wrote the outputs.
+ */
+function finalizeDeclarationsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort', orderAsFound: boolean): string {
+  return `${finalizeSortWgsl(facts)}
+${pickedOutputsWgsl(facts, shortcut)}
+var<workgroup> lastFilterToArrive: u32;
+${finalizeSegmentWgsl(orderAsFound)}`;
 }
 
 

@@ -30,32 +30,27 @@ import { pickedOutputsWgsl } from './radix-filter.js';
  */
 
 /**
- * The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts), `shortcut`
- * how filter pass 0 picks among few candidates (which decides whether it wrote the outputs).
+ * WGSL: `finalizeSegment(s, segment, state, lid)`, finalize's work on one segment (above), and the
+ * workgroup memory it adds; called in uniform control flow. The program around it declares
+ * TIES_AS_FOUND, `pickRuns`/`pickWritesOutputs` (pickedOutputsWgsl) and the selection sort
+ * (selectionSortWgsl, with `sortLoad`/`sortStore`): finalize's own launch, or the last filter's where
+ * that launch also finalizes (radix-filter.ts; policy.ts radixFoldsFinalize).
  */
-export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relaxed: { tiesAsFound: boolean; orderAsFound: boolean }, shortcut: 'select' | 'sort'): WebGpuProgram {
-  const declarations = `
-const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
-const ORDER_AS_FOUND: bool = ${relaxed.orderAsFound};
-${pickedOutputsWgsl(facts, shortcut)}
-var<workgroup> stateInfo: vec3<u32>;
-var<workgroup> chosen: vec3<u32>;
-var<workgroup> appended: atomic<u32>;
-var<workgroup> tied: atomic<u32>;
-// Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
-fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(${facts.sorted ? 'sortKeys[at]' : '0u'}, order[at]); }
-fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 'sortKeys[at] = entry.x; ' : ''}order[at] = entry.y; }
-${selectionSortWgsl(facts, facts.sorted)}`;
-  const main = `
-  let segment = workgroupIndex;${enterRadixSegment('segment')}
+export function finalizeSegmentWgsl(orderAsFound: boolean): string {
+  return `const ORDER_AS_FOUND: bool = ${orderAsFound};
+var<workgroup> finalInfo: vec3<u32>;
+var<workgroup> finalFound: vec3<u32>;
+var<workgroup> finalAppended: atomic<u32>;
+var<workgroup> finalTied: atomic<u32>;
+fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
   let p = PASSES - 1u;
   if (lid == 0u) {
     let written = pickRuns(atomicLoad(&temp[state + STATE_MODE]), atomicLoad(&temp[state + STATE_COLLECTED]), s) && pickWritesOutputs(s.size);
-    stateInfo = vec3<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]), select(0u, 1u, written));
-    atomicStore(&appended, 0u);
-    atomicStore(&tied, 0u);
+    finalInfo = vec3<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]), select(0u, 1u, written));
+    atomicStore(&finalAppended, 0u);
+    atomicStore(&finalTied, 0u);
   }
-  let info = workgroupUniformLoad(&stateInfo);
+  let info = workgroupUniformLoad(&finalInfo);
   if (info.z == 1u) { return; }
   let selected = u.selectedAt + segment * u.kMax;
   var count = min(info.x, s.take);
@@ -72,16 +67,16 @@ ${selectionSortWgsl(facts, facts.sorted)}`;
       let index = atomicLoad(&temp[source + c]);
       let digit = digitOf(orderedKey(keysIn[s.start + index], s.direction), p);
       if (digit > last.x || (digit == last.x && takeBucket)) {
-        let at = count + atomicAdd(&appended, 1u);
+        let at = count + atomicAdd(&finalAppended, 1u);
         if (at < u.kMax) { atomicStore(&temp[selected + at], index); }
       } else if (digit == last.x) {
-        let at = atomicAdd(&tied, 1u);
+        let at = atomicAdd(&finalTied, 1u);
         if (s.start + at < u.candidatesLen) { atomicStore(&temp[candidates + at], index); }
       }
     }
     workgroupBarrier();
-    if (lid == 0u) { chosen = vec3<u32>(atomicLoad(&appended), atomicLoad(&tied), 0u); atomicStore(&appended, 0u); }
-    let found = workgroupUniformLoad(&chosen);
+    if (lid == 0u) { finalFound = vec3<u32>(atomicLoad(&finalAppended), atomicLoad(&finalTied), 0u); atomicStore(&finalAppended, 0u); }
+    let found = workgroupUniformLoad(&finalFound);
     let chosenCount = min(count + found.x, s.take);
     let tiesFound = min(found.y, s.size);
     let ties = min(s.take - chosenCount, tiesFound);
@@ -111,7 +106,7 @@ ${selectionSortWgsl(facts, facts.sorted)}`;
       for (var c = lid; c < tiesFound; c += WG) {
         let index = atomicLoad(&temp[candidates + c]);
         if (index <= highest) {
-          let at = chosenCount + atomicAdd(&appended, 1u);
+          let at = chosenCount + atomicAdd(&finalAppended, 1u);
           if (at < u.kMax) { atomicStore(&temp[selected + at], index); }
         }
       }
@@ -159,6 +154,30 @@ ${selectionSortWgsl(facts, facts.sorted)}`;
       workgroupBarrier();
     }
     for (var j = count + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
-  }`;
+  }
+}`;
+}
+
+/** WGSL: finalize's sort of the selection (selectionSortWgsl with its `sortLoad`/`sortStore`). */
+export function finalizeSortWgsl(facts: TopKKernelFacts): string {
+  return `// Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
+fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(${facts.sorted ? 'sortKeys[at]' : '0u'}, order[at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 'sortKeys[at] = entry.x; ' : ''}order[at] = entry.y; }
+${selectionSortWgsl(facts, facts.sorted)}`;
+}
+
+/**
+ * The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts), `shortcut`
+ * how filter pass 0 picks among few candidates (which decides whether it wrote the outputs).
+ */
+export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relaxed: { tiesAsFound: boolean; orderAsFound: boolean }, shortcut: 'select' | 'sort'): WebGpuProgram {
+  const declarations = `
+const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
+${pickedOutputsWgsl(facts, shortcut)}
+${finalizeSortWgsl(facts)}
+${finalizeSegmentWgsl(relaxed.orderAsFound)}`;
+  const main = `
+  let segment = workgroupIndex;${enterRadixSegment('segment')}
+  finalizeSegment(s, segment, state, lid);`;
   return radixProgram(`radix-finalize|${JSON.stringify(relaxed)}|${shortcut}`, facts, name, { keys: true, outputs: true, readsPick: true }, declarations, main);
 }
