@@ -187,17 +187,17 @@ export interface TopKPolicy {
   /**
    * Where radix-select's last digit (finalize's work) runs: in the last filter launch, by the last of
    * a segment's filter workgroups to finish (its first, where none had input), or in a launch of its
-   * own (`radixFoldsFinalize`). 'auto' takes the last filter's where finalize is expected to find nothing to do: filter
-   * pass 0's pick is built and every segment's sample rank keeps its candidates within the pick's
-   * tile (segments of at most 256 x radixSampleCap keys), so the pick writes the outputs and a
-   * launch of finalize's own only read the state. Where finalize has work its own launch was faster.
-   * 'auto' on GPU-class backends, 'never' on the others (the CPU emulator with its own capabilities,
-   * software adapters), where a launch costs little and the combined program compiles slowly.
-   * H200, GPU ms, 2026-11-30, two rounds (own launch / in the last filter): 64x151936 k=50
-   * 0.0644-0.0661 / 0.0652-0.0664, 256x262144 k=256 0.1597-0.1606 / 0.1571-0.158, 64x65536 k=2048
-   * 0.0547-0.0549 / 0.0529-0.0541, 32x131072 k=2048 0.0533-0.0538 / 0.052-0.0522; where finalize
-   * works, 1x16M k=100 0.0988-0.100 / 0.1023-0.1035, ragged rows with device sizes 128x(1..65536)
-   * k=512 0.0726-0.0731 / 0.0748-0.0762.
+   * own (`radixFoldsFinalize`). 'auto' takes the last filter's where finalize is expected to find
+   * nothing to do: filter pass 0's pick is built and every segment's sample keeps its candidates
+   * within the pick's tile (segments of at most 256 x radixSampleCap keys), so the pick writes the
+   * outputs and a launch of finalize's own would only read the state. Where finalize has work, its
+   * own launch was faster. 'auto' on GPU-class backends, 'never' on the others (the CPU emulator with
+   * its own capabilities, software adapters), where a launch costs little and the combined program
+   * compiles slowly. H200, GPU ms, 2026-11-30, two rounds over several calls (own launch / in the
+   * last filter): 64x151936 k=50 0.0644-0.0686 / 0.0641-0.0667, 256x262144 k=256 0.1597-0.1607 /
+   * 0.1569-0.159, 64x65536 k=2048 0.0544-0.0549 / 0.053-0.0538, 32x131072 k=2048 0.0533-0.0539 /
+   * 0.052-0.0522; where finalize works, 1x16M k=100 0.100-0.1012 / 0.1023-0.1035, ragged rows with
+   * device-only sizes 128x(1..65536) k=512 0.0726-0.0755 / 0.0748-0.0762 (BENCHMARKS.md session 33).
    */
   readonly radixFinalizeInFilter: 'auto' | 'always' | 'never';
   /**
