@@ -248,8 +248,8 @@ export interface TopKPolicy {
 
 /** The values of the policy's `selectionSortVariant`. */
 const selectionSortVariants: readonly TopKPolicy['selectionSortVariant'][] = ['auto', 'merge', 'radix'];
-/** The values of the policy's `radixPick` and `radixFinalizeInFilter`. */
-const radixPicks: readonly TopKPolicy['radixPick'][] = ['auto', 'always', 'never'];
+/** The values of the policy's `radixPick`, `radixFinalizeInFilter` and `reduceLastChunkMerges`. */
+const autoAlwaysNever: readonly TopKPolicy['radixPick'][] = ['auto', 'always', 'never'];
 
 /** Radix-select state words per segment (problem.ts). */
 export const radixStateWords = 32;
@@ -881,17 +881,16 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
   for (const name of ['radixCandidateSelect', 'radixCandidateSelectSorted'] as const) {
     if (typeof policy[name] !== 'boolean') throw new SegkitUsageError(`tuning.policy.${name}: ${String(policy[name])} is not a boolean`);
   }
-  if (!selectionSortVariants.includes(policy.selectionSortVariant)) {
-    throw new SegkitUsageError(`tuning.policy.selectionSortVariant: ${String(policy.selectionSortVariant)} is not one of ${selectionSortVariants.map((v) => `'${v}'`).join(', ')}`);
-  }
-  if (!reduceChunkMerges.includes(policy.reduceLastChunkMerges)) {
-    throw new SegkitUsageError(`tuning.policy.reduceLastChunkMerges: ${String(policy.reduceLastChunkMerges)} is not one of ${reduceChunkMerges.map((v) => `'${v}'`).join(', ')}`);
-  }
-  if (!radixPicks.includes(policy.radixFinalizeInFilter)) {
-    throw new SegkitUsageError(`tuning.policy.radixFinalizeInFilter: ${String(policy.radixFinalizeInFilter)} is not one of ${radixPicks.map((v) => `'${v}'`).join(', ')}`);
-  }
-  if (!radixPicks.includes(policy.radixPick)) {
-    throw new SegkitUsageError(`tuning.policy.radixPick: ${String(policy.radixPick)} is not one of ${radixPicks.map((v) => `'${v}'`).join(', ')}`);
+  const choices: [keyof TopKPolicy, readonly string[]][] = [
+    ['selectionSortVariant', selectionSortVariants],
+    ['reduceLastChunkMerges', autoAlwaysNever],
+    ['radixFinalizeInFilter', autoAlwaysNever],
+    ['radixPick', autoAlwaysNever],
+  ];
+  for (const [name, values] of choices) {
+    if (!values.includes(policy[name] as string)) {
+      throw new SegkitUsageError(`tuning.policy.${name}: ${String(policy[name])} is not one of ${values.map((v) => `'${v}'`).join(', ')}`);
+    }
   }
   // The workgroup size first: the workgroup memory of the other values follows from it.
   if (policy.workgroupSize > capabilities.maxWorkgroupSize) {
@@ -917,8 +916,6 @@ function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): voi
     );
   }
 }
-
-const reduceChunkMerges: readonly TopKPolicy['reduceLastChunkMerges'][] = ['auto', 'always', 'never'];
 
 /**
  * Whether reduce merges a segment's chunk lists in the chunk launch (policy `reduceLastChunkMerges`;

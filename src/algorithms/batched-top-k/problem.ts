@@ -115,6 +115,8 @@ const sortBuffers = ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] as 
  * lists are not (appended in whatever order workgroups ran).
  */
 const radixCounts = ['segmentState', 'histogram'] as const;
+/** The grid of the launches over a segment's filter tiles (the fallback and the filters). */
+const radixFilterGrid = (problem: Pick<TopKProblem, 'maxSegments' | 'maxSegmentSize'>, policy: TopKPolicy) => problem.maxSegments * radixFilterTiles(problem, policy);
 
 /**
  * Top-k's kernel table: the slots each kernel binds and its grid, read by the planner (plan.ts) and
@@ -141,10 +143,10 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   },
   'radix-init': { slots: radixSlots, grid: perSegment, identicalSlots: radixCounts },
   'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixHistogramTiles(problem, policy), identicalSlots: radixCounts },
-  'radix-fallback': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
-  'radix-filter': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
+  'radix-fallback': { slots: radixSlots, grid: radixFilterGrid, identicalSlots: radixCounts },
+  'radix-filter': { slots: radixSlots, grid: radixFilterGrid, identicalSlots: radixCounts },
   // The last filter with finalize's work in the segment's last workgroup to finish (policy.ts radixFoldsFinalize).
-  'radix-filter-finalize': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixFilterTiles(problem, policy), identicalSlots: radixCounts },
+  'radix-filter-finalize': { slots: radixSlots, grid: radixFilterGrid, identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
   // One workgroup per segment doing every digit pass over its row (webgpu/row-radix.ts).
   'row-radix': { slots: ['offsets', 'rowCandidates'], grid: perSegment },

@@ -2,7 +2,7 @@ import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
-import { finalizeSegmentWgsl, finalizeSortWgsl } from './radix-finalize.js';
+import { finalizeSegmentWgsl } from './radix-finalize.js';
 
 /*
  * 'radix-filter' for digit p = launchPass, p < passes - 1 (grid maxSegments * filterTiles; workgroup
@@ -127,7 +127,7 @@ const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
 ${pickHere ? pickDeclarationsWgsl(facts, shortcut) : ''}
-${finalizes ? finalizeDeclarationsWgsl(facts, shortcut, finalize.orderAsFound) : ''}
+${finalizes ? `var<workgroup> lastFilterToArrive: u32;\n${finalizeSegmentWgsl(facts, shortcut, finalize.orderAsFound)}` : ''}
 var<workgroup> filterInfo: vec3<u32>;
 var<workgroup> selectedInTile: atomic<u32>;
 var<workgroup> keptInTile: atomic<u32>;
@@ -245,17 +245,6 @@ const arrivalWgsl = `
     lastFilterToArrive = select(0u, 1u, atomicAdd(&temp[state + STATE_FILTER_ARRIVED], 1u) + 1u == participants);
   }
   return workgroupUniformLoad(&lastFilterToArrive) == 1u;`;
-
-/**
- * WGSL declarations the last filter adds where it finalizes: finalize's function and memory, its
- * sort (as finalize's own program has it) and whether digit 0's pick wrote the outputs.
- */
-function finalizeDeclarationsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort', orderAsFound: boolean): string {
-  return `${finalizeSortWgsl(facts)}
-${pickedOutputsWgsl(facts, shortcut)}
-var<workgroup> lastFilterToArrive: u32;
-${finalizeSegmentWgsl(orderAsFound)}`;
-}
 
 
 /**

@@ -30,14 +30,19 @@ import { pickedOutputsWgsl } from './radix-filter.js';
  */
 
 /**
- * WGSL: `finalizeSegment(s, segment, state, lid)`, finalize's work on one segment (above), and the
- * workgroup memory it adds; called in uniform control flow. The program around it declares
- * TIES_AS_FOUND, `pickRuns`/`pickWritesOutputs` (pickedOutputsWgsl) and the selection sort
- * (selectionSortWgsl, with `sortLoad`/`sortStore`): finalize's own launch, or the last filter's where
- * that launch also finalizes (radix-filter.ts; policy.ts radixFoldsFinalize).
+ * WGSL: `finalizeSegment(s, segment, state, lid)`, finalize's work on one segment (above), called in
+ * uniform control flow, with what it needs: its workgroup memory, the selection sort (sorted: best
+ * first, key descending, index ascending; unsorted: by index, the keys read as equal) and whether
+ * filter pass 0's pick wrote the outputs (pickedOutputsWgsl). The program around it declares
+ * TIES_AS_FOUND: finalize's own launch, or the last filter's where that launch also finalizes
+ * (radix-filter.ts; policy.ts radixFoldsFinalize).
  */
-export function finalizeSegmentWgsl(orderAsFound: boolean): string {
-  return `const ORDER_AS_FOUND: bool = ${orderAsFound};
+export function finalizeSegmentWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort', orderAsFound: boolean): string {
+  return `fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(${facts.sorted ? 'sortKeys[at]' : '0u'}, order[at]); }
+fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 'sortKeys[at] = entry.x; ' : ''}order[at] = entry.y; }
+${selectionSortWgsl(facts, facts.sorted)}
+${pickedOutputsWgsl(facts, shortcut)}
+const ORDER_AS_FOUND: bool = ${orderAsFound};
 var<workgroup> finalInfo: vec3<u32>;
 var<workgroup> finalFound: vec3<u32>;
 var<workgroup> finalAppended: atomic<u32>;
@@ -158,14 +163,6 @@ fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
 }`;
 }
 
-/** WGSL: finalize's sort of the selection (selectionSortWgsl with its `sortLoad`/`sortStore`). */
-export function finalizeSortWgsl(facts: TopKKernelFacts): string {
-  return `// Sorted: best first (key descending, index ascending); unsorted: by index (the keys read as equal).
-fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(${facts.sorted ? 'sortKeys[at]' : '0u'}, order[at]); }
-fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 'sortKeys[at] = entry.x; ' : ''}order[at] = entry.y; }
-${selectionSortWgsl(facts, facts.sorted)}`;
-}
-
 /**
  * The radix-finalize program; `relaxed` says what the requirements let it skip (plan.ts), `shortcut`
  * how filter pass 0 picks among few candidates (which decides whether it wrote the outputs).
@@ -173,9 +170,7 @@ ${selectionSortWgsl(facts, facts.sorted)}`;
 export function radixFinalizeProgram(facts: TopKKernelFacts, name: string, relaxed: { tiesAsFound: boolean; orderAsFound: boolean }, shortcut: 'select' | 'sort'): WebGpuProgram {
   const declarations = `
 const TIES_AS_FOUND: bool = ${relaxed.tiesAsFound};
-${pickedOutputsWgsl(facts, shortcut)}
-${finalizeSortWgsl(facts)}
-${finalizeSegmentWgsl(relaxed.orderAsFound)}`;
+${finalizeSegmentWgsl(facts, shortcut, relaxed.orderAsFound)}`;
   const main = `
   let segment = workgroupIndex;${enterRadixSegment('segment')}
   finalizeSegment(s, segment, state, lid);`;
