@@ -6,10 +6,10 @@
  * specialization kind once (WebGPU on lavapipe compiles each pipeline slowly).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Backend, type SegmentedSortVariant, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
+import { type Backend, type SegmentedSortVariant, type SortOrder, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
 import { workgroupRadixBytes } from '../../src/algorithms/segmented-sort/problem.js';
 import { rng } from '../helpers.js';
-import { untouchedBits } from './common.js';
+import { starts, untouchedBits } from './common.js';
 import { type SortCase, buildSortCase, makeSortCase, runSortCase } from './sort-cases.js';
 
 const randomSizes = (n: number, max: number, seed: number, min = 0) => {
@@ -84,6 +84,35 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const sizes = [3000, 700, 1, 4500];
         const c = makeSortCase({ name: 'ties', keyType: 'i32', flavour: 'ties', sizes, orders: ['descending', 'ascending', 'ascending', 'descending'], values: 'indices-i32', seed: 11 });
         await expectAllVariants(c, ['merge', 'workgroup-radix', 'radix']);
+      });
+      it('keys compared alone, indices where keys tie: equal keys far apart, runs up to and past the tie run, keys that tie with the padding', async () => {
+        // Distinct random keys, then copies of a few of them planted 37 places apart (never within
+        // one single-tile invocation's first run of up to 32), in runs of 2 to 20: a sort that
+        // compares keys first must still leave each run in index order. Keys whose sort key is the
+        // single-tile padding's (NaN 0x7fffffff ascending, 0xffffffff descending) tie with it in
+        // segments short of a power of two.
+        const tile = segmentedSortPolicyFor(backend.capabilities).tileItems;
+        const sizes = [tile, tile - 96, Math.min(1000, tile - 24), Math.min(1000, tile - 24), tile / 2, 17];
+        const orders: SortOrder[] = ['ascending', 'descending', 'ascending', 'descending', 'ascending', 'descending'];
+        const options = { name: 'sparse ties', keyType: 'f32', flavour: 'random', sizes, orders, orderKind: 'perSegment', seed: 14 } as const;
+        const c = makeSortCase({ ...options, values: 'indices-u32' });
+        const begin = starts(c);
+        const plant = (segment: number, from: number, copies: number, bits?: number) => {
+          const at = begin[segment]! + from;
+          const value = bits ?? c.keys[at]!;
+          for (let j = 0; j < copies; j++) c.keys[at + j * 37] = value;
+        };
+        for (const [at, copies] of [[0, 2], [0.07, 3], [0.22, 5], [0.51, 8], [0.73, 2]] as const) plant(0, 5 + Math.floor(at * tile), copies);
+        plant(1, 10, 20);
+        plant(1, Math.floor(0.49 * tile), 4);
+        plant(2, 3, 6, 0x7fffffff);
+        plant(3, 8, 3, 0xffffffff);
+        plant(4, 100, 9);
+        const withPayload = makeSortCase({ ...options, values: 'payload' });
+        withPayload.keys = c.keys;
+        await expectAllVariants(c, ['single-tile', 'merge']);
+        for (const policy of [{ tileItemsPerInvocation: 2 }, { tileItemsPerInvocation: 4 }, { tileItemsPerInvocation: 32 }]) expect(await expectReference(c, 'single-tile', policy)).toBe('single-tile');
+        expect(await expectReference(withPayload, 'single-tile')).toBe('single-tile');
       });
       it('NaN sorts as the largest key; -0 and +0 are equal (input order, own bits)', async () => {
         // NaN(payload 1), -0, +0, 1, -1, NaN(payload 2), -0
