@@ -6,11 +6,13 @@
  * and signed zeros, with no initial value and with initial values that are a subnormal, a magnitude
  * below 2^-103 (no quiet twin then) and an ordinary one. With a worker, the items are read in place
  * in the heap's WebAssembly slabs, on both threads. Exclusive scans, rows of 12 and per-segment
- * initial values keep the scalar loop, against the same reference.
+ * initial values keep the scalar loop, against the same reference. Long segments: every full tile of
+ * 2048 items (four lanes of 8 at a time, their carries in order), scanned in one pass or by the tile
+ * launches, inclusive and exclusive, against the same reference.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { referenceScan } from '../src/algorithms/segmented-scan/reference.js';
-import { type Backend, DeviceSegmentedScan, env, p } from '../src/index.js';
+import { type Backend, DeviceSegmentedScan, type ScanVariant, env, p } from '../src/index.js';
 import { rng, simdComparisonBackends } from './helpers.js';
 
 const backends = simdComparisonBackends();
@@ -25,15 +27,18 @@ const bitsOf = (x: number) => ((f32[0] = x), u32[0]!);
 
 type Initial = { kind: 'none' } | { kind: 'uniform'; value: number } | { kind: 'perSegment'; values: Float32Array };
 
-/** Scans `rows` packed rows of `size` on a backend; the output's bits. */
-async function scan(backend: Backend, values: Float32Array, rows: number, size: number, mode: 'inclusive' | 'exclusive', initial: Initial): Promise<number[]> {
+/** Scans `rows` packed rows of `size` on a backend (`variant` forced where given); the output's bits. */
+async function scan(backend: Backend, values: Float32Array, rows: number, size: number, mode: 'inclusive' | 'exclusive', initial: Initial, variant?: ScanVariant): Promise<number[]> {
   const valuesIn = backend.upload(values);
   const valuesOut = backend.alloc('f32', values.length);
   const initialValue = initial.kind === 'uniform' ? { initialValue: p.uniform(initial.value) } : initial.kind === 'perSegment' ? { initialValue: p.perSegment(initial.values) } : {};
-  await DeviceSegmentedScan.plan(
+  const plan = DeviceSegmentedScan.plan(
     { valuesIn, valuesOut, segmentSizes: p.uniform(size), op: p.constantOption('sum'), mode: p.constantOption(mode), numSegments: p.uniform(rows), ...initialValue },
-    env({ backend }),
-  ).run();
+    env({ backend, ...(variant === undefined ? {} : { tuning: { variant } }) }),
+  );
+  const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;
+  await plan.run(temp);
+  temp?.destroy();
   const out = Array.from(new Uint32Array((await backend.download(valuesOut)).buffer));
   valuesIn.destroy();
   valuesOut.destroy();
@@ -78,6 +83,32 @@ describe.each(backends)('scan SIMD loops (%s)', (_name, backend) => {
       }
     });
   }
+
+  it('long segments: each full tile of 2048 four lanes at a time (one pass, and the tile launches), the short last tile, exclusive scans', async () => {
+    // Two segments of five full tiles and 123 items, and one of exactly three tiles; the lanes'
+    // carries cross every group and tile, so a sum added out of the canonical order shows.
+    const random = rng(2048);
+    for (const [rows, size] of [
+      [2, 5 * 2048 + 123],
+      [1, 3 * 2048],
+    ] as const) {
+      for (const mix of ['ordinary', 'special', 'tiny'] as const) {
+        const values = Float32Array.from({ length: rows * size }, () => {
+          const r = random();
+          if (mix === 'special' && r < 0.0005) return special[Math.floor(random() * special.length)]!;
+          if (mix === 'tiny' && r < 0.3) return tiny[Math.floor(random() * tiny.length)]!;
+          return (random() - 0.5) * 100;
+        });
+        for (const variant of ['workgroup', 'multi-workgroup'] as const) {
+          for (const initial of initials.slice(0, 3)) {
+            const what = `${rows}x${size} ${mix} ${variant} ${JSON.stringify(initial)}`;
+            expect(await scan(backend, values, rows, size, 'inclusive', initial, variant), what).toEqual(expected(values, rows, size, 'inclusive', initial));
+          }
+          expect(await scan(backend, values, rows, size, 'exclusive', initials[1]!, variant), `${rows}x${size} ${mix} ${variant} exclusive`).toEqual(expected(values, rows, size, 'exclusive', initials[1]!));
+        }
+      }
+    }
+  });
 
   it('exclusive scans and per-segment initial values (the scalar loop)', async () => {
     const random = rng(4);

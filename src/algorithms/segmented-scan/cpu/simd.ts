@@ -2,7 +2,8 @@ import { type SlabMemory, wasmScratchBytes } from '../../../backends/cpu/memory.
 import { quietExponentBits } from '../../../backends/cpu/numerics.js';
 import { WasmType, constants, flush, op, quietConstants, quietTest } from '../../../backends/cpu/wasm.js';
 import { type WasmKernelMemory, WasmKernelSet } from '../../../backends/cpu/wasm-kernels.js';
-import { laneItems } from '../order.js';
+import { groupLanes, laneItems, tileItems } from '../order.js';
+import { canonicalNaNBits } from '../../../backends/cpu/numerics.js';
 
 /*
  * The scan's canonical f32 sums of packed rows of 8 or 16 items (MoE) as WebAssembly SIMD (f32x4),
@@ -126,16 +127,148 @@ function rowScans(size: 8 | 16, quiet: boolean) {
   };
 }
 
+/**
+ * tileScan(items, scratch, carry) -> i32 / tileTotal(items) -> i32: one full tile of a long segment
+ * (tileItems = 2048 items: 16 groups of 16 lanes of 8), bit for bit as kernels.ts `scanTileF32` and
+ * `tileTotalF32` give it: tileScan writes the tile's canonical inclusive sums from the carry with bits
+ * `carry` (flushed; -0 for none) to `scratch`; both return the bits of the tile's total R (the groups'
+ * totals added in order; its NaN not yet canonical). Four lanes at a time, as rowScans takes four
+ * rows: a block of 32 items (lanes j..j+3) loaded 4 items at a time and transposed 4x4 twice so that
+ * vector i holds item i of each lane, each lane's prefix a chain down i. The lanes' carries are not
+ * independent as rows' are: lane m's is C ⊕ (R_g ⊕ q_m), q_m the group's lane totals before it added
+ * one after another, so q moves through the block's four lane totals in order (each step a splat,
+ * every lane of the vector the same), and the four q's are gathered into one vector for the lanes'
+ * carries. After each group's 16 lanes R takes its total q.
+ */
+function tileKernel(scan: boolean) {
+  let next = scan ? 3 : 1;
+  const local = () => next++;
+  const [items, scratch, carry] = [0, 1, 2];
+  const [p, o, end] = [local(), local(), local()];
+  const [minNormal, magnitude, t, c, r, q, e, nan, totals, q1, q2, q3, qs] = Array.from({ length: 13 }, local) as number[] as [number, number, number, number, number, number, number, number, number, number, number, number, number];
+  const lanesIn = [local(), local(), local(), local()];
+  const lanesHigh = [local(), local(), local(), local()];
+  const temps = [local(), local(), local(), local()];
+  const columns = Array.from({ length: 8 }, local);
+  const outs = [local(), local(), local(), local()];
+  const fl = flush(t, minNormal, magnitude);
+  const laneBytes = laneItems * 4;
+  // Lane i of local v in every lane.
+  const splatLane = (v: number, i: number) => [get(v), get(v), op.shuffle(lanes32([i, i, i, i]))];
+  const outputs = (from: number) =>
+    columns.slice(from, from + 4).flatMap((v, i) => [
+      get(nan),
+      get(e),
+      get(v),
+      op.f32x4Add,
+      ...fl,
+      set(t),
+      get(t),
+      get(t),
+      get(t),
+      op.f32x4Ne,
+      op.v128Bitselect,
+      set(outs[i]!),
+    ]);
+  const block = (b: number) => [
+    ...lanesIn.flatMap((l, k) => [get(p), op.v128Load(b * 4 * laneBytes + k * laneBytes), set(l)]),
+    ...lanesHigh.flatMap((l, k) => [get(p), op.v128Load(b * 4 * laneBytes + k * laneBytes + 16), set(l)]),
+    ...transpose(lanesIn, temps, columns.slice(0, 4)),
+    ...transpose(lanesHigh, temps, columns.slice(4, 8)),
+    // Each lane's prefix down its 8 items (the columns become the prefixes), items flushed as read.
+    ...columns.flatMap((v, i) => (i === 0 ? [get(v), ...fl, set(v)] : [get(columns[i - 1]!), get(v), ...fl, op.f32x4Add, ...fl, set(v)])),
+    // q through the four lane totals in order; qs gathers q before each lane.
+    get(columns[7]!),
+    set(totals),
+    ...[q1, q2, q3].flatMap((qi, i) => [get(i === 0 ? q : [q1, q2][i - 1]!), ...splatLane(totals, i), op.f32x4Add, ...fl, set(qi)]),
+    get(q),
+    get(q1),
+    op.shuffle(lanes32([0, 4, 4, 4])),
+    get(q2),
+    op.shuffle(lanes32([0, 1, 4, 4])),
+    get(q3),
+    op.shuffle(lanes32([0, 1, 2, 4])),
+    set(qs),
+    get(q3),
+    ...splatLane(totals, 3),
+    op.f32x4Add,
+    ...fl,
+    set(q),
+    ...(scan
+      ? [
+          // The lanes' carries C ⊕ (R ⊕ q_m), then each output carry ⊕ prefix, NaN canonical.
+          get(c),
+          get(r),
+          get(qs),
+          op.f32x4Add,
+          ...fl,
+          op.f32x4Add,
+          ...fl,
+          set(e),
+          ...outputs(0),
+          ...transpose(outs, temps, lanesIn),
+          ...outputs(4),
+          ...transpose(outs, temps, lanesHigh),
+          ...lanesIn.flatMap((l, k) => [get(o), get(l), op.v128Store(b * 4 * laneBytes + k * laneBytes)]),
+          ...lanesHigh.flatMap((l, k) => [get(o), get(l), op.v128Store(b * 4 * laneBytes + k * laneBytes + 16)]),
+        ]
+      : []),
+  ];
+  const groupBytes = groupLanes * laneBytes;
+  const body = [
+    ...constants(minNormal, magnitude),
+    op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]),
+    set(r),
+    ...(scan ? [get(carry), op.i32x4Splat, set(c), op.v128ConstI32(Array(4).fill(canonicalNaNBits)), set(nan), get(scratch), set(o)] : []),
+    get(items),
+    op.tee(p),
+    op.i32Const(tileItems * 4),
+    op.i32Add,
+    set(end),
+    op.loop,
+    op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]),
+    set(q),
+    ...Array.from({ length: groupLanes / 4 }, (_, b) => block(b)).flat(),
+    // R takes the group's total.
+    get(r),
+    get(q),
+    op.f32x4Add,
+    ...fl,
+    set(r),
+    get(p),
+    op.i32Const(groupBytes),
+    op.i32Add,
+    op.tee(p),
+    ...(scan ? [get(o), op.i32Const(groupBytes), op.i32Add, set(o)] : []),
+    get(end),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    get(r),
+    op.i32x4ExtractLane(0),
+  ];
+  return {
+    name: scan ? 'tileScan' : 'tileTotal',
+    params: scan ? [WasmType.I32, WasmType.I32, WasmType.I32] : [WasmType.I32],
+    results: [WasmType.I32],
+    locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(next - (scan ? 6 : 4)).fill(WasmType.V128)],
+    body,
+  };
+}
+
 interface Kernels extends WasmKernelMemory {
+  readonly tileScan: (items: number, scratch: number, carry: number) => number;
+  readonly tileTotal: (items: number) => number;
   readonly rowScans8: (items: number, scratch: number, count: number, carry: number) => number;
   readonly rowScans16: (items: number, scratch: number, count: number, carry: number) => number;
   readonly rowScans8Quiet: (items: number, scratch: number, count: number, carry: number) => number;
   readonly rowScans16Quiet: (items: number, scratch: number, count: number, carry: number) => number;
 }
 
-// 9.5 KB (each row's blocks written out): Chrome before 114 refused synchronous compiles over 4 KB on
+// 21.8 KB (each row's blocks, and a tile group's four blocks, written out; the tiles' two functions
+// 12.3 KB of it): Chrome before 114 refused synchronous compiles over 4 KB on
 // its main thread, where this then keeps the scalar loop.
-const kernels = new WasmKernelSet<Kernels>(() => [rowScans(8, false), rowScans(16, false), rowScans(8, true), rowScans(16, true)]);
+const kernels = new WasmKernelSet<Kernels>(() => [rowScans(8, false), rowScans(16, false), rowScans(8, true), rowScans(16, true), tileKernel(true), tileKernel(false)]);
 
 /** Whether this thread can run the SIMD kernels. */
 export function simdAvailable(): boolean {
@@ -165,4 +298,23 @@ export function simdRowScansF32(bits: Int32Array, slab: SlabMemory | undefined, 
     done += rows;
   }
   return total;
+}
+
+/**
+ * One full tile (tileItems items from `base` of `bits`, in `slab` where they lie in one) scanned from
+ * the carry with bits `carryBits` (flushed; -0's bits for none) and written as bits to `out` from
+ * `at`, as kernels.ts `scanTileF32` writes it; returns the bits of the tile's total. Only where
+ * {@link simdAvailable}.
+ */
+export function simdTileScanF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, carryBits: number, out: Int32Array, at: number): number {
+  const k = kernels.place(bits, slab, base, tileItems, tileItems);
+  const total = k.tileScan(kernels.itemsAt, k.scratch, carryBits);
+  out.set(k.i32.subarray(k.scratch >> 2, (k.scratch >> 2) + tileItems), at);
+  return total;
+}
+
+/** The bits of the canonical total of one full tile (tileItems items from `base`), as kernels.ts `tileTotalF32` gives it. Only where {@link simdAvailable}. */
+export function simdTileTotalF32(bits: Int32Array, slab: SlabMemory | undefined, base: number): number {
+  const k = kernels.place(bits, slab, base, tileItems, tileItems);
+  return k.tileTotal(kernels.itemsAt);
 }
