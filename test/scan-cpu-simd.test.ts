@@ -65,18 +65,21 @@ describe.each(backends)('scan SIMD loops (%s)', (_name, backend) => {
   const rows = 3001;
   const special = [NaN, -0, 0, Infinity, -Infinity, 3e38, -3e38, 1, -1];
   const tiny = [minNormal / 2, -minNormal / 4, 1.5 * minNormal, -1.5 * minNormal, minNormal, 2 ** -149];
+  /** `count` values: ordinary ones, with specials (at `specialRate`) or values at the subnormal flush (30%) mixed in. */
+  const valuesOf = (count: number, mix: 'ordinary' | 'special' | 'tiny', random: () => number, specialRate: number) =>
+    Float32Array.from({ length: count }, () => {
+      const r = random();
+      if (mix === 'special' && r < specialRate) return special[Math.floor(random() * special.length)]!;
+      if (mix === 'tiny' && r < 0.3) return tiny[Math.floor(random() * tiny.length)]!;
+      return (random() - 0.5) * 100;
+    });
   const initials: Initial[] = [{ kind: 'none' }, { kind: 'uniform', value: 2.5 }, { kind: 'uniform', value: -minNormal / 2 }, { kind: 'uniform', value: 2 ** -110 }];
 
   for (const size of [8, 16, 12]) {
     it(`packed rows of ${size}: ordinary values, specials, values at the subnormal flush; every initial value`, async () => {
       const random = rng(size);
       for (const mix of ['ordinary', 'special', 'tiny'] as const) {
-        const values = Float32Array.from({ length: rows * size }, () => {
-          const r = random();
-          if (mix === 'special' && r < 0.02) return special[Math.floor(random() * special.length)]!;
-          if (mix === 'tiny' && r < 0.3) return tiny[Math.floor(random() * tiny.length)]!;
-          return (random() - 0.5) * 100;
-        });
+        const values = valuesOf(rows * size, mix, random, 0.02);
         for (const initial of initials) {
           expect(await scan(backend, values, rows, size, 'inclusive', initial), `${mix} ${JSON.stringify(initial)}`).toEqual(expected(values, rows, size, 'inclusive', initial));
         }
@@ -93,12 +96,8 @@ describe.each(backends)('scan SIMD loops (%s)', (_name, backend) => {
       [1, 3 * 2048],
     ] as const) {
       for (const mix of ['ordinary', 'special', 'tiny'] as const) {
-        const values = Float32Array.from({ length: rows * size }, () => {
-          const r = random();
-          if (mix === 'special' && r < 0.0005) return special[Math.floor(random() * special.length)]!;
-          if (mix === 'tiny' && r < 0.3) return tiny[Math.floor(random() * tiny.length)]!;
-          return (random() - 0.5) * 100;
-        });
+        // Specials rarer: a NaN or infinity makes every later sum of its segment NaN or infinite.
+        const values = valuesOf(rows * size, mix, random, 0.0005);
         for (const variant of ['workgroup', 'multi-workgroup'] as const) {
           for (const initial of initials.slice(0, 3)) {
             const what = `${rows}x${size} ${mix} ${variant} ${JSON.stringify(initial)}`;

@@ -39,6 +39,25 @@ const transpose = (a: readonly number[], t: readonly number[], out: readonly num
 ];
 
 /**
+ * An output of the canonical scan: local `carry` + local `prefix`, flushed, a NaN as the canonical
+ * NaN (local `nan`), into local `out` (through local `t`; `fl` the flush through `t`).
+ */
+const canonicalOutput = (nan: number, carry: number, prefix: number, t: number, fl: readonly (number | readonly number[])[], out: number) => [
+  get(nan),
+  get(carry),
+  get(prefix),
+  op.f32x4Add,
+  ...fl,
+  set(t),
+  get(t),
+  get(t),
+  get(t),
+  op.f32x4Ne,
+  op.v128Bitselect,
+  set(out),
+];
+
+/**
  * rowScans8 / rowScans16(items, scratch, count, carry) -> i32: the canonical inclusive sums of
  * `count` (a multiple of 4) packed rows of 8 or 16 items from `items`, each from the initial value
  * with bits `carry` (flushed; -0 for none), written from `scratch`; the Quiet twins without the
@@ -67,19 +86,7 @@ function rowScans(size: 8 | 16, quiet: boolean) {
       ...columns.flatMap((v, i) => [
         ...(quiet ? quietTest(v, q, magnitude, one, limit) : []),
         ...(laneStart && i === 0 ? [get(v), ...fl, set(prefix)] : [get(prefix), get(v), ...fl, op.f32x4Add, ...fl, set(prefix)]),
-        // The output: carry + prefix, flushed, NaN as the canonical NaN.
-        get(nan),
-        get(e),
-        get(prefix),
-        op.f32x4Add,
-        ...fl,
-        set(t),
-        get(t),
-        get(t),
-        get(t),
-        op.f32x4Ne,
-        op.v128Bitselect,
-        set(outs[i]!),
+        ...canonicalOutput(nan, e, prefix, t, fl, outs[i]!),
       ]),
       ...transpose(outs, temps, rowsIn),
       ...rowsIn.flatMap((r, k) => [get(o), get(r), op.v128Store(k * rowBytes + b * 16)]),
@@ -155,21 +162,7 @@ function tileKernel(scan: boolean) {
   const laneBytes = laneItems * 4;
   // Lane i of local v in every lane.
   const splatLane = (v: number, i: number) => [get(v), get(v), op.shuffle(lanes32([i, i, i, i]))];
-  const outputs = (from: number) =>
-    columns.slice(from, from + 4).flatMap((v, i) => [
-      get(nan),
-      get(e),
-      get(v),
-      op.f32x4Add,
-      ...fl,
-      set(t),
-      get(t),
-      get(t),
-      get(t),
-      op.f32x4Ne,
-      op.v128Bitselect,
-      set(outs[i]!),
-    ]);
+  const outputs = (from: number) => columns.slice(from, from + 4).flatMap((v, i) => canonicalOutput(nan, e, v, t, fl, outs[i]!));
   const block = (b: number) => [
     ...lanesIn.flatMap((l, k) => [get(p), op.v128Load(b * 4 * laneBytes + k * laneBytes), set(l)]),
     ...lanesHigh.flatMap((l, k) => [get(p), op.v128Load(b * 4 * laneBytes + k * laneBytes + 16), set(l)]),
