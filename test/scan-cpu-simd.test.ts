@@ -65,9 +65,10 @@ describe.each(backends)('scan SIMD loops (%s)', (_name, backend) => {
   const rows = 3001;
   const special = [NaN, -0, 0, Infinity, -Infinity, 3e38, -3e38, 1, -1];
   const tiny = [minNormal / 2, -minNormal / 4, 1.5 * minNormal, -1.5 * minNormal, minNormal, 2 ** -149];
-  /** `count` values: ordinary ones, with specials (at `specialRate`) or values at the subnormal flush (30%) mixed in. */
-  const valuesOf = (count: number, mix: 'ordinary' | 'special' | 'tiny', random: () => number, specialRate: number) =>
+  /** `count` values: ordinary ones, with specials (at `specialRate`) or values at the subnormal flush (30%, or all of them) mixed in. */
+  const valuesOf = (count: number, mix: 'ordinary' | 'special' | 'tiny' | 'all tiny', random: () => number, specialRate: number) =>
     Float32Array.from({ length: count }, () => {
+      if (mix === 'all tiny') return tiny[Math.floor(random() * tiny.length)]!;
       const r = random();
       if (mix === 'special' && r < specialRate) return special[Math.floor(random() * special.length)]!;
       if (mix === 'tiny' && r < 0.3) return tiny[Math.floor(random() * tiny.length)]!;
@@ -95,7 +96,8 @@ describe.each(backends)('scan SIMD loops (%s)', (_name, backend) => {
       [2, 5 * 2048 + 123],
       [1, 3 * 2048],
     ] as const) {
-      for (const mix of ['ordinary', 'special', 'tiny'] as const) {
+      // 'all tiny': sums near the flush all along, where a tile total added without the flushes differs.
+      for (const mix of ['ordinary', 'special', 'tiny', 'all tiny'] as const) {
         // Specials rarer: a NaN or infinity makes every later sum of its segment NaN or infinite.
         const values = valuesOf(rows * size, mix, random, 0.0005);
         for (const variant of ['workgroup', 'multi-workgroup'] as const) {

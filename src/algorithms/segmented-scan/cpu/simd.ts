@@ -38,6 +38,9 @@ const transpose = (a: readonly number[], t: readonly number[], out: readonly num
   ]),
 ];
 
+/** The opening of a loop over one tile from local `items`: local `p` its first byte, `end` one past its last. */
+const overTile = (items: number, p: number, end: number) => [get(items), op.tee(p), op.i32Const(tileItems * 4), op.i32Add, set(end), op.loop];
+
 /**
  * An output of the canonical scan: local `carry` + local `prefix`, flushed, a NaN as the canonical
  * NaN (local `nan`), into local `out` (through local `t`; `fl` the flush through `t`).
@@ -147,7 +150,7 @@ function rowScans(size: 8 | 16, quiet: boolean) {
  * every lane of the vector the same), and the four q's are gathered into one vector for the lanes'
  * carries. After each group's 16 lanes R takes its total q.
  */
-function tileKernel(scan: boolean) {
+function tileKernel(scan: boolean, quiet: boolean) {
   let next = scan ? 3 : 1;
   const local = () => next++;
   const [items, scratch, carry] = [0, 1, 2];
@@ -158,7 +161,8 @@ function tileKernel(scan: boolean) {
   const temps = [local(), local(), local(), local()];
   const columns = Array.from({ length: 8 }, local);
   const outs = [local(), local(), local(), local()];
-  const fl = flush(t, minNormal, magnitude);
+  // The quiet twins leave the flushes out: tileQuiet proved that none can change anything.
+  const fl = quiet ? [] : flush(t, minNormal, magnitude);
   const laneBytes = laneItems * 4;
   // Lane i of local v in every lane.
   const splatLane = (v: number, i: number) => [get(v), get(v), op.shuffle(lanes32([i, i, i, i]))];
@@ -213,12 +217,7 @@ function tileKernel(scan: boolean) {
     op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]),
     set(r),
     ...(scan ? [get(carry), op.i32x4Splat, set(c), op.v128ConstI32(Array(4).fill(canonicalNaNBits)), set(nan), get(scratch), set(o)] : []),
-    get(items),
-    op.tee(p),
-    op.i32Const(tileItems * 4),
-    op.i32Add,
-    set(end),
-    op.loop,
+    ...overTile(items, p, end),
     op.v128ConstI32([0x80000000, 0x80000000, 0x80000000, 0x80000000]),
     set(q),
     ...Array.from({ length: groupLanes / 4 }, (_, b) => block(b)).flat(),
@@ -241,7 +240,7 @@ function tileKernel(scan: boolean) {
     op.i32x4ExtractLane(0),
   ];
   return {
-    name: scan ? 'tileScan' : 'tileTotal',
+    name: `${scan ? 'tileScan' : 'tileTotal'}${quiet ? 'Quiet' : ''}`,
     params: scan ? [WasmType.I32, WasmType.I32, WasmType.I32] : [WasmType.I32],
     results: [WasmType.I32],
     locals: [WasmType.I32, WasmType.I32, WasmType.I32, ...Array(next - (scan ? 6 : 4)).fill(WasmType.V128)],
@@ -249,9 +248,41 @@ function tileKernel(scan: boolean) {
   };
 }
 
+/**
+ * tileQuiet(items) -> i32: 1 when every item of the full tile from `items` passes the quiet test (a
+ * zero, or at least 2^-103 in magnitude: no flush of a sum of them can change anything, wasm.ts
+ * `quietTest`), so that the Quiet twins of tileScan and tileTotal give the canonical bits; else 0.
+ */
+function tileQuiet() {
+  const items = 0;
+  const [p, end] = [1, 2];
+  const [magnitude, minNormal, q, one, limit, v] = [3, 4, 5, 6, 7, 8];
+  const body = [
+    ...constants(minNormal, magnitude),
+    ...quietConstants(q, one, limit),
+    ...overTile(items, p, end),
+    ...[0, 1, 2, 3].flatMap((k) => [get(p), op.v128Load(k * 16), set(v), ...quietTest(v, q, magnitude, one, limit)]),
+    get(p),
+    op.i32Const(64),
+    op.i32Add,
+    op.tee(p),
+    get(end),
+    op.i32LtU,
+    op.brIf(0),
+    op.end,
+    get(q),
+    op.v128AnyTrue,
+    op.i32Eqz,
+  ];
+  return { name: 'tileQuiet', params: [WasmType.I32], results: [WasmType.I32], locals: [WasmType.I32, WasmType.I32, ...Array(6).fill(WasmType.V128)], body };
+}
+
 interface Kernels extends WasmKernelMemory {
+  readonly tileQuiet: (items: number) => number;
   readonly tileScan: (items: number, scratch: number, carry: number) => number;
+  readonly tileScanQuiet: (items: number, scratch: number, carry: number) => number;
   readonly tileTotal: (items: number) => number;
+  readonly tileTotalQuiet: (items: number) => number;
   readonly rowScans8: (items: number, scratch: number, count: number, carry: number) => number;
   readonly rowScans16: (items: number, scratch: number, count: number, carry: number) => number;
   readonly rowScans8Quiet: (items: number, scratch: number, count: number, carry: number) => number;
@@ -261,7 +292,7 @@ interface Kernels extends WasmKernelMemory {
 // 21.8 KB (each row's blocks, and a tile group's four blocks, written out; the tiles' two functions
 // 12.3 KB of it): Chrome before 114 refused synchronous compiles over 4 KB on
 // its main thread, where this then keeps the scalar loop.
-const kernels = new WasmKernelSet<Kernels>(() => [rowScans(8, false), rowScans(16, false), rowScans(8, true), rowScans(16, true), tileKernel(true), tileKernel(false)]);
+const kernels = new WasmKernelSet<Kernels>(() => [rowScans(8, false), rowScans(16, false), rowScans(8, true), rowScans(16, true), tileQuiet(), ...[false, true].flatMap((quiet) => [tileKernel(true, quiet), tileKernel(false, quiet)])]);
 
 /** Whether this thread can run the SIMD kernels. */
 export function simdAvailable(): boolean {
@@ -278,7 +309,7 @@ export function simdRowScansF32(bits: Int32Array, slab: SlabMemory | undefined, 
   const rowsPerCall = wasmScratchBytes / 4 / size;
   const total = count & ~3;
   // The quiet twin only where the initial value passes the test too.
-  const quietCarry = (carryBits & 0x7fffffff) === 0 || (carryBits & 0x7f800000) >= quietExponentBits;
+  const quietCarry = quietBits(carryBits);
   for (let done = 0; done < total; ) {
     const rows = Math.min(rowsPerCall, total - done);
     const n = rows * size;
@@ -301,7 +332,8 @@ export function simdRowScansF32(bits: Int32Array, slab: SlabMemory | undefined, 
  */
 export function simdTileScanF32(bits: Int32Array, slab: SlabMemory | undefined, base: number, carryBits: number, out: Int32Array, at: number): number {
   const k = kernels.place(bits, slab, base, tileItems, tileItems);
-  const total = k.tileScan(kernels.itemsAt, k.scratch, carryBits);
+  const items = kernels.itemsAt;
+  const total = quietBits(carryBits) && k.tileQuiet(items) === 1 ? k.tileScanQuiet(items, k.scratch, carryBits) : k.tileScan(items, k.scratch, carryBits);
   out.set(k.i32.subarray(k.scratch >> 2, (k.scratch >> 2) + tileItems), at);
   return total;
 }
@@ -309,5 +341,9 @@ export function simdTileScanF32(bits: Int32Array, slab: SlabMemory | undefined, 
 /** The bits of the canonical total of one full tile (tileItems items from `base`), as kernels.ts `tileTotalF32` gives it. Only where {@link simdAvailable}. */
 export function simdTileTotalF32(bits: Int32Array, slab: SlabMemory | undefined, base: number): number {
   const k = kernels.place(bits, slab, base, tileItems, tileItems);
-  return k.tileTotal(kernels.itemsAt);
+  const items = kernels.itemsAt;
+  return k.tileQuiet(items) === 1 ? k.tileTotalQuiet(items) : k.tileTotal(items);
 }
+
+/** Whether bits `x` pass the quiet test (a zero, or at least 2^-103 in magnitude). */
+const quietBits = (x: number) => (x & 0x7fffffff) === 0 || (x & 0x7f800000) >= quietExponentBits;
