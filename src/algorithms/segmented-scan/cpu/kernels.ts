@@ -128,7 +128,7 @@ export function unitsCarryBits(combine: (a: number, b: number) => number, hasIni
 function scanF32Canonical(ctx: ScanContext, from: number, n: number, to: number, initial: number): void {
   tileCarries.start(initial);
   let carry = initial;
-  const simd = ctx.simd && n >= tileItems && simdAvailable();
+  const simd = n >= tileItems && simdTile(ctx, OpCode.sum, tileItems);
   for (let t = 0; t < n; t += tileItems) {
     const count = n - t < tileItems ? n - t : tileItems;
     const total = simd && count === tileItems ? f32Of(simdTileScanF32(ctx.inI32, ctx.inSlab, from + t, f32BitsOf(carry), ctx.outI32, to + t)) : scanTileF32(ctx.inF32, from + t, count, ctx.outF32, ctx.outU32, to + t, carry);
@@ -364,7 +364,7 @@ function scanSegment(ctx: ScanContext, seg: ScanSegment): void {
     if (!ctx.isF32) scanIntegerSum(ctx, from, n, to, seg.hasInitial ? seg.initialBits : 0);
     // Under 'not-guaranteed' a segment of a full tile or more takes the canonical SIMD tiles too,
     // which beat the left-to-right loop (16M items on one thread: 34 ms against 55-62).
-    else if (ctx.canonical || (n >= tileItems && ctx.simd && simdAvailable())) scanF32Canonical(ctx, from, n, to, seg.hasInitial ? flushedF32Of(seg.initialBits) : -0);
+    else if (ctx.canonical || (n >= tileItems && simdTile(ctx, OpCode.sum, tileItems))) scanF32Canonical(ctx, from, n, to, seg.hasInitial ? flushedF32Of(seg.initialBits) : -0);
     else scanF32Fast(ctx, from, n, to, seg.hasInitial ? f32Of(seg.initialBits) : -0);
   } else scanExtreme(ctx, seg.op, from, n, to, seg.hasInitial, seg.initialBits);
 }
@@ -551,9 +551,10 @@ function storeWords(ctx: ScanContext, op: number, to: number, n: number): void {
 }
 
 /**
- * Whether a tile launch's tile of `n` items takes the SIMD tile (simd.ts `tileScan`, `tileTotal`):
- * a full tile of an f32 sum where the backend and the thread have the loops; under 'not-guaranteed'
- * too, where they beat the left-to-right loop (16M items with a worker: 31 ms against 97-127).
+ * Whether a tile of `n` items takes the SIMD tile (simd.ts `tileScan`, `tileTotal`): a full tile of
+ * an f32 sum where the backend and the thread have the loops; in the tile launches under
+ * 'not-guaranteed' too, where they beat the left-to-right loop (16M items with a worker: 31 ms
+ * against 97-127).
  */
 function simdTile(ctx: ScanContext, op: number, n: number): boolean {
   return n === tileItems && op === OpCode.sum && ctx.isF32 && ctx.simd && simdAvailable();

@@ -1,9 +1,8 @@
 import { type SlabMemory, wasmScratchBytes } from '../../../backends/cpu/memory.js';
-import { quietExponentBits } from '../../../backends/cpu/numerics.js';
+import { canonicalNaNBits, quietExponentBits } from '../../../backends/cpu/numerics.js';
 import { WasmType, constants, flush, op, quietConstants, quietTest } from '../../../backends/cpu/wasm.js';
 import { type WasmKernelMemory, WasmKernelSet } from '../../../backends/cpu/wasm-kernels.js';
 import { groupLanes, laneItems, tileItems } from '../order.js';
-import { canonicalNaNBits } from '../../../backends/cpu/numerics.js';
 
 /*
  * The scan's canonical f32 sums of packed rows of 8 or 16 items (MoE) as WebAssembly SIMD (f32x4),
@@ -101,7 +100,7 @@ function rowScans(size: 8 | 16, quiet: boolean) {
     get(carry),
     op.i32x4Splat,
     set(c),
-    op.v128ConstI32(Array(4).fill(0x7fc00000)),
+    op.v128ConstI32(Array(4).fill(canonicalNaNBits)),
     set(nan),
     get(items),
     set(p),
@@ -153,9 +152,10 @@ function rowScans(size: 8 | 16, quiet: boolean) {
 function tileKernel(scan: boolean, quiet: boolean) {
   let next = scan ? 3 : 1;
   const local = () => next++;
+  // Parameters: items, and tileScan's scratch and carry.
   const [items, scratch, carry] = [0, 1, 2];
   const [p, o, end] = [local(), local(), local()];
-  const [minNormal, magnitude, t, c, r, q, e, nan, totals, q1, q2, q3, qs] = Array.from({ length: 13 }, local) as number[] as [number, number, number, number, number, number, number, number, number, number, number, number, number];
+  const [minNormal, magnitude, t, c, r, q, e, nan, totals, q1, q2, q3, qs] = Array.from({ length: 13 }, local) as [number, number, number, number, number, number, number, number, number, number, number, number, number];
   const lanesIn = [local(), local(), local(), local()];
   const lanesHigh = [local(), local(), local(), local()];
   const temps = [local(), local(), local(), local()];
@@ -299,6 +299,9 @@ export function simdAvailable(): boolean {
   return kernels.available();
 }
 
+/** Whether bits `x` pass the quiet test (a zero, or at least 2^-103 in magnitude). */
+const quietBits = (x: number) => (x & 0x7fffffff) === 0 || (x & 0x7f800000) >= quietExponentBits;
+
 /**
  * The canonical inclusive sums of the first `count & ~3` of `count` packed rows of `size` (8 or 16)
  * f32 values from `base` (`bits`: their bits, in `slab` where they lie in one), each from the
@@ -345,5 +348,3 @@ export function simdTileTotalF32(bits: Int32Array, slab: SlabMemory | undefined,
   return k.tileQuiet(items) === 1 ? k.tileTotalQuiet(items) : k.tileTotal(items);
 }
 
-/** Whether bits `x` pass the quiet test (a zero, or at least 2^-103 in magnitude). */
-const quietBits = (x: number) => (x & 0x7fffffff) === 0 || (x & 0x7f800000) >= quietExponentBits;
