@@ -51,8 +51,9 @@ export type RadixKernel = 'histogram' | 'scan' | 'scatter';
  * - 3: as 2, and the histogram loads eight keys an invocation before counting them.
  *
  * In every mode each lane of the warp ranking loads every key (and, 2 and 3, value) of its chunk
- * of the rank tile before its first ballot, all of them in flight at once (the four 2-bit splits
- * load the whole rank tile before ranking in any case). Loaded one a sub-round, between ballots,
+ * of the rank tile before its first ballot, all of them in flight at once, issued while the rank
+ * tile before it is written out (`warpLoads`; the four 2-bit splits load the whole rank tile before
+ * ranking in any case). Loaded one a sub-round, between ballots,
  * the keys of mode 1 cost the scatter of one 16M-key segment with indices (H200, GPU ms per launch,
  * bench/webgpu-launch-profile.ts, 2026-11-29) 0.405 / 0.426 / 0.424 / 0.378 for its four digits,
  * against 0.309 / 0.440 / 0.440 / 0.391 loaded first: the whole sort 1.910 -> 1.855.
@@ -475,6 +476,38 @@ function warpSetup(warp: RadixWarpRank): string {
  */
 const eachItem = (n: number, body: string) => Array.from({ length: n }, (_, k) => `{\n      const i = ${k}u;${body}}`).join(' ');
 
+/**
+ * The warp ranking's loads of the rank tile from item `from` of the tile's range: each lane's chunk
+ * (key and, loads 2 and 3, value into keys[i] and values[i]; places past the range keep what they
+ * held and rank as padding), every load in flight at once. The first rank tile's are issued before
+ * the loop, each next one's as soon as the current one is placed in workgroup memory, so that they
+ * are in flight while it is written out (one scatter workgroup fills a multiprocessor on an H200:
+ * nothing else hides their latency). H200, GPU ms, bench/sort-webgpu.ts (2026-12-01, two rounds,
+ * against the loads at the top of each rank tile): 1x16M with indices 1.471 -> 1.278-1.282 (the
+ * scatter's digit passes 0.298 / 0.296 / 0.415 / 0.238 -> 0.245 / 0.242 / 0.368 / 0.220,
+ * bench/webgpu-launch-profile.ts), 1024x8192 radix forced 0.724-0.725 -> 0.711-0.713, 64x32768
+ * radix forced 0.213-0.216 -> 0.216-0.217.
+ */
+function warpLoads(options: RadixProgramOptions, warp: RadixWarpRank, from: string): string {
+  const values = options.hasValues && options.loads !== 1;
+  return eachItem(
+    warp.items,
+    `
+      let p = warp * ${warp.subgroupSize * warp.items}u + i * ${warp.subgroupSize}u + lane;
+      if (ranking && ${from} + p < range.y) { keys[i] = bitsAt(digitPass, start, ${from} + p);${values ? ` values[i] = valueAt(digitPass, start, ${from} + p);` : ''} }
+    `,
+  );
+}
+
+/** The warp ranking's registers for a lane's chunk, and the first rank tile's loads (before the rank tiles' loop). */
+function warpFirstLoads(options: RadixProgramOptions, warp: RadixWarpRank): string {
+  const values = options.hasValues && options.loads !== 1;
+  return `
+  var keys: array<u32, ${warp.items}>;${values ? `
+  var values: array<u32, ${warp.items}>;` : ''}
+  ${warpLoads(options, warp, 'range.x')}`;
+}
+
 function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const width = warp.subgroupSize;
   const scan = digitScanShape(options.workgroupSize, width);
@@ -482,17 +515,9 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const bit = (b: number, of: string) => `select(~b${b}, b${b}, (${of} & ${1 << b}u) != 0u)`;
   const loads = options.loads;
   const values = options.hasValues && loads !== 1;
-  // Item i of this lane's chunk: key and (loads 2, 3) value into keys[i] and values[i]; padding keeps key 0.
-  const load = `keys[i] = bitsAt(digitPass, start, sub + p);${values ? ' values[i] = valueAt(digitPass, start, sub + p);' : ''}`;
   const chunkPlace = `let p = warp * ${width * warp.items}u + i * ${width}u + lane;`;
-  return `    var keys: array<u32, ${warp.items}>;${values ? `
-    var values: array<u32, ${warp.items}>;` : ''}
-    var ranks: array<u32, ${warp.items}>;
-    // Every load of the chunk in flight before the first ballot.
-    ${eachItem(warp.items, `
-      ${chunkPlace}
-      if (ranking && p < n) { ${load} }
-    `)}
+  // keys and values hold this rank tile's chunk (warpFirstLoads, or the previous rank tile's end).
+  return `    var ranks: array<u32, ${warp.items}>;
     ${eachItem(warp.items, `
       ${chunkPlace}
       // Every lane ballots (subgroup operations in uniform control flow); padding with valid false.
@@ -564,6 +589,8 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
         rankKeys[rankAt(to)] = keys[i];${options.hasValues ? `\n        ${carriedArray(options)}[rankAt(to)] = ${values ? 'values[i]' : 'p'};` : ''}
       }
     `)}
+    // The next rank tile's chunk in flight while this one is written out.
+    ${warpLoads(options, warp, 'sub + RANK')}
     workgroupBarrier();
 `;
 }
@@ -631,7 +658,7 @@ function scatterMain(options: RadixProgramOptions): string {
     }
     return;
   }
-  ${warp === undefined ? '' : warpSetup(warp)}
+  ${warp === undefined ? '' : `${warpSetup(warp)}${warpFirstLoads(options, warp)}`}
   for (var sub = range.x; sub < range.y; sub += RANK) {
     let n = min(RANK, range.y - sub);
 ${warp === undefined ? splitRank(options) : warpRank(options, warp)}    // The rank tile is stably sorted by the digit: place p of digit d goes to offsets[d] + p - (d's first place)${warp === undefined ? '' : ', which the ranking left in pairs'}.
