@@ -545,12 +545,9 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       let q = pairLid * ${scan.pairs}u + c;
       var total = 0u;
       if (q < 128u) {
-        for (var w = 0u; w < ${warp.subgroups}u; w++) {
-          let at = w * 128u + q;
-          let count = atomicLoad(&warpCounts[at]);
-          atomicStore(&warpCounts[at], total);
-          total += count;
-        }
+        // Every subgroup's count read before the first store (a store would hold back the loads after it).
+        ${range(warp.subgroups).map((w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + q]);`).join('\n        ')}
+        ${range(warp.subgroups).map((w) => `atomicStore(&warpCounts[${w * 128}u + q], total); total += w${w};`).join('\n        ')}
       }
       pairTotals[c] = total;
       pairTotal += total;
