@@ -479,14 +479,17 @@ const eachItem = (n: number, body: string) => Array.from({ length: n }, (_, k) =
 /**
  * The warp ranking's loads of the rank tile from item `from` of the tile's range: each lane's chunk
  * (key and, loads 2 and 3, value into keys[i] and values[i]; places past the range keep what they
- * held and rank as padding), every load in flight at once. The first rank tile's are issued before
- * the loop, each next one's as soon as the current one is placed in workgroup memory, so that they
- * are in flight while it is written out (one scatter workgroup fills a multiprocessor on an H200:
- * nothing else hides their latency). H200, GPU ms, bench/sort-webgpu.ts (2026-12-01, two rounds,
- * against the loads at the top of each rank tile): 1x16M with indices 1.471 -> 1.278-1.282 (the
- * scatter's digit passes 0.298 / 0.296 / 0.415 / 0.238 -> 0.245 / 0.242 / 0.368 / 0.220,
- * bench/webgpu-launch-profile.ts), 1024x8192 radix forced 0.724-0.725 -> 0.711-0.713, 64x32768
- * radix forced 0.213-0.216 -> 0.216-0.217.
+ * held and rank as padding), every load in flight at once. The first rank tile's are issued as the
+ * workgroup starts, before it reads and scans the digits' totals, each next one's as soon as the
+ * current one is placed in workgroup memory, so that they are in flight while it is written out
+ * (one scatter workgroup fills a multiprocessor on an H200: nothing else hides their latency). H200,
+ * GPU ms, bench/sort-webgpu.ts (2026-12-01, two rounds, against the loads at the top of each rank
+ * tile): 1x16M with indices 1.471 -> 1.278-1.282 (the scatter's digit passes 0.298 / 0.296 / 0.415
+ * / 0.238 -> 0.245 / 0.242 / 0.368 / 0.220, bench/webgpu-launch-profile.ts), 1024x8192 radix forced
+ * 0.724-0.725 -> 0.711-0.713, 64x32768 radix forced 0.213-0.216 -> 0.216-0.217; then the first
+ * loads issued before the totals' scan, the totals and tile counts read together and the scan by
+ * subgroups ({@link warpScanTotals}): 1x16M 1.270-1.271 -> 1.268-1.269, 1024x8192 radix forced
+ * 0.706-0.709 -> 0.683, 64x32768 radix forced 0.215-0.216 -> 0.209-0.211.
  */
 function warpLoads(options: RadixProgramOptions, warp: RadixWarpRank, from: string): string {
   const values = options.hasValues && options.loads !== 1;
@@ -615,9 +618,33 @@ function writeNextWgsl(options: RadixProgramOptions): string {
 /** The ranking subgroups' counts set to zero (before a barrier that precedes the ranking). */
 const zeroWarpCounts = (warp: RadixWarpRank) => `for (var c = lid; c < ${warp.subgroups * 128}u; c += WG) { atomicStore(&warpCounts[c], 0u); }`;
 
+/**
+ * The scan of the digits' totals where the warp ranking runs (subgroups of one width): within each
+ * subgroup, then over the subgroups' sums, two barriers where the Hillis-Steele scan takes two a
+ * step. Leaves \`running\` (the items of smaller digits before this invocation's first) and
+ * \`constant\` (one digit holds every item).
+ */
+function warpScanTotals(warp: RadixWarpRank, workgroupSize: number): string {
+  const subgroups = workgroupSize / warp.subgroupSize;
+  return `let inSubgroup = subgroupExclusiveAdd(vec2<u32>(sum, everyItem));
+  let subgroupSum = subgroupAdd(vec2<u32>(sum, everyItem));
+  if (lane == 0u) { pairs[warp] = subgroupSum; }
+  workgroupBarrier();
+  var running = inSubgroup.x;
+  var everyTotal = 0u;
+  for (var w = 0u; w < ${subgroups}u; w++) {
+    let part = pairs[w];
+    if (w < warp) { running += part.x; }
+    everyTotal += part.y;
+  }
+  if (lid == 0u) { pairs[${subgroups}u].y = everyTotal; }
+  let constant = workgroupUniformLoad(&pairs[${subgroups}u]).y != 0u;`;
+}
+
 function scatterMain(options: RadixProgramOptions): string {
   const { hasValues, warpRank: warp } = options;
   const perThread = Math.ceil(256 / options.workgroupSize);
+  const range = (count: number) => Array.from({ length: count }, (_, i) => i);
   return `
   let inGroup = workgroupIndex / u.sortTiles;
   let s = enterRadix((u.launchPass >> 2u) * u.sortGroupSegments + inGroup, lid);
@@ -632,20 +659,22 @@ function scatterMain(options: RadixProgramOptions): string {
   // Where digit d's first item of this tile goes: the totals of smaller digits (a scan over the 256
   // totals, ${perThread} per invocation) plus digit d's items in earlier tiles.
   let base = countsBase(inGroup);
-  let totalsAt = base + 256u * u.sortTiles;
+  let totalsAt = base + 256u * u.sortTiles;${warp === undefined ? '' : `
+  // The first rank tile's loads go out first: they are in flight through the scan below.
+  ${warpSetup(warp)}${warpFirstLoads(options, warp)}`}
+  // Digit d's total and its items in earlier tiles, both read before the scan (named registers).
   var sum = 0u;
   var everyItem = 0u;
-  for (var c = 0u; c < ${perThread}u; c++) {
-    let d = lid * ${perThread}u + c;
-    if (d < 256u) { let total = temp[totalsAt + d]; sum += total; everyItem += select(0u, 1u, total == s.y); }
-  }
-  var running = scanPairs(vec2<u32>(sum, everyItem), lid).x - sum;
+  ${range(perThread).map((c) => `let d${c} = lid * ${perThread}u + ${c}u;
+  var total${c} = 0u;
+  var earlier${c} = 0u;
+  if (d${c} < 256u) { total${c} = temp[totalsAt + d${c}]; earlier${c} = temp[base + d${c} * u.sortTiles + tile]; }
+  sum += total${c};
+  everyItem += select(0u, 1u, total${c} == s.y);`).join('\n  ')}
+  ${warp === undefined ? `var running = scanPairs(vec2<u32>(sum, everyItem), lid).x - sum;
   // One digit holds every item of the segment: the pass keeps the order (a copy).
-  let constant = workgroupUniformLoad(&pairs[WG - 1u]).y != 0u;
-  for (var c = 0u; c < ${perThread}u; c++) {
-    let d = lid * ${perThread}u + c;
-    if (d < 256u) { offsets[d] = running + temp[base + d * u.sortTiles + tile]; running += temp[totalsAt + d]; }
-  }${warp === undefined ? '' : `
+  let constant = workgroupUniformLoad(&pairs[WG - 1u]).y != 0u;` : warpScanTotals(warp, options.workgroupSize)}
+  ${range(perThread).map((c) => `if (d${c} < 256u) { offsets[d${c}] = running + earlier${c}; running += total${c}; }`).join('\n  ')}${warp === undefined ? '' : `
   ${zeroWarpCounts(warp)}`}
   workgroupBarrier();
   if (constant) {
@@ -655,7 +684,6 @@ function scatterMain(options: RadixProgramOptions): string {
     }
     return;
   }
-  ${warp === undefined ? '' : `${warpSetup(warp)}${warpFirstLoads(options, warp)}`}
   for (var sub = range.x; sub < range.y; sub += RANK) {
     let n = min(RANK, range.y - sub);
 ${warp === undefined ? splitRank(options) : warpRank(options, warp)}    // The rank tile is stably sorted by the digit: place p of digit d goes to offsets[d] + p - (d's first place)${warp === undefined ? '' : ', which the ranking left in pairs'}.
