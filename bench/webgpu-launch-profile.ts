@@ -5,19 +5,21 @@
  *
  *   node dist/bench/webgpu-launch-profile.mjs [--cases=topk-16m,scan-16m] [--runs=7] [--warm-ms=300] [--out=DIR] [--out-file=NAME]
  *     [--shrink=N] [--tune='{"variant":"radix-select"}'] [--sort-policies='[{"radixLoads":1},{"radixLoads":3}]']
- *     [--toggles=enable-dawn-features=...] [--seed=N]
+ *     [--toggles=enable-dawn-features=...] [--seed=N] [--keys=bits] [--sort-values=none]
  * (--warm-ms: each case's plan runs back to back that long before it is timed, so that the GPU's
  * clocks are up; --shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
  * cases' policy tuning; --sort-policies profiles each sort case once per env.tuning.policy, its id
  * suffixed -p<i> (i the policy's place in the list); --toggles, comma-separated Dawn instance flags, for diagnostics;
  * --seed, the keys' (bench/lib/cases.ts fillRandom; default 11, where bench/topk-webgpu.ts's cases take
- * fillRandom's own: 2654435769 profiles the same keys as its single row))
+ * fillRandom's own: 2654435769 profiles the same keys as its single row); --keys=bits, random 32-bit
+ * patterns as keys (fillRandomBits: every exponent) instead of uniform values in [-1, 1);
+ * --sort-values=none, the sort cases without values (keys only))
  * (bench/gpu/run-all.sh SUITES=launches; bench/gpu/build.sh bundles it).
  */
 /// <reference types="@webgpu/types" />
 import { writeFileSync } from 'node:fs';
 import { DeviceBatchedTopK, DeviceSegmentedReduce, DeviceSegmentedScan, DeviceSegmentedSort, type DeviceArray, env, p, webgpuBackend } from 'segkit';
-import { fillRandom } from './lib/cases.js';
+import { fillRandom, fillRandomBits } from './lib/cases.js';
 import { benchDevice, launchTimer, passTimer } from './lib/gpu-device.js';
 
 const argv = Object.fromEntries(process.argv.slice(2).map((a) => /^--([^=]+)(?:=(.*))?$/.exec(a)!).map(([, k, v]) => [k, v ?? '1'])) as Record<string, string>;
@@ -28,6 +30,7 @@ const shrink = Number(argv.shrink ?? 1);
 const M16 = Math.floor((16 * 1024 * 1024) / shrink);
 
 const topkTuning = argv.tune ? (JSON.parse(argv.tune) as Record<string, unknown>) : undefined;
+const sortKeysOnly = argv['sort-values'] === 'none';
 const sortPolicies = argv['sort-policies'] ? (JSON.parse(argv['sort-policies']) as Record<string, number>[]) : undefined;
 const { device } = await benchDevice({ toggles: argv.toggles?.split(',') });
 const backend = await webgpuBackend({ device });
@@ -117,7 +120,7 @@ const cases: ProfileCase[] = [
         plan(keysIn) {
           const [keysOut, valuesOut] = outputs(rows! * cols!);
           const plan = DeviceSegmentedSort.plan(
-            { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols!), order: p.constantOption('ascending'), numSegments: p.uniform(rows!) } as never,
+            { keysIn, keysOut, ...(sortKeysOnly ? {} : { valuesOut }), segmentSizes: p.uniform(cols!), order: p.constantOption('ascending'), numSegments: p.uniform(rows!) } as never,
             env({ backend, ...(policy === undefined ? {} : { tuning: { policy } }) }),
           );
           return { plan, owned: [keysOut, valuesOut] };
@@ -135,7 +138,8 @@ interface LaunchTime {
 const results: { id: string; label: string; variant: string; totalMs: number; passMs: number | undefined; launches: LaunchTime[] }[] = [];
 for (const c of cases) {
   if (caseFilter && !caseFilter.includes(c.id)) continue;
-  const keys = backend.upload(fillRandom(new Float32Array(c.rows * c.cols), Number(argv.seed ?? 11)));
+  const fill = argv.keys === 'bits' ? fillRandomBits : fillRandom;
+  const keys = backend.upload(fill(new Float32Array(c.rows * c.cols), Number(argv.seed ?? 11)));
   const { plan: made, owned } = c.plan(keys);
   const plan = made as { variant: string; tempStorageBytes: number; launches: readonly { name: string; grid: number }[]; run(t?: DeviceArray<'u8'>): Promise<void>; destroy(): void };
   const temp = plan.tempStorageBytes > 0 ? backend.alloc('u8', plan.tempStorageBytes) : undefined;

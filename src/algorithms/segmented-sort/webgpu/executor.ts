@@ -1,7 +1,7 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import { type SegmentedSortExecutor, type SegmentedSortRun, mergeLayout, segmentedSortKernels } from '../problem.js';
 import { type SortKernelFacts, sortKernelFacts } from './facts.js';
-import { passParity, sortProgram } from './programs.js';
+import { digitProgram, sortProgram } from './programs.js';
 
 /** Runs sort plans on the WebGPU backend: one encoder, one compute pass, one submit. */
 export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor<SegmentedSortRun, SortKernelFacts>({
@@ -9,9 +9,9 @@ export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor
   facts: sortKernelFacts,
   program(launch, _run, facts) {
     if (!(launch.kernel in segmentedSortKernels)) throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
-    return sortProgram(launch.kernel as keyof typeof segmentedSortKernels, facts, launch.name, passParity(launch));
+    return sortProgram(launch.kernel as keyof typeof segmentedSortKernels, facts, launch.name, digitProgram(launch));
   },
-  programKey: (launch) => String(passParity(launch)),
+  programKey: (launch) => String(digitProgram(launch)),
   uniforms(run) {
     const long = run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'workgroup-radix' || l.kernel === 'merge-blocks');
     return {

@@ -385,18 +385,29 @@ ${range
 }
 
 /**
- * The parity a launch's program is built for: a radix scatter's digit (launch pass `group * 4 +
- * digit`, problem.ts `radixLaunchPass`), which has one program for digits 0 and 2 and one for 1 and
- * 3 (radix.ts `split`); 0 for every other kernel. The merge passes read and write the same way and
- * gained nothing split so (H200, bench/sort-webgpu.ts, GPU ms, two rounds, 2026-11-29: 64x32768
- * 0.203 -> 0.206, 128x16384 0.170 -> 0.172, 1024x8192 0.490 -> 0.492), so they keep one program.
+ * Which of a radix histogram's or scatter's three programs a launch runs (radix.ts `split`), by its
+ * digit (launch pass `group * 4 + digit`, problem.ts `radixLaunchPass`): 0 for digit 0 (it reads the
+ * source; the scatter writes buffer 0), 2 for digit 2 (buffer 1; into buffer 0), 1 for digits 1 and
+ * 3 (buffer 0; into buffer 1 or the outputs); 0 for every other kernel. Digits 0 and 2 shared a program that chose between the source
+ * and buffer 1 at each load, and digit 2's scatter then took 0.367 ms of one 16M-key sort with
+ * indices where the others took 0.215-0.241 (H200, bench/webgpu-launch-profile.ts, 2026-12-01; the
+ * same with random bit patterns as keys, without values, or with the buffers' order in temporary
+ * storage reversed or 1 MiB apart): a program of its own took it to 0.240, the whole sort from
+ * 1.264-1.267 to 1.145-1.148 ms (bench/sort-webgpu.ts, two rounds; 1024x8192 radix forced 0.682 ->
+ * 0.636). The histogram's loads chose among three places: with a program for each, its launches
+ * 0.043 / 0.052 / 0.052 / 0.053 -> 0.033 / 0.035 / 0.035 / 0.036 and the sort 1.274 -> 1.080 ms
+ * (1024x8192 radix forced 0.689 -> 0.605, 64x32768 0.213-0.214 -> 0.200-0.201). The merge passes read and write the same way and gained nothing split by parity (H200,
+ * GPU ms, two rounds, 2026-11-29: 64x32768 0.203 -> 0.206, 128x16384 0.170 -> 0.172, 1024x8192
+ * 0.490 -> 0.492), so they keep one program.
  */
-export function passParity(launch: { readonly kernel: string; readonly pass: number }): 0 | 1 {
-  return launch.kernel === 'radix-scatter' ? ((launch.pass & 1) as 0 | 1) : 0;
+export function digitProgram(launch: { readonly kernel: string; readonly pass: number }): 0 | 1 | 2 {
+  if (launch.kernel !== 'radix-scatter' && launch.kernel !== 'radix-histogram') return 0;
+  const digit = launch.pass & 3;
+  return digit === 2 ? 2 : ((digit & 1) as 0 | 1);
 }
 
-/** The program of one of the sort's kernels for these facts (`parity`: its launch's, {@link passParity}). */
-export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, parity: 0 | 1 = 0): WebGpuProgram {
+/** The program of one of the sort's kernels for these facts (`digit`: its launch's, {@link digitProgram}). */
+export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, digit: 0 | 1 | 2 = 0): WebGpuProgram {
   const shape = shapes[kernel](facts);
   // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
   const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
@@ -406,11 +417,11 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           warpRank: facts.radixWarpRank,
           // Set wherever the plan has radix launches (facts.ts).
           loads: facts.radixLoads!,
-          split: { parity },
+          split: { parity: digit === 1 ? 1 : 0, fromSource: digit === 0 },
         });
   return {
     name,
-    cacheKey: `sort/${kernel}${kernel === 'radix-scatter' ? `/${parity}` : ''}|${JSON.stringify(facts)}`,
+    cacheKey: `sort/${kernel}${kernel === 'radix-scatter' || kernel === 'radix-histogram' ? `/${digit}` : ''}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms: uniforms(facts, shape),
     // A radix kernel's split double buffer adds its own ranges of temporary storage (radix.ts `split`).

@@ -32,10 +32,10 @@ import type { ProgramBinding } from '../../../backends/webgpu/program.js';
  * and builds the scatter once per digit parity, so no kernel loads from a binding it stores to. One
  * 16M-key sort with indices on an H200 (bench/webgpu-launch-profile.ts, GPU ms of the scatter's four
  * digit passes, 2026-11-29): 0.298 / 0.420 / 0.419 / 0.365 with both buffers in `temp`, 0.294 / 0.314
- * / 0.419 / 0.280 split; the whole sort 1.687 -> 1.494 ms (bench/sort-webgpu.ts). Digit 2 stays
- * slower with its input in the order digits 0 and 1 left (the same kernel reading the original keys
- * there took 0.325; keys given already sorted slow digits 1 and 2 as well: 0.354 / 0.460), which the
- * split does not change; where the buffers sit in temporary storage does not matter either.
+ * / 0.419 / 0.280 split; the whole sort 1.687 -> 1.494 ms (bench/sort-webgpu.ts). Digit 2 stayed
+ * slower (0.367 where the others took 0.215-0.241 after the loads below went in flight early) until
+ * digits 0 and 2 got a program each (`fromSource`): each load of their shared program chose between
+ * the source and buffer 1 (programs.ts `digitProgram` has the figures).
  */
 
 /** The kernels of the radix sort. */
@@ -96,18 +96,24 @@ export interface RadixProgramOptions {
   readonly loads: RadixLoads;
   /**
    * Each buffer of the double buffer in a binding of its own ({@link radixSplitBindings}), and the
-   * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digits
-   * 0 and 2 read the source or buffer 1 and write buffer 0, digits 1 and 3 read buffer 0 and write
-   * buffer 1 or the outputs. Left out: both buffers in `temp`, one scatter for
+   * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digit 0
+   * reads the source and digit 2 buffer 1 (a program each), both write buffer 0; digits 1 and 3 read
+   * buffer 0 and write buffer 1 or the outputs. Left out: both buffers in `temp`, one scatter for
    * every digit (top-k's selection sort, which sorts in its outputs).
    */
   readonly split?: RadixSplit;
 }
 
-/** The radix programs' split double buffer ({@link RadixProgramOptions.split}). */
+/**
+ * The radix programs' split double buffer ({@link RadixProgramOptions.split}): which digits a
+ * histogram or scatter program is for, so that each reads one place (programs.ts `digitProgram` has
+ * what a choice at each load cost).
+ */
 export interface RadixSplit {
-  /** The scatter's digits: 0 for digits 0 and 2, 1 for digits 1 and 3 (the histogram reads every digit). */
+  /** 0 for digits 0 and 2, 1 for digits 1 and 3 (which read buffer 0). */
   readonly parity: 0 | 1;
+  /** With parity 0: digit 0 (it reads the source) rather than digit 2 (buffer 1). */
+  readonly fromSource: boolean;
 }
 
 /**
@@ -229,20 +235,16 @@ export function radixWarpRankFor(
 /**
  * Where digit pass `digit` reads a buffer's words (`Keys` or `Values`): the source at digit 0,
  * buffer 0 at digits 1 and 3 (what digits 0 and 2 wrote), buffer 1 at digit 2; with a split double
- * buffer, only the reads this kernel (and the scatter's parity) can make, so that the WGSL has no
- * load from a buffer the kernel writes.
+ * buffer, the one place the program's digits read ({@link RadixSplit}), so that the WGSL has no load
+ * from a buffer the kernel writes and no choice at a load.
  */
-function readFrom(kernel: RadixKernel, split: RadixSplit | undefined, what: 'Keys' | 'Values', source: string): string {
+function readFrom(split: RadixSplit | undefined, what: 'Keys' | 'Values', source: string): string {
   if (split === undefined) return `  if (digit == 0u) { return ${source}; }
   return temp[select(u.sort${what}1At, u.sort${what}0At, (digit & 1u) == 1u) + start + j];`;
   const zero = `tempA[u.sort${what}0At + start + j]`;
   const one = `tempB[u.sort${what}1At + start + j]`;
-  if (kernel === 'scatter' && split.parity === 1) return `  return ${zero};`;
-  if (kernel === 'scatter') return `  if (digit == 0u) { return ${source}; }
-  return ${one};`;
-  return `  if (digit == 0u) { return ${source}; }
-  if ((digit & 1u) == 1u) { return ${zero}; }
-  return ${one};`;
+  if (split.parity === 1) return `  return ${zero};`;
+  return `  return ${split.fromSource ? source : one};`;
 }
 
 /** WGSL the radix programs share, after the adapter's. */
@@ -265,7 +267,7 @@ fn countsBase(g: u32) -> u32 { return u.sortCountsAt + g * (u.sortTiles + 1u) * 
   if (kernel !== 'scan') {
     parts.push(`// Key bits of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
 fn bitsAt(digit: u32, start: u32, j: u32) -> u32 {
-${readFrom(kernel, split, 'Keys', 'sourceKey(start, j)')}
+${readFrom(split, 'Keys', 'sourceKey(start, j)')}
 }`);
   }
   if (kernel !== 'histogram') {
@@ -747,7 +749,7 @@ fn digitOf(bits: u32, mask: u32, shift: u32) -> u32 { return ((radixOrderedKey(b
 ${shared}${options.hasValues ? `
 // The value of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
 fn valueAt(digit: u32, start: u32, j: u32) -> u32 {
-${readFrom(kernel, options.split, 'Values', 'sourceValue(start, j)')}
+${readFrom(options.split, 'Values', 'sourceValue(start, j)')}
 }` : ''}
 ${writeNextWgsl(options)}`;
       return { declarations, main: scatterMain(options), bindings, usesSubgroups: warp !== undefined };
