@@ -171,6 +171,24 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     // Both parities ran: one scatter stores to buffer 0 (digits 0 and 2), one to buffer 1 (digits 1 and 3).
     expect(scatters.some((code) => uses(code, 'tempA').stores > 0 && uses(code, 'tempB').loads > 0)).toBe(true);
     expect(scatters.some((code) => uses(code, 'tempB').stores > 0 && uses(code, 'tempA').loads > 0)).toBe(true);
+    // Each histogram and scatter program reads its keys (and values) from one place: the source, buffer
+    // 0 or buffer 1, never a choice among them at each load (programs.ts digitProgram: the choice cost
+    // digit 2's scatter half again its time on an H200). All three ran, for the histogram and the scatter.
+    const places = (code: string, fn: string) => {
+      const body = new RegExp(`fn ${fn}\\([^)]*\\) -> u32 \\{([^}]*)\\}`).exec(code)?.[1] ?? '';
+      return ['sourceKey(', 'sourceValue(', 'tempA[', 'tempB['].filter((place) => body.includes(place));
+    };
+    const histograms = warpShaders.filter((code) => code.includes('// sort/radix/histogram'));
+    for (const kernel of [histograms, scatters]) {
+      const read = new Set<string>();
+      for (const code of kernel) {
+        for (const fn of ['bitsAt', ...(code.includes('fn valueAt(') ? ['valueAt'] : [])]) {
+          expect(places(code, fn), `${fn} reads one place`).toHaveLength(1);
+          read.add(places(code, fn)[0]!.replace('Value(', 'Key('));
+        }
+      }
+      expect([...read].sort()).toEqual(['sourceKey(', 'tempA[', 'tempB[']);
+    }
   });
 
   it("top-k's sorted selection past a tile (the same radix kernels): the reference on both", async () => {

@@ -386,19 +386,20 @@ ${range
 
 /**
  * Which of a radix histogram's or scatter's three programs a launch runs (radix.ts `split`), by its
- * digit (launch pass `group * 4 + digit`, problem.ts `radixLaunchPass`): 0 for digit 0 (it reads the
- * source; the scatter writes buffer 0), 2 for digit 2 (buffer 1; into buffer 0), 1 for digits 1 and
- * 3 (buffer 0; into buffer 1 or the outputs); 0 for every other kernel. Digits 0 and 2 shared a program that chose between the source
- * and buffer 1 at each load, and digit 2's scatter then took 0.367 ms of one 16M-key sort with
- * indices where the others took 0.215-0.241 (H200, bench/webgpu-launch-profile.ts, 2026-12-01; the
- * same with random bit patterns as keys, without values, or with the buffers' order in temporary
- * storage reversed or 1 MiB apart): a program of its own took it to 0.240, the whole sort from
- * 1.264-1.267 to 1.145-1.148 ms (bench/sort-webgpu.ts, two rounds; 1024x8192 radix forced 0.682 ->
- * 0.636). The histogram's loads chose among three places: with a program for each, its launches
- * 0.043 / 0.052 / 0.052 / 0.053 -> 0.033 / 0.035 / 0.035 / 0.036 and the sort 1.274 -> 1.080 ms
- * (1024x8192 radix forced 0.689 -> 0.605, 64x32768 0.213-0.214 -> 0.200-0.201). The merge passes read and write the same way and gained nothing split by parity (H200,
- * GPU ms, two rounds, 2026-11-29: 64x32768 0.203 -> 0.206, 128x16384 0.170 -> 0.172, 1024x8192
- * 0.490 -> 0.492), so they keep one program.
+ * digit (launch pass `group * 4 + digit`, problem.ts `radixLaunchPass`): 0 for digit 0 (it reads
+ * the source; the scatter writes buffer 0), 2 for digit 2 (buffer 1; into buffer 0), 1 for digits 1
+ * and 3 (buffer 0; into buffer 1 or the outputs); 0 for every other kernel. Digits 0 and 2 shared a
+ * program that chose between the source and buffer 1 at each load, and digit 2's scatter then took
+ * 0.367 ms of one 16M-key sort with indices where the others took 0.215-0.241 (H200,
+ * bench/webgpu-launch-profile.ts, 2026-12-01; the same with random bit patterns as keys, without
+ * values, or with the buffers' order in temporary storage reversed or 1 MiB apart): a program of
+ * its own took it to 0.240, the whole sort from 1.264-1.267 to 1.145-1.148 ms
+ * (bench/sort-webgpu.ts, two rounds; 1024x8192 radix forced 0.682 -> 0.636). The histogram's loads
+ * chose among three places: with a program for each, its launches 0.043 / 0.052 / 0.052 / 0.053 ->
+ * 0.033 / 0.035 / 0.035 / 0.036 and the sort 1.274 -> 1.080 ms (1024x8192 radix forced 0.689 ->
+ * 0.605, 64x32768 0.213-0.214 -> 0.200-0.201). The merge passes read and write the same way and
+ * gained nothing split by parity (H200, GPU ms, two rounds, 2026-11-29: 64x32768 0.203 -> 0.206,
+ * 128x16384 0.170 -> 0.172, 1024x8192 0.490 -> 0.492), so they keep one program.
  */
 export function digitProgram(launch: { readonly kernel: string; readonly pass: number }): 0 | 1 | 2 {
   if (launch.kernel !== 'radix-scatter' && launch.kernel !== 'radix-histogram') return 0;
