@@ -422,7 +422,7 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
         });
   return {
     name,
-    cacheKey: `sort/${kernel}${kernel === 'radix-scatter' || kernel === 'radix-histogram' ? `/${digit}` : ''}|${JSON.stringify(facts)}`,
+    cacheKey: `sort/${kernel}${digit === 0 ? '' : `/${digit}`}|${JSON.stringify(facts)}`,
     workgroupSize: facts.workgroupSize,
     uniforms: uniforms(facts, shape),
     // A radix kernel's split double buffer adds its own ranges of temporary storage (radix.ts `split`).

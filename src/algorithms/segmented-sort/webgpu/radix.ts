@@ -138,6 +138,12 @@ export function radixUniforms(hasValues: boolean): string[] {
   return ['sortTiles', 'sortGroupSegments', 'launchPass', 'sortCountsAt', 'sortKeys0At', 'sortKeys1At', ...(hasValues ? ['sortValues0At', 'sortValues1At'] : [])];
 }
 
+/** Whether the scatter carries each value beside its key (`loads` 2 and 3 with values), rather than its index. */
+const carriesValues = (options: Pick<RadixProgramOptions, 'hasValues' | 'loads'>) => options.hasValues && options.loads !== 1;
+
+/** 0, 1, ..., n - 1. */
+const indices = (n: number) => Array.from({ length: n }, (_, i) => i);
+
 /** Items per invocation in the scatter's ranking. */
 export function radixRankItemsPerInvocation(options: Pick<RadixProgramOptions, 'workgroupSize' | 'rankItems'>): number {
   return Math.max(1, Math.min(16, Math.floor(options.rankItems / options.workgroupSize)));
@@ -197,7 +203,7 @@ export const warpRankRegisterBudget = 65536;
  * fit puts each of those on its side of 65536 registers a workgroup ({@link warpRankRegisterBudget}).
  */
 export function warpRankRegisters(items: number, options: Pick<RadixProgramOptions, 'hasValues' | 'loads'>): number {
-  const words = 2 + (options.hasValues && options.loads !== 1 ? 1 : 0);
+  const words = 2 + (carriesValues(options) ? 1 : 0);
   return 40 + items * (words + 1);
 }
 
@@ -478,6 +484,9 @@ function warpSetup(warp: RadixWarpRank): string {
  */
 const eachItem = (n: number, body: string) => Array.from({ length: n }, (_, k) => `{\n      const i = ${k}u;${body}}`).join(' ');
 
+/** WGSL: \`p\`, the rank-tile place of item i of this lane's chunk (an eachItem body's). */
+const chunkPlace = (warp: RadixWarpRank) => `let p = warp * ${warp.subgroupSize * warp.items}u + i * ${warp.subgroupSize}u + lane;`;
+
 /**
  * The warp ranking's loads of the rank tile from item `from` of the tile's range: each lane's chunk
  * (key and, loads 2 and 3, value into keys[i] and values[i]; places past the range keep what they
@@ -494,11 +503,11 @@ const eachItem = (n: number, body: string) => Array.from({ length: n }, (_, k) =
  * 0.706-0.709 -> 0.683, 64x32768 radix forced 0.215-0.216 -> 0.209-0.211.
  */
 function warpLoads(options: RadixProgramOptions, warp: RadixWarpRank, from: string): string {
-  const values = options.hasValues && options.loads !== 1;
+  const values = carriesValues(options);
   return eachItem(
     warp.items,
     `
-      let p = warp * ${warp.subgroupSize * warp.items}u + i * ${warp.subgroupSize}u + lane;
+      ${chunkPlace(warp)}
       if (ranking && ${from} + p < range.y) { keys[i] = bitsAt(digitPass, start, ${from} + p);${values ? ` values[i] = valueAt(digitPass, start, ${from} + p);` : ''} }
     `,
   );
@@ -506,9 +515,8 @@ function warpLoads(options: RadixProgramOptions, warp: RadixWarpRank, from: stri
 
 /** The warp ranking's registers for a lane's chunk, and the first rank tile's loads (before the rank tiles' loop). */
 function warpFirstLoads(options: RadixProgramOptions, warp: RadixWarpRank): string {
-  const values = options.hasValues && options.loads !== 1;
   return `
-  var keys: array<u32, ${warp.items}>;${values ? `
+  var keys: array<u32, ${warp.items}>;${carriesValues(options) ? `
   var values: array<u32, ${warp.items}>;` : ''}
   ${warpLoads(options, warp, 'range.x')}`;
 }
@@ -516,22 +524,19 @@ function warpFirstLoads(options: RadixProgramOptions, warp: RadixWarpRank): stri
 function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const width = warp.subgroupSize;
   const scan = digitScanShape(options.workgroupSize, width);
-  const range = (count: number) => Array.from({ length: count }, (_, i) => i);
   const bit = (b: number, of: string) => `select(~b${b}, b${b}, (${of} & ${1 << b}u) != 0u)`;
-  const loads = options.loads;
-  const values = options.hasValues && loads !== 1;
-  const chunkPlace = `let p = warp * ${width * warp.items}u + i * ${width}u + lane;`;
+  const values = carriesValues(options);
   // keys and values hold this rank tile's chunk (warpFirstLoads, or the previous rank tile's end).
   return `    var ranks: array<u32, ${warp.items}>;
     ${eachItem(warp.items, `
-      ${chunkPlace}
+      ${chunkPlace(warp)}
       // Every lane ballots (subgroup operations in uniform control flow); padding with valid false.
       let valid = ranking && p < n;
       let key = keys[i];
       let d = digitOf(key, mask, shift);
       let live = subgroupBallot(valid).x;
-      ${range(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
-      let same = live & ${range(8).map((b) => bit(b, 'd')).join('\n        & ')};
+      ${indices(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
+      let same = live & ${indices(8).map((b) => bit(b, 'd')).join('\n        & ')};
       // The lowest lane of the digit adds the sub-round's count to the subgroup's and hands the count
       // before it to the others (digit d's count: the half d >> 7 of word d & 127).
       let leader = firstTrailingBit(same) & ${width - 1}u;
@@ -551,8 +556,8 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       var total = 0u;
       if (q < 128u) {
         // Every subgroup's count read before the first store (a store would hold back the loads after it).
-        ${range(warp.subgroups).map((w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + q]);`).join('\n        ')}
-        ${range(warp.subgroups).map((w) => `atomicStore(&warpCounts[${w * 128}u + q], total); total += w${w};`).join('\n        ')}
+        ${indices(warp.subgroups).map((w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + q]);`).join('\n        ')}
+        ${indices(warp.subgroups).map((w) => `atomicStore(&warpCounts[${w * 128}u + q], total); total += w${w};`).join('\n        ')}
       }
       pairTotals[c] = total;
       pairTotal += total;
@@ -583,7 +588,7 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
     }
     workgroupBarrier();
     ${eachItem(warp.items, `
-      let p = warp * ${width * warp.items}u + i * ${width}u + lane;
+      ${chunkPlace(warp)}
       if (ranking && p < n) {
         let d = digitOf(keys[i], mask, shift);
         let earlier = (atomicLoad(&warpCounts[warp * 128u + (d & 127u)]) >> ((d >> 7u) * 16u)) & 0xffffu;
@@ -646,7 +651,6 @@ function warpScanTotals(warp: RadixWarpRank, workgroupSize: number): string {
 function scatterMain(options: RadixProgramOptions): string {
   const { hasValues, warpRank: warp } = options;
   const perThread = Math.ceil(256 / options.workgroupSize);
-  const range = (count: number) => Array.from({ length: count }, (_, i) => i);
   return `
   let inGroup = workgroupIndex / u.sortTiles;
   let s = enterRadix((u.launchPass >> 2u) * u.sortGroupSegments + inGroup, lid);
@@ -667,7 +671,7 @@ function scatterMain(options: RadixProgramOptions): string {
   // Digit d's total and its items in earlier tiles, both read before the scan (named registers).
   var sum = 0u;
   var everyItem = 0u;
-  ${range(perThread).map((c) => `let d${c} = lid * ${perThread}u + ${c}u;
+  ${indices(perThread).map((c) => `let d${c} = lid * ${perThread}u + ${c}u;
   var total${c} = 0u;
   var earlier${c} = 0u;
   if (d${c} < 256u) { total${c} = temp[totalsAt + d${c}]; earlier${c} = temp[base + d${c} * u.sortTiles + tile]; }
@@ -676,7 +680,7 @@ function scatterMain(options: RadixProgramOptions): string {
   ${warp === undefined ? `var running = scanPairs(vec2<u32>(sum, everyItem), lid).x - sum;
   // One digit holds every item of the segment: the pass keeps the order (a copy).
   let constant = workgroupUniformLoad(&pairs[WG - 1u]).y != 0u;` : warpScanTotals(warp, options.workgroupSize)}
-  ${range(perThread).map((c) => `if (d${c} < 256u) { offsets[d${c}] = running + earlier${c}; running += total${c}; }`).join('\n  ')}${warp === undefined ? '' : `
+  ${indices(perThread).map((c) => `if (d${c} < 256u) { offsets[d${c}] = running + earlier${c}; running += total${c}; }`).join('\n  ')}${warp === undefined ? '' : `
   ${zeroWarpCounts(warp)}`}
   workgroupBarrier();
   if (constant) {
