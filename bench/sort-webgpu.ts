@@ -21,6 +21,7 @@
  *     equal keys far apart; with either, the values are checked too)
  *     [--no-subgroups] (the backend without subgroup operations: the radix scatter ranks with four 2-bit
  *     splits instead of warp-level multisplit, for a before/after in one build)
+ *     [--toggles=enable-dawn-features=disable_robustness] (Dawn instance flags separated by ';', each a comma-separated list, for diagnostics)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
  * with --single-cols small enough for its 128 MiB binding limit).
  */
@@ -36,7 +37,7 @@ const runs = Number(argv.runs ?? 9);
 const batchMs = Number(argv['batch-ms'] ?? 60);
 const singleCols = Number(argv['single-cols'] ?? 16777216);
 const warmMs = Number(argv['warm-ms'] ?? 300);
-const { device } = await benchDevice();
+const { device } = await benchDevice({ toggles: argv.toggles?.split(';') });
 const gpu = await webgpuBackend({ device, ...(argv['no-subgroups'] === undefined ? {} : { subgroups: false }) });
 const timer = passTimer(device);
 const cpu = cpuBackend();

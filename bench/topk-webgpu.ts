@@ -32,7 +32,8 @@
  *          named ones, under these env tunings: GPU and plan.run times per tuning, to measure a
  *          policy value; a tuning that cannot run on a case is recorded as n/a; a "requirements"
  *          member is the env's requirements instead, e.g. {"requirements":{"outputOrdering":"unsorted"},
- *          "variant":"radix-select"}: unsorted output is checked in rank order)
+ *          "variant":"radix-select"}: unsorted output is checked in rank order),
+ *          --toggles=enable-dawn-features=disable_robustness (Dawn instance flags separated by ';', each a comma-separated list, for diagnostics)
  * Cases whose parameters live on the device (per-token k, ragged sizes) are also timed under
  * `guaranteeChecks: 'trust'` (segkitTrustMs), beside the default 'validate'.
  */
@@ -56,7 +57,7 @@ const outDir = (argv.out ?? process.env.OUT ?? new URL('../../bench/results', im
 const log = (...a: unknown[]) => console.error(...a);
 
 // ---- one Dawn device, shared by segkit, tfjs and the copy kernel ------------------------------
-const { gpu, adapter, device, features: wantFeatures } = await benchDevice({ features: ['shader-f16'] });
+const { gpu, adapter, device, features: wantFeatures } = await benchDevice({ features: ['shader-f16'], toggles: argv.toggles?.split(';') });
 // tfjs' WebGPUBackend needs navigator.gpu.
 Object.defineProperty(globalThis, 'navigator', { value: { gpu, hardwareConcurrency: cpus().length }, configurable: true, writable: true });
 let gpuError: string | undefined;

@@ -9,7 +9,7 @@
  * (--warm-ms: each case's plan runs back to back that long before it is timed, so that the GPU's
  * clocks are up; --shrink divides every row length by N: a smoke run on a software adapter; --tune is the top-k
  * cases' policy tuning; --sort-policies profiles each sort case once per env.tuning.policy, its id
- * suffixed -p<i> (i the policy's place in the list); --toggles, comma-separated Dawn instance flags, for diagnostics;
+ * suffixed -p<i> (i the policy's place in the list); --toggles, Dawn instance flags separated by ';' (each a comma-separated list, as 'enable-dawn-features=disable_robustness,disable_workgroup_init'), for diagnostics;
  * --seed, the keys' (bench/lib/cases.ts fillRandom; default 11, where bench/topk-webgpu.ts's cases take
  * fillRandom's own: 2654435769 profiles the same keys as its single row); --keys=bits, random 32-bit
  * patterns as keys (fillRandomBits: every exponent) instead of uniform values in [-1, 1);
@@ -32,7 +32,7 @@ const M16 = Math.floor((16 * 1024 * 1024) / shrink);
 const topkTuning = argv.tune ? (JSON.parse(argv.tune) as Record<string, unknown>) : undefined;
 const sortKeysOnly = argv['sort-values'] === 'none';
 const sortPolicies = argv['sort-policies'] ? (JSON.parse(argv['sort-policies']) as Record<string, number>[]) : undefined;
-const { device } = await benchDevice({ toggles: argv.toggles?.split(',') });
+const { device } = await benchDevice({ toggles: argv.toggles?.split(';') });
 const backend = await webgpuBackend({ device });
 const timer = launchTimer(device);
 // The whole call's pass as well (what bench/reduce-scan-webgpu.ts reports): the launches' sum leaves

@@ -27,6 +27,8 @@ interface TwinCase {
   readonly policy?: Record<string, number>;
   /** Integers in [0, 200], no NaN: the two low bytes of every sort key are equal, so those passes copy. */
   readonly integerKeys?: boolean;
+  /** The plan takes the segments largest first (its segment-offsets launch writes their order by size). */
+  readonly sizeOrder?: boolean;
 }
 
 const cases: TwinCase[] = [
@@ -46,6 +48,17 @@ const cases: TwinCase[] = [
   // Low digits all equal: passes 0 and 1 skip, so pass 2 writes buffer 0 and pass 3 the outputs.
   { name: 'workgroup-radix skipping constant digits, rank tiles of 128 keys', sizes: [6000, 4500, 1, 0], variant: 'workgroup-radix', policy: { workgroupSize: 64, workgroupRadixItemsPerInvocation: 2 }, integerKeys: true },
   { name: 'workgroup-radix over every digit', sizes: [5000, 1200, 3], variant: 'workgroup-radix' },
+  // segment-offsets writes the segments by size class after the starts; each workgroup takes its place's segment.
+  {
+    name: 'single-tile taking the segments largest first (the size order), several segments a workgroup',
+    sizes: [3, 2000, 0, 65, 64, 1, 513, 1024, 129, 7, 2048, 300, 31, 32, 33, 1500, 2, 900, 17, 255, 256, 257, 4096, 600],
+    policy: { sizeOrderMinSegments: 2 },
+    sizeOrder: true,
+  },
+  { name: 'workgroup-radix beside single-tile, largest first', sizes: [300, 8000, 0, 77, 4100, 1, 6000, 12, 5000], policy: { sizeOrderMinSegments: 1 }, sizeOrder: true },
+  // More segments than the prologue's invocations (several a run), then more than one chunk of runs.
+  { name: 'single-tile by size over 700 segments (runs of 3 sizes in the size order)', sizes: Array.from({ length: 700 }, (_, i) => (i * 7919) % 301), sizeOrder: true },
+  { name: 'single-tile by size over 5000 segments (chunks of runs in the size order)', sizes: Array.from({ length: 5000 }, (_, i) => (i * 104729) % 67), policy: { sizeOrderSegmentsPerWorkgroup: 64 }, sizeOrder: true },
   // Runs of 256 keys: five passes for the longest segment, the others leaving after their own last.
   { name: 'merge beside single-tile, runs of 256 keys (segments leave after their last pass)', sizes: [5000, 0, 257, 77, 1024, 3000, 1], policy: { workgroupSize: 64, tileItems: 256, mergeMaxSegmentItems: 65536 } },
   { name: 'merge forced over segments within one tile (the block launch writes the outputs)', sizes: [300, 0, 77, 1], variant: 'merge' },
@@ -85,6 +98,7 @@ describeTwins('sort: CPU and WGSL twins, launch by launch', () => {
       const onCpu = planOn(cpu);
       try {
         expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
+        expect(onGpu.plan.launches.some((l) => l.purpose.includes('in order of size'))).toBe(c.sizeOrder === true);
         const compared = await compareLaunchByLaunch({ plan: onGpu.plan, backend: gpu }, { plan: onCpu.plan, backend: cpu }, identicalSlots);
         expect(compared).toBeGreaterThan(0);
       } finally {

@@ -151,7 +151,9 @@ export function validateForm(perSegmentSizes: boolean, strided: boolean, totalCh
  * checked, and 'segment-offsets' (with its temporary-storage slot) when packed segments have
  * per-segment sizes, so that every later kernel finds segment starts in slot `offsets` — unless the
  * plan's kernels never ask where a segment starts (`starts: false`: a batched copy's buffers carry
- * their own offsets, and only its 'chunked' walk needs their places in the concatenation).
+ * their own offsets, and only its 'chunked' walk needs their places in the concatenation). With
+ * `sizeOrder` (the problem's {@link SegmentedProblem.sizeOrder}) the slot also holds, after the
+ * `maxSegments + 1` starts, the segments' indices by size class, largest first.
  */
 export function prologueLaunches(
   algorithm: string,
@@ -159,7 +161,7 @@ export function prologueLaunches(
   maxSegments: number,
   validation: Validation,
   layout: TempStorageLayoutBuilder,
-  { starts = true }: { readonly starts?: boolean } = {},
+  { starts = true, sizeOrder = false }: { readonly starts?: boolean; readonly sizeOrder?: boolean } = {},
 ): Launch<PrologueKernel>[] {
   const launches: Launch<PrologueKernel>[] = [];
   if (validation.validates) {
@@ -171,8 +173,10 @@ export function prologueLaunches(
     launches.push({ kernel: 'validate', variant: undefined, name: `${algorithm}/validate`, grid, pass: 0, purpose });
   }
   if (starts && segments.segmentStride === undefined && segments.segmentSizes.kind === 'perSegment') {
-    layout.add('offsets', (maxSegments + 1) * 4);
-    launches.push({ kernel: 'segment-offsets', variant: undefined, name: `${algorithm}/segment-offsets`, grid: 1, pass: 0, purpose: 'exclusive scan of the segment sizes into segment starts' });
+    // With the size order (SegmentedProblem.sizeOrder), the segments' indices by size follow the starts.
+    layout.add('offsets', (maxSegments + 1 + (sizeOrder ? maxSegments : 0)) * 4);
+    const purpose = `exclusive scan of the segment sizes into segment starts${sizeOrder ? ', and the segments in order of size, largest first' : ''}`;
+    launches.push({ kernel: 'segment-offsets', variant: undefined, name: `${algorithm}/segment-offsets`, grid: 1, pass: 0, purpose });
   }
   return launches;
 }

@@ -48,6 +48,26 @@ export interface SegmentedProblem {
    * per-segment array already on the device. Option parameters hold option indices.
    */
   readonly sources: Readonly<Record<string, SegmentSource>>;
+  /**
+   * 'segment-offsets' also writes the segments in order of size ({@link sizeOrderClass}), for
+   * kernels that give each workgroup segments of its own: they take them largest first, so that the
+   * longest ones do not start last and run on alone. Left out: false.
+   */
+  readonly sizeOrder?: boolean;
+}
+
+/** Size classes of {@link SegmentedProblem.sizeOrder}: the last one also holds every smaller size. */
+export const sizeOrderClasses = 8;
+
+/**
+ * The size class of a segment of `size` items where the largest is at most `maxSize`: 0 for sizes
+ * of the largest power of two's class (above half of it), 1 for the class below, and so on, the
+ * last class holding every smaller size (empty segments too). Both backends order by it the same
+ * way: by class, then by index.
+ */
+export function sizeOrderClass(size: number, maxSize: number): number {
+  const log = (n: number) => (n <= 1 ? 0 : 32 - Math.clz32(n - 1));
+  return Math.min(sizeOrderClasses - 1, Math.max(0, log(maxSize) - log(size)));
 }
 
 /** One device-side check of the validate kernel (device-only values under `guaranteeChecks: 'validate'`). */

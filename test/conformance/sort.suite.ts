@@ -171,6 +171,31 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         const rows = randomSizes(1000, 40, 67);
         await expectReference(makeSortCase({ name: 'short rows', keyType: 'i32', flavour: 'ties', sizes: rows, orders: alternating(rows.length), values: 'payload', seed: 71 }), 'single-tile');
       });
+      it('ragged segments taken largest first (the size order), sizes on the host and on the device', async () => {
+        // Up to a tile each: one segment a single-tile workgroup, from sizeOrderMinSegments (256) on.
+        const { tileItems } = segmentedSortPolicyFor(backend.capabilities);
+        const sizes = randomSizes(thorough ? 600 : 300, tileItems, 131);
+        const runs: [SegmentedSortVariant | undefined, Record<string, number>][] = [
+          [undefined, {}],
+          ['workgroup-radix', {}],
+          [undefined, { sizeOrderMinSegments: 1_000_000 }],
+        ];
+        for (const sizeKind of ['perSegment', 'perSegment-device'] as const) {
+          const c = makeSortCase({ name: `by size, ${sizeKind}`, keyType: 'f32', flavour: 'special', sizes, sizeKind, sizeBounds: { min: 0, max: tileItems }, orders: alternating(sizes.length), values: 'indices-u32', seed: 137 });
+          const built = buildSortCase(backend, c);
+          try {
+            for (const [variant, policy] of runs) {
+              const { plan, keys, values } = await runSortCase(backend, built, { variant, policy });
+              const label = `${c.name} ${plan.variant} ${JSON.stringify(policy)}`;
+              expect(plan.launches.some((l) => l.purpose.includes('in order of size')), `${label}: size order`).toBe(policy.sizeOrderMinSegments === undefined);
+              expect(hex(keys), `${label}: keys`).toEqual(hex(built.expected.keys));
+              expect(hex(values!), `${label}: values`).toEqual(hex(built.expected.values!));
+            }
+          } finally {
+            for (const a of built.owned) a.destroy();
+          }
+        }
+      }, 900_000);
       // The forced radix run over 120k tiny segments is slow on a software rasterizer (97 launches;
       // 835 s on lavapipe with one thread on a loaded 2-core machine, well under 600 s when idle).
       it('100k+ segments of up to 12 keys, every variant', async () => {

@@ -13,9 +13,12 @@ import {
   type SegmentedSortPolicy,
   type SegmentedSortSelection,
   type SegmentedSortVariant,
+  defaultSizeOrderMinSegments,
   segmentedSortPolicyFor,
   segmentedSortVariants,
   selectSegmentedSortVariant,
+  defaultSizeOrderSegmentsPerWorkgroup,
+  sizeOrderMaxSegments,
 } from './policy.js';
 import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
 
@@ -189,6 +192,21 @@ function requirementNotes(requirements: Requirements): string[] {
 }
 
 /**
+ * Whether the workgroups that sort segments of their own take them largest first
+ * (SegmentedProblem.sizeOrder): packed segments with per-segment sizes, from the policy's
+ * `sizeOrderMinSegments` to {@link sizeOrderMaxSegments} of them, where the variant is
+ * 'workgroup-radix' (a segment a workgroup) or 'single-tile' with at most the policy's
+ * `sizeOrderSegmentsPerWorkgroup` segments a workgroup (policy.ts has the measurements).
+ */
+function sortsBySize(facts: SegmentedSortFacts, selection: SegmentedSortSelection, maxSegmentSize: number): boolean {
+  const { variant, policy } = selection;
+  const perWorkgroup = policy.sizeOrderSegmentsPerWorkgroup ?? defaultSizeOrderSegmentsPerWorkgroup;
+  const ownSegments = variant === 'workgroup-radix' || (variant === 'single-tile' && singleTileShape(maxSegmentSize, policy).segmentsPerWorkgroup <= perWorkgroup);
+  const minSegments = policy.sizeOrderMinSegments ?? defaultSizeOrderMinSegments;
+  return ownSegments && facts.segmentStride === undefined && facts.segmentSizes.kind === 'perSegment' && facts.maxSegments >= minSegments && facts.maxSegments <= sizeOrderMaxSegments;
+}
+
+/**
  * Plans a sort call on the host: resolves and checks every parameter, chooses the variant, lays
  * out temporary storage and lists the launches. No device work.
  */
@@ -217,8 +235,9 @@ export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = ma
   const validation: Validation = planValidation(environment, facts, parameters);
   const valueMode = args.valuesOut === undefined ? 'none' : args.valuesIn === undefined ? 'indices' : 'payload';
   const layoutBuilder = new TempStorageLayoutBuilder();
+  const sizeOrder = sortsBySize(facts, selection, maxSegmentSize);
   const launches = [
-    ...prologueLaunches('sort', facts, facts.maxSegments, validation, layoutBuilder),
+    ...prologueLaunches('sort', facts, facts.maxSegments, validation, layoutBuilder, { sizeOrder }),
     // A segment's items live at its own start in the double buffer, so it spans the segments' extent
     // (packed: at most totalNumItems).
     ...variantLaunches(selection, withSingleTile, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), specialization(facts, args.keysIn.dtype, valueMode), valueMode !== 'none', layoutBuilder),
@@ -256,6 +275,7 @@ export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = ma
       segmentSizes: sources.segmentSizes,
       layout: sources.segmentStride === undefined ? { kind: 'packed' } : { kind: 'strided', stride: sources.segmentStride },
       segmentSizeDeviceBounds: facts.segmentSizes.deviceBounds,
+      sizeOrder,
       sources: { order: sources.parameters.order! },
       keyType: args.keysIn.dtype as SegmentedSortProblem['keyType'],
       valueMode,

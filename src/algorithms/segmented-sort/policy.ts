@@ -104,8 +104,39 @@ export interface SegmentedSortPolicy {
   readonly workgroupRadixSegmentItems?: number;
   /** From this many segments (the host bound) on, 'workgroup-radix' takes segments past the tile of any size. */
   readonly workgroupRadixMinSegments?: number;
+  /**
+   * From this many segments (the host bound; up to 65535, `sizeOrderMaxSegments`) on, packed segments
+   * with per-segment sizes go to the 'single-tile' and 'workgroup-radix' workgroups largest first:
+   * 'segment-offsets' also writes their order by size class (dispatch/problem.ts
+   * `SegmentedProblem.sizeOrder`), so that a long segment does not start last and run on alone.
+   * H200 (bench/sort-webgpu.ts --policies='[{},{"sizeOrderMinSegments":100000}]', GPU ms, f32 keys
+   * with indices, each row 1 to cols keys, two rounds, 2026-12-01), by size / in index order:
+   * 256x4096 0.0473-0.0478 / 0.0509-0.0515, 512x4096 0.0759-0.076 / 0.0802-0.0803, 1024x2048
+   * 0.0689-0.0696 / 0.0806-0.0808, 2048x1024 0.065-0.0652 / 0.0735-0.0738, 4096x1024 0.113 /
+   * 0.1352-0.1358; 'workgroup-radix' forced: 256x8192 0.144 / 0.184, 512x16384 0.460-0.461 / 0.560,
+   * 256x32768 0.556-0.558 / 0.721-0.722. 128x4096 (128 segments, fewer than the device's workgroup
+   * slots) gained nothing (0.0309-0.0313 either way): 256 is the threshold.
+   */
+  readonly sizeOrderMinSegments?: number;
+  /**
+   * The size order is used where a 'single-tile' workgroup sorts at most this many segments side by
+   * side (4). H200 as above, with segments sharing workgroups: 4096 rows of 1..256 keys (16 a
+   * workgroup) 0.0426-0.0428 by size against 0.0375-0.0376, 16384 rows of 1..64 (64 a workgroup)
+   * 0.0757-0.0758 against 0.046: the order's walk over that many sizes in 'segment-offsets' costs
+   * more than it saves, where the workgroups' work is already even.
+   */
+  readonly sizeOrderSegmentsPerWorkgroup?: number;
 }
 
+/** The most segments the size order takes (its counts are 16 bits: webgpu/prologue.ts). */
+export const sizeOrderMaxSegments = 65535;
+
+/** The policy's `sizeOrderSegmentsPerWorkgroup` (measured: see `sizeOrderMinSegments`). */
+export const defaultSizeOrderSegmentsPerWorkgroup = 4;
+
+
+/** The policy's `sizeOrderMinSegments` (measured: see the field). */
+export const defaultSizeOrderMinSegments = 256;
 
 /** Single-tile's loads in flight an invocation where the policy leaves them out. */
 export const defaultTileLoadBatch = 4;
@@ -181,6 +212,8 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     mergeMinTiles: defaultMergeMinTiles,
     ...workgroupRadixThresholds,
     workgroupRadixMinSegments: !gpuClass(capabilities) ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
+    sizeOrderMinSegments: defaultSizeOrderMinSegments,
+    sizeOrderSegmentsPerWorkgroup: defaultSizeOrderSegmentsPerWorkgroup,
   };
 }
 

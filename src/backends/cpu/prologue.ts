@@ -1,6 +1,6 @@
 import type { Bounds } from '../../params/param.js';
 import { boundsWords } from '../../dispatch/device-checks.js';
-import { type DeviceCheck, StatusCode, noSegment, statusWords } from '../../dispatch/problem.js';
+import { type DeviceCheck, StatusCode, noSegment, sizeOrderClass, sizeOrderClasses, statusWords } from '../../dispatch/problem.js';
 import { deviceMemory } from './memory.js';
 import { type KernelParams, countOf, numericView, readSource } from './segments.js';
 
@@ -188,6 +188,19 @@ export function runSegmentOffsets(workgroupId: number, _numWorkgroups: number, _
     if (sum > 4294967295) sum = 4294967295;
   }
   offsets.fill(sum, base + segments, base + ctx.maxSegments + 1);
+  if (ctx.sizeOrder) writeSizeOrder(ctx, offsets, base + ctx.maxSegments + 1, segments);
+}
+
+/**
+ * The segments' indices by size class (dispatch/problem.ts `sizeOrderClass`), class 0 first and by
+ * index within a class, from word `at` (the WGSL twin: webgpu/prologue.ts `sizeOrderWgsl`).
+ */
+function writeSizeOrder(ctx: KernelParams['ctx'], words: Uint32Array, at: number, segments: number): void {
+  const classOf = (i: number) => sizeOrderClass(countOf(readSource(ctx.sizes, i)), ctx.maxSegmentSize);
+  const starts = new Array<number>(sizeOrderClasses).fill(0);
+  for (let i = 0; i < segments; i++) starts[classOf(i)]!++;
+  for (let c = 0, sum = 0; c < sizeOrderClasses; c++) [starts[c], sum] = [sum, sum + starts[c]!];
+  for (let i = 0; i < segments; i++) words[at + starts[classOf(i)]!++] = i;
 }
 
 /** The prologue kernels' CPU entries, for an algorithm's CPU kernel table. */

@@ -101,6 +101,8 @@ export class SegmentedContext<Run extends SegmentedRun = SegmentedRun> {
   readonly sizeDeviceBounds: ValueSource | undefined;
   /** Word offset of slot `offsets`, or -1. */
   readonly offsetsSlot: number;
+  /** 'segment-offsets' writes the segments' order by size after the starts (SegmentedProblem.sizeOrder). */
+  readonly sizeOrder: boolean;
 
   constructor(readonly run: Run) {
     const problem = run.problem;
@@ -122,12 +124,22 @@ export class SegmentedContext<Run extends SegmentedRun = SegmentedRun> {
     this.sizeDeviceBounds = problem.segmentSizeDeviceBounds === undefined ? undefined : sourceOf({ kind: 'perSegment', array: problem.segmentSizeDeviceBounds });
     // -1 where the plan never asks where a segment starts (prologueLaunches `starts: false`).
     this.offsetsSlot = this.slotWords('offsets');
+    this.sizeOrder = problem.sizeOrder === true;
   }
 
   /** The 'offsets' slot of packed per-segment sizes (the segment starts). */
   packedStartsSlot(): number {
     if (this.offsetsSlot < 0) throw new Error("internal: packed per-segment sizes need the 'offsets' slot to say where a segment starts");
     return this.offsetsSlot;
+  }
+
+  /**
+   * The segment a workgroup's `w`-th place holds: its index by size where 'segment-offsets' wrote
+   * the size order (SegmentedProblem.sizeOrder), else `w` itself.
+   */
+  segmentAt(w: number): number {
+    if (!this.sizeOrder || w >= this.activeSegments()) return w;
+    return this.tempU32[this.packedStartsSlot() + this.maxSegments + 1 + w]!;
   }
 
   /** Word offset of a temporary-storage slot, or -1 when the layout has none. */

@@ -1,4 +1,4 @@
-import { type DeviceCheck, StatusCode } from '../../dispatch/problem.js';
+import { type DeviceCheck, StatusCode, sizeOrderClasses } from '../../dispatch/problem.js';
 import { validateSegmentsPerWorkgroup } from '../../dispatch/plan.js';
 import { inclusiveScanWgsl } from './blocks.js';
 import type { WebGpuProgram } from './program.js';
@@ -388,24 +388,96 @@ fn lowestFailingOf(w: u32, n: u32, stride: u32, lid: u32) -> u32 {
 const offsetsShape: SegmentShape = { temp: 'u32' };
 const offsetsPerInvocation = 8;
 
+/*
+ * With the size order (facts.sizeOrderLog, SegmentedProblem.sizeOrder; at most 65535 segments, so
+ * that every count fits 16 bits): the segments' indices by size class, class 0 (the largest sizes)
+ * first and by index within a class, after the starts. Each invocation counts its run's classes in
+ * eight 16-bit counters packed in a vec4<u32> as it sums the sizes; a workgroup scan of those gives
+ * the classes' totals and so their first places; a second walk over the sizes scans each chunk's
+ * counts again and writes every index to its class's next place. The CPU twin is cpu/prologue.ts
+ * `writeSizeOrder`.
+ */
+const sizeOrderWgsl = (log: number) => `
+const SIZE_LOG: u32 = ${log}u;
+var<workgroup> classScan: array<vec4<u32>, WG>;
+// dispatch/problem.ts sizeOrderClass: 0 for the largest power of two's sizes, at most ${sizeOrderClasses - 1}.
+fn sizeClass(size: u32) -> u32 {
+  var bits = 0u;
+  if (size > 1u) { bits = 32u - countLeadingZeros(size - 1u); }
+  return min(${sizeOrderClasses - 1}u, SIZE_LOG - min(SIZE_LOG, bits));
+}
+// One of class c in the packed counters (class c in component c / 2, bits 16 * (c % 2)).
+fn classOne(c: u32) -> vec4<u32> {
+  var one = vec4<u32>(0u);
+  one[c >> 1u] = 1u << ((c & 1u) * 16u);
+  return one;
+}
+fn classCount(counts: vec4<u32>, c: u32) -> u32 { return (counts[c >> 1u] >> ((c & 1u) * 16u)) & 0xffffu; }
+// A workgroup inclusive scan of packed counters (no 16-bit count passes 65535: no carries between them).
+fn scanClasses(value: vec4<u32>, lid: u32) -> vec4<u32> {
+  classScan[lid] = value;
+  workgroupBarrier();
+  for (var offset = 1u; offset < WG; offset = offset << 1u) {
+    var a = vec4<u32>(0u);
+    if (lid >= offset) { a = classScan[lid - offset]; }
+    workgroupBarrier();
+    classScan[lid] = classScan[lid] + a;
+    workgroupBarrier();
+  }
+  return classScan[lid];
+}`;
+
+/** The size order's walk after the starts (see sizeOrderWgsl): `mine` holds this invocation's class counts. */
+const sizeOrderMain = `
+  scanClasses(mine, lid);
+  let totals = classScan[WG - 1u];
+  workgroupBarrier();
+  // Each class's first place: the totals of the classes before it.
+  var next = vec4<u32>(0u);
+  var placed = 0u;
+  for (var c = 0u; c < ${sizeOrderClasses}u; c++) {
+    next += placed * classOne(c);
+    placed += classCount(totals, c);
+  }
+  let orderAt = u.offsetsAt + u.maxSegments + 1u;
+  for (var base = 0u; base < n; base += WG * per) {
+    let first = base + lid * per;
+    var counts = vec4<u32>(0u);
+    for (var j = 0u; j < per; j++) {
+      if (first + j < n) { counts += classOne(sizeClass(segmentSizeOf(first + j))); }
+    }
+    var at = next + scanClasses(counts, lid) - counts;
+    for (var j = 0u; j < per; j++) {
+      let i = first + j;
+      if (i < n) {
+        let c = sizeClass(segmentSizeOf(i));
+        temp[orderAt + classCount(at, c)] = i;
+        at += classOne(c);
+      }
+    }
+    next += classScan[WG - 1u];
+    workgroupBarrier();
+  }`;
+
 /** The segment-offsets program for these facts. */
 export function segmentOffsetsProgram(facts: SegmentKernelFacts, name: string): WebGpuProgram {
   const workgroupSize = prologueWorkgroupSize(facts);
+  const ordered = facts.sizeOrderLog !== undefined;
   const declarations = `
 const PER: u32 = ${offsetsPerInvocation}u;
 ${runLengthWgsl}
 var<workgroup> scan: array<u32, ${workgroupSize}>;
-${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}`;
+${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}${ordered ? sizeOrderWgsl(facts.sizeOrderLog!) : ''}`;
   const main = `
   if (failed()) { return; }
   let n = activeSegments();
   let per = runLength(n);
-  var carry = 0u;
+  var carry = 0u;${ordered ? '\n  var mine = vec4<u32>(0u);' : ''}
   for (var base = 0u; base < n; base += WG * per) {
     let first = base + lid * per;
     var sum = 0u;
     for (var j = 0u; j < per; j++) {
-      if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j)); }
+      if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j));${ordered ? ' mine += classOne(sizeClass(segmentSizeOf(first + j)));' : ''} }
     }
     inclusiveScanSat(sum, lid);
     var running = carry;
@@ -420,7 +492,7 @@ ${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}`;
     carry = addSat(carry, scan[WG - 1u]);
     workgroupBarrier();
   }
-  for (var i = n + lid; i <= u.maxSegments; i += WG) { temp[u.offsetsAt + i] = carry; }`;
+  for (var i = n + lid; i <= u.maxSegments; i += WG) { temp[u.offsetsAt + i] = carry; }${ordered ? sizeOrderMain : ''}`;
   return {
     name,
     cacheKey: `segment-offsets|${JSON.stringify(facts)}`,

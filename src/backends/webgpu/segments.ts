@@ -38,6 +38,11 @@ export interface SegmentKernelFacts {
   /** dtype of the device-only segment-size bounds, when there are any. */
   readonly sizeBounds: 'u32' | 'i32' | 'f32' | undefined;
   readonly workgroupSize: number;
+  /**
+   * With the size order (SegmentedProblem.sizeOrder): log2 of the segment-size bound rounded up to
+   * a power of two, the largest size class (dispatch/problem.ts `sizeOrderClass`); else undefined.
+   */
+  readonly sizeOrderLog?: number;
 }
 
 /** How a kernel binds the run's temporary storage. */
@@ -81,6 +86,7 @@ export function segmentKernelFacts(run: SegmentedRun, workgroupSize: number): Se
     validates: run.status !== undefined,
     sizeBounds: problem.segmentSizeDeviceBounds === undefined ? undefined : numericDtype(problem.segmentSizeDeviceBounds.dtype),
     workgroupSize,
+    ...(problem.sizeOrder === true ? { sizeOrderLog: problem.maxSegmentSize <= 1 ? 0 : 32 - Math.clz32(problem.maxSegmentSize - 1) } : {}),
   };
 }
 
@@ -212,6 +218,14 @@ fn segmentExtent(i: u32, capacity: u32) -> vec2<u32> {
   let start = min(${startExpr(facts, shape.temp)}, u.itemsLength);
   size = min(min(size, u.itemsLength - start), capacity);
   return vec2<u32>(start, size);
+}`);
+  }
+  if (facts.sizeOrderLog !== undefined && shape.temp !== 'none' && shape.starts !== false) {
+    const word = 'temp[u.offsetsAt + u.maxSegments + 1u + w]';
+    parts.push(`// The segment a workgroup's w-th place holds: by size, largest first ('segment-offsets' wrote the order).
+fn segmentAt(w: u32) -> u32 {
+  if (w >= activeSegments()) { return w; }
+  return ${shape.temp === 'atomic' ? `atomicLoad(&${word})` : word};
 }`);
   }
   return parts.join('\n');

@@ -116,7 +116,7 @@ export const tileSortCpuWorkgroupBytes = (source: Pick<TileSortSource, 'tileItem
  */
 export function runSingleTile(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
   const { tile, segmentsPerWorkgroup } = ctx.singleTile;
-  for (let q = 0; q < segmentsPerWorkgroup; q++) sortSegment(ctx, workgroupId * segmentsPerWorkgroup + q, tile, shared);
+  for (let q = 0; q < segmentsPerWorkgroup; q++) sortSegment(ctx, ctx.segmentAt(workgroupId * segmentsPerWorkgroup + q), tile, shared);
 }
 
 function sortSegment(ctx: SortContext, i: number, tileCapacity: number, shared: WorkgroupMemory): void {

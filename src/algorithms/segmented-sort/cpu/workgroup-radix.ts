@@ -19,12 +19,13 @@ const scatterBuffers = new ScatterBuffers();
 /** Workgroup memory of 'workgroup-radix' on the CPU: the four histograms (each turned into its digit's places). */
 export const workgroupRadixCpuBytes = 4 * 256 * 4;
 
-/** 'workgroup-radix' (grid: maxSegments): segment `workgroupId`, whole. */
+/** 'workgroup-radix' (grid: maxSegments): the segment at place `workgroupId` (its index, or by size: SegmentContext.segmentAt), whole. */
 export function runWorkgroupRadix(workgroupId: number, _n: number, shared: WorkgroupMemory, { ctx }: KernelParams<SortContext>): void {
-  if (!ctx.enter(workgroupId, 'workgroup-radix', segment)) return;
+  const i = ctx.segmentAt(workgroupId);
+  if (!ctx.enter(i, 'workgroup-radix', segment)) return;
   const { start, size } = segment;
   if (size === 0) return;
-  const mask = ctx.orderMaskOf(workgroupId);
+  const mask = ctx.orderMaskOf(i);
   const kind = ctx.keyKind;
   const histograms = shared.u32;
   histograms.fill(0, 0, 1024);

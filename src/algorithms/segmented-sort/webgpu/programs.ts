@@ -71,8 +71,11 @@ function branchExpr(facts: SortKernelFacts, shape: Shape): string {
 
 function preamble(facts: SortKernelFacts, shape: Shape): string {
   const parts = [segmentPreamble(facts, shape), orderedBitsWgsl(facts.keyType), orderMaskFn(facts)];
-  if (shape.variant === 'single-tile') parts.push(`// (start, size, order mask) of segment i for this kernel; size 0 when it has nothing to do for it.
-fn enterSegment(i: u32) -> vec3<u32> {
+  // A workgroup's place w holds segment w, or with the size order the w-th largest (segmentAt).
+  const ordered = facts.sizeOrderLog !== undefined && (shape.variant === 'single-tile' || shape.variant === 'workgroup-radix');
+  const place = ordered ? '\n  let i = segmentAt(w);' : '\n  let i = w;';
+  if (shape.variant === 'single-tile') parts.push(`// (start, size, order mask) of the segment at place w for this kernel; size 0 when it has nothing to do for it.
+fn enterSegment(w: u32) -> vec3<u32> {${place}
   if (!failed() && i < activeSegments()) {
     let extent = segmentExtent(i, u.capacity);
     if (${branchExpr(facts, shape)}) { return vec3<u32>(extent.x, min(extent.y, ${facts.singleTile.tile}u), orderMaskOf(i)); }
@@ -91,7 +94,7 @@ fn enterSegment(i: u32) -> vec3<u32> {
   }
   if (shape.variant !== 'single-tile') {
     const enter = { radix: 'radixSegment', 'workgroup-radix': 'enterWorkgroupRadix', merge: 'enterMerge' }[shape.variant];
-    parts.push(`fn ${enter}(i: u32) -> vec4<u32> {
+    parts.push(`fn ${enter}(w: u32) -> vec4<u32> {${shape.variant === 'workgroup-radix' ? place : '\n  let i = w;'}
   if (failed() || i >= activeSegments()) { return vec4<u32>(0u, 0u, 0u, 0u); }
   let extent = segmentExtent(i, u.capacity);
   if (!(${branchExpr(facts, shape)})) { return vec4<u32>(0u, 0u, 0u, 0u); }
