@@ -391,10 +391,12 @@ const offsetsPerInvocation = 8;
 /*
  * With the size order (facts.sizeOrderLog, SegmentedProblem.sizeOrder; at most 65535 segments, so
  * that every count fits 16 bits): the segments' indices by size class, class 0 (the largest sizes)
- * first and by index within a class, after the starts. Each invocation counts its run's classes in
+ * first and by index within a class, after the starts. Each invocation counts its runs' classes in
  * eight 16-bit counters packed in a vec4<u32> as it sums the sizes; a workgroup scan of those gives
- * the classes' totals and so their first places; a second walk over the sizes scans each chunk's
- * counts again and writes every index to its class's next place. The CPU twin is cpu/prologue.ts
+ * the classes' totals and so their first places. Where the sizes are one chunk of runs (at most
+ * WG x 8), the same scan gives each run its places and the walk kept the run's classes; else a
+ * second walk over the sizes scans each chunk's counts again. Each index goes to its class's next
+ * place. The CPU twin is cpu/prologue.ts
  * `writeSizeOrder`.
  */
 const sizeOrderWgsl = (log: number) => `
@@ -429,7 +431,7 @@ fn scanClasses(value: vec4<u32>, lid: u32) -> vec4<u32> {
 
 /** The size order's walk after the starts (see sizeOrderWgsl): `mine` holds this invocation's class counts. */
 const sizeOrderMain = `
-  scanClasses(mine, lid);
+  let mineBefore = scanClasses(mine, lid) - mine;
   let totals = classScan[WG - 1u];
   workgroupBarrier();
   // Each class's first place: the totals of the classes before it.
@@ -440,6 +442,19 @@ const sizeOrderMain = `
     placed += classCount(totals, c);
   }
   let orderAt = u.offsetsAt + u.maxSegments + 1u;
+  if (n <= WG * per) {
+    // One chunk: the scan above has this run's places, and the walk kept its classes (3 bits each).
+    var at = next + mineBefore;
+    for (var j = 0u; j < per; j++) {
+      let i = lid * per + j;
+      if (i < n) {
+        let c = (runClasses >> (3u * j)) & 7u;
+        temp[orderAt + classCount(at, c)] = i;
+        at += classOne(c);
+      }
+    }
+    return;
+  }
   for (var base = 0u; base < n; base += WG * per) {
     let first = base + lid * per;
     var counts = vec4<u32>(0u);
@@ -472,12 +487,15 @@ ${inclusiveScanWgsl('inclusiveScanSat', 'addSat(a, b)')}${ordered ? sizeOrderWgs
   if (failed()) { return; }
   let n = activeSegments();
   let per = runLength(n);
-  var carry = 0u;${ordered ? '\n  var mine = vec4<u32>(0u);' : ''}
+  var carry = 0u;${ordered ? '\n  var mine = vec4<u32>(0u);\n  var runClasses = 0u;' : ''}
   for (var base = 0u; base < n; base += WG * per) {
     let first = base + lid * per;
-    var sum = 0u;
+    var sum = 0u;${ordered ? '\n    runClasses = 0u;' : ''}
     for (var j = 0u; j < per; j++) {
-      if (first + j < n) { sum = addSat(sum, segmentSizeOf(first + j));${ordered ? ' mine += classOne(sizeClass(segmentSizeOf(first + j)));' : ''} }
+      if (first + j < n) {
+        let size = segmentSizeOf(first + j);
+        sum = addSat(sum, size);${ordered ? '\n        let c = sizeClass(size);\n        mine += classOne(c);\n        runClasses |= c << (3u * j);' : ''}
+      }
     }
     inclusiveScanSat(sum, lid);
     var running = carry;
