@@ -21,6 +21,7 @@
  *     equal keys far apart; with either, the values are checked too)
  *     [--no-subgroups] (the backend without subgroup operations: the radix scatter ranks with four 2-bit
  *     splits instead of warp-level multisplit, for a before/after in one build)
+ *     [--topk=4x1048576:131072] (more sorted top-k cases, rows x cols : k; past 65536 the selection is radix-sorted)
  *     [--toggles=enable-dawn-features=disable_robustness] (Dawn instance flags separated by ';', each a comma-separated list, for diagnostics)
  * (locally on lavapipe: VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp,
  * with --single-cols small enough for its 128 MiB binding limit).
@@ -58,6 +59,7 @@ interface Case {
 const tuningPolicy = argv.policy === undefined ? undefined : (JSON.parse(String(argv.policy)) as Record<string, number>);
 const extraShapes = argv.shapes === undefined ? [] : String(argv.shapes).split(',').map((shape) => ({ ragged: shape.endsWith('r'), dims: shape.replace(/r$/, '').split('x').map(Number) as [number, number] }));
 const forcedVariants = argv.variants === undefined ? [] : String(argv.variants).split(',');
+const extraTopK = argv.topk === undefined ? [] : String(argv.topk).split(',').map((spec) => /^(\d+)x(\d+):(\d+)$/.exec(spec)!.slice(1).map(Number) as [number, number, number]);
 const policySweep = argv.policies === undefined ? undefined : (JSON.parse(String(argv.policies)) as Record<string, number>[]);
 const baseCases: Case[] = [
   { id: 'sort 4096x256', rows: 4096, cols: 256 },
@@ -67,6 +69,7 @@ const baseCases: Case[] = [
   { id: 'topk 64x32768 k=4096', rows: 64, cols: 32768, k: 4096 },
   { id: 'topk 16x65536 k=10000', rows: 16, cols: 65536, k: 10000 },
   ...extraShapes.map(({ ragged, dims: [rows, cols] }) => ({ id: `sort ${rows}x${cols}${ragged ? 'r' : ''}`, rows, cols, ragged })),
+  ...extraTopK.map(([rows, cols, k]) => ({ id: `topk ${rows}x${cols} k=${k}`, rows, cols, k })),
 ];
 // Each sort case once per policy of --policies, in turn.
 const cases = policySweep === undefined ? baseCases : baseCases.flatMap((c) => (c.k !== undefined ? [c] : policySweep.map((policy) => ({ ...c, id: `${c.id} ${JSON.stringify(policy)}`, policy }))));

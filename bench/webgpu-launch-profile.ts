@@ -71,6 +71,9 @@ const cases: ProfileCase[] = [
   topk('topk-vocab', 64, Math.floor(151936 / shrink), 50),
   topk('topk-greedy', 64, Math.floor(151936 / shrink), 1),
   topk('topk-sorted-4096', 64, Math.floor(32768 / shrink), 4096),
+  // Sorted selections past merge's 65536 keys: the radix selection sort.
+  topk('topk-sorted-4m-k100000', 1, Math.floor(4194304 / shrink), Math.floor(100000 / shrink)),
+  topk('topk-sorted-32x262144-k100000', 32, Math.floor(262144 / shrink), Math.floor(100000 / shrink)),
   // The MoE router with per-token k on the device: 'validate' (the default) against 'trust'.
   ...(['validate', 'trust'] as const).map((guaranteeChecks): ProfileCase => ({
     id: `topk-router-device-k${guaranteeChecks === 'trust' ? '-trust' : ''}`,

@@ -171,25 +171,31 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     // Both parities ran: one scatter stores to buffer 0 (digits 0 and 2), one to buffer 1 (digits 1 and 3).
     expect(scatters.some((code) => uses(code, 'tempA').stores > 0 && uses(code, 'tempB').loads > 0)).toBe(true);
     expect(scatters.some((code) => uses(code, 'tempB').stores > 0 && uses(code, 'tempA').loads > 0)).toBe(true);
-    // Each histogram and scatter program reads its keys (and values) from one place: the source, buffer
-    // 0 or buffer 1, never a choice among them at each load (programs.ts digitProgram: the choice cost
-    // digit 2's scatter half again its time on an H200). All three ran, for the histogram and the scatter.
+    expectOnePlaceEach(warpShaders, 'sort/radix');
+  });
+
+  /**
+   * Each histogram and scatter program (marked `// <prefix>/histogram`, `// <prefix>/scatter`) reads
+   * its keys (and values) from one place: the source, buffer 0 or buffer 1, never a choice among them
+   * at each load (programs.ts digitProgram: the choice cost digit 2's scatter half again its time on
+   * an H200). All three ran, for the histogram and the scatter.
+   */
+  function expectOnePlaceEach(shaders: readonly string[], prefix: string): void {
     const places = (code: string, fn: string) => {
       const body = new RegExp(`fn ${fn}\\([^)]*\\) -> u32 \\{([^}]*)\\}`).exec(code)?.[1] ?? '';
       return ['sourceKey(', 'sourceValue(', 'tempA[', 'tempB['].filter((place) => body.includes(place));
     };
-    const histograms = warpShaders.filter((code) => code.includes('// sort/radix/histogram'));
-    for (const kernel of [histograms, scatters]) {
+    for (const kernel of ['histogram', 'scatter']) {
       const read = new Set<string>();
-      for (const code of kernel) {
+      for (const code of shaders.filter((c) => c.includes(`// ${prefix}/${kernel}`))) {
         for (const fn of ['bitsAt', ...(code.includes('fn valueAt(') ? ['valueAt'] : [])]) {
-          expect(places(code, fn), `${fn} reads one place`).toHaveLength(1);
+          expect(places(code, fn), `${prefix}/${kernel}: ${fn} reads one place`).toHaveLength(1);
           read.add(places(code, fn)[0]!.replace('Value(', 'Key('));
         }
       }
-      expect([...read].sort()).toEqual(['sourceKey(', 'tempA[', 'tempB[']);
+      expect([...read].sort(), `${prefix}/${kernel}: the places read`).toEqual(['sourceKey(', 'tempA[', 'tempB[']);
     }
-  });
+  }
 
   it("top-k's sorted selection past a tile (the same radix kernels): the reference on both", async () => {
     const rows = 3;
@@ -217,6 +223,8 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     }
     const scatter = (code: string) => code.includes('// topk/sort-selection/scatter');
     expect(splitShaders.filter(scatter).every((code) => !code.includes('subgroup'))).toBe(true);
+    // The segmented sort's programs for each place a digit reads, here too (its selection is the source).
+    for (const shaders of [warpShaders, splitShaders]) expectOnePlaceEach(shaders, 'topk/sort-selection');
     if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) {
       expect(warpShaders.filter(scatter).length).toBeGreaterThan(0);
       for (const code of warpShaders.filter(scatter)) expect(code).toContain('subgroupBallot');

@@ -7,7 +7,7 @@ N back-to-back calls, / N.
 
 Run on the device: python3 bench/gpu/torch_sort.py [--single-cols=16777216] [--runs=101]
   [--shapes=32x131072,512x16384r] (more sort cases, rows x cols, as bench/sort-webgpu.ts's; a trailing r,
-  ragged there, is the padded rows x cols here)
+  ragged there, is the padded rows x cols here) [--topk=4x1048576:131072] (more top-k cases, as its --topk)
 """
 import json
 import sys
@@ -41,7 +41,12 @@ for shape, rows, cols in SHAPES:
         results.append({"case": f"sort {shape}", "op": name, "batchedMs": round(batched, 5), "singleMs": round(single, 5), "n": n, "Gkeys/s": round(rows * cols / (batched * 1e6), 2)})
         print(json.dumps(results[-1]), file=sys.stderr)
     del x
-for rows, cols, k in [(64, 32768, 4096), (16, 65536, 10000)]:
+TOPK = [(64, 32768, 4096), (16, 65536, 10000)]
+for spec in [s for s in args.get("topk", "").split(",") if s]:
+    shape, k = spec.split(":")
+    rows, cols = (int(v) for v in shape.split("x"))
+    TOPK.append((rows, cols, int(k)))
+for rows, cols, k in TOPK:
     x = rand(rows, cols)
     fn = lambda: torch.topk(x, k, dim=1, largest=True, sorted=True)
     single = single_ms(fn, RUNS)

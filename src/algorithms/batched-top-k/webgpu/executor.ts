@@ -12,6 +12,7 @@ import { rowRadixProgram } from './row-radix.js';
 import { weightsProgram } from './routing.js';
 import { singleTileProgram } from './single-tile.js';
 import { selectionMergeProgram, selectionSortProgram } from './sorted.js';
+import { radixDigitProgram } from '../../segmented-sort/webgpu/radix.js';
 
 /*
  * Top-k on WebGPU: its programs by kernel id and its own uniforms; the generic executor
@@ -22,7 +23,7 @@ import { selectionMergeProgram, selectionSortProgram } from './sorted.js';
 const multiChunk = (run: TopKRun) => !reducePerInvocation(run.policy, run.problem.maxSegmentSize) && reduceChunks(run.problem.maxSegmentSize, run.policy) > 1;
 
 /** Top-k's WGSL programs, by kernel id. */
-const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: string, run: TopKRun) => WebGpuProgram> = {
+const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: string, run: TopKRun, pass: number) => WebGpuProgram> = {
   'single-tile': singleTileProgram,
   reduce: (facts, name, run) => reduceProgram(facts, name, multiChunk(run)),
   'reduce-merge': reduceMergeProgram,
@@ -34,9 +35,9 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-filter-finalize': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound, shortcutOf(run), relaxationsOf(run)),
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run), shortcutOf(run)),
   'row-radix': rowRadixProgram,
-  'sort-histogram': (facts, name) => selectionSortProgram('histogram', facts, name),
-  'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name),
-  'sort-scatter': (facts, name) => selectionSortProgram('scatter', facts, name),
+  'sort-histogram': (facts, name, _run, pass) => selectionSortProgram('histogram', facts, name, radixDigitProgram(pass)),
+  'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name, 0),
+  'sort-scatter': (facts, name, _run, pass) => selectionSortProgram('scatter', facts, name, radixDigitProgram(pass)),
   'sort-merge-blocks': (facts, name) => selectionMergeProgram('blocks', facts, name),
   'sort-merge-pass': (facts, name) => selectionMergeProgram('pass', facts, name),
   weights: (facts, name, run) => weightsProgram(facts, name, run.problem.weights?.kind ?? 0),
@@ -55,7 +56,7 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
   program(launch, run, facts) {
     const program = programs[launch.kernel as keyof typeof programs];
     if (program === undefined) throw new Error(`internal: no WebGPU kernel for '${launch.kernel}'`);
-    return program(facts, launch.name, run);
+    return program(facts, launch.name, run, launch.pass);
   },
   programKey: (launch, run) =>
     launch.kernel === 'reduce'
@@ -66,7 +67,9 @@ export const webgpuTopKExecutor: TopKExecutor = webgpuExecutor<TopKRun, TopKKern
           ? `${run.problem.tiesAsFound},${shortcutOf(run)}`
         : launch.kernel === 'weights'
           ? String(run.problem.weights?.kind ?? 0)
-          : '',
+          : launch.kernel === 'sort-histogram' || launch.kernel === 'sort-scatter'
+            ? String(radixDigitProgram(launch.pass))
+            : '',
   uniforms(run) {
     const { problem, policy, layout } = run;
     return {

@@ -2,7 +2,7 @@ import type { WebGpuRuntime } from '../../../backends/webgpu/webgpu-backend.js';
 import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '../../../backends/webgpu/segments.js';
 import type { MergeLayout } from '../../segmented-sort/problem.js';
 import { type BitonicOptions, type RankSortOptions, defaultBitonic } from '../../../backends/webgpu/blocks.js';
-import { type RadixWarpRank, defaultRadixLoads, radixWarpRankFor } from '../../segmented-sort/webgpu/radix.js';
+import { type RadixWarpRank, radixWarpRankFor, sortRadixLoads } from '../../segmented-sort/webgpu/radix.js';
 import { radixFoldsFallback, radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
 
@@ -98,7 +98,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
   const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
   // The selection sort's radix launches (plan.ts selectionSortLaunches) rank in tiles of tileItems, as sorted.ts builds them.
   const sortsSelection = run.launches.some((l) => l.kernel === 'sort-histogram');
-  const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems, loads: defaultRadixLoads };
+  const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems, loads: sortRadixLoads };
   return {
     ...segments,
     sources: segments.sources as TopKKernelFacts['sources'],

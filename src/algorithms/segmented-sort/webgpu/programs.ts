@@ -4,7 +4,7 @@ import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUn
 import type { MergeLayout, SingleTileShape } from '../problem.js';
 import type { SortKernelFacts } from './facts.js';
 import { mergePassParts } from './merge.js';
-import { radixProgramParts, radixUniforms } from './radix.js';
+import { radixDigitProgram, radixProgramParts, radixSplitOf, radixUniforms } from './radix.js';
 import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
 /*
@@ -406,8 +406,7 @@ ${range
  */
 export function digitProgram(launch: { readonly kernel: string; readonly pass: number }): 0 | 1 | 2 {
   if (launch.kernel !== 'radix-scatter' && launch.kernel !== 'radix-histogram') return 0;
-  const digit = launch.pass & 3;
-  return digit === 2 ? 2 : ((digit & 1) as 0 | 1);
+  return radixDigitProgram(launch.pass);
 }
 
 /** The program of one of the sort's kernels for these facts (`digit`: its launch's, {@link digitProgram}). */
@@ -421,7 +420,7 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           warpRank: facts.radixWarpRank,
           // Set wherever the plan has radix launches (facts.ts).
           loads: facts.radixLoads!,
-          split: { parity: digit === 1 ? 1 : 0, fromSource: digit === 0 },
+          split: radixSplitOf(digit),
         });
   return {
     name,

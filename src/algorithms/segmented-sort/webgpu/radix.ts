@@ -12,8 +12,8 @@ import type { ProgramBinding } from '../../../backends/webgpu/program.js';
  * - `fn radixOrderedKey(bits: u32) -> u32`: the ordered key of key bits;
  * - `fn writeOut(start: u32, at: u32, bits: u32, value: u32)`: the last pass's write;
  *
- * and binds `temp` (u32; with `split`, also `tempA` and `tempB`, {@link radixSplitBindings}) with the
- * uniforms {@link radixUniforms}.
+ * and binds `temp` (u32; the histogram and the scatter also bind `tempA` and `tempB`,
+ * {@link radixSplitBindings}) with the uniforms {@link radixUniforms}.
  *
  * One LSD pass over 8 bits of the sort key is three launches, reduce-then-scan (no workgroup waits on
  * another, so it is safe on every WebGPU device): the histogram counts each tile's digits; the scan
@@ -28,14 +28,15 @@ import type { ProgramBinding } from '../../../backends/webgpu/program.js';
  * A pass whose digit is the same for every item of the segment (the totals say so) copies instead.
  * How the histogram and the scatter load their keys and values is {@link RadixLoads}.
  *
- * The segmented sort binds each buffer of the double buffer apart (`split`, {@link radixSplitBindings})
- * and builds the scatter once per digit parity, so no kernel loads from a binding it stores to. One
+ * Each buffer of the double buffer is a binding of its own (`split`, {@link radixSplitBindings}) and
+ * the scatter is built once per digit parity, so no kernel loads from a binding it stores to. One
  * 16M-key sort with indices on an H200 (bench/webgpu-launch-profile.ts, GPU ms of the scatter's four
  * digit passes, 2026-11-29): 0.298 / 0.420 / 0.419 / 0.365 with both buffers in `temp`, 0.294 / 0.314
  * / 0.419 / 0.280 split; the whole sort 1.687 -> 1.494 ms (bench/sort-webgpu.ts). Digit 2 stayed
  * slower (0.367 where the others took 0.215-0.241 after the loads below went in flight early) until
  * digits 0 and 2 got a program each (`fromSource`): each load of their shared program chose between
- * the source and buffer 1 (programs.ts `digitProgram` has the figures).
+ * the source and buffer 1 (programs.ts `digitProgram` has the figures). Both callers build them so:
+ * the segmented sort and top-k's sorted selection past a tile (batched-top-k/webgpu/sorted.ts).
  */
 
 /** The kernels of the radix sort. */
@@ -70,11 +71,6 @@ export type RadixLoads = 1 | 2 | 3;
  */
 export const sortRadixLoads: RadixLoads = 3;
 
-/**
- * The loads where a caller has no sort policy (top-k's selection sort, whose double buffer is not
- * split): 1, as the sort's was when measured with the buffers in one binding.
- */
-export const defaultRadixLoads: RadixLoads = 1;
 
 /** Keys a histogram invocation loads before counting them (radix loads 3). */
 const histogramBatch = 8;
@@ -98,10 +94,9 @@ export interface RadixProgramOptions {
    * Each buffer of the double buffer in a binding of its own ({@link radixSplitBindings}), and the
    * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digit 0
    * reads the source and digit 2 buffer 1 (a program each), both write buffer 0; digits 1 and 3 read
-   * buffer 0 and write buffer 1 or the outputs. Left out: both buffers in `temp`, one scatter for
-   * every digit (top-k's selection sort, which sorts in its outputs).
+   * buffer 0 and write buffer 1 or the outputs (the scan reads neither: any split).
    */
-  readonly split?: RadixSplit;
+  readonly split: RadixSplit;
 }
 
 /**
@@ -115,6 +110,19 @@ export interface RadixSplit {
   /** With parity 0: digit 0 (it reads the source) rather than digit 2 (buffer 1). */
   readonly fromSource: boolean;
 }
+
+/**
+ * The program a radix launch of pass `pass` (a group's 4 x group + digit) runs with a split double
+ * buffer: 0 for digit 0 (it reads the source), 1 for digits 1 and 3 (buffer 0), 2 for digit 2
+ * (buffer 1); and its {@link RadixSplit}.
+ */
+export function radixDigitProgram(pass: number): 0 | 1 | 2 {
+  const digit = pass & 3;
+  return digit === 2 ? 2 : ((digit & 1) as 0 | 1);
+}
+
+/** The {@link RadixSplit} of a {@link radixDigitProgram}. */
+export const radixSplitOf = (program: 0 | 1 | 2): RadixSplit => ({ parity: program === 1 ? 1 : 0, fromSource: program === 0 });
 
 /**
  * Where the radix programs split the double buffer: the temporary-storage slots each buffer's own
@@ -179,7 +187,7 @@ function warpRankBytes(workgroupSize: number, warp: Pick<RadixWarpRank, 'subgrou
 }
 
 /** Workgroup memory of the scatter program these options give (checked against the backend's when the ranking is chosen). */
-export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads'>): number {
+export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads' | 'split'>): number {
   return scatterSplitBytes(options) + (options.warpRank === undefined ? 0 : warpRankBytes(options.workgroupSize, options.warpRank));
 }
 
@@ -239,14 +247,12 @@ export function radixWarpRankFor(
 }
 
 /**
- * Where digit pass `digit` reads a buffer's words (`Keys` or `Values`): the source at digit 0,
- * buffer 0 at digits 1 and 3 (what digits 0 and 2 wrote), buffer 1 at digit 2; with a split double
- * buffer, the one place the program's digits read ({@link RadixSplit}), so that the WGSL has no load
- * from a buffer the kernel writes and no choice at a load.
+ * Where a program's digit passes read a buffer's words (`Keys` or `Values`), one place
+ * ({@link RadixSplit}): the source at digit 0, buffer 0 at digits 1 and 3 (what digits 0 and 2
+ * wrote), buffer 1 at digit 2; so the WGSL has no load from a buffer the kernel writes and no choice
+ * at a load.
  */
-function readFrom(split: RadixSplit | undefined, what: 'Keys' | 'Values', source: string): string {
-  if (split === undefined) return `  if (digit == 0u) { return ${source}; }
-  return temp[select(u.sort${what}1At, u.sort${what}0At, (digit & 1u) == 1u) + start + j];`;
+function readFrom(split: RadixSplit, what: 'Keys' | 'Values', source: string): string {
   const zero = `tempA[u.sort${what}0At + start + j]`;
   const one = `tempB[u.sort${what}1At + start + j]`;
   if (split.parity === 1) return `  return ${zero};`;
@@ -254,7 +260,7 @@ function readFrom(split: RadixSplit | undefined, what: 'Keys' | 'Values', source
 }
 
 /** WGSL the radix programs share, after the adapter's. */
-function common(kernel: RadixKernel, split: RadixSplit | undefined): string {
+function common(kernel: RadixKernel, split: RadixSplit): string {
   const parts = [
     `var<workgroup> enteredRadix: vec4<u32>;
 fn enterRadix(i: u32, lid: u32) -> vec4<u32> {
@@ -604,19 +610,13 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
 
 /**
  * `writeNext(digit, start, at, bits, value)`: item `at` of a segment into what digit pass `digit`
- * writes: buffer 0 at digits 0 and 2, buffer 1 at digit 1, the outputs (`writeOut`) at digit 3; with
- * a split double buffer, only the writes of the scatter's parity.
+ * writes, of the scatter's parity: buffer 0 at digits 0 and 2; buffer 1 at digit 1, the outputs
+ * (`writeOut`) at digit 3.
  */
 function writeNextWgsl(options: RadixProgramOptions): string {
-  const store = (buffer: 'temp' | 'tempA' | 'tempB', half: 0 | 1) =>
+  const store = (buffer: 'tempA' | 'tempB', half: 0 | 1) =>
     `${buffer}[u.sortKeys${half}At + start + at] = bits;${options.hasValues ? ` ${buffer}[u.sortValues${half}At + start + at] = value;` : ''}`;
-  const split = options.split;
-  const body =
-    split === undefined
-      ? `if (digit == 3u) { writeOut(start, at, bits, value); } else if ((digit & 1u) == 0u) { ${store('temp', 0)} } else { ${store('temp', 1)} }`
-      : split.parity === 0
-        ? store('tempA', 0)
-        : `if (digit == 3u) { writeOut(start, at, bits, value); } else { ${store('tempB', 1)} }`;
+  const body = options.split.parity === 0 ? store('tempA', 0) : `if (digit == 3u) { writeOut(start, at, bits, value); } else { ${store('tempB', 1)} }`;
   return `fn writeNext(digit: u32, start: u32, at: u32, bits: u32, value: u32) {
   ${body}
 }`;
@@ -710,11 +710,11 @@ ${warp === undefined ? splitOffsets : warpOffsets}  }`;
 }
 
 /**
- * The bindings a radix program adds to its caller's (`temp` and the adapter's arrays): with a split
- * double buffer, each buffer's own range of temporary storage, for the kernels that read it.
+ * The bindings a radix program adds to its caller's (`temp` and the adapter's arrays): each buffer
+ * of the double buffer's own range of temporary storage, for the kernels that read them.
  */
-function splitBindings(kernel: RadixKernel, split: RadixSplit | undefined): ProgramBinding[] {
-  if (split === undefined || kernel === 'scan') return [];
+function splitBindings(kernel: RadixKernel): ProgramBinding[] {
+  if (kernel === 'scan') return [];
   return Object.entries(radixSplitBindings).map(([name, slots]) => ({ name, access: 'read_write', element: 'u32', tempSlots: slots }));
 }
 
@@ -724,7 +724,7 @@ function splitBindings(kernel: RadixKernel, split: RadixSplit | undefined): Prog
  */
 export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string; bindings: ProgramBinding[]; usesSubgroups?: boolean } {
   const shared = common(kernel, options.split);
-  const bindings = splitBindings(kernel, options.split);
+  const bindings = splitBindings(kernel);
   const pairs = `var<workgroup> pairs: array<vec2<u32>, ${Math.max(options.workgroupSize, 128)}>;`;
   switch (kernel) {
     case 'histogram':
