@@ -278,6 +278,14 @@ export const radixState = {
    * that launch also finalizes (`radixFoldsFinalize`): the last to arrive takes the last digit.
    */
   filterArrived: 4,
+  /**
+   * Finalize left the selection to the compaction launches (radix-plan.ts): 1, with the selection's
+   * threshold (ordered key bits: every key above it is selected) and how many keys equal to it are
+   * taken, the smallest indices first.
+   */
+  compactPending: 5,
+  compactThreshold: 6,
+  compactTies: 7,
 } as const;
 /**
  * Whether radix-select's pass 0 takes a misleading sampled threshold's histogram in its last

@@ -79,6 +79,8 @@ export type TopKKernelId =
   | 'radix-filter'
   | 'radix-filter-finalize'
   | 'radix-finalize'
+  | 'radix-compact-count'
+  | 'radix-compact-write'
   | 'row-radix'
   | 'sort-histogram'
   | 'sort-scan'
@@ -148,6 +150,10 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
   // The last filter with finalize's work in the segment's last workgroup to finish (policy.ts radixFoldsFinalize).
   'radix-filter-finalize': { slots: radixSlots, grid: radixFilterGrid, identicalSlots: radixCounts },
   'radix-finalize': { slots: radixSlots, grid: perSegment },
+  // A selection past the tile, in index order by every tile of the segment (radix-plan.ts): each
+  // tile's keys above the threshold and equal to it counted, then written at their places.
+  'radix-compact-count': { slots: [...radixSlots, 'compactCounts'], grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy), identicalSlots: ['compactCounts'] },
+  'radix-compact-write': { slots: [...radixSlots, 'compactCounts'], grid: (problem, policy) => problem.maxSegments * radixTiles(problem.maxSegmentSize, policy) },
   // One workgroup per segment doing every digit pass over its row (webgpu/row-radix.ts).
   'row-radix': { slots: ['offsets', 'rowCandidates'], grid: perSegment },
   // Sorted output past a tile: the segmented sort's radix kernels over each segment's selection (the
@@ -272,7 +278,10 @@ export function radixFilterTiles(problem: Pick<TopKProblem, 'maxSegments' | 'max
  *   in word i of `arrivals` (zeroed every run; it ends at chunksPerSegment for a segment that ran).
  * - radix-select (radix-plan.ts): `segmentState`: maxSegments * 32 words [0 mode (1: a sampled
  *   threshold, 0: none), 1 the threshold T (an ordered key), 2 keys that reached T (appended to
- *   candidates0 by pass 0), 8 + p items selected by digit p, 16 + p candidates kept by digit p];
+ *   candidates0 by pass 0), 5-7 the compaction's (1 pending, the selection's threshold, the equal
+ *   keys taken: policy.ts radixState), 8 + p items selected by digit p, 16 + p candidates kept by
+ *   digit p]; `compactCounts` (with the compaction launches): per segment and tile the keys above
+ *   the selection's threshold and those equal to it, two words;
  *   `histogram`: maxSegments * passes * 2^radixBits words, one histogram per digit;
  *   `selected`: maxSegments * kMax indices (digit p appends after the items of digits < p);
  *   `candidates0`, `candidates1`: candidate indices, each as long as the keys (a segment's

@@ -26,14 +26,28 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *                                                 the pick (policy.ts radixPickOf)
  *   radix-finalize   (grid maxSegments)          choose and filter the last digit, the tied items
  *                                                 (smallest indices, or as found), order, write
+ *   radix-compact-count (grid maxSegments * tiles) with a selection past the tile in index order:
+ *                                                 each tile's keys above the selection's threshold,
+ *                                                 and equal to it, counted
+ *   radix-compact-write (grid maxSegments * tiles) each tile's selected keys written at their
+ *                                                 places in index order (the earlier tiles' counts
+ *                                                 added up), the fills past the take
  *
  * Where finalize is expected to find the outputs written by filter pass 0's pick (policy.ts
  * radixFoldsFinalize), the last filter launch is 'radix-filter-finalize': each segment's last filter
  * workgroup to finish (its first, where none had input) does finalize's work, and there is no
  * finalize launch.
  *
- * A sorted selection larger than a tile is written by finalize in index order and sorted after it
- * by the segmented sort's radix kernels (plan.ts selectionSortLaunches).
+ * A sorted selection larger than a tile is written in index order and sorted after it by the
+ * segmented sort's kernels (plan.ts selectionSortLaunches). Written by finalize's one workgroup a
+ * segment, that took one 4M-key row with k = 100000 1.26 ms on an H200 (it appended the selection,
+ * then walked a bitmap of the row); so where a take may pass the tile and the output is in index
+ * order (sorted after, or unsorted by index), finalize only finds the selection's threshold (the
+ * ordered key of the k-th best) and how many keys equal to it are taken, and the two compaction
+ * launches write the selection over every tile of the segment: a key above the threshold, or one of
+ * the first equal keys in index order, goes to (selected keys before it in index order). A segment
+ * whose filters selected the whole take before the last digit (no threshold found) keeps finalize's
+ * own way.
  */
 
 /** What the radix-select launches are sized by. */
@@ -54,11 +68,27 @@ export interface RadixPlanInput {
    */
   readonly sortAfter?: boolean;
   /**
+   * Where a take may pass the tile and the selection is written in index order: the compaction
+   * launches write it (above); default true. False keeps finalize's one workgroup a segment (the
+   * tests that drive the kernels, and a before/after).
+   */
+  readonly compact?: boolean;
+  /**
    * Whether filter pass 0 carries its pick among the sampled candidates, and why (policy.ts
    * radixPickOf; explain() says it). Default: built unless ties are taken as found, with no reason
    * given (the tests that drive the kernels directly).
    */
   readonly pick?: RadixPick;
+}
+
+/**
+ * Whether the compaction launches write a selection past the tile: a take may pass the tile
+ * (`kMax`), the selection is in index order (not 'unsorted' as found), finalize has a launch of its
+ * own, and the input does not say otherwise.
+ */
+export function radixCompacts(input: Pick<RadixPlanInput, 'compact' | 'kMax' | 'policy' | 'relaxed'>, folds: boolean): boolean {
+  // A tile's two counts are packed in 16 bits each when the write launch scans them.
+  return input.compact !== false && !folds && input.kMax > input.policy.tileItems && input.relaxed?.orderAsFound !== true && input.policy.radixTileItems < 65536;
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */
@@ -128,6 +158,13 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
   }
   if (!folds) {
     launches.push(launch('radix-finalize', 'finalize', passes - 1, finalizing, extra));
+    if (radixCompacts(input, folds)) {
+      layout.add('compactCounts', n * tiles * 2 * 4);
+      launches.push(
+        launch('radix-compact-count', 'compact-count', 0, `a selection past the tile (${policy.tileItems} keys), in index order by every tile (${tiles} per segment): each tile's keys above the selection's threshold and equal to it, counted`),
+        launch('radix-compact-write', 'compact-write', 0, "each tile's selected keys (above the threshold, or among the first equal ones) written at their places in index order, the fills past the take"),
+      );
+    }
   }
   return launches;
 }

@@ -78,6 +78,9 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly histogramSlot: number;
   readonly selectedSlot: number;
   readonly candidatesSlot: readonly [number, number];
+  /** Radix-select's compaction of selections past the tile (radix-plan.ts): its launches run, and their counts' slot (-1 without). */
+  readonly radixCompacts: boolean;
+  readonly compactCountsSlot: number;
   /** Reduce: workgroups per segment. Radix: tiles per segment. */
   readonly chunksPerSegment: number;
   /** Reduce with one invocation per segment: segments per workgroup (policy.workgroupSize); else 0. */
@@ -149,6 +152,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.histogramSlot = this.slotWords('histogram');
     this.selectedSlot = this.slotWords('selected');
     this.candidatesSlot = [this.slotWords('candidates0'), this.slotWords('candidates1')];
+    this.radixCompacts = run.launches.some((l) => l.kernel === 'radix-compact-count');
+    this.compactCountsSlot = this.slotWords('compactCounts');
     this.chunksPerSegment = reduceChunks(problem.maxSegmentSize, run.policy);
     this.reduceSegmentsPerWorkgroup = reducePerInvocation(run.policy, problem.maxSegmentSize) ? run.policy.workgroupSize : 0;
     this.tilesPerSegment = radixTiles(problem.maxSegmentSize, run.policy);
@@ -265,6 +270,25 @@ export function writeSegmentOutputs(
     for (let j = 0; j < count; j++) valuesOut[out + j] = indices[indexBase + j]!;
   }
   if (count < kMax) valuesOut.fill(ctx.valueFill, out + count, out + kMax);
+}
+
+/** Output `at` of the outputs (a segment's slot j at segment * kMax + j) from item `index` of a segment starting at `start`, as writeSegmentOutputs writes each. */
+export function writeSegmentOutput(ctx: TopKContext, at: number, start: number, index: number): void {
+  ctx.keysOut[at] = ctx.keys[start + index]!;
+  const valuesOut = ctx.valuesOut;
+  if (ctx.valueMode === 0 || valuesOut === undefined) return;
+  if (ctx.valueMode === 1) valuesOut[at] = ctx.valuesIn![start + index]!;
+  else if (ctx.indexAsF32) {
+    indexScratch[0] = index;
+    valuesOut[at] = indexScratchBits[0]!;
+  } else valuesOut[at] = index;
+}
+
+/** The fills of outputs [from, to) of a segment in direction `direction`. */
+export function writeSegmentFills(ctx: TopKContext, from: number, to: number, direction: number): void {
+  if (from >= to) return;
+  ctx.keysOut.fill(ctx.keyFill[direction]!, from, to);
+  if (ctx.valueMode !== 0 && ctx.valuesOut !== undefined) ctx.valuesOut.fill(ctx.valueFill, from, to);
 }
 
 // ---------------------------------------------------------------------------------------------

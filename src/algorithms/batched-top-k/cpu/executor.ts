@@ -11,6 +11,8 @@ import {
   runRadixFallback,
   runRadixFilter,
   runRadixFilterFinalize,
+  runRadixCompactCount,
+  runRadixCompactWrite,
   runRadixFinalize,
   runRadixHistogram,
   runRadixInit,
@@ -131,6 +133,9 @@ const kernels: Record<TopKKernelId, CpuKernelEntry<TopKContext>> = {
   // Three reads of the row at most (the histogram, the bucket's keys, the collect).
   'row-radix': { body: runRowRadix, bytes: rowRadixWorkgroupBytes, items: (grid, { ctx }) => grid * 3 * ctx.problem.maxSegmentSize },
   'radix-finalize': { body: runRadixFinalize, bytes: (ctx) => radixFinalizeWorkgroupBytes(ctx.kMax), items: (grid, { ctx }) => pooled(grid * ctx.kMax * 8) },
+  // A selection past the tile in index order, tile by tile (radix-plan.ts): each reads its tile's keys.
+  'radix-compact-count': { body: runRadixCompactCount, bytes: () => 16, items: (grid, { ctx }) => grid * ctx.policy.radixTileItems },
+  'radix-compact-write': { body: runRadixCompactWrite, bytes: () => 16, items: (grid, { ctx }) => grid * (ctx.policy.radixTileItems + ctx.tilesPerSegment) },
   // Sorted output past a tile: the segmented sort's radix kernels over the selection (cpu/sorted.ts).
   'sort-histogram': { body: runSortHistogram, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * Math.ceil((ctx.kMax * 2) / (ctx.selectionSort?.tiles ?? 1)) },
   'sort-scan': { body: runSortScan, bytes: () => radixWorkgroupBytes, items: (grid, { ctx }) => grid * (ctx.selectionSort?.tiles ?? 1) * 512 },

@@ -10,6 +10,8 @@ import {
   resolveSegment,
   signBit,
   sortByRank,
+  writeSegmentFills,
+  writeSegmentOutput,
   writeSegmentOutputs,
 } from './common.js';
 import { simdAvailable, simdCollectReaching, simdCollectStep } from './simd.js';
@@ -810,6 +812,16 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
   const mask = seg.mask;
   const isF32 = ctx.isF32;
   const xor = ctx.integerKeyXor ^ mask;
+  if (ctx.radixCompacts && seg.take > ctx.policy.tileItems && count >= seg.take) {
+    // The filters selected the whole take, a top range of the keys: every key at or above the least
+    // selected one, all equal to it taken. The compaction launches write it (radix-plan.ts).
+    let least = 0xffffffff;
+    for (let j = 0; j < count; j++) least = Math.min(least, orderedKeyAt(ctx, temp[selected + j]!));
+    temp[state + radixState.compactThreshold] = least;
+    temp[state + radixState.compactTies] = -1;
+    temp[state + radixState.compactPending] = 1;
+    return;
+  }
   if (count < seg.take) {
     const remaining = seg.take - count;
     const available = Math.min(temp[state + radixState.keptByPass + last - 1]!, seg.size);
@@ -818,6 +830,19 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
     const takeBucket = choice[1]! + choice[2]! === remaining;
     const source = ctx.candidatesSlot[last & 1]! + start;
     const ties = ctx.candidatesSlot[(last + 1) & 1]! + start;
+    if (ctx.radixCompacts && seg.take > ctx.policy.tileItems) {
+      // The compaction launches write the selection in index order (radix-plan.ts): the threshold
+      // (the candidates' digits above the last, which they share, then the last's bucket) and the
+      // keys equal to it that are taken.
+      const first = temp[source]!;
+      // As the WGSL's orderedKey: the signed ordered key with its sign bit flipped, unsigned.
+      const shared = ((isF32 ? f32Signed(keys[start + first]!) ^ mask : keys[start + first]! ^ xor) ^ signBit) >>> 0;
+      const lastBits = 32 - ctx.radixBits * last;
+      temp[state + radixState.compactThreshold] = (shared & ~((1 << lastBits) - 1)) | threshold;
+      temp[state + radixState.compactTies] = remaining - choice[1]!;
+      temp[state + radixState.compactPending] = 1;
+      return;
+    }
     const shift = digitShift(ctx, last);
     const digitMaskLast = digitMask(ctx, last);
     let tied = 0;
@@ -860,6 +885,85 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
   }
   if (bits >= 0) writeSegmentOutputs(ctx, segment, seg, memory, kMax, count, temp, bits);
   else writeSegmentOutputs(ctx, segment, seg, memory, kMax, count);
+}
+
+/** The ordered key of item j of the segment entered last, as the WGSL's orderedKey: the signed ordered key with its sign bit flipped, unsigned. */
+function orderedKeyAt(ctx: TopKContext, j: number): number {
+  const seg = segmentOfWorkgroup;
+  const bits = ctx.keys[seg.start + j]!;
+  return ((ctx.isF32 ? f32Signed(bits) ^ seg.mask : bits ^ ctx.integerKeyXor ^ seg.mask) ^ signBit) >>> 0;
+}
+
+/**
+ * The compaction's tile (webgpu/radix-compact.ts has the rules): the segment and tile of workgroup
+ * `workgroupId`, where finalize left the compaction pending; -1 else.
+ */
+function enterCompactTile(ctx: TopKContext, workgroupId: number): number {
+  const tiles = ctx.tilesPerSegment;
+  const segment = enter(ctx, Math.floor(workgroupId / tiles));
+  if (segment < 0 || ctx.temp[ctx.stateSlot + segment * radixStateWords + radixState.compactPending] !== 1) return -1;
+  return segment;
+}
+
+/** 'radix-compact-count' (grid maxSegments * tiles): the tile's keys above the selection's threshold, and equal to it. */
+export function runRadixCompactCount(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: TopKKernelParams): void {
+  const segment = enterCompactTile(ctx, workgroupId);
+  if (segment < 0) return;
+  const seg = segmentOfWorkgroup;
+  const tiles = ctx.tilesPerSegment;
+  const tile = workgroupId % tiles;
+  const threshold = ctx.temp[ctx.stateSlot + segment * radixStateWords + radixState.compactThreshold]! >>> 0;
+  const begin = Math.min(seg.size, tile * ctx.policy.radixTileItems);
+  const end = Math.min(seg.size, begin + ctx.policy.radixTileItems);
+  let above = 0;
+  let equal = 0;
+  for (let j = begin; j < end; j++) {
+    const key = orderedKeyAt(ctx, j);
+    if (key > threshold) above++;
+    else if (key === threshold) equal++;
+  }
+  const at = ctx.compactCountsSlot + 2 * (segment * tiles + tile);
+  ctx.temp[at] = above;
+  ctx.temp[at + 1] = equal;
+}
+
+/**
+ * 'radix-compact-write' (grid maxSegments * tiles): the tile's selected keys at their places in
+ * index order (a key above the threshold, or one of the first `ties` equal to it), and tile 0 the
+ * fills past the take.
+ */
+export function runRadixCompactWrite(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, { ctx }: TopKKernelParams): void {
+  const segment = enterCompactTile(ctx, workgroupId);
+  if (segment < 0) return;
+  const seg = segmentOfWorkgroup;
+  const temp = ctx.temp;
+  const tiles = ctx.tilesPerSegment;
+  const tile = workgroupId % tiles;
+  const state = ctx.stateSlot + segment * radixStateWords;
+  const threshold = temp[state + radixState.compactThreshold]! >>> 0;
+  const ties = temp[state + radixState.compactTies]! >>> 0;
+  const counts = ctx.compactCountsSlot + 2 * segment * tiles;
+  let above = 0;
+  let equal = 0;
+  for (let t = 0; t < tile; t++) {
+    above += temp[counts + 2 * t]!;
+    equal += temp[counts + 2 * t + 1]!;
+  }
+  const begin = Math.min(seg.size, tile * ctx.policy.radixTileItems);
+  const end = Math.min(seg.size, begin + ctx.policy.radixTileItems);
+  const out = segment * ctx.kMax;
+  for (let j = begin; j < end; j++) {
+    const key = orderedKeyAt(ctx, j);
+    if (key > threshold) {
+      const at = above + Math.min(equal, ties);
+      if (at < seg.take) writeSegmentOutput(ctx, out + at, seg.start, j);
+      above++;
+    } else if (key === threshold) {
+      if (equal < ties && above + equal < seg.take) writeSegmentOutput(ctx, out + above + equal, seg.start, j);
+      equal++;
+    }
+  }
+  if (tile === 0) writeSegmentFills(ctx, out + seg.take, out + ctx.kMax, seg.direction);
 }
 
 /** Whether list[from, to) is ascending. */

@@ -3,6 +3,7 @@ import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { type TopKExecutor, type TopKRun, radixFilterTiles, radixHistogramTiles, radixTiles, reduceChunks, topKKernels } from '../problem.js';
 import { radixCandidateShortcut, reducePerInvocation } from '../policy.js';
 import { type TopKKernelFacts, kernelFacts } from './facts.js';
+import { radixCompactCountProgram, radixCompactWriteProgram } from './radix-compact.js';
 import { radixFilterProgram } from './radix-filter.js';
 import { radixFinalizeProgram } from './radix-finalize.js';
 import { radixHistogramProgram } from './radix-histogram.js';
@@ -34,6 +35,8 @@ const programs: Record<keyof typeof topKKernels, (facts: TopKKernelFacts, name: 
   'radix-filter': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound, shortcutOf(run)),
   'radix-filter-finalize': (facts, name, run) => radixFilterProgram(facts, name, run.problem.tiesAsFound, shortcutOf(run), relaxationsOf(run)),
   'radix-finalize': (facts, name, run) => radixFinalizeProgram(facts, name, relaxationsOf(run), shortcutOf(run)),
+  'radix-compact-count': radixCompactCountProgram,
+  'radix-compact-write': radixCompactWriteProgram,
   'row-radix': rowRadixProgram,
   'sort-histogram': (facts, name, _run, pass) => selectionSortProgram('histogram', facts, name, radixDigitProgram(pass)),
   'sort-scan': (facts, name) => selectionSortProgram('scan', facts, name, 0),

@@ -58,6 +58,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * radixSampleMidRank).
    */
   readonly radixPick: boolean;
+  /** The compaction launches write selections past the tile (radix-plan.ts): finalize leaves them the threshold. */
+  readonly radixCompacts: boolean;
   /**
    * Radix-select's pass 0 takes a misleading sampled threshold's histogram in each segment's last
    * workgroup to finish (policy.ts radixFoldsFallback), where the plan has no 'radix-fallback' launch.
@@ -120,6 +122,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     // The plan's choice, not the launches of this run: a run of a prefix of the launches (the twin
     // test's) compiles init as the whole plan does (its sample rank reads the pick's tile).
     radixPick: problem.radixPick,
+    radixCompacts: run.launches.some((l) => l.kernel === 'radix-compact-count'),
     // The plan's choice too (a prefix of the launches may end before the fallback's).
     radixFoldedFallback: radixFoldsFallback(problem.maxSegmentSize, policy),
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,

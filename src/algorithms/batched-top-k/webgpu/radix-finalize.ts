@@ -1,4 +1,5 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { radixState } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
 import { pickedOutputsWgsl } from './radix-filter.js';
@@ -43,10 +44,15 @@ fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 
 ${selectionSortWgsl(facts, facts.sorted)}
 ${pickedOutputsWgsl(facts, shortcut)}
 const ORDER_AS_FOUND: bool = ${orderAsFound};
+const COMPACTS: bool = ${facts.radixCompacts};
+const STATE_COMPACT: u32 = ${radixState.compactPending}u;
+const STATE_COMPACT_T: u32 = ${radixState.compactThreshold}u;
+const STATE_COMPACT_TIES: u32 = ${radixState.compactTies}u;
 var<workgroup> finalInfo: vec3<u32>;
 var<workgroup> finalFound: vec3<u32>;
 var<workgroup> finalAppended: atomic<u32>;
 var<workgroup> finalTied: atomic<u32>;
+var<workgroup> finalLeast: atomic<u32>;
 fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
   let p = PASSES - 1u;
   if (lid == 0u) {
@@ -54,11 +60,34 @@ fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
     finalInfo = vec3<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]), select(0u, 1u, written));
     atomicStore(&finalAppended, 0u);
     atomicStore(&finalTied, 0u);
+    atomicStore(&finalLeast, 0xffffffffu);
   }
   let info = workgroupUniformLoad(&finalInfo);
   if (info.z == 1u) { return; }
   let selected = u.selectedAt + segment * u.kMax;
   var count = min(info.x, s.take);
+  if (COMPACTS && s.take > TILE && count >= s.take) {
+    // The filters selected the whole take, a top range of the keys: every key at or above the least
+    // selected one, all equal to it taken. The compaction launches write it (radix-plan.ts).
+    var least = 0xffffffffu;
+    for (var j = lid; j < count; j += 4u * WG) {
+      let i0 = atomicLoad(&temp[selected + j]);
+      let i1 = atomicLoad(&temp[selected + min(j + WG, count - 1u)]);
+      let i2 = atomicLoad(&temp[selected + min(j + 2u * WG, count - 1u)]);
+      let i3 = atomicLoad(&temp[selected + min(j + 3u * WG, count - 1u)]);
+      let k01 = min(orderedKey(keysIn[s.start + i0], s.direction), orderedKey(keysIn[s.start + i1], s.direction));
+      let k23 = min(orderedKey(keysIn[s.start + i2], s.direction), orderedKey(keysIn[s.start + i3], s.direction));
+      least = min(least, min(k01, k23));
+    }
+    atomicMin(&finalLeast, least);
+    workgroupBarrier();
+    if (lid == 0u) {
+      atomicStore(&temp[state + STATE_COMPACT_T], atomicLoad(&finalLeast));
+      atomicStore(&temp[state + STATE_COMPACT_TIES], 0xffffffffu);
+      atomicStore(&temp[state + STATE_COMPACT], 1u);
+    }
+    return;
+  }
   if (count < s.take) {
     // The last digit: above its bucket selected, in it tied (one ordered key).
     let remaining = s.take - count;
@@ -68,6 +97,19 @@ fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
     let takeBucket = last.y + last.z == remaining;
     let source = bufferAt(p & 1u) + s.start;
     let candidates = bufferAt((p + 1u) & 1u) + s.start;
+    if (COMPACTS && s.take > TILE) {
+      // The compaction launches write the selection in index order (radix-plan.ts): the threshold
+      // (the candidates' digits above the last, which they share, then the last's bucket) and the
+      // keys equal to it that are taken.
+      if (lid == 0u) {
+        let upper = orderedKey(keysIn[s.start + atomicLoad(&temp[source])], s.direction);
+        let lastBits = 32u - BITS * p;
+        atomicStore(&temp[state + STATE_COMPACT_T], (upper & ~((1u << lastBits) - 1u)) | last.x);
+        atomicStore(&temp[state + STATE_COMPACT_TIES], remaining - last.y);
+        atomicStore(&temp[state + STATE_COMPACT], 1u);
+      }
+      return;
+    }
     for (var c = lid; c < available; c += WG) {
       let index = atomicLoad(&temp[source + c]);
       let digit = digitOf(orderedKey(keysIn[s.start + index], s.direction), p);
