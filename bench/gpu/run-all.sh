@@ -18,6 +18,8 @@
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # SORT_SHAPES: the sort suite's cases beyond the fixed four, for both sides (default: medium segments,
 # where 'merge' runs, a ragged batch, and single-tile batches near 1M keys where torch.sort is close).
+# SORT_TOPK: its sorted top-k cases beyond k=4096 and k=10000, rows x cols : k (default: selections
+# past merge's 65536 keys, which radix-select compacts and the sort's radix kernels sort).
 # When more than 8 files would come back, the JSONs travel as results.tgz.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -29,6 +31,7 @@ mkdir -p "$OUT"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 LOG="$OUT/run.log"
 SORT_SHAPES="${SORT_SHAPES:-8x16384,128x16384,1024x8192,1x65536,512x16384r,1024x1024,512x2048,512x4096r}"
+SORT_TOPK="${SORT_TOPK:-4x1048576:131072,1x4194304:100000,2x2097152:500000,32x262144:100000}"
 
 { cat dist/bench/build-info.txt 2>/dev/null; date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
 cat "$OUT/gpu.txt"
@@ -71,9 +74,9 @@ reduce-scan)
   ;;
 sort)
   echo "== segkit WebGPU sort (${build:-?})" | tee -a "$LOG"
-  timeout 240 node dist/bench/sort-webgpu.mjs --runs=5 --shapes="$SORT_SHAPES" --out="$OUT" 2>&1 | tee -a "$LOG"
+  timeout 240 node dist/bench/sort-webgpu.mjs --runs=5 --shapes="$SORT_SHAPES" --topk="$SORT_TOPK" --out="$OUT" 2>&1 | tee -a "$LOG"
   echo "== torch sort" | tee -a "$LOG"
-  PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_sort.py" --shapes="$SORT_SHAPES" --out="$OUT" > /dev/null 2>> "$LOG"
+  PYTHONUNBUFFERED=1 timeout 150 python3 "$HERE/torch_sort.py" --shapes="$SORT_SHAPES" --topk="$SORT_TOPK" --out="$OUT" > /dev/null 2>> "$LOG"
   ;;
 floor)
   echo "== call floor: raw Dawn ladder and segkit plan.run on small shapes (${build:-?})" | tee -a "$LOG"
