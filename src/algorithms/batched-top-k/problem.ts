@@ -181,13 +181,14 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
  * (the merge's tiles fit the workgroup memory top-k's single-tile has), the rest the sort's defaults.
  */
 export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
-  // Radix tiles of at most one rank tile (the sort's tileItems, top-k's tile), so that a selection
-  // spreads over twice the scatter workgroups of radix-select's tiles: H200, GPU ms, sorted top-k
-  // (bench/sort-webgpu.ts --topk, 2026-12-01, two rounds; radix tiles of 8192 / 4096 / 2048 / 1024):
-  // 4x1048576 k=131072 0.247-0.250 / 0.229-0.232 / 0.245-0.248 / 0.294-0.296, 2x2097152 k=500000
-  // 0.371-0.372 / 0.316-0.318 / 0.371-0.374 / 0.481, 1x4194304 k=100000, 32x262144 k=100000 and
-  // 8x1048576 k=262144 within 1% of each other at 8192, 4096 and 2048.
-  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, tileItemsPerInvocation: 8, radixTileItems: Math.min(policy.radixTileItems, policy.tileItems), radixMaxTiles: 16384 };
+  // Radix tiles of one rank tile (the sort's tileItems, top-k's tile), where radix-select's own
+  // tiles (halved for its pass 0 where whole tiles give too few workgroups: 2048 keys on an H200's
+  // plans below) left each scatter workgroup half a rank tile. H200, GPU ms, sorted top-k
+  // (bench/sort-webgpu.ts --topk, 2026-12-01, two rounds; radix-select's tiles / 4096 (one rank
+  // tile) / 2048 / 1024): 4x1048576 k=131072 0.247-0.250 / 0.229-0.232 / 0.245-0.248 / 0.294-0.296,
+  // 2x2097152 k=500000 0.371-0.372 / 0.316-0.318 / 0.371-0.374 / 0.481, 1x4194304 k=100000,
+  // 32x262144 k=100000 and 8x1048576 k=262144 within 1% of each other at the first three.
+  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, tileItemsPerInvocation: 8, radixTileItems: policy.tileItems, radixMaxTiles: 16384 };
 }
 
 /**
