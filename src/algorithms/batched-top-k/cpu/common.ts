@@ -255,7 +255,7 @@ export function writeSegmentOutputs(
   const start = seg.start;
   if (bits !== undefined) for (let j = 0; j < count; j++) keysOut[out + j] = bits[bitsBase + j]!;
   else for (let j = 0; j < count; j++) keysOut[out + j] = keys[start + indices[indexBase + j]!]!;
-  if (count < kMax) keysOut.fill(ctx.keyFill[seg.direction]!, out + count, out + kMax);
+  writeSegmentFills(ctx, out + count, out + kMax, seg.direction);
   const valuesOut = ctx.valuesOut;
   if (ctx.valueMode === 0 || valuesOut === undefined) return;
   if (ctx.valueMode === 1) {
@@ -269,7 +269,6 @@ export function writeSegmentOutputs(
   } else {
     for (let j = 0; j < count; j++) valuesOut[out + j] = indices[indexBase + j]!;
   }
-  if (count < kMax) valuesOut.fill(ctx.valueFill, out + count, out + kMax);
 }
 
 /** Output `at` of the outputs (a segment's slot j at segment * kMax + j) from item `index` of a segment starting at `start`, as writeSegmentOutputs writes each. */

@@ -1,5 +1,4 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { radixState } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
@@ -20,10 +19,8 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  *   Tile 0's workgroup writes the fills past the take.
  */
 
-const stateWords = `const STATE_COMPACT: u32 = ${radixState.compactPending}u;
-const STATE_COMPACT_T: u32 = ${radixState.compactThreshold}u;
-const STATE_COMPACT_TIES: u32 = ${radixState.compactTies}u;
-var<workgroup> compactInfo: vec3<u32>;`;
+/** The compaction's state words (radix-common.ts declares their offsets), as a workgroup reads them. */
+const stateWords = 'var<workgroup> compactInfo: vec3<u32>;';
 
 /** Enters tile `tile` of segment `segment` where the compaction is pending; leaves `info` (pending, T, ties) and the tile's keys [begin, end). */
 const enterTile = `

@@ -1,5 +1,4 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { radixState } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
 import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
 import { pickedOutputsWgsl } from './radix-filter.js';
@@ -45,9 +44,6 @@ ${selectionSortWgsl(facts, facts.sorted)}
 ${pickedOutputsWgsl(facts, shortcut)}
 const ORDER_AS_FOUND: bool = ${orderAsFound};
 const COMPACTS: bool = ${facts.radixCompacts};
-const STATE_COMPACT: u32 = ${radixState.compactPending}u;
-const STATE_COMPACT_T: u32 = ${radixState.compactThreshold}u;
-const STATE_COMPACT_TIES: u32 = ${radixState.compactTies}u;
 var<workgroup> finalInfo: vec3<u32>;
 var<workgroup> finalFound: vec3<u32>;
 var<workgroup> finalAppended: atomic<u32>;
