@@ -57,8 +57,8 @@ const cases: TwinCase[] = [
   },
   { name: 'workgroup-radix beside single-tile, largest first', sizes: [300, 8000, 0, 77, 4100, 1, 6000, 12, 5000], policy: { sizeOrderMinSegments: 1 }, sizeOrder: true },
   // More segments than the prologue's invocations (several a run), then more than one chunk of runs.
-  { name: 'single-tile by size over 700 segments (runs of 3 sizes in the size order)', sizes: Array.from({ length: 700 }, (_, i) => (i * 7919) % 301), sizeOrder: true },
-  { name: 'single-tile by size over 5000 segments (chunks of runs in the size order)', sizes: Array.from({ length: 5000 }, (_, i) => (i * 104729) % 67), policy: { sizeOrderSegmentsPerWorkgroup: 64 }, sizeOrder: true },
+  { name: 'single-tile by size over 700 segments (runs of 3 sizes in the size order)', sizes: Array.from({ length: 700 }, (_, i) => (i * 7919) % 301), policy: { sizeOrderMinSegments: 256 }, sizeOrder: true },
+  { name: 'single-tile by size over 5000 segments (chunks of runs in the size order)', sizes: Array.from({ length: 5000 }, (_, i) => (i * 104729) % 67), policy: { sizeOrderMinSegments: 256, sizeOrderSegmentsPerWorkgroup: 64 }, sizeOrder: true },
   // Runs of 256 keys: five passes for the longest segment, the others leaving after their own last.
   { name: 'merge beside single-tile, runs of 256 keys (segments leave after their last pass)', sizes: [5000, 0, 257, 77, 1024, 3000, 1], policy: { workgroupSize: 64, tileItems: 256, mergeMaxSegmentItems: 65536 } },
   { name: 'merge forced over segments within one tile (the block launch writes the outputs)', sizes: [300, 0, 77, 1], variant: 'merge' },

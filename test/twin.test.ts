@@ -257,6 +257,15 @@ const cases: TwinCase[] = [
   },
   // The radix selection sort (forced: a device of many workgroup slots picks the merge by the sort's policy).
   { name: 'radix-select sorted past the tile (the radix selection sort)', sizes: [9000, 6000, 3], k: 5000, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, launches: ['sort-selection/scatter'] },
+  // The selection written by the compaction launches (a GPU-class backend's default, radixCompactPastTile).
+  {
+    name: 'radix-select sorted past the tile, the selection compacted over every tile (then the radix selection sort)',
+    sizes: [9000, 6000, 3],
+    k: 5000,
+    variant: 'radix-select',
+    policy: { selectionSortVariant: 'radix', radixCompactPastTile: true },
+    launches: ['radix-select/compact-write', 'sort-selection/scatter'],
+  },
   { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, weights: 'softmax' },
   {
     // Forced: a software adapter's few workgroup slots leave the selection to radix by the sort's policy.

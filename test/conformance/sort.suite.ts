@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type SegmentedSortVariant, type SortOrder, DeviceSegmentedSort, GuaranteeViolationError, SegkitUsageError, env, p, segmentedSortPolicyFor, segmentedSortVariants } from '../../src/index.js';
 import { workgroupRadixBytes } from '../../src/algorithms/segmented-sort/problem.js';
+import { gpuClass } from '../../src/dispatch/variants.js';
 import { rng } from '../helpers.js';
 import { starts, untouchedBits } from './common.js';
 import { type SortCase, buildSortCase, makeSortCase, runSortCase } from './sort-cases.js';
@@ -175,19 +176,21 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         // Up to a tile each: one segment a single-tile workgroup, from sizeOrderMinSegments (256) on.
         const { tileItems } = segmentedSortPolicyFor(backend.capabilities);
         const sizes = randomSizes(thorough ? 600 : 300, tileItems, 131);
-        const runs: [SegmentedSortVariant | undefined, Record<string, number>][] = [
-          [undefined, {}],
-          ['workgroup-radix', {}],
-          [undefined, { sizeOrderMinSegments: 1_000_000 }],
+        // On by default on GPU-class backends only (policy.ts sizeOrderMinSegments): forced here.
+        const runs: [SegmentedSortVariant | undefined, Record<string, number>, boolean][] = [
+          [undefined, { sizeOrderMinSegments: 256 }, true],
+          ['workgroup-radix', { sizeOrderMinSegments: 256 }, true],
+          [undefined, { sizeOrderMinSegments: 1_000_000 }, false],
+          [undefined, {}, gpuClass(backend.capabilities)],
         ];
         for (const sizeKind of ['perSegment', 'perSegment-device'] as const) {
           const c = makeSortCase({ name: `by size, ${sizeKind}`, keyType: 'f32', flavour: 'special', sizes, sizeKind, sizeBounds: { min: 0, max: tileItems }, orders: alternating(sizes.length), values: 'indices-u32', seed: 137 });
           const built = buildSortCase(backend, c);
           try {
-            for (const [variant, policy] of runs) {
+            for (const [variant, policy, ordered] of runs) {
               const { plan, keys, values } = await runSortCase(backend, built, { variant, policy });
               const label = `${c.name} ${plan.variant} ${JSON.stringify(policy)}`;
-              expect(plan.launches.some((l) => l.purpose.includes('in order of size')), `${label}: size order`).toBe(policy.sizeOrderMinSegments === undefined);
+              expect(plan.launches.some((l) => l.purpose.includes('in order of size')), `${label}: size order`).toBe(ordered);
               expect(hex(keys), `${label}: keys`).toEqual(hex(built.expected.keys));
               expect(hex(values!), `${label}: values`).toEqual(hex(built.expected.values!));
             }

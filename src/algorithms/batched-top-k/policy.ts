@@ -185,6 +185,17 @@ export interface TopKPolicy {
    */
   readonly radixCandidateSelectSorted: boolean;
   /**
+   * Where a take may pass the tile and the selection is written in index order (sorted after it, or
+   * unsorted by index): true has radix-select's last digit find only the selection's threshold and
+   * two launches over every tile of the segment write the selection (radix-plan.ts); false has the
+   * last digit's one workgroup a segment write it. The default is true on GPU-class backends: an
+   * H200 took one 4M-key row with k = 100000 sorted in 0.18 ms instead of 1.39 (BENCHMARKS.md,
+   * session 36); the CPU emulator, whose last digit appends the selection at memory speed, false:
+   * on 2 threads (AMD EPYC, 2026-12-01) 16x65536 k = 10000 took 37-46 ms compacted against 21 ms,
+   * 4x262144 k = 100000 30-47 against 21.
+   */
+  readonly radixCompactPastTile: boolean;
+  /**
    * Where radix-select's last digit (finalize's work) runs: in the last filter launch, by the last of
    * a segment's filter workgroups to finish (its first, where none had input), or in a launch of its
    * own (`radixFoldsFinalize`). 'auto' takes the last filter's where finalize is expected to find
@@ -535,6 +546,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     rowRadixFewRowsMaxItems: rowRadixDefaults.fewRowsMaxItems,
     radixCandidateSelect: radixCandidateSelectDefaults.unsorted,
     radixCandidateSelectSorted: radixCandidateSelectDefaults.sorted,
+    radixCompactPastTile: gpuClass(capabilities),
     // A GPU's dispatch is what folding saves; on a software adapter the combined program compiles
     // slowly (Mesa's lavapipe: 10-45 s each, against under a second for the two programs apart).
     radixFinalizeInFilter: gpuClass(capabilities) ? 'auto' : 'never',
@@ -886,7 +898,7 @@ function checkRowRadixPolicy(policy: { -readonly [P in keyof TopKPolicy]: TopKPo
 /** Rejects tuning values the kernels cannot run with. */
 function checkPolicy(policy: TopKPolicy, capabilities: BackendCapabilities): void {
   checkPositiveIntegers(policy);
-  for (const name of ['radixCandidateSelect', 'radixCandidateSelectSorted'] as const) {
+  for (const name of ['radixCandidateSelect', 'radixCandidateSelectSorted', 'radixCompactPastTile'] as const) {
     if (typeof policy[name] !== 'boolean') throw new SegkitUsageError(`tuning.policy.${name}: ${String(policy[name])} is not a boolean`);
   }
   const choices: [keyof TopKPolicy, readonly string[]][] = [

@@ -82,13 +82,14 @@ export interface RadixPlanInput {
 }
 
 /**
- * Whether the compaction launches write a selection past the tile: a take may pass the tile
- * (`kMax`), the selection is in index order (not 'unsorted' as found), finalize has a launch of its
- * own, and the input does not say otherwise.
+ * Whether the compaction launches write a selection past the tile: the policy's
+ * `radixCompactPastTile`, a take may pass the tile (`kMax`), the selection is in index order (not
+ * 'unsorted' as found), finalize has a launch of its own, a radix tile holds fewer than 65536 keys,
+ * and the input does not say otherwise.
  */
 export function radixCompacts(input: Pick<RadixPlanInput, 'compact' | 'kMax' | 'policy' | 'relaxed'>, folds: boolean): boolean {
   // A tile's two counts are packed in 16 bits each when the write launch scans them.
-  return input.compact !== false && !folds && input.kMax > input.policy.tileItems && input.relaxed?.orderAsFound !== true && input.policy.radixTileItems < 65536;
+  return input.compact !== false && input.policy.radixCompactPastTile && !folds && input.kMax > input.policy.tileItems && input.relaxed?.orderAsFound !== true && input.policy.radixTileItems < 65536;
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */

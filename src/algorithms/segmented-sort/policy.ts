@@ -115,7 +115,8 @@ export interface SegmentedSortPolicy {
    * 0.0689-0.0696 / 0.0806-0.0808, 2048x1024 0.065-0.0652 / 0.0735-0.0738, 4096x1024 0.113 /
    * 0.1352-0.1358; 'workgroup-radix' forced: 256x8192 0.144 / 0.184, 512x16384 0.460-0.461 / 0.560,
    * 256x32768 0.556-0.558 / 0.721-0.722. 128x4096 (128 segments, fewer than the device's workgroup
-   * slots) gained nothing (0.0309-0.0313 either way): 256 is the threshold. Then the order's
+   * slots) gained nothing (0.0309-0.0313 either way): 256 is the threshold on GPU-class backends;
+   * on the others (the CPU emulator, software adapters) it is past the most, so never. Then the order's
    * second walk left out where the sizes are one chunk (webgpu/prologue.ts), three rounds:
    * 256x4096 0.0453-0.0459, 512x4096 0.0738-0.0745, 1024x2048 0.067-0.0674, 2048x1024
    * 0.0616-0.0623, 4096x1024 0.109-0.1091.
@@ -215,7 +216,10 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     mergeMinTiles: defaultMergeMinTiles,
     ...workgroupRadixThresholds,
     workgroupRadixMinSegments: !gpuClass(capabilities) ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
-    sizeOrderMinSegments: defaultSizeOrderMinSegments,
+    // The CPU emulator (and a software adapter) never: its threads take runs of workgroups, and in
+    // size order a run's segments lie apart (2 threads: 2000 rows of 0..3000 keys 57-80 ms by size
+    // against 41-42 in index order).
+    sizeOrderMinSegments: gpuClass(capabilities) ? defaultSizeOrderMinSegments : sizeOrderMaxSegments + 1,
     sizeOrderSegmentsPerWorkgroup: defaultSizeOrderSegmentsPerWorkgroup,
   };
 }
