@@ -664,6 +664,24 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
       // group, so ties), so digit 0's filter takes a whole bucket: the filters select the whole take
       // (a top range) and finalize leaves the compaction the least selected key. Uniform keys (the
       // other cases) leave the last digit to split the take: a threshold and the equal keys taken.
+      // The sorted cases above through radix-select's compaction (on by default on GPU-class backends
+      // only): ties, NaN, -0, u32 and i32 keys, payloads and keys only, per-segment k, a stride.
+      it('the sorted cases past the tile again, the selection compacted over every tile', async () => {
+        const compacted: Partial<TopKPolicy> = { selectionSortVariant: 'radix', radixCompactPastTile: true };
+        const cases = [
+          makeCase({ name: 'compacted-k9000', flavour: 'special', sizes: [10_000, 12_000, 3000, 0], k: 9000, directions: ['max', 'min', 'max', 'min'], seed: 53 + 9000 }),
+          makeCase({ name: 'compacted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }),
+          makeCase({ name: 'compacted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }),
+          makeCase({ name: 'compacted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }),
+        ];
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        for (const c of cases) {
+          const plan = await expectReferencePlan(c, 'radix-select', compacted);
+          // The compaction runs where a take may pass the tile (radix-plan.ts radixCompacts).
+          const pastTile = Math.min(c.kBound, Math.max(...c.sizes)) > tileItems;
+          expect(plan.launches.some((l) => l.name.includes('compact-write')), c.name).toBe(pastTile);
+        }
+      }, 600_000);
       it('a take the filters select whole, sorted and in index order, both directions', async () => {
         const { tileItems } = topKPolicyFor(backend.capabilities);
         const k = tileItems + 100;
