@@ -42,12 +42,13 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  * segmented sort's kernels (plan.ts selectionSortLaunches). Written by finalize's one workgroup a
  * segment, that took one 4M-key row with k = 100000 1.26 ms on an H200 (it appended the selection,
  * then walked a bitmap of the row); so where a take may pass the tile and the output is in index
- * order (sorted after, or unsorted by index), finalize only finds the selection's threshold (the
- * ordered key of the k-th best) and how many keys equal to it are taken, and the two compaction
- * launches write the selection over every tile of the segment: a key above the threshold, or one of
- * the first equal keys in index order, goes to (selected keys before it in index order). A segment
- * whose filters selected the whole take before the last digit (no threshold found) keeps finalize's
- * own way.
+ * order (sorted after, or unsorted by index), on GPU-class backends (the policy's
+ * `radixCompactPastTile`; the CPU emulator's finalize is faster there), finalize only finds the
+ * selection's threshold (the ordered key of the k-th best) and how many keys equal to it are taken,
+ * or, where the filters selected the whole take before the last digit, the least key they selected
+ * (every key at or above it is taken); the two compaction launches then write the selection over
+ * every tile of the segment: a key above the threshold, or one of the first equal keys in index
+ * order, goes to (selected keys before it in index order).
  */
 
 /** What the radix-select launches are sized by. */

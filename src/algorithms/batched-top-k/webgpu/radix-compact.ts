@@ -6,7 +6,8 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  * A selection past the tile, written in index order over every tile of its segment (radix-plan.ts;
  * the CPU twin is cpu/radix-select.ts `runRadixCompactCount`, `runRadixCompactWrite`). Finalize left
  * in the segment's state the selection's threshold T (ordered key bits) and how many keys equal to
- * T are taken (the smallest indices first): every key above T is selected.
+ * T are taken (the smallest indices first; all of them, 0xffffffff, where the filters selected the
+ * whole take and T is the least key they selected): every key above T is selected.
  *
  * - 'radix-compact-count' (grid maxSegments * tiles): tile t's keys above T and equal to T, into
  *   words 2 (segment * tiles + t) and + 1 of `compactCounts`;
