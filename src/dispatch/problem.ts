@@ -66,8 +66,12 @@ export const sizeOrderClasses = 8;
  * way: by class, then by index.
  */
 export function sizeOrderClass(size: number, maxSize: number): number {
-  const log = (n: number) => (n <= 1 ? 0 : 32 - Math.clz32(n - 1));
-  return Math.min(sizeOrderClasses - 1, Math.max(0, log(maxSize) - log(size)));
+  return Math.min(sizeOrderClasses - 1, Math.max(0, ceilLog2(maxSize) - ceilLog2(size)));
+}
+
+/** log2 of `n` rounded up to a power of two (0 for n <= 1), as the WGSL's size classes take it. */
+export function ceilLog2(n: number): number {
+  return n <= 1 ? 0 : 32 - Math.clz32(n - 1);
 }
 
 /** One device-side check of the validate kernel (device-only values under `guaranteeChecks: 'validate'`). */

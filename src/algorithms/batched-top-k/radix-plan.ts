@@ -69,12 +69,6 @@ export interface RadixPlanInput {
    */
   readonly sortAfter?: boolean;
   /**
-   * Where a take may pass the tile and the selection is written in index order: the compaction
-   * launches write it (above); default true. False keeps finalize's one workgroup a segment (the
-   * tests that drive the kernels, and a before/after).
-   */
-  readonly compact?: boolean;
-  /**
    * Whether filter pass 0 carries its pick among the sampled candidates, and why (policy.ts
    * radixPickOf; explain() says it). Default: built unless ties are taken as found, with no reason
    * given (the tests that drive the kernels directly).
@@ -85,12 +79,12 @@ export interface RadixPlanInput {
 /**
  * Whether the compaction launches write a selection past the tile: the policy's
  * `radixCompactPastTile`, a take may pass the tile (`kMax`), the selection is in index order (not
- * 'unsorted' as found), finalize has a launch of its own, a radix tile holds fewer than 65536 keys,
- * and the input does not say otherwise.
+ * 'unsorted' as found), finalize has a launch of its own, and a radix tile holds fewer than 65536
+ * keys.
  */
-export function radixCompacts(input: Pick<RadixPlanInput, 'compact' | 'kMax' | 'policy' | 'relaxed'>, folds: boolean): boolean {
+export function radixCompacts(input: Pick<RadixPlanInput, 'kMax' | 'policy' | 'relaxed'>, folds: boolean): boolean {
   // A tile's two counts are packed in 16 bits each when the write launch scans them.
-  return input.compact !== false && input.policy.radixCompactPastTile && !folds && input.kMax > input.policy.tileItems && input.relaxed?.orderAsFound !== true && input.policy.radixTileItems < 65536;
+  return input.policy.radixCompactPastTile && !folds && input.kMax > input.policy.tileItems && input.relaxed?.orderAsFound !== true && input.policy.radixTileItems < 65536;
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */

@@ -14,10 +14,10 @@ import {
   type SegmentedSortSelection,
   type SegmentedSortVariant,
   defaultSizeOrderMinSegments,
+  defaultSizeOrderSegmentsPerWorkgroup,
   segmentedSortPolicyFor,
   segmentedSortVariants,
   selectSegmentedSortVariant,
-  defaultSizeOrderSegmentsPerWorkgroup,
   sizeOrderMaxSegments,
 } from './policy.js';
 import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';

@@ -116,22 +116,23 @@ fn nextPowerOfTwo(count: u32) -> u32 { var p = 1u; while (p < count) { p = p << 
 }
 
 /**
- * A workgroup inclusive scan of one word per invocation over the kernel's `scan` (WG words), with
- * `combine` (an expression of `a` and `b`); returns lid's result and leaves every result in `scan`.
+ * A workgroup inclusive scan of one value per invocation over the kernel's `array` (WG values of
+ * `type`; default `scan`, u32 words), with `combine` (an expression of `a` and `b`); returns lid's
+ * result and leaves every result in the array.
  */
-export function inclusiveScanWgsl(name = 'inclusiveScan', combine = 'a + b'): string {
-  return `fn ${name}(value: u32, lid: u32) -> u32 {
-  scan[lid] = value;
+export function inclusiveScanWgsl(name = 'inclusiveScan', combine = 'a + b', { array = 'scan', type = 'u32' }: { readonly array?: string; readonly type?: string } = {}): string {
+  return `fn ${name}(value: ${type}, lid: u32) -> ${type} {
+  ${array}[lid] = value;
   workgroupBarrier();
   for (var offset = 1u; offset < WG; offset = offset << 1u) {
-    var a = 0u;
-    if (lid >= offset) { a = scan[lid - offset]; }
+    var a = ${type === 'u32' ? '0u' : `${type}()`};
+    if (lid >= offset) { a = ${array}[lid - offset]; }
     workgroupBarrier();
-    let b = scan[lid];
-    scan[lid] = ${combine};
+    let b = ${array}[lid];
+    ${array}[lid] = ${combine};
     workgroupBarrier();
   }
-  return scan[lid];
+  return ${array}[lid];
 }`;
 }
 

@@ -416,18 +416,7 @@ fn classOne(c: u32) -> vec4<u32> {
 }
 fn classCount(counts: vec4<u32>, c: u32) -> u32 { return (counts[c >> 1u] >> ((c & 1u) * 16u)) & 0xffffu; }
 // A workgroup inclusive scan of packed counters (no 16-bit count passes 65535: no carries between them).
-fn scanClasses(value: vec4<u32>, lid: u32) -> vec4<u32> {
-  classScan[lid] = value;
-  workgroupBarrier();
-  for (var offset = 1u; offset < WG; offset = offset << 1u) {
-    var a = vec4<u32>(0u);
-    if (lid >= offset) { a = classScan[lid - offset]; }
-    workgroupBarrier();
-    classScan[lid] = classScan[lid] + a;
-    workgroupBarrier();
-  }
-  return classScan[lid];
-}`;
+${inclusiveScanWgsl('scanClasses', 'a + b', { array: 'classScan', type: 'vec4<u32>' })}`;
 
 /** The size order's walk after the starts (see sizeOrderWgsl): `mine` holds this invocation's class counts. */
 const sizeOrderMain = `

@@ -1,5 +1,5 @@
 import type { DType } from '../backend.js';
-import type { ScalarSource, SegmentSource, SegmentedRun } from '../../dispatch/problem.js';
+import { type ScalarSource, type SegmentSource, type SegmentedRun, ceilLog2 } from '../../dispatch/problem.js';
 import type { ProgramBinding } from './program.js';
 
 /*
@@ -86,7 +86,7 @@ export function segmentKernelFacts(run: SegmentedRun, workgroupSize: number): Se
     validates: run.status !== undefined,
     sizeBounds: problem.segmentSizeDeviceBounds === undefined ? undefined : numericDtype(problem.segmentSizeDeviceBounds.dtype),
     workgroupSize,
-    ...(problem.sizeOrder === true ? { sizeOrderLog: problem.maxSegmentSize <= 1 ? 0 : 32 - Math.clz32(problem.maxSegmentSize - 1) } : {}),
+    ...(problem.sizeOrder === true ? { sizeOrderLog: ceilLog2(problem.maxSegmentSize) } : {}),
   };
 }
 

@@ -834,9 +834,7 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
       // The compaction launches write the selection in index order (radix-plan.ts): the threshold
       // (the candidates' digits above the last, which they share, then the last's bucket) and the
       // keys equal to it that are taken.
-      const first = temp[source]!;
-      // As the WGSL's orderedKey: the signed ordered key with its sign bit flipped, unsigned.
-      const shared = ((isF32 ? f32Signed(keys[start + first]!) ^ mask : keys[start + first]! ^ xor) ^ signBit) >>> 0;
+      const shared = orderedKeyAt(ctx, temp[source]!);
       const lastBits = 32 - ctx.radixBits * last;
       temp[state + radixState.compactThreshold] = (shared & ~((1 << lastBits) - 1)) | threshold;
       temp[state + radixState.compactTies] = remaining - choice[1]!;

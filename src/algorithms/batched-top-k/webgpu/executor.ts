@@ -1,5 +1,6 @@
 import { webgpuExecutor } from '../../../backends/webgpu/executor.js';
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
+import { radixDigitProgram } from '../../segmented-sort/webgpu/radix.js';
 import { type TopKExecutor, type TopKRun, radixFilterTiles, radixHistogramTiles, radixTiles, reduceChunks, topKKernels } from '../problem.js';
 import { radixCandidateShortcut, reducePerInvocation } from '../policy.js';
 import { type TopKKernelFacts, kernelFacts } from './facts.js';
@@ -13,7 +14,6 @@ import { rowRadixProgram } from './row-radix.js';
 import { weightsProgram } from './routing.js';
 import { singleTileProgram } from './single-tile.js';
 import { selectionMergeProgram, selectionSortProgram } from './sorted.js';
-import { radixDigitProgram } from '../../segmented-sort/webgpu/radix.js';
 
 /*
  * Top-k on WebGPU: its programs by kernel id and its own uniforms; the generic executor

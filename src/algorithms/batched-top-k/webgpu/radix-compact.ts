@@ -20,8 +20,8 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
  *   Tile 0's workgroup writes the fills past the take.
  */
 
-/** The compaction's state words (radix-common.ts declares their offsets), as a workgroup reads them. */
-const stateWords = 'var<workgroup> compactInfo: vec3<u32>;';
+/** The compaction's state words (radix-common.ts declares their offsets), as the workgroup reads them once. */
+const compactInfoWgsl = 'var<workgroup> compactInfo: vec3<u32>;';
 
 /** Enters tile `tile` of segment `segment` where the compaction is pending; leaves `info` (pending, T, ties) and the tile's keys [begin, end). */
 const enterTile = `
@@ -38,7 +38,7 @@ const enterTile = `
 
 /** The 'radix-compact-count' program. */
 export function radixCompactCountProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
-  const declarations = `${stateWords}
+  const declarations = `${compactInfoWgsl}
 var<workgroup> tileAbove: atomic<u32>;
 var<workgroup> tileEqual: atomic<u32>;`;
   const main = `${enterTile}
@@ -63,7 +63,7 @@ var<workgroup> tileEqual: atomic<u32>;`;
 /** The 'radix-compact-write' program. */
 export function radixCompactWriteProgram(facts: TopKKernelFacts, name: string): WebGpuProgram {
   const run = Math.ceil(facts.radixTileItems / facts.workgroupSize);
-  const declarations = `${stateWords}
+  const declarations = `${compactInfoWgsl}
 const RUN: u32 = ${run}u;
 var<workgroup> aboveBefore: atomic<u32>;
 var<workgroup> equalBefore: atomic<u32>;`;

@@ -2,7 +2,7 @@ import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { defaultTileLoadBatch } from '../../segmented-sort/policy.js';
 import { mergePassParts } from '../../segmented-sort/webgpu/merge.js';
 import { mergeBlocksParts } from '../../segmented-sort/webgpu/programs.js';
-import { type RadixKernel, radixProgramParts, radixSplitOf, radixUniforms, sortRadixLoads } from '../../segmented-sort/webgpu/radix.js';
+import { type RadixDigitProgram, type RadixKernel, radixProgramParts, radixUniforms, sortRadixLoads } from '../../segmented-sort/webgpu/radix.js';
 import type { TopKKernelFacts } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
@@ -41,10 +41,10 @@ fn writeOut(start: u32, at: u32, bits: u32, value: u32) {
  * sort's are: digit 0 the selection in the outputs, digit 2 buffer 1, digits 1 and 3 buffer 0,
  * each buffer in a binding of its own.
  */
-export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts, name: string, digit: 0 | 1 | 2): WebGpuProgram {
+export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts, name: string, digit: RadixDigitProgram): WebGpuProgram {
   const values = facts.valueMode !== 'none';
   // Ranks in tiles of top-k's single-tile capacity: they fit the workgroup memory finalize's sort has.
-  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank, loads: sortRadixLoads, split: radixSplitOf(digit) });
+  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank, loads: sortRadixLoads, digit });
   return {
     name,
     cacheKey: `sort-selection/${kernel}${kernel === 'scan' ? '' : `/${digit}`}|${JSON.stringify(facts)}`,

@@ -4,7 +4,7 @@ import { type TempAccess, readCount, segmentBindings, segmentPreamble, segmentUn
 import type { MergeLayout, SingleTileShape } from '../problem.js';
 import type { SortKernelFacts } from './facts.js';
 import { mergePassParts } from './merge.js';
-import { radixDigitProgram, radixProgramParts, radixSplitOf, radixUniforms } from './radix.js';
+import { type RadixDigitProgram, radixDigitProgram, radixProgramParts, radixUniforms } from './radix.js';
 import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
 /*
@@ -94,7 +94,7 @@ fn enterSegment(w: u32) -> vec3<u32> {${place}
   }
   if (shape.variant !== 'single-tile') {
     const enter = { radix: 'radixSegment', 'workgroup-radix': 'enterWorkgroupRadix', merge: 'enterMerge' }[shape.variant];
-    parts.push(`fn ${enter}(w: u32) -> vec4<u32> {${shape.variant === 'workgroup-radix' ? place : '\n  let i = w;'}
+    parts.push(`fn ${enter}(w: u32) -> vec4<u32> {${place}
   if (failed() || i >= activeSegments()) { return vec4<u32>(0u, 0u, 0u, 0u); }
   let extent = segmentExtent(i, u.capacity);
   if (!(${branchExpr(facts, shape)})) { return vec4<u32>(0u, 0u, 0u, 0u); }
@@ -404,13 +404,13 @@ ${range
  * gained nothing split by parity (H200, GPU ms, two rounds, 2026-11-29: 64x32768 0.203 -> 0.206,
  * 128x16384 0.170 -> 0.172, 1024x8192 0.490 -> 0.492), so they keep one program.
  */
-export function digitProgram(launch: { readonly kernel: string; readonly pass: number }): 0 | 1 | 2 {
+export function digitProgram(launch: { readonly kernel: string; readonly pass: number }): RadixDigitProgram {
   if (launch.kernel !== 'radix-scatter' && launch.kernel !== 'radix-histogram') return 0;
   return radixDigitProgram(launch.pass);
 }
 
 /** The program of one of the sort's kernels for these facts (`digit`: its launch's, {@link digitProgram}). */
-export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, digit: 0 | 1 | 2 = 0): WebGpuProgram {
+export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, digit: RadixDigitProgram = 0): WebGpuProgram {
   const shape = shapes[kernel](facts);
   // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
   const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
@@ -420,7 +420,7 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           warpRank: facts.radixWarpRank,
           // Set wherever the plan has radix launches (facts.ts).
           loads: facts.radixLoads!,
-          split: radixSplitOf(digit),
+          digit,
         });
   return {
     name,

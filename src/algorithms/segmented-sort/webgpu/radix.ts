@@ -28,13 +28,13 @@ import type { ProgramBinding } from '../../../backends/webgpu/program.js';
  * A pass whose digit is the same for every item of the segment (the totals say so) copies instead.
  * How the histogram and the scatter load their keys and values is {@link RadixLoads}.
  *
- * Each buffer of the double buffer is a binding of its own (`split`, {@link radixSplitBindings}) and
+ * Each buffer of the double buffer is a binding of its own ({@link radixSplitBindings}) and
  * the scatter is built once per digit parity, so no kernel loads from a binding it stores to. One
  * 16M-key sort with indices on an H200 (bench/webgpu-launch-profile.ts, GPU ms of the scatter's four
  * digit passes, 2026-11-29): 0.298 / 0.420 / 0.419 / 0.365 with both buffers in `temp`, 0.294 / 0.314
  * / 0.419 / 0.280 split; the whole sort 1.687 -> 1.494 ms (bench/sort-webgpu.ts). Digit 2 stayed
  * slower (0.367 where the others took 0.215-0.241 after the loads below went in flight early) until
- * digits 0 and 2 got a program each (`fromSource`): each load of their shared program chose between
+ * digits 0 and 2 got a program each ({@link RadixDigitProgram}): each load of their shared program chose between
  * the source and buffer 1 (programs.ts `digitProgram` has the figures). Both callers build them so:
  * the segmented sort and top-k's sorted selection past a tile (batched-top-k/webgpu/sorted.ts).
  */
@@ -62,8 +62,8 @@ export type RadixKernel = 'histogram' | 'scan' | 'scatter';
 export type RadixLoads = 1 | 2 | 3;
 
 /**
- * The sort policy's loads: 3. With the double buffer split (`split`), one 16M-key sort with indices
- * took 1.268 ms of GPU time against 1.496 with 1, 1024 rows of 8192 keys 0.710 against 0.824, 512
+ * The sort policy's loads: 3. With the double buffer split ({@link radixSplitBindings}), one 16M-key
+ * sort with indices took 1.268 ms of GPU time against 1.496 with 1, 1024 rows of 8192 keys 0.710 against 0.824, 512
  * ragged rows of up to 16384 keys 0.494 against 0.561, 64 rows of 32768 0.209 against 0.226 (H200,
  * bench/sort-webgpu.ts --variants=radix --policies, alternating in one process, 2026-11-29, on keys
  * that repeated 419 values; on uniform keys 1.462 against 1.538: BENCHMARKS.md session 31); before
@@ -91,38 +91,26 @@ export interface RadixProgramOptions {
   /** How the histogram and the scatter load. */
   readonly loads: RadixLoads;
   /**
-   * Each buffer of the double buffer in a binding of its own ({@link radixSplitBindings}), and the
-   * scatter built for the digits of one parity, so that no kernel reads a binding it writes: digit 0
-   * reads the source and digit 2 buffer 1 (a program each), both write buffer 0; digits 1 and 3 read
-   * buffer 0 and write buffer 1 or the outputs (the scan reads neither: any split).
+   * The digits a histogram or scatter program is for ({@link RadixDigitProgram}), each buffer of the
+   * double buffer in a binding of its own ({@link radixSplitBindings}), so that each program reads
+   * one place and no kernel reads a binding it writes (programs.ts `digitProgram` has what a choice
+   * at each load cost; the scan reads neither: any program).
    */
-  readonly split: RadixSplit;
+  readonly digit: RadixDigitProgram;
 }
 
 /**
- * The radix programs' split double buffer ({@link RadixProgramOptions.split}): which digits a
- * histogram or scatter program is for, so that each reads one place (programs.ts `digitProgram` has
- * what a choice at each load cost).
+ * A radix histogram's or scatter's program by the digits it runs: 0 for digit 0 (it reads the
+ * source; the scatter writes buffer 0), 2 for digit 2 (buffer 1; into buffer 0), 1 for digits 1 and 3
+ * (buffer 0; into buffer 1 or the outputs).
  */
-export interface RadixSplit {
-  /** 0 for digits 0 and 2, 1 for digits 1 and 3 (which read buffer 0). */
-  readonly parity: 0 | 1;
-  /** With parity 0: digit 0 (it reads the source) rather than digit 2 (buffer 1). */
-  readonly fromSource: boolean;
-}
+export type RadixDigitProgram = 0 | 1 | 2;
 
-/**
- * The program a radix launch of pass `pass` (a group's 4 x group + digit) runs with a split double
- * buffer: 0 for digit 0 (it reads the source), 1 for digits 1 and 3 (buffer 0), 2 for digit 2
- * (buffer 1); and its {@link RadixSplit}.
- */
-export function radixDigitProgram(pass: number): 0 | 1 | 2 {
+/** The {@link RadixDigitProgram} a radix launch of pass `pass` (a group's 4 x group + digit) runs. */
+export function radixDigitProgram(pass: number): RadixDigitProgram {
   const digit = pass & 3;
   return digit === 2 ? 2 : ((digit & 1) as 0 | 1);
 }
-
-/** The {@link RadixSplit} of a {@link radixDigitProgram}. */
-export const radixSplitOf = (program: 0 | 1 | 2): RadixSplit => ({ parity: program === 1 ? 1 : 0, fromSource: program === 0 });
 
 /**
  * Where the radix programs split the double buffer: the temporary-storage slots each buffer's own
@@ -187,7 +175,7 @@ function warpRankBytes(workgroupSize: number, warp: Pick<RadixWarpRank, 'subgrou
 }
 
 /** Workgroup memory of the scatter program these options give (checked against the backend's when the ranking is chosen). */
-export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads' | 'split'>): number {
+export function radixScatterBytes(options: Omit<RadixProgramOptions, 'loads' | 'digit'>): number {
   return scatterSplitBytes(options) + (options.warpRank === undefined ? 0 : warpRankBytes(options.workgroupSize, options.warpRank));
 }
 
@@ -248,19 +236,18 @@ export function radixWarpRankFor(
 
 /**
  * Where a program's digit passes read a buffer's words (`Keys` or `Values`), one place
- * ({@link RadixSplit}): the source at digit 0, buffer 0 at digits 1 and 3 (what digits 0 and 2
+ * ({@link RadixDigitProgram}): the source at digit 0, buffer 0 at digits 1 and 3 (what digits 0 and 2
  * wrote), buffer 1 at digit 2; so the WGSL has no load from a buffer the kernel writes and no choice
  * at a load.
  */
-function readFrom(split: RadixSplit, what: 'Keys' | 'Values', source: string): string {
+function readFrom(digit: RadixDigitProgram, what: 'Keys' | 'Values', source: string): string {
   const zero = `tempA[u.sort${what}0At + start + j]`;
   const one = `tempB[u.sort${what}1At + start + j]`;
-  if (split.parity === 1) return `  return ${zero};`;
-  return `  return ${split.fromSource ? source : one};`;
+  return `  return ${digit === 1 ? zero : digit === 0 ? source : one};`;
 }
 
 /** WGSL the radix programs share, after the adapter's. */
-function common(kernel: RadixKernel, split: RadixSplit): string {
+function common(kernel: RadixKernel, digit: RadixDigitProgram): string {
   const parts = [
     `var<workgroup> enteredRadix: vec4<u32>;
 fn enterRadix(i: u32, lid: u32) -> vec4<u32> {
@@ -279,7 +266,7 @@ fn countsBase(g: u32) -> u32 { return u.sortCountsAt + g * (u.sortTiles + 1u) * 
   if (kernel !== 'scan') {
     parts.push(`// Key bits of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
 fn bitsAt(digit: u32, start: u32, j: u32) -> u32 {
-${readFrom(split, 'Keys', 'sourceKey(start, j)')}
+${readFrom(digit, 'Keys', 'sourceKey(start, j)')}
 }`);
   }
   if (kernel !== 'histogram') {
@@ -616,7 +603,7 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
 function writeNextWgsl(options: RadixProgramOptions): string {
   const store = (buffer: 'tempA' | 'tempB', half: 0 | 1) =>
     `${buffer}[u.sortKeys${half}At + start + at] = bits;${options.hasValues ? ` ${buffer}[u.sortValues${half}At + start + at] = value;` : ''}`;
-  const body = options.split.parity === 0 ? store('tempA', 0) : `if (digit == 3u) { writeOut(start, at, bits, value); } else { ${store('tempB', 1)} }`;
+  const body = options.digit !== 1 ? store('tempA', 0) : `if (digit == 3u) { writeOut(start, at, bits, value); } else { ${store('tempB', 1)} }`;
   return `fn writeNext(digit: u32, start: u32, at: u32, bits: u32, value: u32) {
   ${body}
 }`;
@@ -723,7 +710,7 @@ function splitBindings(kernel: RadixKernel): ProgramBinding[] {
  * bindings it adds to the caller's ({@link splitBindings}).
  */
 export function radixProgramParts(kernel: RadixKernel, options: RadixProgramOptions): { declarations: string; main: string; bindings: ProgramBinding[]; usesSubgroups?: boolean } {
-  const shared = common(kernel, options.split);
+  const shared = common(kernel, options.digit);
   const bindings = splitBindings(kernel);
   const pairs = `var<workgroup> pairs: array<vec2<u32>, ${Math.max(options.workgroupSize, 128)}>;`;
   switch (kernel) {
@@ -753,7 +740,7 @@ fn digitOf(bits: u32, mask: u32, shift: u32) -> u32 { return ((radixOrderedKey(b
 ${shared}${options.hasValues ? `
 // The value of item j in this digit's pass: from the source (pass 0) or the buffer the previous pass wrote.
 fn valueAt(digit: u32, start: u32, j: u32) -> u32 {
-${readFrom(options.split, 'Values', 'sourceValue(start, j)')}
+${readFrom(options.digit, 'Values', 'sourceValue(start, j)')}
 }` : ''}
 ${writeNextWgsl(options)}`;
       return { declarations, main: scatterMain(options), bindings, usesSubgroups: warp !== undefined };
