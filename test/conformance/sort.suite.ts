@@ -336,6 +336,8 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         }
         expect(() => plan(built.args, { policy: { radixLoads: 4 } })).toThrow('tuning.policy.radixLoads: 4 is not 1, 2 or 3');
         expect(() => plan(built.args, { policy: { radixLoads: 0 } })).toThrow('tuning.policy.radixLoads: 0 is not a positive integer');
+        expect(() => plan(built.args, { policy: { sizeOrderMinSegments: 0 } })).toThrow('tuning.policy.sizeOrderMinSegments: 0 is not a positive integer');
+        expect(() => plan(built.args, { policy: { sizeOrderSegmentsPerWorkgroup: 1.5 } })).toThrow('tuning.policy.sizeOrderSegmentsPerWorkgroup: 1.5 is not a positive integer');
         for (const items of [3, 32]) {
           expect(() => plan(built.args, { policy: { workgroupRadixItemsPerInvocation: items } })).toThrow(`tuning.policy.workgroupRadixItemsPerInvocation: ${items} is not a power of two from 1 to 16`);
         }

@@ -1197,6 +1197,10 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           () => untyped.plan({ ...args, segmentStride }, env({ backend, tuning: { policy: { tileItem: 1024 } } })),
           "env.tuning.policy: unknown field 'tileItem' (did you mean 'tileItems'?)",
         );
+        await usage(
+          () => untyped.plan({ ...args, segmentStride }, env({ backend, tuning: { policy: { radixCompactPastTile: 'yes' } } })),
+          'tuning.policy.radixCompactPastTile: yes is not a boolean',
+        );
         await expectUntouched(built);
         // Spelled right, the same call runs the strided rows.
         const { keys } = await runCase(backend, built);
