@@ -74,6 +74,9 @@ const cases: ProfileCase[] = [
   // Sorted selections past merge's 65536 keys: the radix selection sort.
   topk('topk-sorted-4m-k100000', 1, Math.floor(4194304 / shrink), Math.floor(100000 / shrink)),
   topk('topk-sorted-32x262144-k100000', 32, Math.floor(262144 / shrink), Math.floor(100000 / shrink)),
+  topk('topk-sorted-4x1m-k131072', 4, Math.floor(1048576 / shrink), Math.floor(131072 / shrink)),
+  topk('topk-sorted-2x2m-k500000', 2, Math.floor(2097152 / shrink), Math.floor(500000 / shrink)),
+  topk('topk-sorted-8x1m-k262144', 8, Math.floor(1048576 / shrink), Math.floor(262144 / shrink)),
   // The MoE router with per-token k on the device: 'validate' (the default) against 'trust'.
   ...(['validate', 'trust'] as const).map((guaranteeChecks): ProfileCase => ({
     id: `topk-router-device-k${guaranteeChecks === 'trust' ? '-trust' : ''}`,

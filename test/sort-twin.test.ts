@@ -36,6 +36,9 @@ const cases: TwinCase[] = [
   { name: 'single-tile and radix side by side (the natural plan)', sizes: [300, 9000, 0, 77, 4100] },
   // 79 tiles: the scan splits each digit's tile counts over 8 invocations, 8 workgroups per segment.
   { name: 'radix over many tiles per segment (each digit scanned by several invocations)', sizes: [20000, 3, 9000, 0], variant: 'radix', policy: { radixTileItems: 256 } },
+  // 79 tiles a segment with no scan launch: each scatter workgroup adds up the counts of every tile.
+  { name: 'radix over many tiles per segment, the scan in the scatter', sizes: [20000, 3, 9000, 0], variant: 'radix', policy: { radixTileItems: 256, radixScanLaunchMinTiles: 100 } },
+  { name: 'radix over few tiles per segment with a scan launch (radixScanLaunchMinTiles 1)', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixScanLaunchMinTiles: 1 } },
   // 4 digit totals per invocation in the scatter's scan; rank tiles of 1024 keys, 16 per invocation.
   { name: 'radix with 64-invocation workgroups', sizes: [5000, 1200, 1100], variant: 'radix', policy: { workgroupSize: 64, tileItems: 1024, radixTileItems: 3000 } },
   // The radix kernels' loads (radixLoads) leave the same slots: values gathered at the write, carried without loading ahead.

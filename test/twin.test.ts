@@ -266,6 +266,20 @@ const cases: TwinCase[] = [
     policy: { selectionSortVariant: 'radix', radixCompactPastTile: true },
     launches: ['radix-select/compact-write', 'sort-selection/scatter'],
   },
+  {
+    // Exactly k keys per segment in [1.5, 1.55), the rest in [1, 1.05): the take ends with digit 1's
+    // bucket, and the filter that ends it writes the selection's least key (its digit-0 prefix).
+    name: 'radix-select sorted past the tile, compacted, a take the filters end with a whole bucket',
+    sizes: [9000, 6000],
+    k: 5000,
+    variant: 'radix-select',
+    policy: { selectionSortVariant: 'radix', radixCompactPastTile: true },
+    key: (i, random) => {
+      const [j, size] = i < 9000 ? [i, 9000] : [i - 9000, 6000];
+      return ((j * 7919) % size < 5000 ? 1.5 : 1) + Math.round(random() * 50) / 1024;
+    },
+    launches: ['radix-select/compact-write', 'sort-selection/scatter'],
+  },
   { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, weights: 'softmax' },
   {
     // Forced: a software adapter's few workgroup slots leave the selection to radix by the sort's policy.

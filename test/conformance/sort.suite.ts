@@ -134,7 +134,25 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
       it('segments over many radix tiles', async () => {
         await expectAllVariants(makeSortCase({ name: 'tiles', keyType: 'f32', flavour: 'special', sizes: [50_000, 9000, 3, 0, 4097], orders: alternating(5), seed: 17 }), ['merge', 'workgroup-radix', 'radix']);
         // Small radix tiles: many tiles per segment (tiles per segment is a uniform, no new pipeline).
-        await expectReference(makeSortCase({ name: 'small tiles', keyType: 'f32', flavour: 'special', sizes: [5000, 777, 12000], orders: alternating(3), seed: 19 }), 'radix', { radixTileItems: 300 });
+        const small = makeSortCase({ name: 'small tiles', keyType: 'f32', flavour: 'special', sizes: [5000, 777, 12000], orders: alternating(3), seed: 19 });
+        await expectReference(small, 'radix', { radixTileItems: 300 });
+        // 40 tiles a segment: a scan launch (from 33 tiles, the built-in policies'), or none (the
+        // scatter adds up the tiles' counts: five batches of 8, the last part empty), or a scan
+        // launch wherever there is one tile or more.
+        const built = buildSortCase(backend, small);
+        try {
+          const scans = (policy: Record<string, number>) => {
+            const made = DeviceSegmentedSort.plan(built.args as never, env({ backend, tuning: { variant: 'radix', policy } })) as { launches: readonly { name: string }[]; destroy(): void };
+            made.destroy();
+            return made.launches.some((launch) => launch.name.includes('radix/scan'));
+          };
+          expect(scans({ radixTileItems: 300 }), 'radixScanLaunchMinTiles 33, 40 tiles').toBe(true);
+          expect(scans({ radixTileItems: 300, radixScanLaunchMinTiles: 41 }), 'radixScanLaunchMinTiles 41').toBe(false);
+        } finally {
+          for (const a of built.owned) a.destroy();
+        }
+        await expectReference(small, 'radix', { radixTileItems: 300, radixScanLaunchMinTiles: 41 });
+        await expectReference(small, 'radix', { radixScanLaunchMinTiles: 1 });
         // Segments in groups that reuse the counts (tiles and groups are uniforms and pass words, no new pipeline).
         const grouped = makeSortCase({ name: 'groups', keyType: 'f32', flavour: 'special', sizes: [5000, 3000, 0, 7000, 100, 2500, 1], orders: alternating(7), seed: 20 });
         await expectReference(grouped, 'radix', { radixTileItems: 300, radixMaxTiles: 20 });
@@ -337,6 +355,7 @@ export function defineSortConformance(backendName: string, makeBackend: () => Pr
         expect(() => plan(built.args, { policy: { radixLoads: 4 } })).toThrow('tuning.policy.radixLoads: 4 is not 1, 2 or 3');
         expect(() => plan(built.args, { policy: { radixLoads: 0 } })).toThrow('tuning.policy.radixLoads: 0 is not a positive integer');
         expect(() => plan(built.args, { policy: { sizeOrderMinSegments: 0 } })).toThrow('tuning.policy.sizeOrderMinSegments: 0 is not a positive integer');
+        expect(() => plan(built.args, { policy: { radixScanLaunchMinTiles: 0 } })).toThrow('tuning.policy.radixScanLaunchMinTiles: 0 is not a positive integer');
         expect(() => plan(built.args, { policy: { sizeOrderSegmentsPerWorkgroup: 1.5 } })).toThrow('tuning.policy.sizeOrderSegmentsPerWorkgroup: 1.5 is not a positive integer');
         for (const items of [3, 32]) {
           expect(() => plan(built.args, { policy: { workgroupRadixItemsPerInvocation: items } })).toThrow(`tuning.policy.workgroupRadixItemsPerInvocation: ${items} is not a power of two from 1 to 16`);

@@ -8,6 +8,7 @@ import { type Backend, type DeviceArray, type Env, type Requirements, type TopKP
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
 import { radixSample, radixSampleCap, radixSamplePosition, radixState, radixStateWords, rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
 import { selectionMergeLayout } from '../../src/algorithms/batched-top-k/problem.js';
+import { defaultRadixScanLaunchMinTiles } from '../../src/algorithms/segmented-sort/problem.js';
 import {
   type Allowed,
   type NumericKind,
@@ -657,6 +658,15 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         // Per-segment k (some within the tile, some past it), a stride, a kMax past the largest segment.
         await expectReferencePlan(makeCase({ name: 'sorted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }), undefined, radix);
       }, 600_000);
+      it("a selection of the sort's radixScanLaunchMinTiles tiles or more: its scan in a launch of its own (fewer: in the scatter)", async () => {
+        const { tileItems } = topKPolicyFor(backend.capabilities);
+        const k = defaultRadixScanLaunchMinTiles * tileItems + 7;
+        const c = makeCase({ name: 'sorted-scan-launch', flavour: 'ties', sizes: [k + 1000, 5000], k, directions: ['max', 'min'], seed: 71 });
+        const plan = await expectReferencePlan(c, 'radix-select', radix);
+        expect(plan.launches.some((launch) => launch.name.includes('sort-selection/scan'))).toBe(true);
+        const few = await expectReferencePlan(makeCase({ name: 'sorted-scan-in-scatter', flavour: 'ties', sizes: [9000, 5000], k: 5000, seed: 73 }), 'radix-select', radix);
+        expect(few.launches.some((launch) => launch.name.includes('sort-selection/scan'))).toBe(false);
+      }, 600_000);
     });
 
     describe('radix-select past the tile: the compaction launches (radix-plan.ts)', () => {
@@ -686,33 +696,42 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
         const { tileItems } = topKPolicyFor(backend.capabilities);
         const k = tileItems + 100;
         const sizes = [3 * k, k + 5, 2 * k + 1];
-        const base = makeCase({ name: 'top-range', sizes, k, directions: ['max', 'min', 'max'], seed: 227 });
-        const random = rng(229);
-        const keys = new Float32Array(base.keys.length);
-        let start = 0;
-        sizes.forEach((size, i) => {
-          const best = base.directions[i] === 'max' ? 1 : -1;
-          const order = Array.from({ length: size }, (_, j) => j);
-          for (let j = 0; j < k; j++) {
-            const r = j + Math.floor(random() * (size - j));
-            [order[j], order[r]] = [order[r]!, order[j]!];
+        // The take ends with digit 0's bucket (the best about +-1000, the rest -+1000), or with digit
+        // 1's (the best in [1.5, 1.55), the rest in [1, 1.05): every key shares digit 0, and the
+        // selection's least key carries it); integers of 1/1024 within each group, so ties.
+        const layouts = [
+          { name: 'digit 0', best: (r: number) => 1000 + Math.round(r * 50), rest: (r: number) => -1000 + Math.round(r * 50) },
+          { name: 'digit 1', best: (r: number) => 1.5 + Math.round(r * 50) / 1024, rest: (r: number) => 1 + Math.round(r * 50) / 1024 },
+        ];
+        for (const [l, layout] of layouts.entries()) {
+          const base = makeCase({ name: `top-range, ${layout.name}`, sizes, k, directions: ['max', 'min', 'max'], seed: 227 + l });
+          const random = rng(229 + l);
+          const keys = new Float32Array(base.keys.length);
+          let start = 0;
+          sizes.forEach((size, i) => {
+            const sign = base.directions[i] === 'max' ? 1 : -1;
+            const order = Array.from({ length: size }, (_, j) => j);
+            for (let j = 0; j < k; j++) {
+              const r = j + Math.floor(random() * (size - j));
+              [order[j], order[r]] = [order[r]!, order[j]!];
+            }
+            for (let j = 0; j < size; j++) keys[start + order[j]!] = sign * (j < k ? layout.best(random()) : layout.rest(random()));
+            start += size;
+          });
+          const c = { ...base, keys: new Uint32Array(keys.buffer) };
+          // On by default on GPU-class backends only (policy.ts radixCompactPastTile): forced here.
+          const policy: Partial<TopKPolicy> = { radixCompactPastTile: true };
+          const plan = await expectReferencePlan(c, 'radix-select', policy);
+          expect(plan.launches.map((launch) => launch.name)).toContainEqual(expect.stringMatching(/compact-write/));
+          const built = buildCase(backend, c);
+          try {
+            const { keys: got, values } = await runCase(backend, built, { variant: 'radix-select', policy, requirements: { outputOrdering: 'unsorted' } });
+            const expected = inIndexOrder(c, built.expected, built.kMax);
+            expect(got, `${layout.name}, unsorted: keys`).toEqual(expected.keys);
+            expect(values, `${layout.name}, unsorted: values`).toEqual(expected.values);
+          } finally {
+            for (const a of built.owned) a.destroy();
           }
-          for (let j = 0; j < size; j++) keys[start + order[j]!] = (j < k ? best : -best) * 1000 + Math.round(random() * 50);
-          start += size;
-        });
-        const c = { ...base, keys: new Uint32Array(keys.buffer) };
-        // On by default on GPU-class backends only (policy.ts radixCompactPastTile): forced here.
-        const policy: Partial<TopKPolicy> = { radixCompactPastTile: true };
-        const plan = await expectReferencePlan(c, 'radix-select', policy);
-        expect(plan.launches.map((l) => l.name)).toContainEqual(expect.stringMatching(/compact-write/));
-        const built = buildCase(backend, c);
-        try {
-          const { keys: got, values } = await runCase(backend, built, { variant: 'radix-select', policy, requirements: { outputOrdering: 'unsorted' } });
-          const expected = inIndexOrder(c, built.expected, built.kMax);
-          expect(got, 'unsorted: keys').toEqual(expected.keys);
-          expect(values, 'unsorted: values').toEqual(expected.values);
-        } finally {
-          for (const a of built.owned) a.destroy();
         }
       }, 600_000);
     });

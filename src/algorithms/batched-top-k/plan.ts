@@ -11,8 +11,8 @@ import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
 import { type RadixPick, type TopKPolicy, type TopKSelection, type TopKVariant, radixPickOf, reduceMergesInChunks, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
-import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, publishedEntryWords, reduceChunks, topKKernels } from './problem.js';
-import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
+import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, publishedEntryWords, reduceChunks, selectionSortPolicy, topKKernels } from './problem.js';
+import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixScansInScatter, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
 import { requiredWith } from '../../types/messages.js';
 
@@ -361,6 +361,7 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, sort: Selecti
   const { tiles, groupSegments } = sort;
   const groups = Math.ceil(facts.maxSegments / groupSegments);
   const scanWorkgroups = radixScanShape(tiles, policy.workgroupSize).workgroups;
+  const inScatter = radixScansInScatter(tiles, selectionSortPolicy(policy));
   layout.add('sortCounts', radixCountsWords(Math.min(facts.maxSegments, groupSegments), tiles) * 4);
   buffers();
   for (let group = 0; group < groups; group++) {
@@ -369,8 +370,9 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, sort: Selecti
     for (let digit = 0; digit < sortRadixPasses; digit++) {
       const at = { variant, pass: radixLaunchPass(group, digit) };
       launches.push({ ...at, kernel: 'sort-histogram', name: `topk/sort-selection/histogram[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection (up to ${selected} keys) by the segmented sort's radix sort, pass ${digit}: digit histogram (${tiles} tiles per segment)` });
-      launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments * scanWorkgroups, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
-      launches.push({ ...at, kernel: 'sort-scatter', name: `topk/sort-selection/scatter[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection, pass ${digit}: stable scatter${digit === sortRadixPasses - 1 ? ' into the outputs, best first' : ''}` });
+      if (!inScatter) launches.push({ ...at, kernel: 'sort-scan', name: `topk/sort-selection/scan[${spec}]`, grid: segments * scanWorkgroups, purpose: `${which}sort the selection, pass ${digit}: where each tile's digits go` });
+      const placing = inScatter ? `, each tile adding up where its digits go from the ${tiles} tiles' counts (no scan launch: fewer than the sort policy's radixScanLaunchMinTiles)` : '';
+      launches.push({ ...at, kernel: 'sort-scatter', name: `topk/sort-selection/scatter[${spec}]`, grid: segments * tiles, purpose: `${which}sort the selection, pass ${digit}: stable scatter${placing}${digit === sortRadixPasses - 1 ? ' into the outputs, best first' : ''}` });
     }
   }
   return launches;

@@ -187,8 +187,14 @@ export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
   // (bench/sort-webgpu.ts --topk, 2026-12-01, two rounds; radix-select's tiles / 4096 (one rank
   // tile) / 2048 / 1024): 4x1048576 k=131072 0.247-0.250 / 0.229-0.232 / 0.245-0.248 / 0.294-0.296,
   // 2x2097152 k=500000 0.371-0.372 / 0.316-0.318 / 0.371-0.374 / 0.481, 1x4194304 k=100000,
-  // 32x262144 k=100000 and 8x1048576 k=262144 within 1% of each other at the first three.
-  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, tileItemsPerInvocation: 8, radixTileItems: policy.tileItems, radixMaxTiles: 16384 };
+  // 32x262144 k=100000 and 8x1048576 k=262144 within 1% of each other at the first three. Tiles of
+  // two or four rank tiles while 128 tiles remain (radixMinTiles; the sort's own is 512), so that a
+  // scatter workgroup loads a rank tile while it writes the one before (bench/sort-webgpu.ts --topk,
+  // 2026-12-01, two rounds; 512 / 256 / 128 / 64): 32x262144 k=100000 0.589 / 0.594-0.596 /
+  // 0.570-0.573 / 0.571, 8x1048576 k=262144 0.470-0.475 / 0.460 / 0.464-0.465 / 0.464, 2x2097152
+  // k=500000 0.304-0.310 / 0.309-0.314 / 0.302-0.314 / 0.299-0.303, 4x1048576 k=131072 (64 tiles of
+  // 8192 at 64) 0.226-0.236 / 0.253-0.263 / 0.226-0.255 / 0.271-0.293.
+  return { workgroupSize: policy.workgroupSize, tileItems: policy.tileItems, tileItemsPerInvocation: 8, radixTileItems: policy.tileItems, radixMaxTiles: 16384, radixMinTiles: 128 };
 }
 
 /**

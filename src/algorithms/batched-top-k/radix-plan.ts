@@ -44,11 +44,13 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  * then walked a bitmap of the row); so where a take may pass the tile and the output is in index
  * order (sorted after, or unsorted by index), on GPU-class backends (the policy's
  * `radixCompactPastTile`; the CPU emulator's finalize is faster there), finalize only finds the
- * selection's threshold (the ordered key of the k-th best) and how many keys equal to it are taken,
- * or, where the filters selected the whole take before the last digit, the least key they selected
- * (every key at or above it is taken); the two compaction launches then write the selection over
- * every tile of the segment: a key above the threshold, or one of the first equal keys in index
- * order, goes to (selected keys before it in index order).
+ * selection's threshold (the ordered key of the k-th best) and how many keys equal to it are taken;
+ * where a digit's threshold bucket ends the take, the filter of that digit writes the bucket's least
+ * key instead (every key at or above it is taken) and finalize has nothing to find (it searched the
+ * selected keys for their least: 0.090 of 0.69 ms for 32 rows of 262144 keys with k = 100000 on an
+ * H200), and the filters only count the keys they select; the two compaction launches then write
+ * the selection over every tile of the segment: a key above the threshold, or one of the first equal
+ * keys in index order, goes to (selected keys before it in index order).
  */
 
 /** What the radix-select launches are sized by. */

@@ -20,7 +20,7 @@ import {
   selectSegmentedSortVariant,
   sizeOrderMaxSegments,
 } from './policy.js';
-import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
+import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, radixScansInScatter, defaultRadixScanLaunchMinTiles, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
 
 const orderParameter: OptionParameterSpec = { type: 'option', name: 'order', options: sortOrders, required: true };
 
@@ -164,6 +164,7 @@ function variantLaunches(
     const perGroup = groupSegments(geometry, policy);
     const groups = Math.ceil(facts.maxSegments / perGroup);
     const scanWorkgroups = radixScanShape(tiles, policy.workgroupSize).workgroups;
+    const inScatter = radixScansInScatter(tiles, policy);
     layout.add('sortCounts', radixCountsWords(Math.min(facts.maxSegments, perGroup), tiles) * 4);
     for (const slot of withValues ? ['sortKeys0', 'sortValues0', 'sortKeys1', 'sortValues1'] : ['sortKeys0', 'sortKeys1']) layout.add(slot, itemsBound * 4);
     for (let group = 0; group < groups; group++) {
@@ -174,8 +175,9 @@ function variantLaunches(
         const to = digit === radixPasses - 1 ? 'the outputs' : `buffer ${digit % 2}`;
         const pass = radixLaunchPass(group, digit);
         launches.push(launch('radix-histogram', 'radix', 'radix/histogram', `${which}pass ${digit}: histogram of digit ${digit} of ${from} (${tiles} tiles per segment)`, pass, segments * tiles));
-        launches.push(launch('radix-scan', 'radix', 'radix/scan', `${which}pass ${digit}: where each tile's digits go in its segment (${scanWorkgroups} workgroups per segment)`, pass, segments * scanWorkgroups));
-        launches.push(launch('radix-scatter', 'radix', 'radix/scatter', `${which}pass ${digit}: rank each tile by digit ${digit} in workgroup memory (stable), then write each digit's run of ${from} into ${to}`, pass, segments * tiles));
+        if (!inScatter) launches.push(launch('radix-scan', 'radix', 'radix/scan', `${which}pass ${digit}: where each tile's digits go in its segment (${scanWorkgroups} workgroups per segment)`, pass, segments * scanWorkgroups));
+        const placing = inScatter ? `add up where its digits go from the ${tiles} tiles' counts (fewer than radixScanLaunchMinTiles ${policy.radixScanLaunchMinTiles ?? defaultRadixScanLaunchMinTiles}: no scan launch), ` : '';
+        launches.push(launch('radix-scatter', 'radix', 'radix/scatter', `${which}pass ${digit}: ${placing}rank each tile by digit ${digit} in workgroup memory (stable), then write each digit's run of ${from} into ${to}`, pass, segments * tiles));
       }
     }
   }

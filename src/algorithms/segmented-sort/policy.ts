@@ -2,7 +2,7 @@ import type { BackendCapabilities } from '../../backends/backend.js';
 import { type VariantSelection, type VariantVerdict, checkPolicyNames, checkPositiveIntegers, gpuClass, selectVariant } from '../../dispatch/variants.js';
 import { SegkitUsageError } from '../../errors.js';
 import type { Bounds } from '../../params/param.js';
-import { defaultMergeMinTiles, defaultRadixMinTiles, mergePassWorkgroupBytes, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
+import { defaultMergeMinTiles, defaultRadixMinTiles, defaultRadixScanLaunchMinTiles, mergePassWorkgroupBytes, mergePassesFor, mergeTileFor, workgroupRadixBytes } from './problem.js';
 import { tileItemsFor } from '../batched-top-k/policy.js';
 import { sortRadixLoads } from './webgpu/radix.js';
 
@@ -53,6 +53,13 @@ export interface SegmentedSortPolicy {
    * built-in policies' value, 512.
    */
   readonly radixMinTiles?: number;
+  /**
+   * Tiles per segment from which the radix scan has a launch of its own (problem.ts
+   * `radixScansInScatter`); below, each scatter workgroup adds up its digits' counts over the
+   * segment's tiles itself, and a digit pass is two launches. 1: always the launch. Left out: the
+   * built-in policies' value (problem.ts `defaultRadixScanLaunchMinTiles`).
+   */
+  readonly radixScanLaunchMinTiles?: number;
   /**
    * How the radix kernels load, 1 to 3 (webgpu/radix.ts `RadixLoads`): 1 has the scatter gather
    * each value by its index at the write; 2 carries the values, loaded beside their keys, through
@@ -210,6 +217,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     radixTileItems: 32 * Math.min(256, capabilities.maxWorkgroupSize),
     radixMaxTiles: 16384,
     radixMinTiles: defaultRadixMinTiles,
+    radixScanLaunchMinTiles: defaultRadixScanLaunchMinTiles,
     radixLoads: sortRadixLoads,
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     mergeMaxSegmentItems: !gpuClass(capabilities) ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,

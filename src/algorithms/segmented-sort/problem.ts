@@ -74,6 +74,30 @@ export function tilesPerSegment(problem: { maxSegments: number; maxSegmentSize: 
   return Math.max(1, Math.min(wanted, Math.floor(policy.radixMaxTiles / segments)));
 }
 
+/**
+ * Every built-in policy's `radixScanLaunchMinTiles`: segments of fewer tiles have no scan launch.
+ * H200, GPU ms (bench/sort-webgpu.ts --variants=radix --topk, 2026-12-01, two rounds; a scan launch
+ * always (1) / from 33 / 65 / 129 tiles): sorted top-k 32x262144 k=100000 (7 tiles a segment)
+ * 0.566-0.569 / 0.549-0.550 / 0.547-0.550 / 0.548-0.549, 8x1048576 k=262144 (16 tiles) 0.460-0.461 /
+ * 0.429 / 0.429-0.430 / 0.429-0.430, 1x4194304 k=100000 (25 tiles) 0.180-0.194 / 0.160-0.161 /
+ * 0.161-0.177 / 0.160-0.164, 2x2097152 k=500000 (123 tiles) 0.296-0.305 / 0.307 / 0.305-0.307 /
+ * 0.336-0.340; the sort's radix forced over 64x32768 (4 tiles) 0.197-0.199 / 0.183 / 0.182-0.183 /
+ * 0.182-0.183; 1x16M (512 tiles) unchanged. A scatter workgroup adds up 256 x tiles counts where
+ * the launch reads them once: from about a hundred tiles that costs more than the launch.
+ */
+export const defaultRadixScanLaunchMinTiles = 33;
+
+/**
+ * Whether a radix pass over segments of `tiles` tiles leaves the scan to the scatter: each scatter
+ * workgroup adds up, for each digit, the segment's tile counts (the digit's total) and those of the
+ * tiles before its own, as the scan would have left them, so a digit pass is two launches. A
+ * scatter workgroup then reads 256 x tiles counts, where the scan launch reads them once: worth it
+ * only while that launch's fixed cost is most of its time.
+ */
+export function radixScansInScatter(tiles: number, policy: Pick<SegmentedSortPolicy, 'radixScanLaunchMinTiles'>): boolean {
+  return tiles < (policy.radixScanLaunchMinTiles ?? defaultRadixScanLaunchMinTiles);
+}
+
 /** Segments one radix group covers: as many as `radixMaxTiles` tiles hold. */
 export function groupSegments(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
   return Math.max(1, Math.floor(policy.radixMaxTiles / tilesPerSegment(problem, policy)));

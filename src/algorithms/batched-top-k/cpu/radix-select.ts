@@ -702,6 +702,8 @@ function filterWorkgroup(workgroupId: number, shared: WorkgroupMemory, params: T
   chooseDigit(temp, histogramAt(ctx, segment, pass), ctx.radixDigits, remaining);
   const threshold = choice[0]!;
   const takeBucket = choice[1]! + choice[2]! === remaining;
+  const countsSelected = ctx.radixCompacts && seg.take > ctx.policy.tileItems;
+  if (countsSelected && takeBucket && w === 0) recordTakeBound(ctx, state, pass, threshold, sampled);
   const keys = ctx.keys;
   const start = seg.start;
   const mask = seg.mask;
@@ -738,7 +740,9 @@ function filterWorkgroup(workgroupId: number, shared: WorkgroupMemory, params: T
         staged[nextHistogram + ((s >>> nextShift) & nextMask)]!++;
       }
     }
-    if (selectedCount > 0) {
+    // Where the compaction launches write the selection, the selected items are only counted.
+    if (selectedCount > 0 && countsSelected) appendCount(temp, state + radixState.selectedByPass + pass, selectedCount, tiles);
+    else if (selectedCount > 0) {
       const at = before + appendCount(temp, state + radixState.selectedByPass + pass, selectedCount, tiles);
       // Only inconsistent inputs under 'trust' could select past take; never write past the segment's slots.
       const copy = Math.min(selectedCount, kMax - at);
@@ -761,6 +765,25 @@ function filterWorkgroup(workgroupId: number, shared: WorkgroupMemory, params: T
     const participants = Math.min(tiles, Math.ceil(count / tileItems));
     if (appendCount(temp, state + radixState.filterArrived, 1, tiles) + 1 === participants) finalizeSegment(ctx, segment, shared);
   }
+}
+
+/**
+ * Where the take ends with digit `pass`'s threshold bucket, in a selection the compaction launches
+ * write: the selection is every key at or above the bucket's least key (the digits before this one,
+ * which every candidate shares, then the bucket's, zeros after), and at or above the sampled
+ * threshold where pass 0 read only the keys that reached it; all keys equal to it are taken.
+ */
+function recordTakeBound(ctx: TopKContext, state: number, pass: number, bucket: number, sampled: boolean): void {
+  const temp = ctx.temp;
+  let least = (bucket << digitShift(ctx, pass)) >>> 0;
+  if (pass > 0) {
+    const shared = orderedKeyAt(ctx, temp[ctx.candidatesSlot[pass & 1]! + segmentOfWorkgroup.start]!);
+    least = (least | (shared & ~((1 << (32 - ctx.radixBits * pass)) - 1))) >>> 0;
+  }
+  if (sampled) least = Math.max(least, temp[state + radixState.threshold]! >>> 0);
+  temp[state + radixState.compactThreshold] = least;
+  temp[state + radixState.compactTies] = -1;
+  temp[state + radixState.compactPending] = 1;
 }
 
 /** Adds `n` to a counter and returns its old value: atomically where workgroups of the segment may run on other threads. */
@@ -812,16 +835,9 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
   const mask = seg.mask;
   const isF32 = ctx.isF32;
   const xor = ctx.integerKeyXor ^ mask;
-  if (ctx.radixCompacts && seg.take > ctx.policy.tileItems && count >= seg.take) {
-    // The filters selected the whole take, a top range of the keys: every key at or above the least
-    // selected one, all equal to it taken. The compaction launches write it (radix-plan.ts).
-    let least = 0xffffffff;
-    for (let j = 0; j < count; j++) least = Math.min(least, orderedKeyAt(ctx, temp[selected + j]!));
-    temp[state + radixState.compactThreshold] = least;
-    temp[state + radixState.compactTies] = -1;
-    temp[state + radixState.compactPending] = 1;
-    return;
-  }
+  // The filters selected the whole take, and the one that ended it wrote the selection's least key
+  // for the compaction launches (recordTakeBound).
+  if (ctx.radixCompacts && seg.take > ctx.policy.tileItems && count >= seg.take) return;
   if (count < seg.take) {
     const remaining = seg.take - count;
     const available = Math.min(temp[state + radixState.keptByPass + last - 1]!, seg.size);

@@ -3,8 +3,8 @@ import { SegmentExtent, countOf, readSource } from '../../../backends/cpu/segmen
 import { type MergeSortSource, mergeBlocks } from '../../segmented-sort/cpu/kernels.js';
 import { mergePass } from '../../segmented-sort/cpu/merge.js';
 import { type RadixSegment, type RadixSortSource, radixHistogram, radixScan, radixScatter } from '../../segmented-sort/cpu/radix.js';
-import { type MergeLayout, radixScanShape } from '../../segmented-sort/problem.js';
-import type { SelectionSort } from '../problem.js';
+import { type MergeLayout, radixScanShape, radixScansInScatter } from '../../segmented-sort/problem.js';
+import { type SelectionSort, selectionSortPolicy } from '../problem.js';
 import type { TopKContext, TopKKernelParams } from './common.js';
 
 /*
@@ -28,6 +28,8 @@ export interface SelectionSortFields {
   readonly groupSegments: number;
   /** Digits one scan workgroup covers (segmented-sort/problem.ts `radixScanShape`). */
   readonly scanDigits: number;
+  /** Radix without a scan launch (segmented-sort/problem.ts `radixScansInScatter`). */
+  readonly scanInScatter: boolean;
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
   readonly valuesSlots: readonly [number, number];
@@ -44,6 +46,7 @@ export function selectionSortFields(ctx: TopKContext, sort: SelectionSort): Sele
     tiles: shape.tiles,
     groupSegments: shape.groupSegments,
     scanDigits: radixScanShape(shape.tiles, ctx.policy.workgroupSize).digitsPerWorkgroup,
+    scanInScatter: sort.variant === 'radix' && radixScansInScatter(shape.tiles, selectionSortPolicy(ctx.policy)),
     countsSlot: ctx.slotWords('sortCounts'),
     keysSlots: [ctx.slotWords('sortKeys0'), ctx.slotWords('sortKeys1')],
     valuesSlots: [ctx.slotWords('sortValues0'), ctx.slotWords('sortValues1')],
@@ -56,6 +59,7 @@ class SelectionSource implements RadixSortSource, MergeSortSource {
   readonly tiles: number;
   readonly groupSegments: number;
   readonly scanDigits: number;
+  readonly scanInScatter: boolean;
   readonly tempU32: Uint32Array;
   readonly countsSlot: number;
   readonly keysSlots: readonly [number, number];
@@ -81,6 +85,7 @@ class SelectionSource implements RadixSortSource, MergeSortSource {
     this.tiles = fields.tiles;
     this.groupSegments = fields.groupSegments;
     this.scanDigits = fields.scanDigits;
+    this.scanInScatter = fields.scanInScatter;
     this.tempU32 = ctx.tempU32;
     this.countsSlot = fields.countsSlot;
     this.keysSlots = fields.keysSlots;

@@ -85,6 +85,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   readonly radixWarpRank: RadixWarpRank | undefined;
   /** The merge selection sort's tile and block layout (problem.ts selectionMergeLayout); undefined without merge launches. */
   readonly selectionMerge: MergeLayout | undefined;
+  /** The radix selection sort's scatter adds up its digits' places from the tiles' counts: no scan launch (segmented-sort/problem.ts `radixScansInScatter`). */
+  readonly radixScanInScatter: boolean;
 }
 
 /** Direction index of an option index, as the kernels resolve it (indices past the end clamp to the last). */
@@ -131,6 +133,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     rankSortMinItems: policy.rankSortMinItems,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     selectionMerge: problem.selectionSort?.variant === 'merge' ? problem.selectionSort.layout : undefined,
+    radixScanInScatter: sortsSelection && !run.launches.some((l) => l.kernel === 'sort-scan'),
   };
 }
 

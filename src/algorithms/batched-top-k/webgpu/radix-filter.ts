@@ -126,6 +126,7 @@ ${items.map((j) => `    if (live${j}) { key${j} = keysIn[s.start + index${j}]; }
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
+const COMPACT_BOUND: bool = ${facts.radixCompacts};
 ${pickHere ? pickDeclarationsWgsl(facts, shortcut) : ''}
 ${finalizes ? `var<workgroup> lastFilterToArrive: u32;\n${finalizeSegmentWgsl(facts, shortcut, finalize.orderAsFound)}` : ''}
 var<workgroup> filterInfo: vec3<u32>;
@@ -166,6 +167,20 @@ ${loadTile}
   let chosen = chooseDigit(BINS, s.take - before, lid);
   let threshold = chosen.x;
   let takeBucket = chosen.y + chosen.z == s.take - before;
+  // Where the compaction launches write the selection, the selected items are only counted.
+  let countsSelected = COMPACT_BOUND && s.take > TILE;
+  if (countsSelected && takeBucket && w == 0u && lid == 0u) {
+    // The take ends with this digit's bucket: the selection is every key at or above the bucket's
+    // least key (the digits before this one, which every candidate shares, then the bucket's, zeros
+    // after), and at or above the sampled threshold where pass 0 read only the keys that reached
+    // it. The compaction launches write it (radix-plan.ts); finalize has nothing to find.
+    var least = threshold << digitShift(p);
+    if (p > 0u) { least = least | (orderedKey(keysIn[s.start + atomicLoad(&temp[source])], s.direction) & ~((1u << (32u - BITS * p)) - 1u)); }
+    if (atomicLoad(&temp[state + STATE_MODE]) == 1u && atomicLoad(&temp[state + STATE_COLLECTED]) >= s.take) { least = max(least, atomicLoad(&temp[state + STATE_THRESHOLD])); }
+    atomicStore(&temp[state + STATE_COMPACT_T], least);
+    atomicStore(&temp[state + STATE_COMPACT_TIES], 0xffffffffu);
+    atomicStore(&temp[state + STATE_COMPACT], 1u);
+  }
   clearHistogram(BINS, lid);
   loop {
     if (t * RADIX_TILE >= count) { break; }
@@ -174,6 +189,7 @@ ${loadTile}
       atomicStore(&keptInTile, 0u);
     }
     workgroupBarrier();
+    var counted = 0u;
 ${items
   .map(
     (j) => `    var slot${j} = SENTINEL;
@@ -181,7 +197,7 @@ ${items
       let key = orderedKey(key${j}, s.direction);
       let digit = digitOf(key, p);
       if (digit > threshold || (digit == threshold && takeBucket)) {
-        slot${j} = atomicAdd(&selectedInTile, 1u);
+        if (countsSelected) { counted += 1u; } else { slot${j} = atomicAdd(&selectedInTile, 1u); }
       } else if (digit == threshold) {
         slot${j} = atomicAdd(&keptInTile, 1u) | KEPT;
         atomicAdd(&localHistogram[digitOf(key, p + 1u)], 1u);
@@ -189,6 +205,7 @@ ${items
     }`,
   )
   .join('\n')}
+    if (counted != 0u) { atomicAdd(&selectedInTile, counted); }
     workgroupBarrier();
     if (lid == 0u) {
       bases = vec2<u32>(

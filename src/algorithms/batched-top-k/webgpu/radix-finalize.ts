@@ -48,7 +48,6 @@ var<workgroup> finalInfo: vec3<u32>;
 var<workgroup> finalFound: vec3<u32>;
 var<workgroup> finalAppended: atomic<u32>;
 var<workgroup> finalTied: atomic<u32>;
-var<workgroup> finalLeast: atomic<u32>;
 fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
   let p = PASSES - 1u;
   if (lid == 0u) {
@@ -56,32 +55,14 @@ fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
     finalInfo = vec3<u32>(selectedBefore(state, p), atomicLoad(&temp[state + STATE_KEPT + p - 1u]), select(0u, 1u, written));
     atomicStore(&finalAppended, 0u);
     atomicStore(&finalTied, 0u);
-    atomicStore(&finalLeast, 0xffffffffu);
   }
   let info = workgroupUniformLoad(&finalInfo);
   if (info.z == 1u) { return; }
   let selected = u.selectedAt + segment * u.kMax;
   var count = min(info.x, s.take);
   if (COMPACTS && s.take > TILE && count >= s.take) {
-    // The filters selected the whole take, a top range of the keys: every key at or above the least
-    // selected one, all equal to it taken. The compaction launches write it (radix-plan.ts).
-    var least = 0xffffffffu;
-    for (var j = lid; j < count; j += 4u * WG) {
-      let i0 = atomicLoad(&temp[selected + j]);
-      let i1 = atomicLoad(&temp[selected + min(j + WG, count - 1u)]);
-      let i2 = atomicLoad(&temp[selected + min(j + 2u * WG, count - 1u)]);
-      let i3 = atomicLoad(&temp[selected + min(j + 3u * WG, count - 1u)]);
-      let k01 = min(orderedKey(keysIn[s.start + i0], s.direction), orderedKey(keysIn[s.start + i1], s.direction));
-      let k23 = min(orderedKey(keysIn[s.start + i2], s.direction), orderedKey(keysIn[s.start + i3], s.direction));
-      least = min(least, min(k01, k23));
-    }
-    atomicMin(&finalLeast, least);
-    workgroupBarrier();
-    if (lid == 0u) {
-      atomicStore(&temp[state + STATE_COMPACT_T], atomicLoad(&finalLeast));
-      atomicStore(&temp[state + STATE_COMPACT_TIES], 0xffffffffu);
-      atomicStore(&temp[state + STATE_COMPACT], 1u);
-    }
+    // The filters selected the whole take, and the one that ended it wrote the selection's least
+    // key for the compaction launches (radix-filter.ts).
     return;
   }
   if (count < s.take) {

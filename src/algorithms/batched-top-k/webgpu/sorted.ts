@@ -44,7 +44,7 @@ fn writeOut(start: u32, at: u32, bits: u32, value: u32) {
 export function selectionSortProgram(kernel: RadixKernel, facts: TopKKernelFacts, name: string, digit: RadixDigitProgram): WebGpuProgram {
   const values = facts.valueMode !== 'none';
   // Ranks in tiles of top-k's single-tile capacity: they fit the workgroup memory finalize's sort has.
-  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank, loads: sortRadixLoads, digit });
+  const parts = radixProgramParts(kernel, { hasValues: values, workgroupSize: facts.workgroupSize, rankItems: facts.tileItems, warpRank: facts.radixWarpRank, loads: sortRadixLoads, digit, scanInScatter: facts.radixScanInScatter });
   return {
     name,
     cacheKey: `sort-selection/${kernel}${kernel === 'scan' ? '' : `/${digit}`}|${JSON.stringify(facts)}`,

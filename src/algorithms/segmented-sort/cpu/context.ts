@@ -35,6 +35,7 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
   readonly tiles: number;
   readonly groupSegments: number;
   readonly scanDigits: number;
+  readonly scanInScatter: boolean;
   /** Whether the launches include single-tile and radix or workgroup-radix (then a segment's size picks one). */
   readonly hasSingleTile: boolean;
   readonly hasRadix: boolean;
@@ -72,6 +73,7 @@ export class SortContext extends SegmentedContext<SegmentedSortRun> implements R
     this.scanDigits = radixScanShape(problem.tilesPerSegment, run.policy.workgroupSize).digitsPerWorkgroup;
     this.hasSingleTile = run.launches.some((l) => l.kernel === 'single-tile');
     this.hasRadix = run.launches.some((l) => l.kernel === 'radix-histogram');
+    this.scanInScatter = this.hasRadix && !run.launches.some((l) => l.kernel === 'radix-scan');
     this.hasWorkgroupRadix = run.launches.some((l) => l.kernel === 'workgroup-radix');
     this.hasMerge = run.launches.some((l) => l.kernel === 'merge-blocks');
     this.merge = mergeLayout(problem, run.policy);

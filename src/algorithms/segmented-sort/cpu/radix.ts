@@ -32,6 +32,8 @@ export interface RadixSortSource {
   readonly groupSegments: number;
   /** Digits one radix-scan workgroup covers (problem.ts `radixScanShape`). */
   readonly scanDigits: number;
+  /** The scatter adds up its digits' places from the tiles' counts: no scan launch (problem.ts `radixScansInScatter`). */
+  readonly scanInScatter: boolean;
   readonly tempU32: Uint32Array;
   /** Word offsets of the slots. */
   readonly countsSlot: number;
@@ -186,7 +188,7 @@ export function radixScan(src: RadixSortSource, workgroupId: number, _shared: Wo
 /**
  * 'radix-scatter': one tile's items, in index order, to their digit's next place: buffer `digit % 2`,
  * or the outputs in the last pass. Digit d's first place is the totals of smaller digits plus the
- * items of digit d in earlier tiles. (The WGSL twin ranks the tile in workgroup memory first; the
+ * items of digit d in earlier tiles (as the scan left them, or added up here where no scan ran). (The WGSL twin ranks the tile in workgroup memory first; the
  * places are the same.)
  */
 export function radixScatter(src: RadixSortSource, workgroupId: number, shared: WorkgroupMemory, launchPass: number): void {
@@ -199,9 +201,22 @@ export function radixScatter(src: RadixSortSource, workgroupId: number, shared: 
   const tile = workgroupId % tiles;
   const base = countsBase(src, Math.floor(workgroupId / tiles));
   let smaller = 0;
-  for (let d = 0; d < 256; d++) {
-    next[d] = smaller + temp[base + d * tiles + tile]!;
-    smaller += temp[base + 256 * tiles + d]!;
+  if (src.scanInScatter) {
+    // No scan launch: digit d's items in earlier tiles and its total, from the histogram's counts.
+    for (let d = 0; d < 256; d++) {
+      const at = base + d * tiles;
+      let earlier = 0;
+      for (let t = 0; t < tile; t++) earlier += temp[at + t]!;
+      let total = earlier;
+      for (let t = tile; t < tiles; t++) total += temp[at + t]!;
+      next[d] = smaller + earlier;
+      smaller += total;
+    }
+  } else {
+    for (let d = 0; d < 256; d++) {
+      next[d] = smaller + temp[base + d * tiles + tile]!;
+      smaller += temp[base + 256 * tiles + d]!;
+    }
   }
   const [lo, hi] = tileRange(size, tiles, tile);
   const buffers = scatterBuffers;

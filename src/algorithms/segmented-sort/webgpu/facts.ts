@@ -35,6 +35,8 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly tileLoadBatch: number | undefined;
   /** How the radix scatter loads a rank tile (policy.ts `radixLoads`); undefined without radix launches. */
   readonly radixLoads: RadixLoads | undefined;
+  /** The radix scatter adds up its digits' places from the tiles' counts: the plan has no scan launch (problem.ts `radixScansInScatter`). */
+  readonly radixScanInScatter: boolean;
 }
 
 /** The facts of a run. */
@@ -66,5 +68,6 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     radixLoads: hasRadix ? radixLoads : undefined,
+    radixScanInScatter: hasRadix && !run.launches.some((l) => l.kernel === 'radix-scan'),
   };
 }

@@ -421,6 +421,7 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
           // Set wherever the plan has radix launches (facts.ts).
           loads: facts.radixLoads!,
           digit,
+          scanInScatter: facts.radixScanInScatter,
         });
   return {
     name,

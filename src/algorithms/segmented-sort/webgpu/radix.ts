@@ -18,7 +18,9 @@ import type { ProgramBinding } from '../../../backends/webgpu/program.js';
  * One LSD pass over 8 bits of the sort key is three launches, reduce-then-scan (no workgroup waits on
  * another, so it is safe on every WebGPU device): the histogram counts each tile's digits; the scan
  * turns them, digit by digit (a digit's tile counts are adjacent: problem.ts), into the items of
- * that digit in earlier tiles, and each digit's total; the scatter ranks its tile in workgroup memory
+ * that digit in earlier tiles, and each digit's total (over segments of few tiles there is no scan
+ * launch and each scatter workgroup adds up the same from the counts: problem.ts
+ * `radixScansInScatter`, two launches a pass); the scatter ranks its tile in workgroup memory
  * (rank tiles of `rankItems`, looping when a tile is longer) so that the tile ends up stably sorted by
  * the digit, and then writes item p of digit d to (smaller digits' totals + digit d in earlier tiles +
  * p - first p of digit d), so a digit's places in the rank tile go to consecutive words (the writes
@@ -97,6 +99,11 @@ export interface RadixProgramOptions {
    * at each load cost; the scan reads neither: any program).
    */
   readonly digit: RadixDigitProgram;
+  /**
+   * The scatter adds up each digit's total and its items in earlier tiles from the histogram's tile
+   * counts itself (the plan has no scan launch: problem.ts `radixScansInScatter`); default false.
+   */
+  readonly scanInScatter?: boolean;
 }
 
 /**
@@ -313,6 +320,16 @@ function histogramMain(loads: RadixLoads): string {
   let at = countsBase(inGroup) + tile;
   for (var d = lid; d < 256u; d += WG) { temp[at + d * u.sortTiles] = atomicLoad(&histogram[d]); }`;
 }
+
+/**
+ * Counts a scatter workgroup's invocation loads at once where it adds up its digit's counts itself
+ * (no scan launch). In the scan launch, the same batches took one 16M-key sort's scan (512 tiles,
+ * 16 counts a lane) from 0.0183 to 0.0195 ms of GPU time on an H200 (its loop of single loads
+ * stays), one 100000-key selection's (25 tiles, 13 a lane) from 0.0123 to 0.0104
+ * (bench/webgpu-launch-profile.ts, 2026-12-01).
+ */
+const scanBatch = 8;
+const scanRange = Array.from({ length: scanBatch }, (_, b) => b);
 
 // problem.ts radixScanShape, in WGSL: threads per digit, digits per workgroup.
 const scanMain = `
@@ -635,6 +652,21 @@ function warpScanTotals(warp: RadixWarpRank, workgroupSize: number): string {
   let constant = workgroupUniformLoad(&pairs[${subgroups}u]).y != 0u;`;
 }
 
+/**
+ * WGSL: digit d<c>'s total and its items in tiles before this one, added up from the histogram's
+ * counts of every tile of the segment (no scan launch ran), ${scanBatch} loads in flight at a time.
+ */
+function foldedCounts(c: number): string {
+  const load = (b: number) => `var n${c}_${b} = 0u;\n      if (t + ${b}u < u.sortTiles) { n${c}_${b} = temp[at${c} + t + ${b}u]; }`;
+  return `if (d${c} < 256u) {
+    let at${c} = base + d${c} * u.sortTiles;
+    for (var t = 0u; t < u.sortTiles; t += ${scanBatch}u) {
+      ${scanRange.map(load).join('\n      ')}
+      ${scanRange.map((b) => `total${c} += n${c}_${b};\n      earlier${c} += select(0u, n${c}_${b}, t + ${b}u < tile);`).join('\n      ')}
+    }
+  }`;
+}
+
 function scatterMain(options: RadixProgramOptions): string {
   const { hasValues, warpRank: warp } = options;
   const perThread = Math.ceil(256 / options.workgroupSize);
@@ -661,7 +693,7 @@ function scatterMain(options: RadixProgramOptions): string {
   ${indices(perThread).map((c) => `let d${c} = lid * ${perThread}u + ${c}u;
   var total${c} = 0u;
   var earlier${c} = 0u;
-  if (d${c} < 256u) { total${c} = temp[totalsAt + d${c}]; earlier${c} = temp[base + d${c} * u.sortTiles + tile]; }
+  ${options.scanInScatter === true ? foldedCounts(c) : `if (d${c} < 256u) { total${c} = temp[totalsAt + d${c}]; earlier${c} = temp[base + d${c} * u.sortTiles + tile]; }`}
   sum += total${c};
   everyItem += select(0u, 1u, total${c} == s.y);`).join('\n  ')}
   ${warp === undefined ? `var running = scanPairs(vec2<u32>(sum, everyItem), lid).x - sum;
