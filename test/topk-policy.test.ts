@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixSampleCompactedDivisor, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -89,6 +89,39 @@ describe('top-k policy', () => {
     expect(launched.explained).toContain('segments of up to 131073 keys, past radixFoldFallbackMaxItems 131072: spread over the device');
     expect(launchesOf(131072, { radixFoldFallbackMaxItems: 65536 }).names).toContain('fallback');
     expect(() => launchesOf(131072, { radixFoldFallbackMaxItems: 0 })).toThrow(/tuning\.policy\.radixFoldFallbackMaxItems/);
+    gpu.destroy();
+  });
+
+  it('radix-select leaves the fallback launch out where no segment samples a threshold (every take above a quarter of its segment, or above the tile and a sixteenth where the plan compacts)', () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } });
+    const { tileItems } = topKPolicyFor(gpu.capabilities);
+    const namesOf = (cols: number, k: number, kBounds?: { min: number; max: number }, policy: Partial<TopKPolicy> = {}) => {
+      const keysIn = gpu.alloc('f32', cols);
+      const keysOut = gpu.alloc('f32', kBounds?.max ?? k);
+      // Bounds: k on the device, only its bounds known to the plan.
+      const ks = kBounds === undefined ? undefined : gpu.upload(new Uint32Array([k]));
+      const plan = DeviceBatchedTopK.plan(
+        { keysIn, keysOut, segmentSizes: p.uniform(cols), k: ks === undefined ? p.uniform(k) : p.perSegment(ks, kBounds), selectDirection: p.constantOption('max'), numSegments: p.uniform(1) },
+        env({ backend: gpu, tuning: { variant: 'radix-select', policy } }),
+      );
+      const names = plan.launches.map((l) => l.name.replace(/^topk\/radix-select\/|\[.*$/g, ''));
+      plan.destroy();
+      for (const a of [keysIn, keysOut, ks]) a?.destroy();
+      return names;
+    };
+    const cols = 1 << 20;
+    // Without the compaction, k past a quarter of the segment: no sample, no fallback launch.
+    const uncompacted = { radixCompactPastTile: false };
+    expect(namesOf(cols, cols / 4 + 1, undefined, uncompacted)).not.toContain('fallback');
+    expect(namesOf(cols, cols / 4, undefined, uncompacted)).toContain('fallback');
+    // Compacted takes past the tile sample up to a sixteenth (policy.ts radixSampleCompactedDivisor).
+    expect(radixSampleCompactedDivisor).toBe(16);
+    expect(namesOf(cols, cols / 16 + 1)).toEqual(expect.arrayContaining(['compact-write']));
+    expect(namesOf(cols, cols / 16 + 1)).not.toContain('fallback');
+    expect(namesOf(cols, cols / 16)).toContain('fallback');
+    // A k on the device whose bounds let some k sample keeps it; bounds that rule sampling out do not.
+    expect(namesOf(cols, cols / 2, { min: tileItems, max: cols / 2 })).toContain('fallback');
+    expect(namesOf(cols, cols / 2, { min: cols / 16 + 1, max: cols / 2 })).not.toContain('fallback');
     gpu.destroy();
   });
 

@@ -280,6 +280,17 @@ const cases: TwinCase[] = [
     },
     launches: ['radix-select/compact-write', 'sort-selection/scatter'],
   },
+  {
+    // A take past the tile samples a threshold only up to a sixteenth of its segment where the plan
+    // compacts (policy.ts radixSampleCompactedDivisor): the long segment samples, the short one
+    // (a quarter, which sampled before) does not.
+    name: 'radix-select sorted past the tile, compacted: a take of a sixteenth samples, one of a quarter does not',
+    sizes: [90000, 20000],
+    k: 5000,
+    variant: 'radix-select',
+    policy: { selectionSortVariant: 'radix', radixCompactPastTile: true },
+    launches: ['radix-select/compact-write', 'sort-selection/scatter'],
+  },
   { name: 'radix-select sorted past the tile, then softmax routing weights (they read the sorted keysOut)', sizes: [5000, 2100], k: 2100, variant: 'radix-select', policy: { selectionSortVariant: 'radix' }, weights: 'softmax' },
   {
     // Forced: a software adapter's few workgroup slots leave the selection to radix by the sort's policy.

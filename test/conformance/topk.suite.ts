@@ -683,6 +683,8 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           makeCase({ name: 'compacted-k4096-payload-u32', keyType: 'u32', flavour: 'ties', sizes: [9000, 5000], k: 4096, values: 'payload', seed: 59 }),
           makeCase({ name: 'compacted-k5000-keys-only-i32', keyType: 'i32', flavour: 'special', sizes: [6000, 5001, 7], k: 5000, directions: 'min', values: 'none', seed: 61 }),
           makeCase({ name: 'compacted-k-per-segment-strided', flavour: 'ties', sizes: [7000, 2500, 0, 6999], stride: 7001, k: [6000, 2049, 3, 1], kBound: 8000, directions: ['min', 'max', 'max', 'min'], seed: 67 }),
+          // A take of a sixteenth of its segment samples a threshold; one of a quarter does not (policy.ts radixSampleCompactedDivisor).
+          makeCase({ name: 'compacted-sampled', flavour: 'ties', sizes: [90_000, 20_000], k: 5000, directions: ['max', 'min'], seed: 79 }),
         ];
         const { tileItems } = topKPolicyFor(backend.capabilities);
         for (const c of cases) {

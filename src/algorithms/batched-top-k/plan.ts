@@ -303,7 +303,7 @@ function variantLaunches(
       );
       if (selectionSort !== undefined) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), selectionSort, policy, spec, layout, withValues, variant));
     } else {
-      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, candidateWords: itemsBound, relaxed, sortAfter: selectionSort !== undefined, pick }));
+      launches.push(...radixSelectLaunches(layout, { policy, spec, maxSegments: n, maxSegmentSize, kMax: facts.kMax, kMin: effectiveBounds(facts.k).min, candidateWords: itemsBound, relaxed, sortAfter: selectionSort !== undefined, pick }));
       if (selectionSort !== undefined) launches.push(...selectionSortLaunches(facts, Math.min(facts.kMax, maxSegmentSize), selectionSort, policy, spec, layout, withValues, variant));
     }
   }

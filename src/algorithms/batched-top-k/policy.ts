@@ -382,15 +382,30 @@ export const radixSampleMinItems = 1024;
  * rank halfway instead, if that keeps three standard deviations of the count (about step sqrt(j))
  * above take ({@link radixSampleMidRank}); and from a take of 512, where it leaves fewer than 3.5,
  * j rises toward 3.5, up to that halfway rank ({@link radixSampleFloorRank}). Undefined (no
- * threshold) for segments under 1024 keys, take above size / 4, or a rank past half the sample.
+ * threshold) for segments under 1024 keys, take above size / 4 (size / 16 where `compacted`: a take
+ * the compaction launches write, {@link radixSampleCompactedDivisor}), or a rank past half the sample.
  */
-export function radixSample(size: number, take: number, cap: number, pickItems = 0): { m: number; step: number; j: number } | undefined {
-  if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / 4)) return undefined;
+export function radixSample(size: number, take: number, cap: number, pickItems = 0, compacted = false): { m: number; step: number; j: number } | undefined {
+  if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / (compacted ? radixSampleCompactedDivisor : 4))) return undefined;
   const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(size / m);
   const j = radixSampleFloorRank(Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems)), take, step, pickItems);
   return j * 2 > m ? undefined : { m, step, j };
 }
+
+/**
+ * A take past the tile that the compaction launches write (radix-plan.ts `radixCompacts`) samples a
+ * threshold only up to a sixteenth of its segment, not a quarter: there every key is read again by
+ * the compaction, and the sample's rank search and pass 0's collection cost more than they save
+ * the filters. H200, sorted top-k, GPU ms (bench/sort-webgpu.ts --topk, 2026-12-01, two rounds;
+ * sampled up to a quarter / an eighth / a sixteenth / never): 2x2097152 k=500000 0.311-0.313 /
+ * 0.298-0.300 / 0.282-0.300 / 0.280-0.298, 8x1048576 k=262144 0.431-0.432 / 0.418 / 0.416 /
+ * 0.417-0.419, 4x1048576 k=131072 (launch profile, one pass) 0.199 / - / 0.193 / 0.192; where the
+ * take is a small part of the segment the sample pays: 1x4194304 k=100000 0.160-0.168 / 0.161-0.164
+ * / 0.161 / 0.172-0.173, 16x1048576 k=20000 0.284-0.287 / 0.284-0.285 / 0.285-0.286 / 0.373,
+ * 4x4194304 k=65600 0.322-0.323 / 0.321-0.323 / 0.321-0.325 / 0.417-0.420.
+ */
+export const radixSampleCompactedDivisor = 16;
 
 /** Least take radix-init raises its sample rank for ({@link radixSampleFloorRank}). */
 export const radixSampleFloorMinTake = 512;

@@ -1,5 +1,5 @@
 import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixPasses, radixStateWords } from './policy.js';
+import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixPasses, radixSampleCompactedDivisor, radixStateWords } from './policy.js';
 import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
 
 /*
@@ -14,7 +14,8 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  *                                                 keys, where fewer than k reached T, the segment's
  *                                                 last workgroup to finish adds the keys below it),
  *                                                 or the digit-0 histogram of every key
- *   radix-fallback   (grid maxSegments * filterTiles) longer segments only, and only where fewer
+ *   radix-fallback   (grid maxSegments * filterTiles) longer segments only (none where no segment
+ *                                                 samples: samplesAny), and only where fewer
  *                                                 than k keys reached T: the digit-0 histogram of
  *                                                 the keys below it
  *   radix-filter p   (grid maxSegments * filterTiles), p = 0 .. P-2: choose digit p's threshold
@@ -61,6 +62,8 @@ export interface RadixPlanInput {
   readonly maxSegments: number;
   readonly maxSegmentSize: number;
   readonly kMax: number;
+  /** The least k any segment may have (its bound); default 1. */
+  readonly kMin?: number;
   /** Words each candidate buffer holds (a segment's candidates live at its start). */
   readonly candidateWords: number;
   /** What the requirements let finalize skip (plan.ts); default neither. */
@@ -87,6 +90,19 @@ export interface RadixPlanInput {
 export function radixCompacts(input: Pick<RadixPlanInput, 'kMax' | 'policy' | 'relaxed'>, folds: boolean): boolean {
   // A tile's two counts are packed in 16 bits each when the write launch scans them.
   return input.policy.radixCompactPastTile && !folds && input.kMax > input.policy.tileItems && input.relaxed?.orderAsFound !== true && input.policy.radixTileItems < 65536;
+}
+
+/**
+ * Whether any segment may sample a threshold in radix-init (policy.ts radixSample): not where every
+ * take is more than a quarter of its segment, or, in a plan that compacts, more than the tile and a
+ * sixteenth of its segment (take = min(k, size) > size / 16 for every size when k > maxSegmentSize /
+ * 16). Without a sample there is nothing for the fallback launch to add: it is left out (H200: a
+ * launch whose workgroups all return at once, 0.0076 ms of 0.55 for 32x262144 k=100000).
+ */
+function samplesAny(input: Pick<RadixPlanInput, 'kMin' | 'kMax' | 'maxSegmentSize' | 'policy' | 'relaxed'>): boolean {
+  const kMin = input.kMin ?? 1;
+  if (kMin > Math.floor(input.maxSegmentSize / 4)) return false;
+  return !(radixCompacts(input, false) && kMin > input.policy.tileItems && kMin > Math.floor(input.maxSegmentSize / radixSampleCompactedDivisor));
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */
@@ -122,7 +138,7 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
       `pass 0 over the keys (${policy.radixBits}-bit digits, ${tiles} tiles per segment): the keys at or above the sampled threshold as candidates with their histogram${folded ? ` (where fewer than k reached it, the segment's last workgroup to finish adds the keys below it: segments of at most ${policy.radixFoldFallbackMaxItems} keys, radixFoldFallbackMaxItems)` : ''}, else the histogram of every key`,
     ),
   ];
-  if (!folded) {
+  if (!folded && samplesAny(input)) {
     launches.push(
       launch(
         'radix-fallback',

@@ -154,7 +154,7 @@ const touchSink = new Int32Array(1);
 
 /** The signed ordered key of the sample's j-th largest (policy.ts radixSample) with its low bits cleared (radixSampleBits), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
-  const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize), ctx.radixPick ? ctx.policy.tileItems : 0);
+  const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize), ctx.radixPick ? ctx.policy.tileItems : 0, ctx.radixCompacts && seg.take > ctx.policy.tileItems);
   if (shape === undefined) return signBit;
   const { m, step, j } = shape;
   const keys = ctx.keys;

@@ -1,12 +1,12 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleBits, radixSampleCap, radixSampleFloorMinTake, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleCompactedDivisor, radixSampleFloorMinTake, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
  * 'radix-init' (grid maxSegments): zeroes the segment's state and histograms, and estimates the
  * threshold T of pass 0 (the CPU twin's sampledThreshold; policy.ts radixSample): on a segment of at
- * least 1024 keys with take <= size / 4, m keys in runs of 8 neighbours (one 32-byte sector each) at
+ * least 1024 keys with take <= size / 4 (size / 16 for a take the compaction launches write), m keys in runs of 8 neighbours (one 32-byte sector each) at
  * a stride of 8 step, and T = the j-th largest of them, j = 8 + ceil(1.5 take / step): about
  * 1.5 take + 8 step keys reach it; where the plan builds filter pass 0's pick, at most the rank
  * halfway to the pick's tile (policy.ts radixSampleMidRank: the pipeline keys on the pick), and
@@ -47,7 +47,9 @@ var<workgroup> rankedThreshold: u32;`;
   for (var d = lid; d < PASSES * BINS; d += WG) { atomicStore(&temp[histogram + d], 0u); }
   storageBarrier();
   var threshold = 0u;
-  if (s.size >= ${radixSampleMinItems}u && s.take <= s.size / 4u && s.take > 0u) {
+  // A take the compaction launches write samples only up to a sixteenth (policy.ts radixSampleCompactedDivisor).
+  let divisor = select(4u, ${radixSampleCompactedDivisor}u, ${facts.radixCompacts} && s.take > TILE);
+  if (s.size >= ${radixSampleMinItems}u && s.take <= s.size / divisor && s.take > 0u) {
     let m = min(SAMPLE_CAP, max(256u, s.size >> 5u)) / SAMPLE_RUN * SAMPLE_RUN;
     let step = s.size / m;
     var j = 8u + (3u * s.take + 2u * step - 1u) / (2u * step);
