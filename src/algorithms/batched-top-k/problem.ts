@@ -188,7 +188,8 @@ export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
   // tile) / 2048 / 1024): 4x1048576 k=131072 0.247-0.250 / 0.229-0.232 / 0.245-0.248 / 0.294-0.296,
   // 2x2097152 k=500000 0.371-0.372 / 0.316-0.318 / 0.371-0.374 / 0.481, 1x4194304 k=100000,
   // 32x262144 k=100000 and 8x1048576 k=262144 within 1% of each other at the first three. Tiles of
-  // two or four rank tiles while 128 tiles remain (radixMinTiles; the sort's own is 512), so that a
+  // two or four (selectionTileGrowth: up to eight) rank tiles while 128 tiles remain (radixMinTiles;
+  // the sort's own is 512), so that a
   // scatter workgroup loads a rank tile while it writes the one before (bench/sort-webgpu.ts --topk,
   // 2026-12-01, two rounds; 512 / 256 / 128 / 64): 32x262144 k=100000 0.589 / 0.594-0.596 /
   // 0.570-0.573 / 0.571, 8x1048576 k=262144 0.470-0.475 / 0.460 / 0.464-0.465 / 0.464, 2x2097152
@@ -231,11 +232,19 @@ export function chooseSelectionSort(maxSegments: number, selected: number, polic
   return { sort: forced === 'merge' || natural ? { variant: 'merge', layout: selectionMergeLayout(geometry, policy) } : radix(), why };
 }
 
+/**
+ * The selection sort's radix tiles grow up to eight rank tiles (the sort's own: four) while 128
+ * tiles remain. H200, GPU ms (bench/sort-webgpu.ts --topk, 2026-12-01, two rounds; up to four /
+ * eight): 32x262144 k=100000 (7 / 4 tiles a segment) 0.545-0.546 / 0.529-0.532; the other shapes
+ * keep their tiles (4x1048576 k=131072, 1x4194304 k=100000, 2x2097152 k=500000, 8x1048576 k=262144).
+ */
+const selectionTileGrowth = 8;
+
 /** Tiles and segments per group of the selection sort, for `selected` items per segment at most. */
 export function selectionSortShape(maxSegments: number, selected: number, policy: TopKPolicy): { tiles: number; groupSegments: number } {
   const geometry = { maxSegments, maxSegmentSize: selected };
   const sortPolicy = selectionSortPolicy(policy);
-  return { tiles: tilesPerSegment(geometry, sortPolicy), groupSegments: groupSegments(geometry, sortPolicy) };
+  return { tiles: tilesPerSegment(geometry, sortPolicy, selectionTileGrowth), groupSegments: groupSegments(geometry, sortPolicy, selectionTileGrowth) };
 }
 
 function sortTiles(problem: { maxSegments: number; maxSegmentSize: number }, policy: TopKPolicy): number {

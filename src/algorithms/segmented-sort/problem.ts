@@ -61,15 +61,15 @@ export const radixPasses = 4;
 export const defaultRadixMinTiles = 512;
 
 /**
- * Radix tiles per segment: enough for `radixTileItems` items each, or two or four times that while the
- * batch keeps `radixMinTiles` tiles, within `radixMaxTiles` over all segments. Tile t of a segment of n
- * items covers items [t * c, min((t + 1) * c, n)), c = ceil(n / tiles).
+ * Radix tiles per segment: enough for `radixTileItems` items each, or two or four (up to `growth`)
+ * times that while the batch keeps `radixMinTiles` tiles, within `radixMaxTiles` over all segments.
+ * Tile t of a segment of n items covers items [t * c, min((t + 1) * c, n)), c = ceil(n / tiles).
  */
-export function tilesPerSegment(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
+export function tilesPerSegment(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy, growth = 4): number {
   const segments = Math.max(1, problem.maxSegments);
   const minTiles = policy.radixMinTiles ?? defaultRadixMinTiles;
   let tileItems = policy.radixTileItems;
-  while (tileItems < 4 * policy.radixTileItems && segments * Math.ceil(problem.maxSegmentSize / (2 * tileItems)) >= minTiles) tileItems *= 2;
+  while (tileItems < growth * policy.radixTileItems && segments * Math.ceil(problem.maxSegmentSize / (2 * tileItems)) >= minTiles) tileItems *= 2;
   const wanted = Math.ceil(problem.maxSegmentSize / tileItems);
   return Math.max(1, Math.min(wanted, Math.floor(policy.radixMaxTiles / segments)));
 }
@@ -99,8 +99,8 @@ export function radixScansInScatter(tiles: number, policy: Pick<SegmentedSortPol
 }
 
 /** Segments one radix group covers: as many as `radixMaxTiles` tiles hold. */
-export function groupSegments(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy): number {
-  return Math.max(1, Math.floor(policy.radixMaxTiles / tilesPerSegment(problem, policy)));
+export function groupSegments(problem: { maxSegments: number; maxSegmentSize: number }, policy: SegmentedSortPolicy, growth = 4): number {
+  return Math.max(1, Math.floor(policy.radixMaxTiles / tilesPerSegment(problem, policy, growth)));
 }
 
 /**
