@@ -828,16 +828,17 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
   const last = ctx.radixPasses - 1;
   const selected = ctx.selectedSlot + segment * kMax;
   let count = Math.min(selectedBefore(temp, state, last), seg.take);
+  // Under the compaction the filters only counted the keys they selected, and the one that ended
+  // the take (if one did) wrote the selection's least key (recordTakeBound).
+  const compacts = ctx.radixCompacts && seg.take > ctx.policy.tileItems;
+  if (compacts && count >= seg.take) return;
   const memory = shared.i32; // keys at [0, kMax), indices at [kMax, 2 kMax)
-  for (let j = 0; j < count; j++) memory[kMax + j] = temp[selected + j]!;
+  if (!compacts) for (let j = 0; j < count; j++) memory[kMax + j] = temp[selected + j]!;
   const keys = ctx.keys;
   const start = seg.start;
   const mask = seg.mask;
   const isF32 = ctx.isF32;
   const xor = ctx.integerKeyXor ^ mask;
-  // The filters selected the whole take, and the one that ended it wrote the selection's least key
-  // for the compaction launches (recordTakeBound).
-  if (ctx.radixCompacts && seg.take > ctx.policy.tileItems && count >= seg.take) return;
   if (count < seg.take) {
     const remaining = seg.take - count;
     const available = Math.min(temp[state + radixState.keptByPass + last - 1]!, seg.size);
@@ -846,7 +847,7 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
     const takeBucket = choice[1]! + choice[2]! === remaining;
     const source = ctx.candidatesSlot[last & 1]! + start;
     const ties = ctx.candidatesSlot[(last + 1) & 1]! + start;
-    if (ctx.radixCompacts && seg.take > ctx.policy.tileItems) {
+    if (compacts) {
       // The compaction launches write the selection in index order (radix-plan.ts): the threshold
       // (the candidates' digits above the last, which they share, then the last's bucket) and the
       // keys equal to it that are taken.
