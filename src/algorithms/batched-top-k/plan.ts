@@ -11,8 +11,8 @@ import { type TopKArgs, topKFieldSets } from './args.js';
 import { type SelectDirection, selectDirections } from './keys.js';
 import { radixSelectLaunches } from './radix-plan.js';
 import { type RadixPick, type TopKPolicy, type TopKSelection, type TopKVariant, radixPickOf, reduceMergesInChunks, reducePerInvocation, rowRadixCandidateRoom, selectTopKVariant, topKPolicyFor, topKVariants } from './policy.js';
-import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, publishedEntryWords, reduceChunks, selectionSortPolicy, topKKernels } from './problem.js';
-import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixScansInScatter, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
+import { type SelectionSort, type TopKLaunch, type TopKProblem, chooseSelectionSort, publishedEntryWords, reduceChunks, topKKernels } from './problem.js';
+import { mergePassesFor, radixCountsWords, radixLaunchPass, radixScanShape, radixPasses as sortRadixPasses } from '../segmented-sort/problem.js';
 import { routingWeightsKinds } from './routing.js';
 import { requiredWith } from '../../types/messages.js';
 
@@ -358,10 +358,9 @@ function selectionSortLaunches(facts: TopKFacts, selected: number, sort: Selecti
     return launches;
   }
   // Groups of segments reuse the counts (segmented-sort/problem.ts).
-  const { tiles, groupSegments } = sort;
+  const { tiles, groupSegments, scanInScatter: inScatter } = sort;
   const groups = Math.ceil(facts.maxSegments / groupSegments);
   const scanWorkgroups = radixScanShape(tiles, policy.workgroupSize).workgroups;
-  const inScatter = radixScansInScatter(tiles, selectionSortPolicy(policy));
   layout.add('sortCounts', radixCountsWords(Math.min(facts.maxSegments, groupSegments), tiles) * 4);
   buffers();
   for (let group = 0; group < groups; group++) {

@@ -386,7 +386,7 @@ export const radixSampleMinItems = 1024;
  * the compaction launches write, {@link radixSampleCompactedDivisor}), or a rank past half the sample.
  */
 export function radixSample(size: number, take: number, cap: number, pickItems = 0, compacted = false): { m: number; step: number; j: number } | undefined {
-  if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / (compacted ? radixSampleCompactedDivisor : 4))) return undefined;
+  if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / radixSampleDivisor(compacted))) return undefined;
   const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
   const step = Math.floor(size / m);
   const j = radixSampleFloorRank(Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems)), take, step, pickItems);
@@ -406,6 +406,9 @@ export function radixSample(size: number, take: number, cap: number, pickItems =
  * 4x4194304 k=65600 0.322-0.323 / 0.321-0.323 / 0.321-0.325 / 0.417-0.420.
  */
 export const radixSampleCompactedDivisor = 16;
+
+/** The part of its segment a take samples a threshold up to: a quarter, or a sixteenth for a take the compaction writes. */
+export const radixSampleDivisor = (compacted: boolean) => (compacted ? radixSampleCompactedDivisor : 4);
 
 /** Least take radix-init raises its sample rank for ({@link radixSampleFloorRank}). */
 export const radixSampleFloorMinTake = 512;

@@ -4,7 +4,7 @@ import type { KeyType } from './keys.js';
 import { type TopKPolicy, type TopKVariant, reducePerInvocation } from './policy.js';
 import { SegkitUsageError } from '../../errors.js';
 import { type SegmentedSortPolicy, selectSegmentedSortVariant } from '../segmented-sort/policy.js';
-import { type MergeLayout, groupSegments, mergeLayout, radixScanShape, tilesPerSegment } from '../segmented-sort/problem.js';
+import { type MergeLayout, groupSegments, mergeLayout, radixScanShape, radixScansInScatter, tilesPerSegment } from '../segmented-sort/problem.js';
 
 /*
  * What a top-k call adds to the segmented problem (dispatch/problem.ts) that host and kernels read
@@ -204,7 +204,7 @@ export function selectionSortPolicy(policy: TopKPolicy): SegmentedSortPolicy {
  * ceil(log2(tiles)) passes), with their shape over selections of at most the selection bound.
  */
 export type SelectionSort =
-  | { readonly variant: 'radix'; readonly tiles: number; readonly groupSegments: number }
+  | { readonly variant: 'radix'; readonly tiles: number; readonly groupSegments: number; readonly scanInScatter: boolean }
   | { readonly variant: 'merge'; readonly layout: MergeLayout };
 
 /** 'merge''s layout over selections of at most `maxSegmentSize` keys (problem.ts of the sort, `mergeLayout`). */
@@ -240,11 +240,16 @@ export function chooseSelectionSort(maxSegments: number, selected: number, polic
  */
 const selectionTileGrowth = 8;
 
-/** Tiles and segments per group of the selection sort, for `selected` items per segment at most. */
-export function selectionSortShape(maxSegments: number, selected: number, policy: TopKPolicy): { tiles: number; groupSegments: number } {
+/**
+ * Tiles and segments per group of the selection sort, for `selected` items per segment at most, and
+ * whether its scatter adds up the tiles' counts itself (no scan launch: segmented-sort/problem.ts
+ * `radixScansInScatter`).
+ */
+export function selectionSortShape(maxSegments: number, selected: number, policy: TopKPolicy): { tiles: number; groupSegments: number; scanInScatter: boolean } {
   const geometry = { maxSegments, maxSegmentSize: selected };
   const sortPolicy = selectionSortPolicy(policy);
-  return { tiles: tilesPerSegment(geometry, sortPolicy, selectionTileGrowth), groupSegments: groupSegments(geometry, sortPolicy, selectionTileGrowth) };
+  const tiles = tilesPerSegment(geometry, sortPolicy, selectionTileGrowth);
+  return { tiles, groupSegments: groupSegments(geometry, sortPolicy, selectionTileGrowth), scanInScatter: radixScansInScatter(tiles, sortPolicy) };
 }
 
 function sortTiles(problem: { maxSegments: number; maxSegmentSize: number }, policy: TopKPolicy): number {

@@ -1,5 +1,5 @@
 import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixPasses, radixSampleCompactedDivisor, radixStateWords } from './policy.js';
+import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixPasses, radixSampleDivisor, radixStateWords } from './policy.js';
 import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
 
 /*
@@ -101,8 +101,8 @@ export function radixCompacts(input: Pick<RadixPlanInput, 'kMax' | 'policy' | 'r
  */
 function samplesAny(input: Pick<RadixPlanInput, 'kMin' | 'kMax' | 'maxSegmentSize' | 'policy' | 'relaxed'>): boolean {
   const kMin = input.kMin ?? 1;
-  if (kMin > Math.floor(input.maxSegmentSize / 4)) return false;
-  return !(radixCompacts(input, false) && kMin > input.policy.tileItems && kMin > Math.floor(input.maxSegmentSize / radixSampleCompactedDivisor));
+  if (kMin > Math.floor(input.maxSegmentSize / radixSampleDivisor(false))) return false;
+  return !(radixCompacts(input, false) && kMin > input.policy.tileItems && kMin > Math.floor(input.maxSegmentSize / radixSampleDivisor(true)));
 }
 
 /** Adds radix-select's slots to `layout` and returns its launches. */

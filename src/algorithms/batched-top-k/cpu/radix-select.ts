@@ -154,7 +154,7 @@ const touchSink = new Int32Array(1);
 
 /** The signed ordered key of the sample's j-th largest (policy.ts radixSample) with its low bits cleared (radixSampleBits), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
-  const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize), ctx.radixPick ? ctx.policy.tileItems : 0, ctx.radixCompacts && seg.take > ctx.policy.tileItems);
+  const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize), ctx.radixPick ? ctx.policy.tileItems : 0, compactedTake(ctx, seg));
   if (shape === undefined) return signBit;
   const { m, step, j } = shape;
   const keys = ctx.keys;
@@ -702,7 +702,7 @@ function filterWorkgroup(workgroupId: number, shared: WorkgroupMemory, params: T
   chooseDigit(temp, histogramAt(ctx, segment, pass), ctx.radixDigits, remaining);
   const threshold = choice[0]!;
   const takeBucket = choice[1]! + choice[2]! === remaining;
-  const countsSelected = ctx.radixCompacts && seg.take > ctx.policy.tileItems;
+  const countsSelected = compactedTake(ctx, seg);
   if (countsSelected && takeBucket && w === 0) recordTakeBound(ctx, state, pass, threshold, sampled);
   const keys = ctx.keys;
   const start = seg.start;
@@ -776,14 +776,22 @@ function filterWorkgroup(workgroupId: number, shared: WorkgroupMemory, params: T
 function recordTakeBound(ctx: TopKContext, state: number, pass: number, bucket: number, sampled: boolean): void {
   const temp = ctx.temp;
   let least = (bucket << digitShift(ctx, pass)) >>> 0;
-  if (pass > 0) {
-    const shared = orderedKeyAt(ctx, temp[ctx.candidatesSlot[pass & 1]! + segmentOfWorkgroup.start]!);
-    least = (least | (shared & ~((1 << (32 - ctx.radixBits * pass)) - 1))) >>> 0;
-  }
+  if (pass > 0) least = (least | candidatesPrefix(ctx, pass)) >>> 0;
   if (sampled) least = Math.max(least, temp[state + radixState.threshold]! >>> 0);
   temp[state + radixState.compactThreshold] = least;
   temp[state + radixState.compactTies] = -1;
   temp[state + radixState.compactPending] = 1;
+}
+
+/** A take past the tile that the compaction launches write (radix-plan.ts radixCompacts): the filters only count its selected keys. */
+function compactedTake(ctx: TopKContext, seg: Segment): boolean {
+  return ctx.radixCompacts && seg.take > ctx.policy.tileItems;
+}
+
+/** The digits before digit `pass` (> 0) that every candidate of the segment entered last shares, the rest zero. */
+function candidatesPrefix(ctx: TopKContext, pass: number): number {
+  const key = orderedKeyAt(ctx, ctx.temp[ctx.candidatesSlot[pass & 1]! + segmentOfWorkgroup.start]!);
+  return (key & ~((1 << (32 - ctx.radixBits * pass)) - 1)) >>> 0;
 }
 
 /** Adds `n` to a counter and returns its old value: atomically where workgroups of the segment may run on other threads. */
@@ -830,7 +838,7 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
   let count = Math.min(selectedBefore(temp, state, last), seg.take);
   // Under the compaction the filters only counted the keys they selected, and the one that ended
   // the take (if one did) wrote the selection's least key (recordTakeBound).
-  const compacts = ctx.radixCompacts && seg.take > ctx.policy.tileItems;
+  const compacts = compactedTake(ctx, seg);
   if (compacts && count >= seg.take) return;
   const memory = shared.i32; // keys at [0, kMax), indices at [kMax, 2 kMax)
   if (!compacts) for (let j = 0; j < count; j++) memory[kMax + j] = temp[selected + j]!;
@@ -851,9 +859,7 @@ function finalizeSegment(ctx: TopKContext, segment: number, shared: WorkgroupMem
       // The compaction launches write the selection in index order (radix-plan.ts): the threshold
       // (the candidates' digits above the last, which they share, then the last's bucket) and the
       // keys equal to it that are taken.
-      const shared = orderedKeyAt(ctx, temp[source]!);
-      const lastBits = 32 - ctx.radixBits * last;
-      temp[state + radixState.compactThreshold] = (shared & ~((1 << lastBits) - 1)) | threshold;
+      temp[state + radixState.compactThreshold] = candidatesPrefix(ctx, last) | threshold;
       temp[state + radixState.compactTies] = remaining - choice[1]!;
       temp[state + radixState.compactPending] = 1;
       return;

@@ -3,8 +3,8 @@ import { SegmentExtent, countOf, readSource } from '../../../backends/cpu/segmen
 import { type MergeSortSource, mergeBlocks } from '../../segmented-sort/cpu/kernels.js';
 import { mergePass } from '../../segmented-sort/cpu/merge.js';
 import { type RadixSegment, type RadixSortSource, radixHistogram, radixScan, radixScatter } from '../../segmented-sort/cpu/radix.js';
-import { type MergeLayout, radixScanShape, radixScansInScatter } from '../../segmented-sort/problem.js';
-import { type SelectionSort, selectionSortPolicy } from '../problem.js';
+import { type MergeLayout, radixScanShape } from '../../segmented-sort/problem.js';
+import type { SelectionSort } from '../problem.js';
 import type { TopKContext, TopKKernelParams } from './common.js';
 
 /*
@@ -39,14 +39,14 @@ export interface SelectionSortFields {
 
 /** The fields of a run with a selection sort. */
 export function selectionSortFields(ctx: TopKContext, sort: SelectionSort): SelectionSortFields {
-  const shape = sort.variant === 'radix' ? sort : { tiles: 1, groupSegments: 1 };
+  const shape = sort.variant === 'radix' ? sort : { tiles: 1, groupSegments: 1, scanInScatter: false };
   return {
     merge: sort.variant === 'merge' ? sort.layout : undefined,
     tileItems: ctx.policy.tileItems,
     tiles: shape.tiles,
     groupSegments: shape.groupSegments,
     scanDigits: radixScanShape(shape.tiles, ctx.policy.workgroupSize).digitsPerWorkgroup,
-    scanInScatter: sort.variant === 'radix' && radixScansInScatter(shape.tiles, selectionSortPolicy(ctx.policy)),
+    scanInScatter: shape.scanInScatter,
     countsSlot: ctx.slotWords('sortCounts'),
     keysSlots: [ctx.slotWords('sortKeys0'), ctx.slotWords('sortKeys1')],
     valuesSlots: [ctx.slotWords('sortValues0'), ctx.slotWords('sortValues1')],

@@ -133,7 +133,8 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     rankSortMinItems: policy.rankSortMinItems,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     selectionMerge: problem.selectionSort?.variant === 'merge' ? problem.selectionSort.layout : undefined,
-    radixScanInScatter: sortsSelection && !run.launches.some((l) => l.kernel === 'sort-scan'),
+    // The plan's choice (a prefix of the launches may end before a scan launch).
+    radixScanInScatter: problem.selectionSort?.variant === 'radix' && problem.selectionSort.scanInScatter,
   };
 }
 

@@ -128,6 +128,15 @@ fn digitOf(key: u32, p: u32) -> u32 {
 }
 fn histogramOf(segment: u32, p: u32) -> u32 { return u.histogramAt + (segment * PASSES + p) * BINS; }
 fn bufferAt(b: u32) -> u32 { return select(u.candidates0At, u.candidates1At, b == 1u); }
+// A take past the tile that the compaction launches write (radix-plan.ts radixCompacts): the filters
+// only count its selected keys, and its threshold or least key goes to the state words.
+const COMPACTS: bool = ${facts.radixCompacts};
+fn compactedTake(take: u32) -> bool { return COMPACTS && take > TILE; }
+// The digits before digit p (p > 0) that every candidate in buffer p & 1 shares, the rest zero.
+fn candidatesPrefix(s: Segment, p: u32) -> u32 {
+  let key = orderedKey(keysIn[s.start + atomicLoad(&temp[bufferAt(p & 1u) + s.start])], s.direction);
+  return key & ~((1u << (32u - BITS * p)) - 1u);
+}
 // Items the filters of digits < p selected.
 fn selectedBefore(state: u32, p: u32) -> u32 {
   var sum = 0u;

@@ -126,7 +126,6 @@ ${items.map((j) => `    if (live${j}) { key${j} = keysIn[s.start + index${j}]; }
 const PER: u32 = ${perInvocation}u;
 const KEPT: u32 = 0x80000000u;
 const TIES_AS_FOUND: bool = ${tiesAsFound};
-const COMPACT_BOUND: bool = ${facts.radixCompacts};
 ${pickHere ? pickDeclarationsWgsl(facts, shortcut) : ''}
 ${finalizes ? `var<workgroup> lastFilterToArrive: u32;\n${finalizeSegmentWgsl(facts, shortcut, finalize.orderAsFound)}` : ''}
 var<workgroup> filterInfo: vec3<u32>;
@@ -168,14 +167,14 @@ ${loadTile}
   let threshold = chosen.x;
   let takeBucket = chosen.y + chosen.z == s.take - before;
   // Where the compaction launches write the selection, the selected items are only counted.
-  let countsSelected = COMPACT_BOUND && s.take > TILE;
+  let countsSelected = compactedTake(s.take);
   if (countsSelected && takeBucket && w == 0u && lid == 0u) {
     // The take ends with this digit's bucket: the selection is every key at or above the bucket's
     // least key (the digits before this one, which every candidate shares, then the bucket's, zeros
     // after), and at or above the sampled threshold where pass 0 read only the keys that reached
     // it. The compaction launches write it (radix-plan.ts); finalize has nothing to find.
     var least = threshold << digitShift(p);
-    if (p > 0u) { least = least | (orderedKey(keysIn[s.start + atomicLoad(&temp[source])], s.direction) & ~((1u << (32u - BITS * p)) - 1u)); }
+    if (p > 0u) { least = least | candidatesPrefix(s, p); }
     if (atomicLoad(&temp[state + STATE_MODE]) == 1u && atomicLoad(&temp[state + STATE_COLLECTED]) >= s.take) { least = max(least, atomicLoad(&temp[state + STATE_THRESHOLD])); }
     atomicStore(&temp[state + STATE_COMPACT_T], least);
     atomicStore(&temp[state + STATE_COMPACT_TIES], 0xffffffffu);

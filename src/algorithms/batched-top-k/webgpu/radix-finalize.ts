@@ -43,7 +43,6 @@ fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); ${facts.sorted ? 
 ${selectionSortWgsl(facts, facts.sorted)}
 ${pickedOutputsWgsl(facts, shortcut)}
 const ORDER_AS_FOUND: bool = ${orderAsFound};
-const COMPACTS: bool = ${facts.radixCompacts};
 var<workgroup> finalInfo: vec3<u32>;
 var<workgroup> finalFound: vec3<u32>;
 var<workgroup> finalAppended: atomic<u32>;
@@ -60,7 +59,7 @@ fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
   if (info.z == 1u) { return; }
   let selected = u.selectedAt + segment * u.kMax;
   var count = min(info.x, s.take);
-  if (COMPACTS && s.take > TILE && count >= s.take) {
+  if (compactedTake(s.take) && count >= s.take) {
     // The filters selected the whole take, and the one that ended it wrote the selection's least
     // key for the compaction launches (radix-filter.ts).
     return;
@@ -74,14 +73,12 @@ fn finalizeSegment(s: Segment, segment: u32, state: u32, lid: u32) {
     let takeBucket = last.y + last.z == remaining;
     let source = bufferAt(p & 1u) + s.start;
     let candidates = bufferAt((p + 1u) & 1u) + s.start;
-    if (COMPACTS && s.take > TILE) {
+    if (compactedTake(s.take)) {
       // The compaction launches write the selection in index order (radix-plan.ts): the threshold
       // (the candidates' digits above the last, which they share, then the last's bucket) and the
       // keys equal to it that are taken.
       if (lid == 0u) {
-        let upper = orderedKey(keysIn[s.start + atomicLoad(&temp[source])], s.direction);
-        let lastBits = 32u - BITS * p;
-        atomicStore(&temp[state + STATE_COMPACT_T], (upper & ~((1u << lastBits) - 1u)) | last.x);
+        atomicStore(&temp[state + STATE_COMPACT_T], candidatesPrefix(s, p) | last.x);
         atomicStore(&temp[state + STATE_COMPACT_TIES], remaining - last.y);
         atomicStore(&temp[state + STATE_COMPACT], 1u);
       }

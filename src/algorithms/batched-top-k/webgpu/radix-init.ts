@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { radixSampleBits, radixSampleCap, radixSampleCompactedDivisor, radixSampleFloorMinTake, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
+import { radixSampleBits, radixSampleCap, radixSampleDivisor, radixSampleFloorMinTake, radixSampleMinItems, radixSampleRankedMaxJ, radixSampleRun } from '../policy.js';
 import { enterRadixSegment, radixProgram } from './radix-common.js';
 
 /*
@@ -48,7 +48,7 @@ var<workgroup> rankedThreshold: u32;`;
   storageBarrier();
   var threshold = 0u;
   // A take the compaction launches write samples only up to a sixteenth (policy.ts radixSampleCompactedDivisor).
-  let divisor = select(4u, ${radixSampleCompactedDivisor}u, ${facts.radixCompacts} && s.take > TILE);
+  let divisor = select(${radixSampleDivisor(false)}u, ${radixSampleDivisor(true)}u, compactedTake(s.take));
   if (s.size >= ${radixSampleMinItems}u && s.take <= s.size / divisor && s.take > 0u) {
     let m = min(SAMPLE_CAP, max(256u, s.size >> 5u)) / SAMPLE_RUN * SAMPLE_RUN;
     let step = s.size / m;
