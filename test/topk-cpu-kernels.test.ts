@@ -126,6 +126,7 @@ const smallPolicy: TopKPolicy = {
   // Fewer pass-0 workgroups than tiles: each takes several tiles of its segment.
   radixHistogramWorkgroups: 3,
   radixFoldFallbackMaxItems: 1 << 20,
+  radixInitWorkgroups: 8,
   rowRadixMaxItems: 65536,
   rowRadixPastTileMaxItems: 65536,
   rowRadixMaxTotalItems: 16777216,
@@ -564,6 +565,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixHistogramWorkgroups: 16,
       // A launch of its own for a misleading sampled threshold (smallPolicy has pass 0 take it).
       radixFoldFallbackMaxItems: 1,
+      radixInitWorkgroups: 8,
       rowRadixMaxItems: 65536,
       rowRadixPastTileMaxItems: 65536,
       rowRadixMaxTotalItems: 16777216,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, p, selectTopKVariant, topKPolicyFor } from '../src/index.js';
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
-import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixSampleCompactedDivisor, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
+import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixFoldsFinalize, radixInitParts, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixSampleCompactedDivisor, radixSampleWideOf, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -92,6 +92,63 @@ describe('top-k policy', () => {
     gpu.destroy();
   });
 
+  it('radix-init samples a segment past 256 x radixSampleCap keys with up to radixInitWorkgroups workgroups, one key in 256, where the rank stays within the ranked maxima', () => {
+    const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } });
+    const policy = topKPolicyFor(gpu.capabilities);
+    expect(policy.radixInitWorkgroups).toBe(8);
+    const cap = radixSampleCap(policy.workgroupSize);
+    const wide = radixSampleWideOf(policy);
+    expect(wide).toEqual({ workgroups: 8, maxJ: 16 });
+    // One row of 16M keys, k = 100: 65536 samples over 8 workgroups, a step of 256, rank 9.
+    expect(radixSample(16777216, 100, cap, policy.tileItems, false, wide)).toEqual({ m: 65536, step: 256, j: 9, parts: 8 });
+    expect(radixSample(16777216, 100, cap, policy.tileItems)).toEqual({ m: 8192, step: 2048, j: 9, parts: 1 });
+    // 3M keys: the sample grows only to one key in 256 (11718 keys, 2 workgroups).
+    expect(radixSample(3000000, 100, cap, policy.tileItems, false, wide)).toEqual({ m: 11712, step: 256, j: 9, parts: 2 });
+    // A take whose rank passes 16 keeps one workgroup's sample.
+    expect(radixSample(16777216, 3000, cap, policy.tileItems, false, wide)).toEqual(radixSample(16777216, 3000, cap, policy.tileItems));
+    // Up to 2M keys one workgroup already samples one key in 256.
+    expect(radixSample(2097152, 100, cap, policy.tileItems, false, wide)!.parts).toBe(1);
+    expect(radixInitParts(2097152, policy)).toBe(1);
+    expect(radixInitParts(2097152 + 2048, policy)).toBe(2);
+    expect(radixInitParts(16777216, policy)).toBe(8);
+    expect(radixInitParts(1 << 30, policy)).toBe(8);
+    expect(radixInitParts(16777216, { ...policy, radixInitWorkgroups: 1 })).toBe(1);
+    // The last workgroup ranks every list at once: at most workgroupSize / 16 lists.
+    expect(radixSampleWideOf({ workgroupSize: 64, radixInitWorkgroups: 8 })).toEqual({ workgroups: 4, maxJ: 16 });
+    // Finalize folds into the last filter where every segment's candidates are expected within the pick's tile.
+    const folds = (maxSegmentSize: number, kMax: number, radixInitWorkgroups = 8) => radixFoldsFinalize({ ...policy, radixInitWorkgroups }, { pickBuilt: true, maxSegmentSize, kMax });
+    expect(folds(16777216, 100)).toBe(true);
+    expect(folds(16777216, 100, 1)).toBe(false);
+    expect(folds(16777216, 3000)).toBe(false);
+    expect(folds(2 * 16777216, 100)).toBe(false);
+    const launchesOf = (cols: number, k: number, tuning?: Partial<TopKPolicy>) => {
+      const keysIn = gpu.alloc('f32', cols);
+      const keysOut = gpu.alloc('f32', k);
+      const plan = DeviceBatchedTopK.plan(
+        { keysIn, keysOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.constantOption('max'), numSegments: p.uniform(1) },
+        env({ backend: gpu, tuning: { variant: 'radix-select', ...(tuning === undefined ? {} : { policy: tuning }) } }),
+      );
+      const launches = plan.launches.map((l) => `${l.name.replace(/^topk\/radix-select\/|\[.*$/g, '')} x${l.grid}`);
+      const explained = plan.explain();
+      const temp = plan.tempStorageBytes;
+      plan.destroy();
+      keysIn.destroy();
+      keysOut.destroy();
+      return { launches, explained, temp };
+    };
+    const long = launchesOf(16777216, 100);
+    expect(long.launches.slice(0, 1)).toEqual(['init x8']);
+    expect(long.launches.at(-1)).toMatch(/^filter-finalize /);
+    expect(long.explained).toContain('up to 8 workgroups a segment past 2097152 keys, radixInitWorkgroups, one key in 256 where the threshold\'s rank is at most 16');
+    const one = launchesOf(16777216, 100, { radixInitWorkgroups: 1 });
+    expect(one.launches.slice(0, 1)).toEqual(['init x1']);
+    expect(one.launches.at(-1)).toMatch(/^finalize /);
+    // The arrival word and the lists: 1 + 8 x 16 x 2 words, zeroed every run.
+    expect(long.temp - one.temp).toBe(Math.ceil(((1 + 8 * 16 * 2) * 4) / 256) * 256);
+    expect(() => launchesOf(16777216, 100, { radixInitWorkgroups: 0 })).toThrow('tuning.policy.radixInitWorkgroups: 0 is not a positive integer');
+    gpu.destroy();
+  });
+
   it('radix-select leaves the fallback launch out where no segment samples a threshold (every take above a quarter of its segment, or above the tile and a sixteenth where the plan compacts)', () => {
     const gpu = cpuBackend({ capabilities: { workgroupStorageBytes: 49152, maxWorkgroupSize: 1024, parallelism: 1024 } });
     const { tileItems } = topKPolicyFor(gpu.capabilities);
@@ -156,8 +213,10 @@ describe('top-k policy', () => {
     const vocabulary = launchesOf(64, 151936);
     expect(vocabulary.names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter-finalize']);
     expect(vocabulary.explained).toContain("by the segment's last filter workgroup to finish (radixFinalizeInFilter 'auto')");
-    // One row of 16M keys: a step of 2048 keys, about 18K candidates, past the pick's tile: finalize works, in its own launch.
-    expect(launchesOf(1, 1 << 24).names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter', 'finalize']);
+    // One row of 16M keys: sampled over 8 workgroups, a step of 256 keys, about 2.3K candidates, within the tile.
+    expect(launchesOf(1, 1 << 24).names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter-finalize']);
+    // Sampled by one workgroup: a step of 2048 keys, about 18K candidates, past the pick's tile: finalize works, in its own launch.
+    expect(launchesOf(1, 1 << 24, { policy: { radixInitWorkgroups: 1 } }).names).toEqual(['init', 'histogram', 'fallback', 'filter', 'filter', 'finalize']);
     // Device-only sizes: no pick built.
     expect(launchesOf(64, 65536, { deviceSizes: true }).names.at(-1)).toBe('finalize');
     // Unsorted output alike; 'always' and 'never' force either.

@@ -44,6 +44,8 @@ interface TwinCase {
    * hold the segment): the `selected` slot is compared after that launch too.
    */
   readonly pickedSelection?: boolean;
+  /** The grid of the launch whose name contains each key. */
+  readonly grids?: Readonly<Record<string, number>>;
 }
 
 const tiesAndNaN = (_i: number, random: () => number) => (random() < 0.05 ? NaN : Math.round(random() * 200) - 100);
@@ -179,6 +181,18 @@ const cases: TwinCase[] = [
     policy: { radixPick: 'never', radixFilterWorkgroups: 64, radixFinalizeInFilter: 'always' },
     key: (i, random) => (random() < 0.6 ? 7 : i % 3 === 0 ? -0 : random() < 0.1 ? NaN : Math.round(random() * 50)),
     launches: ['init', 'histogram', 'filter-finalize', 'filter'],
+  },
+  {
+    // Past 256 x radixSampleCap keys (2097152 with workgroups of 256) a segment takes one key in 256
+    // over several init workgroups (policy.ts radixInitParts), whose lists the last to arrive ranks;
+    // the short segment samples in one.
+    name: 'radix-select, a long segment sampled by several init workgroups (radixInitWorkgroups): the last to arrive ranks their published keys',
+    sizes: [2200000, 3000],
+    k: 50,
+    variant: 'radix-select',
+    grids: { '/init[': 2 * 2 },
+    key: (_i, random) => random() * 2 - 1,
+    launches: ['init', 'histogram', 'filter'],
   },
   {
     name: 'radix-select, pass 0 over fewer workgroups than tiles (each takes every third tile of its segment, the next in flight), collecting past sampled thresholds',
@@ -363,6 +377,7 @@ describeTwins('CPU and WGSL twins, launch by launch', () => {
       try {
         expect(onCpu.plan.launches.map((l) => `${l.name} x${l.grid}`)).toEqual(onGpu.plan.launches.map((l) => `${l.name} x${l.grid}`));
         for (const part of c.launches ?? []) expect(onGpu.plan.launches.some((l) => l.name.includes(part)), `a launch named *${part}*`).toBe(true);
+        for (const [part, grid] of Object.entries(c.grids ?? {})) expect(onGpu.plan.launches.find((l) => l.name.includes(part))?.grid, `the grid of *${part}*`).toBe(grid);
         let compared = await compareLaunchByLaunch({ plan: onGpu.plan, backend: gpu }, { plan: onCpu.plan, backend: cpu }, identicalSlots);
         if (c.pickedSelection === true) {
           const filter0 = onGpu.plan.launches.findIndex((l) => l.kernel === 'radix-filter') + 1;

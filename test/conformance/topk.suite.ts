@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Backend, type DeviceArray, type Env, type Requirements, type TopKPlan, type TopKPolicy, type TopKVariant, DeviceBatchedCopy, DeviceBatchedTopK, GuaranteeViolationError, SegkitRangeError, SegkitUsageError, cpuBackend, env, p, referenceTopK, topKPolicyFor, topKVariants } from '../../src/index.js';
 import { orderedKey } from '../../src/algorithms/batched-top-k/keys.js';
-import { radixSample, radixSampleCap, radixSamplePosition, radixState, radixStateWords, rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
+import { radixSample, radixSampleCap, radixSamplePosition, radixSampleWideOf, radixState, radixStateWords, rowRadixMinParallelism } from '../../src/algorithms/batched-top-k/policy.js';
 import { selectionMergeLayout } from '../../src/algorithms/batched-top-k/problem.js';
 import { defaultRadixScanLaunchMinTiles } from '../../src/algorithms/segmented-sort/problem.js';
 import {
@@ -200,12 +200,12 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
 
     describe('radix-select: the sampled threshold of pass 0', () => {
       /** Keys whose sampled positions (policy.ts radixSample) mislead the threshold high or low, or land on ties. */
-      function keysFor(style: string, rows: number, cols: number, seed: number): Float32Array {
+      function keysFor(style: string, rows: number, cols: number, seed: number, sample?: { m: number; step: number }): Float32Array {
         const keys = new Float32Array(rows * cols);
         const random = rng(seed);
         const run = 8; // policy.ts radixSampleRun: runs of 8 neighbours, a run every 8 step keys
-        const m = Math.floor(Math.min(8192, Math.max(256, cols >>> 5)) / run) * run;
-        const step = Math.floor(cols / m);
+        const m = sample?.m ?? Math.floor(Math.min(8192, Math.max(256, cols >>> 5)) / run) * run;
+        const step = sample?.step ?? Math.floor(cols / m);
         const sampled = (i: number) => {
           const at = i % cols;
           const runIndex = Math.floor(at / (run * step));
@@ -264,6 +264,47 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           }
         }, 180_000);
       }
+
+      it('a segment sampled by several init workgroups (radixInitWorkgroups: one key in 256, the last to arrive ranks their lists): uniform, misleading samples and ties, both directions; a take whose rank keeps one workgroup', async () => {
+        // Past 256 x radixSampleCap keys (2097152 with workgroups of 256) a segment samples one key
+        // in 256 over several workgroups: 2.2M keys take two.
+        const cols = 2_200_000;
+        const policy = topKPolicyFor(backend.capabilities);
+        const cap = radixSampleCap(policy.workgroupSize);
+        const runs = [
+          { style: 'uniform', direction: 'max' as const, k: 2500 },
+          { style: 'uniform', direction: 'max' as const, k: 50 },
+          { style: 'uniform', direction: 'min' as const, k: 50 },
+          // About 60 keys reach a threshold the sample's high keys set: fewer than k.
+          { style: 'sample-high', direction: 'max' as const, k: 100 },
+          { style: 'ties', direction: 'min' as const, k: 50 },
+        ];
+        for (const { style, direction, k } of runs) {
+          const shape = radixSample(cols, k, cap, 0, false, radixSampleWideOf(policy))!;
+          const data = keysFor(style, 1, cols, cols + k, shape);
+          const keysIn = backend.upload(data);
+          const keysOut = backend.alloc('f32', k);
+          const valuesOut = backend.alloc('i32', k);
+          const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(1) };
+          const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select' } }));
+          const label = `${style} ${direction} k=${k}`;
+          // Two workgroups a segment; a take of 2500 (rank 23 at a step of 256) samples in the first alone.
+          expect(plan.launches.find((l) => l.name.includes('/init['))?.grid, `${label}: init's workgroups`).toBe(2);
+          expect(shape, label).toMatchObject(k <= 100 ? { step: 256, parts: 2 } : { parts: 1 });
+          const temp = backend.alloc('u8', plan.tempStorageBytes);
+          await plan.run(temp);
+          const expected = referenceOfRows(data, 1, cols, k, direction, k);
+          expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
+          expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
+          const [mode, , reached] = await stateAfter(plan, temp);
+          expect(mode, `${label}: a threshold was sampled`).toBe(1);
+          if (style === 'uniform') expect(reached, `${label}: about 1.5 k + 8 step keys reached it`).toBeGreaterThanOrEqual(k);
+          if (style === 'uniform') expect(reached, `${label}: about 1.5 k + 8 step keys reached it`).toBeLessThan(k <= 100 ? 4096 : cols / 16);
+          if (style === 'sample-high' && direction === 'max') expect(reached, `${label}: fewer than k reached it (the keys below T histogrammed)`).toBeLessThan(k);
+          plan.destroy();
+          for (const a of [keysIn, keysOut, valuesOut, temp]) a.destroy();
+        }
+      }, 240_000);
 
       it("finalize's work in its own launch or in the last filter's last workgroup to finish (radixFinalizeInFilter): the same outputs, with and without the pick, sorted and not", async () => {
         const [rows, cols, k] = [3, 5000, 17];

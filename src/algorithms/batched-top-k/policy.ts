@@ -131,6 +131,16 @@ export interface TopKPolicy {
    */
   readonly radixFoldFallbackMaxItems: number;
   /**
+   * radix-init samples a segment longer than 256 x radixSampleCap keys (2M with 256 invocations)
+   * with up to this many workgroups, one key in 256 (radixSample), where the threshold's rank is at
+   * most 16 (small takes): each workgroup publishes its invocations' best sampled keys and the last
+   * to arrive ranks them. One workgroup's sample of one key in 2048 let ~18K keys of a 16M row reach
+   * the threshold, past filter pass 0's pick, so the digit passes and finalize ran; one key in 256
+   * lets ~2.3K reach it, which the pick takes, and finalize folds into the last filter. 1 keeps one
+   * workgroup a segment.
+   */
+  readonly radixInitWorkgroups: number;
+  /**
    * row-radix (one workgroup per segment doing every digit pass, the row re-read from cache) takes
    * segments of at most this many keys: past it one workgroup's passes over its row outlast
    * radix-select's launches, which spread a segment over the whole device.
@@ -310,15 +320,24 @@ export function radixFoldsFallback(maxSegmentSize: number, policy: Pick<TopKPoli
 /**
  * Whether radix-select's last filter launch also finalizes (policy `radixFinalizeInFilter`): under
  * 'auto' where filter pass 0's pick is built and every segment's sampled candidates are expected to
- * fit it (a sample step of at most 256 keys: see radixSample), so that finalize would find the
+ * fit it (a sample step of at most 256 keys: see radixSample; past 256 radixSampleCap keys, a sample
+ * over several workgroups for takes up to kMax), so that finalize would find the
  * outputs written. Digits of at most 11 bits make three passes or more, so the last filter is never
  * digit 0's, which may carry the pick: its program holds finalize's code and not the pick's (both in
  * one program took Mesa's lavapipe minutes to compile). The plan's launches, and so both backends'
  * filters, follow it.
  */
-export function radixFoldsFinalize(policy: Pick<TopKPolicy, 'radixFinalizeInFilter' | 'workgroupSize'>, plan: { readonly pickBuilt: boolean; readonly maxSegmentSize: number }): boolean {
+export function radixFoldsFinalize(
+  policy: Pick<TopKPolicy, 'radixFinalizeInFilter' | 'workgroupSize' | 'radixInitWorkgroups' | 'tileItems'>,
+  plan: { readonly pickBuilt: boolean; readonly maxSegmentSize: number; readonly kMax: number },
+): boolean {
   if (policy.radixFinalizeInFilter !== 'auto') return policy.radixFinalizeInFilter === 'always';
-  return plan.pickBuilt && plan.maxSegmentSize <= 256 * radixSampleCap(policy.workgroupSize);
+  if (!plan.pickBuilt) return false;
+  const cap = radixSampleCap(policy.workgroupSize);
+  if (plan.maxSegmentSize <= 256 * cap) return true;
+  // Longer segments keep a step of 256 through a sample over several workgroups, for takes up to kMax.
+  const widest = radixSample(plan.maxSegmentSize, Math.min(plan.kMax, plan.maxSegmentSize), cap, policy.tileItems, false, radixSampleWideOf(policy));
+  return widest !== undefined && widest.step <= 256;
 }
 
 /** Most radix-select passes (radixBits >= 4). */
@@ -385,12 +404,69 @@ export const radixSampleMinItems = 1024;
  * threshold) for segments under 1024 keys, take above size / 4 (size / 16 where `compacted`: a take
  * the compaction launches write, {@link radixSampleCompactedDivisor}), or a rank past half the sample.
  */
-export function radixSample(size: number, take: number, cap: number, pickItems = 0, compacted = false): { m: number; step: number; j: number } | undefined {
+export function radixSample(
+  size: number,
+  take: number,
+  cap: number,
+  pickItems = 0,
+  compacted = false,
+  wide: RadixSampleWide = { workgroups: 1, maxJ: 0 },
+): { m: number; step: number; j: number; parts: number } | undefined {
   if (size < radixSampleMinItems || take === 0 || take > Math.floor(size / radixSampleDivisor(compacted))) return undefined;
-  const m = Math.floor(Math.min(cap, Math.max(256, size >>> 5)) / radixSampleRun) * radixSampleRun;
-  const step = Math.floor(size / m);
-  const j = radixSampleFloorRank(Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems)), take, step, pickItems);
-  return j * 2 > m ? undefined : { m, step, j };
+  const shape = (most: number) => {
+    const m = Math.floor(most / radixSampleRun) * radixSampleRun;
+    const step = Math.floor(size / m);
+    const j = radixSampleFloorRank(Math.min(8 + Math.floor((3 * take + 2 * step - 1) / (2 * step)), radixSampleMidRank(take, step, pickItems)), take, step, pickItems);
+    return { m, step, j, parts: Math.ceil(m / cap) };
+  };
+  const one = shape(Math.min(cap, Math.max(256, size >>> 5)));
+  // A wider sample over several workgroups, where its rank is one they find together.
+  if (wide.workgroups > 1 && size >>> radixSampleWideShift > one.m) {
+    const spread = shape(Math.min(wide.workgroups * cap, size >>> radixSampleWideShift));
+    if (spread.j <= wide.maxJ && spread.j * 2 <= spread.m) return spread;
+  }
+  return one.j * 2 > one.m ? undefined : one;
+}
+
+/**
+ * The sample's reach past one workgroup (policy `radixInitWorkgroups`): up to that many workgroups,
+ * each sampling up to radixSampleCap keys, take one key in 2^radixSampleWideShift (256) where a
+ * segment is long enough, so that about 1.5 take + 8 x 256 keys reach the threshold and filter
+ * pass 0's pick takes them; only where the threshold's rank j is at most `maxJ`
+ * (radixSampleRankedMaxJ), whose ranked threshold the workgroups' lists give.
+ */
+export interface RadixSampleWide {
+  readonly workgroups: number;
+  readonly maxJ: number;
+}
+
+/** log2 of the sample step a sample over several workgroups keeps (radixSample). */
+export const radixSampleWideShift = 8;
+
+/** radix-init's sample over several workgroups under `policy` (radixSample's `wide`). */
+export function radixSampleWideOf(policy: Pick<TopKPolicy, 'radixInitWorkgroups' | 'workgroupSize'>): RadixSampleWide {
+  const maxJ = radixSampleRankedMaxJ(policy.workgroupSize);
+  // The last workgroup to arrive ranks every list at once, an entry an invocation.
+  return { workgroups: Math.max(1, Math.min(policy.radixInitWorkgroups, Math.floor(policy.workgroupSize / maxJ))), maxJ };
+}
+
+/**
+ * radix-init's workgroups a segment of up to `maxSegmentSize` keys: enough for a sample of one key
+ * in 256 (radixSample), at most `radixInitWorkgroups`; 1 where one workgroup's sample reaches that.
+ */
+export function radixInitParts(maxSegmentSize: number, policy: Pick<TopKPolicy, 'radixInitWorkgroups' | 'workgroupSize'>): number {
+  const cap = radixSampleCap(policy.workgroupSize);
+  const most = Math.floor(Math.min(radixSampleWideOf(policy).workgroups * cap, maxSegmentSize >>> radixSampleWideShift) / radixSampleRun) * radixSampleRun;
+  return Math.max(1, Math.ceil(most / cap));
+}
+
+/**
+ * Words of a segment's `sampleMerge` slot (radix-init over several workgroups): its arrival count,
+ * then each workgroup's list of radixSampleRankedMaxJ published keys (two words each: the status
+ * and a half of the key in each, dispatch/published-words.ts).
+ */
+export function radixSampleMergeWords(parts: number, workgroupSize: number): number {
+  return 1 + parts * radixSampleRankedMaxJ(workgroupSize) * 2;
 }
 
 /**
@@ -554,6 +630,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // 64x32768 k=2048 11.7 -> 14.8; a workgroup a tile again, 3.0 and 11.5; runs vary by ~25% here).
     radixHistogramWorkgroups: capabilities.parallelism < rowRadixMinParallelism ? 2 ** 30 : 4 * capabilities.parallelism,
     radixFoldFallbackMaxItems: 131072,
+    radixInitWorkgroups: 8,
     rowRadixMaxItems: rowRadixDefaults.maxItems,
     rowRadixPastTileMaxItems: rowRadixDefaults.pastTileMaxItems,
     rowRadixMaxTotalItems: rowRadixDefaults.maxTotalItems,

@@ -1,7 +1,7 @@
 import type { BackendCapabilities, DeviceArray } from '../../backends/backend.js';
 import type { Executor, KernelTable, Launch, SegmentSource, SegmentedProblem, SegmentedRun } from '../../dispatch/problem.js';
 import type { KeyType } from './keys.js';
-import { type TopKPolicy, type TopKVariant, reducePerInvocation } from './policy.js';
+import { type TopKPolicy, type TopKVariant, radixInitParts, reducePerInvocation } from './policy.js';
 import { SegkitUsageError } from '../../errors.js';
 import { type SegmentedSortPolicy, selectSegmentedSortVariant } from '../segmented-sort/policy.js';
 import { type MergeLayout, groupSegments, mergeLayout, radixScanShape, radixScansInScatter, tilesPerSegment } from '../segmented-sort/problem.js';
@@ -143,7 +143,8 @@ export const topKKernels: KernelTable<Exclude<TopKKernelId, 'validate' | 'segmen
     grid: (problem, policy) => problem.maxSegments * reduceChunks(problem.maxSegmentSize, policy),
     identicalSlots: ['partials', 'arrivals'],
   },
-  'radix-init': { slots: radixSlots, grid: perSegment, identicalSlots: radixCounts },
+  // Up to radixInitWorkgroups a segment (policy.ts radixInitParts): a long segment's wider sample.
+  'radix-init': { slots: [...radixSlots, 'sampleMerge'], grid: (problem, policy) => problem.maxSegments * radixInitParts(problem.maxSegmentSize, policy), identicalSlots: radixCounts },
   'radix-histogram': { slots: radixSlots, grid: (problem, policy) => problem.maxSegments * radixHistogramTiles(problem, policy), identicalSlots: radixCounts },
   'radix-fallback': { slots: radixSlots, grid: radixFilterGrid, identicalSlots: radixCounts },
   'radix-filter': { slots: radixSlots, grid: radixFilterGrid, identicalSlots: radixCounts },

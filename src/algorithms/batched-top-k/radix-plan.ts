@@ -1,5 +1,5 @@
 import type { TempStorageLayoutBuilder } from '../../dispatch/temp-storage.js';
-import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixPasses, radixSampleDivisor, radixStateWords } from './policy.js';
+import { type RadixPick, type TopKPolicy, radixFoldsFallback, radixFoldsFinalize, radixInitParts, radixPasses, radixSampleCap, radixSampleDivisor, radixSampleMergeWords, radixSampleRankedMaxJ, radixStateWords } from './policy.js';
 import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
 
 /*
@@ -7,7 +7,9 @@ import { type TopKLaunch, radixTiles, topKKernels } from './problem.js';
  * that drive the kernels directly (one description, so they cannot drift apart); grids come from the
  * kernel table (problem.ts). With P = ceil(32 / radixBits) digit passes:
  *
- *   radix-init       (grid maxSegments)          zero the state and histograms; sample a threshold T
+ *   radix-init       (grid maxSegments * parts)  zero the state and histograms; sample a threshold T
+ *                                                 (parts: radixInitParts, more than one workgroup a
+ *                                                 segment past 256 x radixSampleCap keys)
  *   radix-histogram  (grid maxSegments * tiles)  pass 0 over every key: the keys >= T into
  *                                                 candidates0 and their digit-0 histogram (sampled;
  *                                                 on segments of at most radixFoldFallbackMaxItems
@@ -129,8 +131,16 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
   // A misleading sampled threshold's histogram: pass 0's last workgroup on segments short enough for
   // one workgroup to read again, else a launch of its own (policy.ts radixFoldFallbackMaxItems).
   const folded = radixFoldsFallback(maxSegmentSize, policy);
+  // A segment past 256 x radixSampleCap keys sampled by several workgroups: each publishes its best
+  // sampled keys, the last to arrive ranks them (the arrival word, then the lists, zeroed every run).
+  const parts = radixInitParts(maxSegmentSize, policy);
+  if (parts > 1) layout.add('sampleMerge', n * radixSampleMergeWords(parts, policy.workgroupSize) * 4, { zeroed: true });
+  const sampling =
+    parts > 1
+      ? `sample a threshold that about 1.5 k keys reach (long segments, small k; up to ${parts} workgroups a segment past ${256 * radixSampleCap(policy.workgroupSize)} keys, radixInitWorkgroups, one key in 256 where the threshold's rank is at most ${radixSampleRankedMaxJ(policy.workgroupSize)})`
+      : 'sample a threshold that about 1.5 k keys reach (long segments, small k)';
   const launches = [
-    launch('radix-init', 'init', 0, 'zero the state and histograms; sample a threshold that about 1.5 k keys reach (long segments, small k)'),
+    launch('radix-init', 'init', 0, `zero the state and histograms; ${sampling}`),
     launch(
       'radix-histogram',
       'histogram',
@@ -159,7 +169,7 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
   const ties = relaxed.tiesAsFound ? 'the tied items as found' : 'the smallest tied indices';
   const order = relaxed.orderAsFound ? 'keep the selection as found' : input.sortAfter === true ? 'keep the selection in index order (sorted after)' : 'sort the selection';
   const finalizing = `digit ${passes - 1}: the last bucket, ${ties}, ${order}, write`;
-  const folds = radixFoldsFinalize(policy, { pickBuilt: pick.built, maxSegmentSize });
+  const folds = radixFoldsFinalize(policy, { pickBuilt: pick.built, maxSegmentSize, kMax });
   const extra = `${relaxed.tiesAsFound ? ',tie=any' : ''}${relaxed.orderAsFound ? ',order=any' : ''}`;
   for (let pass = 0; pass + 1 < passes; pass++) {
     const shortcut = pass === 0 ? picked : '';

@@ -3,7 +3,7 @@ import { type SlabMemory, deviceMemory } from '../../../backends/cpu/memory.js';
 import { signBit } from '../../../backends/cpu/numerics.js';
 import { type KernelParams, SegmentExtent, SegmentedContext, type ValueSource, countOf, readSource } from '../../../backends/cpu/segments.js';
 import { keyFillBits, selectDirections, valueFillBits } from '../keys.js';
-import { type TopKPolicy, radixFoldsFallback, radixPasses, reducePerInvocation } from '../policy.js';
+import { type TopKPolicy, radixFoldsFallback, radixInitParts, radixPasses, reducePerInvocation } from '../policy.js';
 import { type TopKProblem, type TopKRun, radixFilterTiles, radixHistogramTiles, radixTiles, reduceChunks } from '../problem.js';
 import { type SelectionSortFields, selectionSortFields } from './sorted.js';
 
@@ -92,6 +92,8 @@ export class TopKContext extends SegmentedContext<TopKRun> {
   readonly histogramTilesPerSegment: number;
   /** Radix pass 0 takes a misleading sampled threshold's histogram in its last workgroup (policy.ts radixFoldsFallback). */
   readonly radixFoldsFallback: boolean;
+  /** radix-init's workgroups a segment (policy.ts radixInitParts). */
+  readonly radixInitParts: number;
   /** Radix select: bits per digit (4 to 11), digits (histogram bins) per pass, passes, shift of the top digit. */
   readonly radixBits: number;
   readonly radixDigits: number;
@@ -160,6 +162,7 @@ export class TopKContext extends SegmentedContext<TopKRun> {
     this.filterTilesPerSegment = radixFilterTiles(problem, run.policy);
     this.histogramTilesPerSegment = radixHistogramTiles(problem, run.policy);
     this.radixFoldsFallback = radixFoldsFallback(problem.maxSegmentSize, run.policy);
+    this.radixInitParts = radixInitParts(problem.maxSegmentSize, run.policy);
     const bits = run.policy.radixBits;
     if (this.hasRadix && !(Number.isInteger(bits) && bits >= 4 && bits <= 11)) throw new Error(`internal: radix-select needs radixBits in [4, 11]; got ${bits}`);
     this.radixBits = bits;

@@ -1,7 +1,7 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
 import { contextPerPlan } from '../../../backends/cpu/segments.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
-import { radixSampleCap, radixState, radixStateWords } from '../policy.js';
+import { radixSampleCap, radixSampleWideShift, radixState, radixStateWords } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
 import {
@@ -48,8 +48,10 @@ function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = f
  */
 function radixInitItems(grid: number, { ctx }: TopKKernelParams): number {
   const size = ctx.problem.maxSegmentSize;
-  const sampled = size >= 1024 ? Math.min(radixSampleCap(ctx.policy.workgroupSize), Math.max(256, size >>> 5)) : 0;
-  return grid * (16 + ((ctx.radixPasses * ctx.radixDigits) >>> 2) + 8 * sampled);
+  const cap = radixSampleCap(ctx.policy.workgroupSize);
+  const parts = ctx.radixInitParts;
+  const sampled = size >= 1024 ? Math.max(Math.min(cap, Math.max(256, size >>> 5)), parts > 1 ? Math.min(parts * cap, size >>> radixSampleWideShift) : 0) : 0;
+  return (grid / parts) * (16 + ((ctx.radixPasses * ctx.radixDigits) >>> 2) + 8 * sampled);
 }
 
 /**

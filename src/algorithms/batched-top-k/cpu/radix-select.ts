@@ -1,5 +1,5 @@
 import type { WorkgroupMemory } from '../../../backends/cpu/kernel.js';
-import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRankedMaxJ, radixSampleRun, radixState, radixStateWords } from '../policy.js';
+import { radixCandidateShortcut, radixSample, radixSampleBits, radixSampleCap, radixSampleRankedMaxJ, radixSampleRun, radixSampleWideOf, radixState, radixStateWords } from '../policy.js';
 import {
   Segment,
   type TopKContext,
@@ -21,7 +21,8 @@ import { simdAvailable, simdCollectReaching, simdCollectStep } from './simd.js';
  * webgpu/radix-*.ts). A radix select over the 32-bit ordered key, digits of policy.radixBits bits
  * from the top (the last one what is left), with per-segment state in temporary storage:
  *
- *   'radix-init'       (grid maxSegments)               zero state and histograms; sample a threshold T
+ *   'radix-init'       (grid maxSegments * parts)       zero state and histograms; sample a threshold T
+ *                                                       (part 0 of each segment: radixInitParts)
  *   'radix-histogram'  (grid maxSegments * histogramTiles) pass 0 over the keys: those >= T into
  *                                                         candidates0 with their digit-0 histogram
  *                                                         (short segments: where fewer than take
@@ -135,7 +136,11 @@ function chooseDigit(counts: Int32Array, at: number, bins: number, remaining: nu
 /** 'radix-init': zero the state and histograms of one segment; the sampled threshold (state words 0, 1). */
 export function runRadixInit(workgroupId: number, _numWorkgroups: number, _shared: WorkgroupMemory, params: TopKKernelParams): void {
   const ctx = params.ctx;
-  const segment = enter(ctx, workgroupId);
+  // A long segment's sample over several workgroups (policy.ts radixInitParts): the GPU's parts
+  // publish their best sampled keys and the last to arrive ranks them; here the first takes it all.
+  const parts = ctx.radixInitParts;
+  if (workgroupId % parts !== 0) return;
+  const segment = enter(ctx, workgroupId / parts);
   if (segment < 0) return;
   const seg = segmentOfWorkgroup;
   const temp = ctx.temp;
@@ -154,7 +159,8 @@ const touchSink = new Int32Array(1);
 
 /** The signed ordered key of the sample's j-th largest (policy.ts radixSample) with its low bits cleared (radixSampleBits), or signBit for none. */
 function sampledThreshold(ctx: TopKContext, seg: Segment): number {
-  const shape = radixSample(seg.size, seg.take, radixSampleCap(ctx.policy.workgroupSize), ctx.radixPick ? ctx.policy.tileItems : 0, compactedTake(ctx, seg));
+  const cap = radixSampleCap(ctx.policy.workgroupSize);
+  const shape = radixSample(seg.size, seg.take, cap, ctx.radixPick ? ctx.policy.tileItems : 0, compactedTake(ctx, seg), radixSampleWideOf(ctx.policy));
   if (shape === undefined) return signBit;
   const { m, step, j } = shape;
   const keys = ctx.keys;
@@ -172,7 +178,7 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
   const xor = ctx.isF32 ? mask : ctx.integerKeyXor ^ mask;
   const groups = ctx.policy.workgroupSize;
   let exact: number;
-  if (j <= radixSampleRankedMaxJ(groups)) exact = jthLargestOfGroups(keys, start, m, stride, j, groups, ctx.isF32, xor);
+  if (j <= radixSampleRankedMaxJ(groups)) exact = jthLargestOfGroups(keys, start, m, stride, j, groups, cap, ctx.isF32, xor);
   else if (j <= 32) exact = jthLargestOfRuns(keys, start, m, stride, j, ctx.isF32, xor);
   else {
     if (ctx.isF32) {
@@ -189,25 +195,34 @@ function sampledThreshold(ctx: TopKContext, seg: Segment): number {
 }
 
 const largest = new Int32Array(32);
-const groupLargest = new Int32Array(1024);
+const groupLargest = new Int32Array(4096);
 
 /**
  * The j-th largest of the sample's groups' largest keys (signed ordered keys, as
- * {@link jthLargestOfRuns} reads them): sample i in group i % groups, as the GPU's invocations hold
- * it (webgpu/radix-init.ts), a group without samples counting as the least key.
+ * {@link jthLargestOfRuns} reads them): as the GPU's invocations hold it (webgpu/radix-init.ts),
+ * workgroup w of a segment the samples from w x `cap`, its invocation `groups` of them, sample i of
+ * its part in group i % groups; a group without samples counting as the least key.
  */
-function jthLargestOfGroups(keys: Int32Array, start: number, m: number, stride: number, j: number, groups: number, isF32: boolean, xor: number): number {
-  const list = groups <= groupLargest.length ? groupLargest : new Int32Array(groups);
-  list.fill(signBit, 0, groups);
+function jthLargestOfGroups(keys: Int32Array, start: number, m: number, stride: number, j: number, groups: number, cap: number, isF32: boolean, xor: number): number {
+  const all = Math.ceil(m / cap) * groups;
+  const list = all <= groupLargest.length ? groupLargest : new Int32Array(all);
+  list.fill(signBit, 0, all);
+  let base = 0;
   let group = 0;
+  let inPart = 0;
   for (let i = 0, run = start; i < m; i += radixSampleRun, run += stride) {
     for (let c = 0; c < radixSampleRun; c++) {
       const v = isF32 ? f32Signed(keys[run + c]!) ^ xor : keys[run + c]! ^ xor;
-      if (v > list[group]!) list[group] = v;
+      if (v > list[base + group]!) list[base + group] = v;
       if (++group === groups) group = 0;
+      if (++inPart === cap) {
+        inPart = 0;
+        group = 0;
+        base += groups;
+      }
     }
   }
-  return nthSmallest(list, groups, groups - j);
+  return nthSmallest(list, all, all - j);
 }
 
 /**

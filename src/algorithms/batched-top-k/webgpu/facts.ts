@@ -3,7 +3,7 @@ import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '..
 import type { MergeLayout } from '../../segmented-sort/problem.js';
 import { type BitonicOptions, type RankSortOptions, defaultBitonic } from '../../../backends/webgpu/blocks.js';
 import { type RadixWarpRank, radixWarpRankFor, sortRadixLoads } from '../../segmented-sort/webgpu/radix.js';
-import { radixFoldsFallback, radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
+import { radixFoldsFallback, radixInitParts, radixSampleCap, radixSampleRun, reducePerInvocation } from '../policy.js';
 import type { TopKRun } from '../problem.js';
 
 /*
@@ -45,6 +45,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * fill the cap unchanged (256x262144 k=256 0.248, 1x16M k=100 0.130).
    */
   readonly radixSamplesPerInvocation: number;
+  /** radix-init's workgroups a segment (policy.ts radixInitParts): past 1, a long segment's wider sample. */
+  readonly radixInitParts: number;
   /** Bits per radix digit. */
   readonly radixBits: number;
   /**
@@ -120,6 +122,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     reducePerInvocation: run.launches.some((l) => l.kernel === 'reduce') && reducePerInvocation(policy, problem.maxSegmentSize),
     radixTileItems: policy.radixTileItems,
     radixSamplesPerInvocation: samplesPerInvocation(problem.maxSegmentSize, policy.workgroupSize),
+    radixInitParts: radixInitParts(problem.maxSegmentSize, policy),
     radixBits: policy.radixBits,
     // The plan's choice, not the launches of this run: a run of a prefix of the launches (the twin
     // test's) compiles init as the whole plan does (its sample rank reads the pick's tile).
