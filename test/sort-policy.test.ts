@@ -40,6 +40,20 @@ describe('sort policy: merge', () => {
     expect(selectSegmentedSortVariant({ segmentSize: { min: 0, max: 65536 }, segments: 4 }, cpuBackend({ workers: 0 }).capabilities).variant).not.toBe('merge');
   });
 
+  it('gives radix the segments merge would take three passes or more in batches past mergeLongMaxItems keys', () => {
+    const pick = (rowsOf: number, cols: number, tuning?: Parameters<typeof selectSegmentedSortVariant>[2]) => selectSegmentedSortVariant({ segmentSize: { min: 0, max: cols }, segments: rowsOf }, gpu, tuning);
+    expect(segmentedSortPolicyFor(gpu).mergeLongMaxItems).toBe(524288);
+    // Three or four merge passes over 1M keys or more: radix (not workgroup-radix, even past 80 segments).
+    for (const [r, c] of [[32, 32768], [64, 32768], [256, 32768], [16, 65536], [32, 65536]] as const) expect(pick(r, c).variant, `${r}x${c}`).toBe('radix');
+    expect(pick(64, 32768).why).toContain('merge would take 3 passes (>= 3) in a batch of up to 2097152 keys (> mergeLongMaxItems 524288)');
+    expect(pick(64, 32768).verdicts.find((v) => v.variant === 'merge')!.reason).toContain('> mergeLongMaxItems 524288');
+    // Up to 512K keys, or two passes or fewer: merge.
+    for (const [r, c] of [[16, 32768], [1, 65536], [4, 65536], [128, 16384], [1024, 8192]] as const) expect(pick(r, c).variant, `${r}x${c}`).toBe('merge');
+    expect(pick(64, 32768, { policy: { mergeLongMaxItems: 1 << 30 } }).variant).toBe('merge');
+    expect(pick(64, 32768, { variant: 'merge' }).variant).toBe('merge');
+    expect(() => pick(64, 32768, { policy: { mergeLongMaxItems: 0 } })).toThrow('tuning.policy.mergeLongMaxItems: 0 is not a positive integer');
+  });
+
   it('tiles of half tileItems below mergeMinTiles tiles, while half still gives each invocation a key', () => {
     expect(policy.tileItems).toBe(4096);
     expect(mergeTileFor(rows(1, 65536), policy)).toBe(2048);

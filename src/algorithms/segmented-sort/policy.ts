@@ -107,6 +107,19 @@ export interface SegmentedSortPolicy {
    * 16x16384 0.0436-0.0442 / 0.0548-0.0553, so the tile halves once.
    */
   readonly mergeMinTiles?: number;
+  /**
+   * Segments that 'merge' would take three passes or more (past four of its tiles) go to 'radix'
+   * instead where the batch may hold more than this many keys (the number of segments times the
+   * largest segment size the host knows): there radix's digit passes, two launches each (the scan in
+   * the scatter below `radixScanLaunchMinTiles`), cost less than merge's passes. H200
+   * (bench/sort-webgpu.ts --variants=radix,merge, GPU ms, f32 keys with indices, 2026-12-02, two
+   * rounds; radix / merge): 32x32768 0.096 / 0.102-0.107, 64x32768 0.181-0.182 / 0.201-0.203,
+   * 256x32768 0.550-0.551 / 0.770, 16x65536 0.097-0.100 / 0.121-0.126, 32x65536 0.185-0.200 /
+   * 0.238; merge kept at 16x32768 (524288 keys) 0.089-0.141 / 0.059-0.105, 1x65536 0.089 / 0.060,
+   * and at two passes or fewer: 128x16384 0.182 / 0.168, 8x16384 0.087 / 0.043-0.056, 1024x8192
+   * 0.578 / 0.489. Left out (top-k's selection sort): the backend's.
+   */
+  readonly mergeLongMaxItems?: number;
   /** Segments past the tile of at most this many items go to 'workgroup-radix', however few there are. */
   readonly workgroupRadixSegmentItems?: number;
   /** From this many segments (the host bound) on, 'workgroup-radix' takes segments past the tile of any size. */
@@ -180,6 +193,12 @@ export const segmentedSortPolicyLimits = {
   mergeMaxSegmentItems: 65536,
 } as const;
 
+/** Merge passes from which a large batch goes to radix instead (policy `mergeLongMaxItems`). */
+export const mergeLongMinPasses = 3;
+
+/** `mergeLongMaxItems` of the built-in policies: batches of up to 512K keys keep merge (16x32768). */
+export const defaultMergeLongMaxItems = 524288;
+
 /**
  * The policy for a backend's capabilities. The tile is top-k's (`tileItemsFor`: keys and indices,
  * 8 bytes an item, in the workgroup memory the backend has), so a segment that top-k sorts in one
@@ -222,6 +241,7 @@ export function segmentedSortPolicyFor(capabilities: BackendCapabilities): Requi
     workgroupRadixItemsPerInvocation: workgroupRadixItemsFor(workgroupSize, capabilities.workgroupStorageBytes),
     mergeMaxSegmentItems: !gpuClass(capabilities) ? 1 : segmentedSortPolicyLimits.mergeMaxSegmentItems,
     mergeMinTiles: defaultMergeMinTiles,
+    mergeLongMaxItems: defaultMergeLongMaxItems,
     ...workgroupRadixThresholds,
     workgroupRadixMinSegments: !gpuClass(capabilities) ? Math.max(1, capabilities.parallelism) : workgroupRadixThresholds.workgroupRadixMinSegments,
     // The CPU emulator (and a software adapter) never: its threads take runs of workgroups, and in
@@ -301,9 +321,14 @@ export function selectSegmentedSortVariant(
   const mergeTile = mergeTileFor({ maxSegments: segments, maxSegmentSize: maxSize }, policy);
   const mergeBytes = mergePassWorkgroupBytes(mergeTile, policy.workgroupSize, true);
   const mergeRuns = policy.workgroupSize >= 2 && mergeBytes <= capabilities.workgroupStorageBytes;
-  const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems;
+  const mergePasses = mergePassesFor(maxSize, mergeTile);
+  const batchItems = segments * maxSize;
+  // Three merge passes or more over a large batch: radix's digit passes cost less (mergeLongMaxItems).
+  const mergeLong = maxSize <= policy.mergeMaxSegmentItems && mergePasses >= mergeLongMinPasses && batchItems > policy.mergeLongMaxItems;
+  const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems && !mergeLong;
   const mergePreferred = `merge is preferred for segments past the tile of at most mergeMaxSegmentItems ${policy.mergeMaxSegmentItems} keys`;
-  const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
+  const longReason = `segments past the tile that merge would take ${mergePasses} passes (>= ${mergeLongMinPasses}) in a batch of up to ${batchItems} keys (> mergeLongMaxItems ${policy.mergeLongMaxItems}): radix's digit passes cost less`;
+  const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : mergeLong ? 'radix' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
       variant: 'single-tile',
@@ -326,8 +351,10 @@ export function selectSegmentedSortVariant(
         : tileFits
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
           : mergeWins
-            ? `segments longer than a tile, max segment size ${maxSize} <= mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}: each tile of ${mergeTile} keys sorted in workgroup memory, then ${mergePassesFor(maxSize, mergeTile)} passes merging runs in pairs`
-            : `max segment size ${maxSize} > mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}`,
+            ? `segments longer than a tile, max segment size ${maxSize} <= mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}: each tile of ${mergeTile} keys sorted in workgroup memory, then ${mergePasses} passes merging runs in pairs`
+            : mergeLong
+              ? longReason
+              : `max segment size ${maxSize} > mergeMaxSegmentItems ${policy.mergeMaxSegmentItems}`,
     },
     {
       variant: 'workgroup-radix',
@@ -339,7 +366,9 @@ export function selectSegmentedSortVariant(
           ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
           : mergeWins
             ? mergePreferred
-            : workgroupWins
+            : mergeLong
+              ? longReason
+              : workgroupWins
               ? `segments longer than a tile, one workgroup each: max segment size ${maxSize} <= ${policy.workgroupRadixSegmentItems} or ${segments} segments >= ${policy.workgroupRadixMinSegments}`
               : `max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems} with ${segments} segments < ${policy.workgroupRadixMinSegments}: too few workgroups for the device`,
     },
@@ -349,7 +378,9 @@ export function selectSegmentedSortVariant(
       reachable: natural === 'radix',
       reason: tileFits
         ? `every segment fits a tile (max segment size ${maxSize} <= ${policy.tileItems})`
-        : natural === 'radix'
+        : mergeLong
+          ? longReason
+          : natural === 'radix'
           ? `segments longer than a tile, too long and too few for one workgroup each (max segment size ${maxSize} > ${policy.workgroupRadixSegmentItems}, ${segments} segments < ${policy.workgroupRadixMinSegments})`
           : mergeWins
             ? mergePreferred
