@@ -30,7 +30,7 @@ mkdir -p "$OUT"
 # Scripts may come from dist/gpu-scripts (a newer copy carried with dist) or from bench/gpu.
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 LOG="$OUT/run.log"
-SORT_SHAPES="${SORT_SHAPES:-8x16384,128x16384,1024x8192,1x65536,512x16384r,1024x1024,512x2048,512x4096r}"
+SORT_SHAPES="${SORT_SHAPES:-8x16384,128x16384,1024x8192,1x65536,16x65536,256x32768,512x16384r,1024x1024,512x2048,512x4096r}"
 SORT_TOPK="${SORT_TOPK:-4x1048576:131072,1x4194304:100000,2x2097152:500000,32x262144:100000,8x1048576:262144}"
 
 { cat dist/bench/build-info.txt 2>/dev/null; date -u; uname -m; nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv; } > "$OUT/gpu.txt" 2>&1
