@@ -41,11 +41,14 @@ describe('sort policy: merge', () => {
   });
 
   it('gives radix the segments merge would take three passes or more in batches past mergeLongMaxItems keys', () => {
-    const pick = (rowsOf: number, cols: number, tuning?: Parameters<typeof selectSegmentedSortVariant>[2]) => selectSegmentedSortVariant({ segmentSize: { min: 0, max: cols }, segments: rowsOf }, gpu, tuning);
+    const pick = (rowsOf: number, cols: number, tuning?: Parameters<typeof selectSegmentedSortVariant>[2], min = cols) => selectSegmentedSortVariant({ segmentSize: { min, max: cols }, segments: rowsOf }, gpu, tuning);
     expect(segmentedSortPolicyFor(gpu).mergeLongMaxItems).toBe(524288);
     // Three or four merge passes over 1M keys or more: radix (not workgroup-radix, even past 80 segments).
     for (const [r, c] of [[32, 32768], [64, 32768], [256, 32768], [16, 65536], [32, 65536]] as const) expect(pick(r, c).variant, `${r}x${c}`).toBe('radix');
-    expect(pick(64, 32768).why).toContain('merge would take 3 passes (>= 3) in a batch of up to 2097152 keys (> mergeLongMaxItems 524288)');
+    expect(pick(64, 32768).why).toContain('merge would take at least 3 passes (>= 3) in a batch of at least 2097152 keys (> mergeLongMaxItems 524288)');
+    // Ragged (the least size from the host) or unknown least sizes: merge.
+    for (const min of [0, 1, 16384]) expect(pick(256, 65536, undefined, min).variant, `256x(${min}..65536)`).toBe('merge');
+    expect(pick(256, 65536, undefined, 16385).variant).toBe('radix');
     expect(pick(64, 32768).verdicts.find((v) => v.variant === 'merge')!.reason).toContain('> mergeLongMaxItems 524288');
     // Up to 512K keys, or two passes or fewer: merge.
     for (const [r, c] of [[16, 32768], [1, 65536], [4, 65536], [128, 16384], [1024, 8192]] as const) expect(pick(r, c).variant, `${r}x${c}`).toBe('merge');

@@ -499,16 +499,11 @@ describe("top-k's selection sort past the tile: the segmented sort's merge or ra
     const limit = segmentedSortPolicyFor(gpu).mergeMaxSegmentItems;
     expect(limit).toBe(65536);
     const policy = topKPolicyFor(gpu);
-    for (const selected of [policy.tileItems + 1, 10_000, 32768]) {
+    for (const selected of [policy.tileItems + 1, 10_000, limit]) {
       const { sort, why } = chooseSelectionSort(16, selected, policy, gpu);
       expect(sort.variant, `${selected}`).toBe('merge');
       expect(why).toContain(`merge, as the segmented sort's policy decides for segments of up to ${selected} keys: segments longer than a tile`);
     }
-    // Up to the limit, but four merge passes over 1M keys: radix (the sort's mergeLongMaxItems); merge for fewer segments.
-    const long = chooseSelectionSort(16, limit, policy, gpu);
-    expect(long.sort.variant).toBe('radix');
-    expect(long.why).toContain('in a batch of up to 1048576 keys (> mergeLongMaxItems 524288)');
-    expect(chooseSelectionSort(4, limit, policy, gpu).sort.variant).toBe('merge');
     // 16 selections of 10000 keys: tiles of half the top-k tile (few tiles: the sort's mergeTileFor), 5 a selection.
     const tenThousand = chooseSelectionSort(16, 10_000, policy, gpu).sort;
     expect(tenThousand).toEqual({ variant: 'merge', layout: expect.objectContaining({ tile: policy.tileItems / 2, tilesPerSegment: 5 }) });

@@ -108,10 +108,13 @@ export interface SegmentedSortPolicy {
    */
   readonly mergeMinTiles?: number;
   /**
-   * Segments that 'merge' would take three passes or more (past four of its tiles) go to 'radix'
-   * instead where the batch may hold more than this many keys (the number of segments times the
-   * largest segment size the host knows): there radix's digit passes, two launches each (the scan in
-   * the scatter below `radixScanLaunchMinTiles`), cost less than merge's passes. H200
+   * Where every segment would take 'merge' three passes or more (the least segment size the host
+   * knows past four of its tiles) and the batch holds more than this many keys for certain (the
+   * number of segments times that least size), the segments go to 'radix' instead: there radix's
+   * digit passes, two launches each (the scan in the scatter below `radixScanLaunchMinTiles`), cost
+   * less than merge's passes. Ragged batches keep merge (rows of 1 to cols keys, radix / merge:
+   * 32x65536 0.158-0.177 / 0.129-0.130, 128x32768 0.273-0.299 / 0.241-0.243, 64x65536 0.274-0.301 /
+   * 0.276-0.277, though 256x65536 0.702 / 0.909 and 512x32768 0.702-0.705 / 0.792). H200
    * (bench/sort-webgpu.ts --variants=radix,merge, GPU ms, f32 keys with indices, 2026-12-02, two
    * rounds; radix / merge): 32x32768 0.096 / 0.102-0.107, 64x32768 0.181-0.182 / 0.201-0.203,
    * 256x32768 0.550-0.551 / 0.770, 16x65536 0.097-0.100 / 0.121-0.126, 32x65536 0.185-0.200 /
@@ -322,12 +325,15 @@ export function selectSegmentedSortVariant(
   const mergeBytes = mergePassWorkgroupBytes(mergeTile, policy.workgroupSize, true);
   const mergeRuns = policy.workgroupSize >= 2 && mergeBytes <= capabilities.workgroupStorageBytes;
   const mergePasses = mergePassesFor(maxSize, mergeTile);
-  const batchItems = segments * maxSize;
-  // Three merge passes or more over a large batch: radix's digit passes cost less (mergeLongMaxItems).
-  const mergeLong = maxSize <= policy.mergeMaxSegmentItems && mergePasses >= mergeLongMinPasses && batchItems > policy.mergeLongMaxItems;
+  // Every segment three merge passes or more, and more than mergeLongMaxItems keys in all for
+  // certain (the least size): radix's digit passes cost less. Ragged batches keep merge, whose
+  // passes skip a segment once it is sorted while radix reads every tile the largest size allows.
+  const minSize = facts.segmentSize.min;
+  const batchItems = segments * minSize;
+  const mergeLong = maxSize <= policy.mergeMaxSegmentItems && mergePassesFor(minSize, mergeTile) >= mergeLongMinPasses && batchItems > policy.mergeLongMaxItems;
   const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems && !mergeLong;
   const mergePreferred = `merge is preferred for segments past the tile of at most mergeMaxSegmentItems ${policy.mergeMaxSegmentItems} keys`;
-  const longReason = `segments past the tile that merge would take ${mergePasses} passes (>= ${mergeLongMinPasses}) in a batch of up to ${batchItems} keys (> mergeLongMaxItems ${policy.mergeLongMaxItems}): radix's digit passes cost less`;
+  const longReason = `segments past the tile that merge would take at least ${mergePassesFor(minSize, mergeTile)} passes (>= ${mergeLongMinPasses}) in a batch of at least ${batchItems} keys (> mergeLongMaxItems ${policy.mergeLongMaxItems}): radix's digit passes cost less`;
   const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : mergeLong ? 'radix' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {
