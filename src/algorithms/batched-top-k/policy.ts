@@ -137,7 +137,13 @@ export interface TopKPolicy {
    * to arrive ranks them. One workgroup's sample of one key in 2048 let ~18K keys of a 16M row reach
    * the threshold, past filter pass 0's pick, so the digit passes and finalize ran; one key in 256
    * lets ~2.3K reach it, which the pick takes, and finalize folds into the last filter. 1 keeps one
-   * workgroup a segment.
+   * workgroup a segment. H200 (GPU ms, 2026-12-02, two rounds; bench/topk-webgpu.ts, then
+   * bench/webgpu-launch-profile.ts with the call in one pass), one workgroup / eight: 1x16M k=100
+   * 0.1019 / 0.0936-0.0956, on random-bit keys 0.1044 / 0.0949-0.097; in one pass 0.1014-0.1019 /
+   * 0.0952-0.0974 (init 0.0198 / 0.0254, filter 0's pick 0.0365 where the digit filters and
+   * finalize took 0.061). Sixteen workgroups of half the sample each: init 0.0256; one key in 128
+   * over sixteen: 0.0929-0.0939 in one pass, within the spread; one workgroup of 1024 invocations
+   * sampling 65536 keys: init 0.085.
    */
   readonly radixInitWorkgroups: number;
   /**
