@@ -330,10 +330,11 @@ export function selectSegmentedSortVariant(
   // passes skip a segment once it is sorted while radix reads every tile the largest size allows.
   const minSize = facts.segmentSize.min;
   const batchItems = segments * minSize;
-  const mergeLong = maxSize <= policy.mergeMaxSegmentItems && mergePassesFor(minSize, mergeTile) >= mergeLongMinPasses && batchItems > policy.mergeLongMaxItems;
+  const leastPasses = mergePassesFor(minSize, mergeTile);
+  const mergeLong = maxSize <= policy.mergeMaxSegmentItems && leastPasses >= mergeLongMinPasses && batchItems > policy.mergeLongMaxItems;
   const mergeWins = mergeRuns && maxSize <= policy.mergeMaxSegmentItems && !mergeLong;
   const mergePreferred = `merge is preferred for segments past the tile of at most mergeMaxSegmentItems ${policy.mergeMaxSegmentItems} keys`;
-  const longReason = `segments past the tile that merge would take at least ${mergePassesFor(minSize, mergeTile)} passes (>= ${mergeLongMinPasses}) in a batch of at least ${batchItems} keys (> mergeLongMaxItems ${policy.mergeLongMaxItems}): radix's digit passes cost less`;
+  const longReason = `segments past the tile that merge would take at least ${leastPasses} passes (>= ${mergeLongMinPasses}) in a batch of at least ${batchItems} keys (> mergeLongMaxItems ${policy.mergeLongMaxItems}): radix's digit passes cost less`;
   const natural: SegmentedSortVariant = tileFits ? 'single-tile' : mergeWins ? 'merge' : mergeLong ? 'radix' : workgroupFits && workgroupWins ? 'workgroup-radix' : 'radix';
   const verdicts: VariantVerdict<SegmentedSortVariant>[] = [
     {

@@ -1,7 +1,7 @@
 import { type CpuKernelEntry, cpuExecutor } from '../../../backends/cpu/executor.js';
 import { contextPerPlan } from '../../../backends/cpu/segments.js';
 import { prologueCpuKernels } from '../../../backends/cpu/prologue.js';
-import { radixSampleCap, radixSampleWideShift, radixState, radixStateWords } from '../policy.js';
+import { radixSample, radixSampleCap, radixSampleWideOf, radixState, radixStateWords } from '../policy.js';
 import type { TopKExecutor, TopKKernelId, TopKRun } from '../problem.js';
 import { TopKContext, type TopKKernelParams } from './common.js';
 import {
@@ -48,10 +48,9 @@ function radixPassZeroItems(grid: number, params: TopKKernelParams, fallback = f
  */
 function radixInitItems(grid: number, { ctx }: TopKKernelParams): number {
   const size = ctx.problem.maxSegmentSize;
-  const cap = radixSampleCap(ctx.policy.workgroupSize);
-  const parts = ctx.radixInitParts;
-  const sampled = size >= 1024 ? Math.max(Math.min(cap, Math.max(256, size >>> 5)), parts > 1 ? Math.min(parts * cap, size >>> radixSampleWideShift) : 0) : 0;
-  return (grid / parts) * (16 + ((ctx.radixPasses * ctx.radixDigits) >>> 2) + 8 * sampled);
+  // The widest sample a segment of that size takes (a take of 1: policy.ts radixSample).
+  const sampled = radixSample(size, 1, radixSampleCap(ctx.policy.workgroupSize), 0, false, radixSampleWideOf(ctx.policy))?.m ?? 0;
+  return (grid / ctx.radixInitParts) * (16 + ((ctx.radixPasses * ctx.radixDigits) >>> 2) + 8 * sampled);
 }
 
 /**
