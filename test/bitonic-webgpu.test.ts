@@ -11,10 +11,17 @@
  * values with many ties and one key far from the rest (buckets past its limit: the bitonic sort
  * takes over), and indices that neither start at 0 nor run contiguously.
  *
+ * The workgroup scan (`inclusiveScanWgsl`) the radix-select, row-radix and single-tile kernels
+ * choose their buckets with: the Hillis-Steele form and, where the adapter has subgroups of one
+ * width, the subgroup form with its runs' sums added by a loop (more runs than a subgroup's lanes)
+ * and by a scan within a subgroup (at most that many): each invocation's result is the sum of the
+ * values of the local indices up to its own, every result stays in the array, and a second scan
+ * right after the first reads none of the first's words.
+ *
  * No adapter: in CI (process.env.CI set) that is a failure; elsewhere the file is skipped and says why.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, inclusiveScanWgsl, rankSortWgsl } from '../src/backends/webgpu/blocks.js';
+import { type BitonicOptions, bitonicSortWgsl, defaultBitonic, inclusiveScanWgsl, rankSortWgsl, scanLaneWgsl } from '../src/backends/webgpu/blocks.js';
 import { type WebGpuBackend, webgpuBackend } from '../src/index.js';
 import { rng } from './helpers.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
@@ -60,6 +67,51 @@ ${rankSortWgsl({ perInvocation: most / workgroupSize, buckets: 'buckets', bucket
   return workgroupSortShader({ workgroupSize, most, blocks, sort: 'rankSort(count, lid);', count: 'counts[g]', index: '1000u + g * 3u + i * 37u' });
 }
 
+/**
+ * A shader of two scans a workgroup (`scanWgsl`): workgroup g scans values [2 g WG, 2 g WG + WG),
+ * then the next WG; out words 3 (g WG + lid) + 0, 1, 2 hold its first result, the first scan's
+ * result of the invocation after it (read from the array), and its second result.
+ */
+function scanShader(workgroupSize: number, subgroupWidth: number | undefined): string {
+  const lane = subgroupWidth === undefined ? '' : ', @builtin(subgroup_invocation_id) subgroupLane: u32';
+  return `${subgroupWidth === undefined ? '' : 'enable subgroups;'}
+const WG: u32 = ${workgroupSize}u;
+@group(0) @binding(0) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+var<workgroup> scan: array<u32, WG>;
+${subgroupWidth === undefined ? inclusiveScanWgsl() : `${scanLaneWgsl.declaration}\n${inclusiveScanWgsl('inclusiveScan', 'a + b', { subgroupWidth, workgroupSize })}`}
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) id: vec3u, @builtin(local_invocation_index) lid: u32${lane}) {
+${subgroupWidth === undefined ? '' : scanLaneWgsl.set}
+  let g = id.x;
+  let first = inclusiveScan(values[2u * g * WG + lid], lid);
+  let next = scan[(lid + 1u) % WG];
+  workgroupBarrier();
+  let second = inclusiveScan(values[2u * g * WG + WG + lid], lid);
+  let at = 3u * (g * WG + lid);
+  out[at] = first;
+  out[at + 1u] = next;
+  out[at + 2u] = second;
+}`;
+}
+
+/** The scan shader's expected words for `values` (wrapping u32 sums, as WGSL adds). */
+function expectedScans(values: Uint32Array, workgroupSize: number, workgroups: number): Uint32Array {
+  const out = new Uint32Array(3 * workgroupSize * workgroups);
+  for (let g = 0; g < workgroups; g++) {
+    const prefix = (half: number) => {
+      const sums = new Uint32Array(workgroupSize);
+      let sum = 0;
+      for (let i = 0; i < workgroupSize; i++) sums[i] = sum = (sum + values[(2 * g + half) * workgroupSize + i]!) >>> 0;
+      return sums;
+    };
+    const first = prefix(0);
+    const second = prefix(1);
+    for (let i = 0; i < workgroupSize; i++) out.set([first[i]!, first[(i + 1) % workgroupSize]!, second[i]!], 3 * (g * workgroupSize + i));
+  }
+  return out;
+}
+
 describeSort('the workgroup sorts', () => {
   let backend: WebGpuBackend;
   beforeAll(async () => {
@@ -93,5 +145,23 @@ describeSort('the workgroup sorts', () => {
         expect(wrongPlaces(sorted, keys, most, counts, rankIndexOf).first).toEqual([]);
       });
     }
+  }
+
+  for (const workgroupSize of [32, 64, 256]) {
+    it(`the workgroup scan, ${workgroupSize} invocations: Hillis-Steele, and within subgroups where the adapter has one width`, async () => {
+      const width = (backend as unknown as { fixedSubgroupSize: number | undefined }).fixedSubgroupSize;
+      if (process.env.CI && width === undefined) throw new Error('CI: the adapter has no subgroups of one width; the subgroup scan went untested');
+      const workgroups = 3;
+      const random = rng(workgroupSize * 31);
+      // Small counts, zeros, and sums that wrap past 2^32.
+      const values = Uint32Array.from({ length: 2 * workgroupSize * workgroups }, (_, i) => (i % 7 === 0 ? 0 : i % 5 === 0 ? 0xfffffff0 + (i & 15) : Math.floor(random() * 4096)) >>> 0);
+      const expected = expectedScans(values, workgroupSize, workgroups);
+      const forms: [string, number | undefined][] = [['Hillis-Steele', undefined]];
+      if (width !== undefined && workgroupSize % width === 0) forms.push([workgroupSize / width <= width ? 'subgroups, runs summed in a subgroup' : 'subgroups, runs summed in a loop', width]);
+      for (const [form, subgroupWidth] of forms) {
+        const words = await runShader(backend.device, scanShader(workgroupSize, subgroupWidth), [values], expected.length, workgroups);
+        expect({ form, words: Array.from(words) }).toEqual({ form, words: Array.from(expected) });
+      }
+    });
   }
 });

@@ -3,6 +3,7 @@ import { DeviceBatchedTopK, SegkitUsageError, type TopKPolicy, cpuBackend, env, 
 import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batched-top-k/problem.js';
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
 import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixFoldsFinalize, radixInitParts, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixSampleCompactedDivisor, radixSampleWideOf, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
+import { scanSubgroupWidthFor } from '../src/algorithms/batched-top-k/webgpu/facts.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -660,5 +661,22 @@ describe("radix-select's pick among the sampled candidates: tuning.policy.radixP
     expect(filter0(p.uniform(cols))).toContain("the pick is built: radixPick 'auto', and every segment samples a threshold: segments of at least 65536 keys (>= 1024), kMax 512 <= 16384 (a quarter of 65536)");
     expect(filter0(p.uniform(cols), 'never')).toContain("(no pick among the sampled candidates, which digit 0 filters as any other: the pick is not built: tuning.policy.radixPick 'never')");
     backend.destroy();
+  });
+});
+
+describe("the workgroup scans within subgroups: scanSubgroupWidthFor", () => {
+  it('takes subgroups of one power-of-two width from 4 to 128 that divides every workgroup size, else none', () => {
+    const sizes = [256, 1024];
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 32 }, sizes)).toBe(32);
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 8 }, sizes)).toBe(8);
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 64 }, sizes)).toBe(64);
+    // No subgroups, widths that vary (no fixed size), widths out of range or not a power of two.
+    expect(scanSubgroupWidthFor({ subgroups: false, fixedSubgroupSize: 32 }, sizes)).toBeUndefined();
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: undefined }, sizes)).toBeUndefined();
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 2 }, sizes)).toBeUndefined();
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 256 }, sizes)).toBeUndefined();
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 24 }, [48, 96])).toBeUndefined();
+    // A width that does not divide one of the workgroups (a tuned workgroup of 16).
+    expect(scanSubgroupWidthFor({ subgroups: true, fixedSubgroupSize: 32 }, [16, 1024])).toBeUndefined();
   });
 });

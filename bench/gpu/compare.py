@@ -163,7 +163,7 @@ def tgt(name, ok, detail):
     targets.append({"target": name, "met": ok, "detail": detail})
 
 
-for cid in ("vocab-k50", "anchor-256x262144", "indexer-64k", "indexer-128k", "single"):
+for cid in ("vocab-k50", "anchor-256x262144", "indexer-64k", "indexer-128k", "indexer-decode-1", "indexer-decode-8", "indexer-decode-4x64k", "single"):
     r = by.get(cid)
     if r and r["overTorch"] is not None:
         tgt(f"{r['case']} (rows >= 64K): >= 2x torch.topk", r["overTorch"] <= 0.5, f"{basis} {f(r['segkitMs'])} ms vs torch {f(r['torchMs'])} ms: {f(1 / r['overTorch'], 2)}x")

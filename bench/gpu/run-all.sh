@@ -10,8 +10,8 @@
 # same shapes, and the comparison (tables, targets, chart). Writes into $OUT (or bench/results/):
 # gpu.txt, run.log, topk-webgpu.json, before-topk-webgpu.json, torch-topk.json, compare.md,
 # chart.svg (at most 8 files come back from the device).
-# The WebGPU bench runs with --variants (each applicable variant forced) and the diagnostic case
-# single-bits; extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
+# The WebGPU bench runs with --variants (each applicable variant forced), the diagnostic case
+# single-bits and the indexer's decoding shapes (a few query rows of 64K-128K keys, k = 2048); extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
 # SUITES: which algorithms to run, of "floor reads profile launches sorts soak topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
@@ -52,9 +52,9 @@ build="$(sed -n 's/^built .* from //p' dist/bench/build-info.txt 2>/dev/null)"
 for suite in $SUITES; do
 case "$suite" in
 topk)
-  NO_TFJS="--no-tfjs-for=single-bits,vocab-k50,anchor-256x262144,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
+  NO_TFJS="--no-tfjs-for=single-bits,indexer-decode-1,indexer-decode-8,indexer-decode-4x64k,vocab-k50,anchor-256x262144,greedy-k1,greedy-1row,indexer-64k,indexer-128k,router-16,router-8,deepseek-16k,moe-k-device,ragged-device"
   echo "== segkit WebGPU (${build:-?})" | tee -a "$LOG"
-  timeout 330 node dist/bench/topk-webgpu.mjs --out="$OUT" --build="$build" --variants --extra-cases=single-bits "$NO_TFJS" "$@" 2>&1 | tee -a "$LOG"
+  timeout 330 node dist/bench/topk-webgpu.mjs --out="$OUT" --build="$build" --variants --extra-cases=single-bits,indexer-decode-1,indexer-decode-8,indexer-decode-4x64k "$NO_TFJS" "$@" 2>&1 | tee -a "$LOG"
   if [ -f dist/bench/topk-webgpu-before.mjs ] && [ "${NO_BEFORE:-0}" != 1 ]; then
     before="$(cat dist/bench/build-info-before.txt 2>/dev/null)"
     echo "== segkit WebGPU, before (${before:-?})" | tee -a "$LOG"

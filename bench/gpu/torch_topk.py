@@ -88,6 +88,10 @@ def cases():
     # indexer-64k-k1024, indexer-64k-k512 (radix-select's wider workgroups)
     yield dense(64, 65536, 1024)
     yield dense(64, 65536, 512)
+    # indexer-decode-1, indexer-decode-8, indexer-decode-4x64k (a few query rows while decoding)
+    yield dense(1, 131072, 2048)
+    yield dense(8, 131072, 2048)
+    yield dense(4, 65536, 2048)
 
 
 big = torch.empty((256 << 20) // 4, device=dev)

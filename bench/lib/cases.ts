@@ -239,6 +239,11 @@ export function makeCases(opts: { singleRowCols: number; only?: string[]; extra?
     // here for --variants and --tune, to set the selector's bounds between row-radix and radix-select.
     'sorted-k4096': () => dense('sorted-k4096', 64, 32768, 4096, undefined, 'sorted selection past the tile'),
     'sorted-k10000': () => dense('sorted-k10000', 16, 65536, 10000, undefined, 'sorted selection past the tile'),
+    // A sparse-attention indexer while decoding: a few query rows over a long context, k = 2048
+    // (DeepSeek's lightning indexer keeps 2048 keys a query).
+    'indexer-decode-1': () => dense('indexer-decode-1', 1, 131072, 2048, undefined, 'sparse-attention indexer, decoding, batch 1'),
+    'indexer-decode-8': () => dense('indexer-decode-8', 8, 131072, 2048, undefined, 'sparse-attention indexer, decoding, batch 8'),
+    'indexer-decode-4x64k': () => dense('indexer-decode-4x64k', 4, 65536, 2048, undefined, 'sparse-attention indexer, decoding, batch 4'),
   };
   const ids = [...(opts.only ?? Object.keys(builders)), ...(opts.extra ?? [])];
   Object.assign(builders, extras, gpuBuilders);

@@ -119,8 +119,47 @@ fn nextPowerOfTwo(count: u32) -> u32 { var p = 1u; while (p < count) { p = p << 
  * A workgroup inclusive scan of one value per invocation over the kernel's `array` (WG values of
  * `type`; default `scan`, u32 words), with `combine` (an expression of `a` and `b`); returns lid's
  * result and leaves every result in the array.
+ *
+ * With `subgroupWidth` (sums of u32 only; every subgroup that many invocations wide, formed of runs
+ * of consecutive local indices as drivers form them for a 1-D workgroup), the scan runs within each
+ * subgroup and then over the subgroups' sums: three barriers where the Hillis-Steele steps take two
+ * each (16 at 256 invocations). The program then enables subgroups and its `main` sets `scanLane`
+ * first ({@link scanLaneWgsl}). Each lane adds the value of its run's place `lane`, so the result is
+ * in local-index order whichever way a driver numbers the lanes of a run. The one-workgroup steps of
+ * radix-select (chooseDigit: a histogram's threshold bucket; the rank sort's starts) are chains of
+ * such scans: see batched-top-k/webgpu/facts.ts `scanSubgroupWidth` for what it saved.
  */
-export function inclusiveScanWgsl(name = 'inclusiveScan', combine = 'a + b', { array = 'scan', type = 'u32' }: { readonly array?: string; readonly type?: string } = {}): string {
+export function inclusiveScanWgsl(
+  name = 'inclusiveScan',
+  combine = 'a + b',
+  { array = 'scan', type = 'u32', subgroupWidth, workgroupSize }: { readonly array?: string; readonly type?: string; readonly subgroupWidth?: number; readonly workgroupSize?: number } = {},
+): string {
+  if (subgroupWidth !== undefined) {
+    if (combine !== 'a + b' || type !== 'u32') throw new Error(`internal: a subgroup scan adds u32 values (asked: ${combine} of ${type})`);
+    // The runs before this one: where a subgroup can hold every run's sum (WG <= width^2), each
+    // subgroup scans them (lane r: run r) and the lane of this run hands its share on; else a loop.
+    const runsBefore =
+      workgroupSize !== undefined && workgroupSize / subgroupWidth <= subgroupWidth
+        ? `let runTotal = select(0u, ${name}Totals[min(scanLane, ${workgroupSize / subgroupWidth - 1}u)], scanLane < ${workgroupSize / subgroupWidth}u);
+  let before = subgroupShuffle(subgroupExclusiveAdd(runTotal), run);`
+        : `var before = 0u;
+  for (var r = 0u; r < run; r++) { before += ${name}Totals[r]; }`;
+    return `// The sums of the subgroups' runs of ${subgroupWidth} places, in order.
+var<workgroup> ${name}Totals: array<u32, WG / ${subgroupWidth}u>;
+fn ${name}(value: u32, lid: u32) -> u32 {
+  ${array}[lid] = value;
+  workgroupBarrier();
+  let run = lid / ${subgroupWidth}u;
+  let place = run * ${subgroupWidth}u + scanLane;
+  let within = subgroupInclusiveAdd(${array}[place]);
+  if (scanLane == ${subgroupWidth - 1}u) { ${name}Totals[run] = within; }
+  workgroupBarrier();
+  ${runsBefore}
+  ${array}[place] = before + within;
+  workgroupBarrier();
+  return ${array}[lid];
+}`;
+  }
   return `fn ${name}(value: ${type}, lid: u32) -> ${type} {
   ${array}[lid] = value;
   workgroupBarrier();
@@ -135,6 +174,12 @@ export function inclusiveScanWgsl(name = 'inclusiveScan', combine = 'a + b', { a
   return ${array}[lid];
 }`;
 }
+
+/**
+ * The private word the subgroup scan reads its lane from ({@link inclusiveScanWgsl}), and the
+ * statement that sets it, first in `main` (where the program's builtins are in scope).
+ */
+export const scanLaneWgsl = { declaration: 'var<private> scanLane: u32;', set: '  scanLane = subgroupLane;' } as const;
 
 /** How a kernel's {@link rankSortWgsl} is sized. */
 export interface RankSortOptions {

@@ -72,6 +72,13 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
   /** The device has subgroups (the reduce merge shuffles within them). */
   readonly subgroups: boolean;
   /**
+   * The width of every subgroup where the workgroup scans of the radix-select, row-radix and
+   * single-tile kernels run within subgroups (backends/webgpu/blocks.ts `inclusiveScanWgsl`):
+   * subgroups of one power-of-two width from 4 to 128 dividing both workgroup sizes; undefined
+   * elsewhere (the Hillis-Steele scan, two barriers a step). See {@link scanSubgroupWidthFor}.
+   */
+  readonly scanSubgroupWidth: number | undefined;
+  /**
    * The most stages a round of the workgroup bitonic sorts (filter pass 0's pick, finalize,
    * single-tile) runs between barriers: 4 (groups of 16 entries) where kMax is at least 512, else 3
    * (groups of 8). On the H200 (BENCHMARKS.md run 19, GPU ms, groups of 8 -> 16): the indexers
@@ -132,6 +139,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     radixFoldedFallback: radixFoldsFallback(problem.maxSegmentSize, policy),
     rowRadixWorkgroupSize: policy.rowRadixWorkgroupSize,
     subgroups: runtime.subgroups,
+    scanSubgroupWidth: scanSubgroupWidthFor(runtime, [policy.workgroupSize, policy.rowRadixWorkgroupSize]),
     sortGroupBits: problem.kMax >= 512 ? 4 : 3,
     rankSortMinItems: policy.rankSortMinItems,
     radixWarpRank: sortsSelection ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
@@ -139,6 +147,27 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     // The plan's choice (a prefix of the launches may end before a scan launch).
     radixScanInScatter: problem.selectionSort?.variant === 'radix' && problem.selectionSort.scanInScatter,
   };
+}
+
+/**
+ * The subgroup width the kernels' workgroup scans run on (`scanSubgroupWidth`), or undefined: the
+ * device has subgroups, all of one width (`fixedSubgroupSize`), a power of two from 4 to 128 that
+ * divides each of `workgroupSizes`.
+ *
+ * H200 (subgroups of 32; bench/topk-webgpu.ts, GPU ms of the call, two rounds in one device call,
+ * 2026-12-02, Hillis-Steele / within subgroups): attention 512x(16..8192) k=256 (row-radix)
+ * 0.0967 / 0.0925-0.0926, 64x32768 k=2048 (row-radix) 0.0697-0.070 / 0.066-0.0666, 128x4096 k=64
+ * (single-tile) 0.0238-0.024 / 0.0227-0.0229, the indexers 64x65536 and 32x131072 k=2048
+ * 0.0531-0.0532 / 0.0518-0.0521 and 0.0524-0.0525 / 0.0509-0.051, decoding 1x131072 k=2048
+ * 0.0421-0.0426 / 0.0401-0.0409, 1x16M k=100 0.0959-0.0962 / 0.0944-0.0955, the anchor
+ * 0.1585-0.159 / 0.1569-0.1579; the vocabulary and the routers level. A first form that added the
+ * runs' sums in a loop on every invocation lost on 64x32768 k=2048 (0.070 -> 0.0716: 32 runs of
+ * 1024 invocations), so where a subgroup can hold every run's sum it scans them.
+ */
+export function scanSubgroupWidthFor(runtime: Pick<WebGpuRuntime, 'subgroups' | 'fixedSubgroupSize'>, workgroupSizes: readonly number[]): number | undefined {
+  const width = runtime.fixedSubgroupSize;
+  if (!runtime.subgroups || width === undefined || width < 4 || width > 128 || (width & (width - 1)) !== 0) return undefined;
+  return workgroupSizes.every((size) => size % width === 0) ? width : undefined;
 }
 
 /** radix-init's samples per invocation for segments of up to `maxSegmentSize` keys (the sample's size: policy.ts radixSample). */

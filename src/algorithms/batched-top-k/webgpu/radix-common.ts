@@ -1,7 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses, radixState, radixStateWords } from '../policy.js';
 import { type TopKKernelFacts, bitonicOf, rankSortOf } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl, rankSortWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, inclusiveScanWgsl, rankSortWgsl, scanLaneWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -119,7 +119,7 @@ const STATE_COMPACT_TIES: u32 = ${radixState.compactTies}u;
 var<workgroup> localHistogram: array<atomic<u32>, ${Math.max(256, bins)}>;
 var<workgroup> scan: array<u32, ${facts.workgroupSize}>;
 var<workgroup> chosenDigit: vec3<u32>;
-${inclusiveScanWgsl()}
+${scanDeclarationsWgsl(facts, facts.workgroupSize)}
 fn digitShift(p: u32) -> u32 { let used = BITS * (p + 1u); return select(32u - used, 0u, used >= 32u); }
 // Digit p of an ordered key: BITS bits from the top, the last digit what is left.
 fn digitOf(key: u32, p: u32) -> u32 {
@@ -160,8 +160,22 @@ fn flushHistogram(at: u32, lid: u32) {
 }
 ${chooseDigitWgsl(Math.max(256, bins), facts.workgroupSize)}
 ${declarations}`,
-    main,
+    ...scanInMain(facts, main),
   };
+}
+
+/**
+ * WGSL: the kernel's `inclusiveScan` over its `scan` array, within subgroups where the facts give
+ * their width (`scanSubgroupWidth`), with the lane word it reads.
+ */
+export function scanDeclarationsWgsl(facts: Pick<TopKKernelFacts, 'scanSubgroupWidth'>, workgroupSize: number): string {
+  const width = facts.scanSubgroupWidth;
+  return width === undefined ? inclusiveScanWgsl() : `${scanLaneWgsl.declaration}\n${inclusiveScanWgsl('inclusiveScan', 'a + b', { subgroupWidth: width, workgroupSize })}`;
+}
+
+/** A kernel's `main` (and whether it enables subgroups) with the scan's lane set first, where its scan runs within subgroups. */
+export function scanInMain(facts: Pick<TopKKernelFacts, 'scanSubgroupWidth'>, main: string): { main: string; usesSubgroups?: true } {
+  return facts.scanSubgroupWidth === undefined ? { main } : { main: `${scanLaneWgsl.set}\n${main}`, usesSubgroups: true };
 }
 
 /**

@@ -1,9 +1,9 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
-import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
 import { radixPasses, rowRadixCandidateRoom } from '../policy.js';
 import { type TopKKernelFacts, rowRadixBitonic } from './facts.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
-import { chooseDigitWgsl } from './radix-common.js';
+import { chooseDigitWgsl, scanDeclarationsWgsl, scanInMain } from './radix-common.js';
 
 /*
  * 'row-radix' (grid maxSegments): one workgroup per segment does every digit pass of a radix select
@@ -79,7 +79,7 @@ var<workgroup> scan: array<u32, ${wg}>;
 var<workgroup> chosenDigit: vec3<u32>;
 var<workgroup> pool: array<u32, ${Math.max(room, 2 * sortSlotsFor(tile))}>;
 var<workgroup> poolCount: atomic<u32>;
-${inclusiveScanWgsl()}
+${scanDeclarationsWgsl(facts, wg)}
 ${chooseDigitWgsl(Math.max(256, bins), wg)}
 fn digitShift(p: u32) -> u32 { let used = BITS * (p + 1u); return select(32u - used, 0u, used >= 32u); }
 fn digitMask(p: u32) -> u32 { return (1u << (32u - BITS * p - digitShift(p))) - 1u; }
@@ -222,6 +222,6 @@ ${eachKey(`let key = orderedKey(raw, s.direction);
     bindings: kernelBindings(facts, shape),
     preamble: topKPreamble(facts, shape),
     declarations,
-    main,
+    ...scanInMain(facts, main),
   };
 }

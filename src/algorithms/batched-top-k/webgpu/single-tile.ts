@@ -1,6 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { type TopKKernelFacts, bitonicOf } from './facts.js';
-import { bitonicSortWgsl, inclusiveScanWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { bitonicSortWgsl, sortSlotsFor } from '../../../backends/webgpu/blocks.js';
+import { scanDeclarationsWgsl, scanInMain } from './radix-common.js';
 import { type KernelShape, kernelBindings, kernelUniforms, topKPreamble } from './preamble.js';
 
 /*
@@ -37,7 +38,7 @@ var<workgroup> order: array<u32, ${sortSlotsFor(tile)}>;
 var<workgroup> histogram: array<atomic<u32>, 256>;
 var<workgroup> scan: array<u32, ${wg}>;
 var<workgroup> chosen: vec3<u32>;
-${inclusiveScanWgsl()}
+${scanDeclarationsWgsl(facts, wg)}
 fn rankOf(index: u32) -> u32 { if (index == SENTINEL) { return 0u; } return tileKeys[index]; }
 fn sortLoad(i: u32) -> vec2<u32> { let index = order[sortSlot(i)]; return vec2<u32>(rankOf(index), index); }
 fn sortStore(i: u32, entry: vec2<u32>) { order[sortSlot(i)] = entry.y; }
@@ -147,6 +148,6 @@ ${bitonicSortWgsl(bitonicOf(facts))}
     bindings: kernelBindings(facts, kernelShape),
     preamble,
     declarations,
-    main,
+    ...scanInMain(facts, main),
   };
 }
