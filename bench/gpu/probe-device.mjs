@@ -1,5 +1,5 @@
 // The Dawn device that the self-contained probes of bench/gpu/ (copy-kernel.mjs, argmax-probe.mjs,
-// read-floor-probe.mjs) time on, with no repo code: exact timestamps where Dawn allows them, the
+// read-floor-probe.mjs; tile-radix-probe.mjs takes its helpers and a device of its own) time on, with no repo code: exact timestamps where Dawn allows them, the
 // high-performance adapter, and its largest storage buffers.
 import { create, globals } from 'webgpu';
 

@@ -1,0 +1,211 @@
+#!/usr/bin/env node
+// Would a radix sort in workgroup memory beat the segmented sort's single-tile bitonic network on
+// tiles of a few thousand keys (issue 11's 256x4096 and 512x2048, where torch.sort's block radix
+// sort reads 0.042-0.051 ms on an H200 and segkit's network 0.049 / 0.045)? A bare probe, no repo
+// code: one workgroup sorts one segment of TILE f32 keys with their indices, stably, by four LSD
+// passes over 8-bit digits of the ordered key, every pass in workgroup memory. Each pass ranks the
+// keys by warp-level multisplit (eight ballots of the digit's bits give each lane the lanes that
+// share its digit; a subgroup's running count of each digit in a 16-bit half of a workgroup word,
+// added by the digit's lowest lane and handed on by a shuffle: segkit's radix scatter does the
+// same), scans the (digit, subgroup) counts in digit-major order, and places each key at its digit's
+// start plus the keys of its digit in earlier subgroups plus its rank. Five barriers a pass. The
+// last pass writes the sorted keys and indices out, coalesced. Every output is checked against a
+// stable sort in JavaScript. Prints a table; writes JSON to --out or $OUT.
+//
+//   node bench/gpu/tile-radix-probe.mjs [--shapes=256x4096,512x2048,1024x1024] [--wg=512] [--warm-ms=2000] [--out=dir]
+//   (device machine: source bench/gpu/remote.sh first; needs the adapter's subgroups of one width, at most 32)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { create, globals } from 'webgpu';
+import { arg, orderedKeyWgsl } from './probe-device.mjs';
+
+Object.assign(globalThis, globals);
+const gpu = create(['disable-dawn-features=timestamp_quantization']);
+(globalThis.__segkitProbeGpus ??= []).push(gpu);
+const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+if (!adapter) throw new Error('no WebGPU adapter');
+const width = adapter.info.subgroupMinSize;
+if (!adapter.features.has('subgroups') || width !== adapter.info.subgroupMaxSize || width > 32) throw new Error(`needs subgroups of one width up to 32 (adapter: ${adapter.info.subgroupMinSize}..${adapter.info.subgroupMaxSize})`);
+const features = ['subgroups', ...(adapter.features.has('timestamp-query') ? ['timestamp-query'] : [])];
+const device = await adapter.requestDevice({
+  requiredFeatures: features,
+  requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup: adapter.limits.maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX: adapter.limits.maxComputeWorkgroupSizeX },
+});
+device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
+
+const WARM_MS = Number(arg('warm-ms', 2000));
+const shapes = String(arg('shapes', '256x4096,512x2048,1024x1024')).split(',').map((s) => s.split('x').map(Number));
+
+/** The probe's shader for tiles of `tile` keys on `wg` invocations (subgroups of `width`). */
+function shader(wg, tile) {
+  const items = tile / wg;
+  const warps = wg / width;
+  const each = (body) => Array.from({ length: items }, (_, i) => `{ const i = ${i}u;${body} }`).join('\n    ');
+  const pairsPer = Math.ceil(128 / wg);
+  if (pairsPer !== 1) throw new Error('wg must be at least 128');
+  const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
+  return `enable subgroups;
+${orderedKeyWgsl('ok')}
+@group(0) @binding(0) var<storage, read> keysIn: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out: array<u32>;
+const WG = ${wg}u;
+const TILE = ${tile}u;
+const N = ${'${N}'}u;
+fn pad(p: u32) -> u32 { return p + (p >> 5u); }
+var<workgroup> tk: array<u32, ${tile + tile / 32}>;
+var<workgroup> tv: array<u32, ${tile + tile / 32}>;
+// Subgroup w's count of digit d in half d >> 7 of word w * 128 + (d & 127).
+var<workgroup> warpCounts: array<atomic<u32>, ${warps * 128}>;
+var<workgroup> digitStart: array<u32, 256>;
+var<workgroup> pairSums: array<u32, 32>;
+@compute @workgroup_size(${wg})
+fn main(@builtin(workgroup_id) id: vec3u, @builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_id) lane: u32) {
+  let seg = id.x;
+  let warp = lid / ${width}u;
+  let lanesBelow = (1u << lane) - 1u;
+  var keys: array<u32, ${items}>;
+  var vals: array<u32, ${items}>;
+  var ranks: array<u32, ${items}>;
+  ${each(`
+      let p = warp * ${width * items}u + i * ${width}u + lane;
+      keys[i] = keysIn[seg * TILE + p];
+      vals[i] = p;`)}
+  for (var c = lid; c < ${warps * 128}u; c += WG) { atomicStore(&warpCounts[c], 0u); }
+  workgroupBarrier();
+  for (var shift = 0u; shift < 32u; shift += 8u) {
+    ${each(`
+      let key = keys[i];
+      let d = (ok(key) >> shift) & 255u;
+      ${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot((d & ${1 << b}u) != 0u).x;`).join('\n      ')}
+      let same = ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')} & ${width === 32 ? '0xffffffffu' : `${(2 ** width - 1) >>> 0}u`};
+      let leader = firstTrailingBit(same);
+      let half = (d >> 7u) * 16u;
+      var counted = 0u;
+      if (lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
+      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`)}
+    workgroupBarrier();
+    // Pairs of digits (q, q + 128), q = lid < 128: each subgroup's count becomes the digit's keys in
+    // earlier subgroups; the pair's totals are scanned over q (both halves at once).
+    var pairTotal = 0u;
+    if (lid < 128u) {
+      ${Array.from({ length: warps }, (_, w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + lid]);`).join('\n      ')}
+      ${Array.from({ length: warps }, (_, w) => `atomicStore(&warpCounts[${w * 128}u + lid], pairTotal); pairTotal += w${w};`).join('\n      ')}
+    }
+    let before = subgroupExclusiveAdd(pairTotal);
+    let sum = subgroupAdd(pairTotal);
+    if (lane == 0u && warp < ${128 / width}u) { pairSums[warp] = sum; }
+    workgroupBarrier();
+    if (lid < 128u) {
+      var first = before;
+      var lows = 0u;
+      for (var w = 0u; w < ${128 / width}u; w++) {
+        let part = pairSums[w];
+        if (w < warp) { first += part; }
+        lows += part & 0xffffu;
+      }
+      digitStart[lid] = first & 0xffffu;
+      digitStart[lid + 128u] = lows + (first >> 16u);
+    }
+    workgroupBarrier();
+    ${each(`
+      let d = (ok(keys[i]) >> shift) & 255u;
+      let earlier = (atomicLoad(&warpCounts[warp * 128u + (d & 127u)]) >> ((d >> 7u) * 16u)) & 0xffffu;
+      let to = digitStart[d] + earlier + ranks[i];
+      tk[pad(to)] = keys[i];
+      tv[pad(to)] = vals[i];`)}
+    workgroupBarrier();
+    if (shift < 24u) {
+      ${each(`
+        let p = warp * ${width * items}u + i * ${width}u + lane;
+        keys[i] = tk[pad(p)];
+        vals[i] = tv[pad(p)];`)}
+      for (var c = lid; c < ${warps * 128}u; c += WG) { atomicStore(&warpCounts[c], 0u); }
+      workgroupBarrier();
+    }
+  }
+  for (var p = lid; p < TILE; p += WG) {
+    out[seg * TILE + p] = tk[pad(p)];
+    out[N + seg * TILE + p] = tv[pad(p)];
+  }
+}`;
+}
+
+function orderedKey(bits) {
+  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
+  if (bits === 0x80000000) return 0x80000000;
+  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
+}
+
+const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
+const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
+const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+async function passMs(pipeline, bind, groups) {
+  const encoder = device.createCommandEncoder();
+  const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bind);
+  pass.dispatchWorkgroups(groups);
+  pass.end();
+  if (querySet) {
+    encoder.resolveQuerySet(querySet, 0, 2, resolve, 0);
+    encoder.copyBufferToBuffer(resolve, 0, tsRead, 0, 16);
+  }
+  const t0 = performance.now();
+  device.queue.submit([encoder.finish()]);
+  await device.queue.onSubmittedWorkDone();
+  if (!querySet) return performance.now() - t0;
+  await tsRead.mapAsync(GPUMapMode.READ);
+  const t = new BigUint64Array(tsRead.getMappedRange().slice(0));
+  tsRead.unmap();
+  return Number(t[1] - t[0]) / 1e6;
+}
+
+const wgWanted = Number(arg('wg', Math.min(512, adapter.limits.maxComputeInvocationsPerWorkgroup)));
+const rows = [];
+for (const [segments, tile] of shapes) {
+  const wg = Math.min(wgWanted, tile);
+  const n = segments * tile;
+  const keys = new Uint32Array(n);
+  const f = new Float32Array(keys.buffer);
+  let s = 0x9e3779b9 ^ tile;
+  for (let i = 0; i < n; i++) {
+    s ^= s << 13; s ^= s >>> 17; s ^= s << 5;
+    f[i] = ((s >>> 0) / 4294967296) * 2 - 1;
+  }
+  // Ties: a run of equal keys in every segment.
+  for (let g = 0; g < segments; g++) for (let j = 0; j < 64; j++) f[g * tile + ((j * 37) % tile)] = 0.5;
+  const input = device.createBuffer({ size: n * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  device.queue.writeBuffer(input, 0, keys);
+  const output = device.createBuffer({ size: n * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
+  const read = device.createBuffer({ size: n * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+  const module = device.createShaderModule({ code: shader(wg, tile).replace('${N}', String(n)) });
+  const info = await module.getCompilationInfo();
+  for (const m of info.messages) if (m.type === 'error') throw new Error(`WGSL: ${m.message} (line ${m.lineNum})`);
+  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const bind = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: output } }] });
+  const end = performance.now() + WARM_MS;
+  while (performance.now() < end) await passMs(pipeline, bind, segments);
+  const times = [];
+  for (let r = 0; r < 9; r++) times.push(await passMs(pipeline, bind, segments));
+  times.sort((a, b) => a - b);
+  const encoder = device.createCommandEncoder();
+  encoder.copyBufferToBuffer(output, 0, read, 0, n * 8);
+  device.queue.submit([encoder.finish()]);
+  await read.mapAsync(GPUMapMode.READ);
+  const got = new Uint32Array(read.getMappedRange().slice(0));
+  read.unmap();
+  let mismatches = 0;
+  for (let g = 0; g < segments; g++) {
+    const order = Array.from({ length: tile }, (_, i) => i).sort((a, b) => orderedKey(keys[g * tile + a]) - orderedKey(keys[g * tile + b]) || a - b);
+    for (let p = 0; p < tile; p++) if (got[n + g * tile + p] !== order[p] || got[g * tile + p] !== keys[g * tile + order[p]]) mismatches++;
+  }
+  const row = { shape: `${segments}x${tile}`, workgroupSize: wg, subgroupWidth: width, gpuMs: +times[4].toFixed(4), leastMs: +times[0].toFixed(4), mismatches };
+  console.log(JSON.stringify(row));
+  rows.push(row);
+  for (const b of [input, output, read]) b.destroy();
+}
+const out = arg('out', process.env.OUT);
+if (out) {
+  mkdirSync(out, { recursive: true });
+  writeFileSync(`${out}/tile-radix-probe.json`, JSON.stringify({ adapter: adapter.info, rows }, null, 2));
+}
+device.destroy();
