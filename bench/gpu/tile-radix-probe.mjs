@@ -16,7 +16,7 @@
 //   (device machine: source bench/gpu/remote.sh first; needs the adapter's subgroups of one width, at most 32)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
-import { arg, orderedKeyWgsl } from './probe-device.mjs';
+import { arg, orderedKeyWgsl, passTimer } from './probe-device.mjs';
 
 Object.assign(globalThis, globals);
 const gpu = create(['disable-dawn-features=timestamp_quantization']);
@@ -135,29 +135,8 @@ function orderedKey(bits) {
   return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
 }
 
-const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
-const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-async function passMs(pipeline, bind, groups) {
-  const encoder = device.createCommandEncoder();
-  const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
-  pass.setPipeline(pipeline);
-  pass.setBindGroup(0, bind);
-  pass.dispatchWorkgroups(groups);
-  pass.end();
-  if (querySet) {
-    encoder.resolveQuerySet(querySet, 0, 2, resolve, 0);
-    encoder.copyBufferToBuffer(resolve, 0, tsRead, 0, 16);
-  }
-  const t0 = performance.now();
-  device.queue.submit([encoder.finish()]);
-  await device.queue.onSubmittedWorkDone();
-  if (!querySet) return performance.now() - t0;
-  await tsRead.mapAsync(GPUMapMode.READ);
-  const t = new BigUint64Array(tsRead.getMappedRange().slice(0));
-  tsRead.unmap();
-  return Number(t[1] - t[0]) / 1e6;
-}
+const passUs = passTimer(device, features);
+const passMs = async (pipeline, bind, groups) => (await passUs(pipeline, bind, groups, 1)) / 1000;
 
 const wgWanted = Number(arg('wg', Math.min(512, adapter.limits.maxComputeInvocationsPerWorkgroup)));
 const rows = [];
