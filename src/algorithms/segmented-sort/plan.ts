@@ -1,4 +1,4 @@
-import { type Backend, checkDeviceArray } from '../../backends/backend.js';
+import { type Backend, type BackendCapabilities, checkDeviceArray } from '../../backends/backend.js';
 import { type SegmentFacts, type SegmentedInput, checkGeometry, checkPerSegmentLengths, maxSegmentSizeOf, maxSegmentsOf, segmentSizeBounds, segmentsExtent } from '../../dispatch/geometry.js';
 import { type OptionParameterSpec, type ParameterSpec, numericFacts, optionFacts, resolveParameters, segmentParameters } from '../../dispatch/parameters.js';
 import { type Plan, type Validation, makePlan, planValidation, prologueLaunches } from '../../dispatch/plan.js';
@@ -20,7 +20,8 @@ import {
   selectSegmentedSortVariant,
   sizeOrderMaxSegments,
 } from './policy.js';
-import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, radixScansInScatter, defaultRadixScanLaunchMinTiles, segmentedSortKernels, singleTileShape, tilesPerSegment } from './problem.js';
+import { type SegmentedSortLaunch, type SegmentedSortProblem, groupSegments, mergePassesFor, mergeTileFor, radixCountsWords, radixLaunchPass, radixPasses, radixScanShape, radixScansInScatter, defaultRadixScanLaunchMinTiles, segmentedSortKernels, type SingleTileShape, singleTileShape, tilesPerSegment } from './problem.js';
+import { tileRadixFor } from './webgpu/tile-radix.js';
 
 const orderParameter: OptionParameterSpec = { type: 'option', name: 'order', options: sortOrders, required: true };
 
@@ -91,6 +92,17 @@ function specialization(facts: SegmentedSortFacts, keyType: string, valueMode: s
   return [keyType, order.kind === 'constant' ? order.exact! : `order=${order.kind === 'uniform' ? 'uniform' : 'per-segment'}`, `values=${valueMode}`].join(',');
 }
 
+/**
+ * What explain() adds to the single-tile launch where its segments may be ranked by digits instead
+ * of the bitonic network (webgpu/tile-radix.ts `tileRadixFor`, decided where the kernel is built,
+ * from the device's subgroups: the capabilities give their smallest width).
+ */
+function tileRadixNote(shape: SingleTileShape, policy: SegmentedSortPolicy, leastSegmentSize: number, capabilities: BackendCapabilities): string {
+  const radix = tileRadixFor({ shape, workgroupSize: policy.workgroupSize, leastSegmentSize }, capabilities.subgroupSize, capabilities.workgroupStorageBytes);
+  if (radix === undefined) return '';
+  return `; on WebGPU, where the device's subgroups all have one width, by radix ranks in workgroup memory instead of the network (every segment longer than half the tile: four passes of 8-bit digits, ${radix.items} keys a lane, ranked by subgroup ballots)`;
+}
+
 /** The launches of the chosen variant (after the prologue's) and their temporary-storage slots. */
 function variantLaunches(
   selection: SegmentedSortSelection,
@@ -101,6 +113,7 @@ function variantLaunches(
   spec: string,
   withValues: boolean,
   layout: TempStorageLayoutBuilder,
+  capabilities: BackendCapabilities,
 ): SegmentedSortLaunch[] {
   const { policy } = selection;
   const geometry = { maxSegments: facts.maxSegments, maxSegmentSize };
@@ -118,7 +131,7 @@ function variantLaunches(
     const shape = singleTileShape(maxSegmentSize, policy);
     const per = shape.segmentsPerWorkgroup === 1 ? 'one workgroup per segment' : `${shape.segmentsPerWorkgroup} segments per workgroup`;
     launches.push(
-      launch('single-tile', 'single-tile', 'single-tile', `${per} (tiles of ${shape.tile} keys, ${shape.itemsPerInvocation} per invocation in registers): load, bitonic sort by (sort key, index), write${which}`),
+      launch('single-tile', 'single-tile', 'single-tile', `${per} (tiles of ${shape.tile} keys, ${shape.itemsPerInvocation} per invocation in registers): load, bitonic sort by (sort key, index), write${which}${tileRadixNote(shape, policy, segmentSizeBounds(facts).min, capabilities)}`),
     );
   }
   if (selection.variant === 'merge') {
@@ -242,7 +255,7 @@ export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = ma
     ...prologueLaunches('sort', facts, facts.maxSegments, validation, layoutBuilder, { sizeOrder }),
     // A segment's items live at its own start in the double buffer, so it spans the segments' extent
     // (packed: at most totalNumItems).
-    ...variantLaunches(selection, withSingleTile, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), specialization(facts, args.keysIn.dtype, valueMode), valueMode !== 'none', layoutBuilder),
+    ...variantLaunches(selection, withSingleTile, facts, maxSegmentSize, segmentsExtent(facts, input, facts.maxSegments), specialization(facts, args.keysIn.dtype, valueMode), valueMode !== 'none', layoutBuilder, backend.capabilities),
   ];
   const layout = layoutBuilder.build();
   const orderOfOption = facts.order.options.map((o) => (o === 'ascending' ? 0 : 1));
@@ -285,6 +298,7 @@ export function planSegmentedSort(args: SegmentedSortArgs, environment: Env = ma
       orderOfOption,
       tilesPerSegment: tiles,
       groupSegments: perGroup,
+      leastSegmentSize: sizeBounds.min,
     }),
   });
 }

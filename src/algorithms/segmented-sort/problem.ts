@@ -33,6 +33,8 @@ export interface SegmentedSortProblem extends SegmentedProblem {
   readonly tilesPerSegment: number;
   /** Segments of one radix group (launches of group g cover segments [g * groupSegments, (g + 1) * groupSegments)). */
   readonly groupSegments: number;
+  /** The least segment size the host knows (host values, or host bounds; else the static bounds): webgpu/tile-radix.ts `tileRadixFor` reads it. */
+  readonly leastSegmentSize: number;
 }
 
 /** The kernels of the sort. */

@@ -3,6 +3,7 @@ import { type SegmentKernelFacts, type SourceFact, segmentKernelFacts } from '..
 import { defaultTileLoadBatch } from '../policy.js';
 import { type MergeLayout, type SegmentedSortRun, type SingleTileShape, mergeLayout, singleTileShape } from '../problem.js';
 import { type RadixLoads, type RadixWarpRank, radixWarpRankFor, sortRadixLoads } from './radix.js';
+import { type TileRadix, tileRadixFor } from './tile-radix.js';
 
 /*
  * The static facts of a sort run that the WGSL is specialized on, and nothing else: two runs with
@@ -27,6 +28,8 @@ export interface SortKernelFacts extends SegmentKernelFacts {
   readonly workgroupRadixItemsPerInvocation: number;
   /** The single-tile layout (problem.ts `singleTileShape`): its tile is static, so each size bound's power of two has its own pipeline. */
   readonly singleTile: SingleTileShape;
+  /** How single-tile ranks by digits (tile-radix.ts `tileRadixFor`); undefined: the bitonic network (or no single-tile launch). */
+  readonly tileRadix: TileRadix | undefined;
   /** 'merge''s tile and its block launch's layout (problem.ts `mergeLayout`); undefined without merge launches. */
   readonly merge: MergeLayout | undefined;
   /** How the radix scatter ranks by warp-level multisplit (radix.ts `radixWarpRankFor`); undefined: four 2-bit splits. */
@@ -64,6 +67,9 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile: singleTileShape(problem.maxSegmentSize, policy),
+    tileRadix: hasSingleTile
+      ? tileRadixFor({ shape: singleTileShape(problem.maxSegmentSize, policy), workgroupSize: policy.workgroupSize, leastSegmentSize: problem.leastSegmentSize }, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes)
+      : undefined,
     merge: hasMerge ? mergeLayout(problem, policy) : undefined,
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,

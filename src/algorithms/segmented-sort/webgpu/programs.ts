@@ -5,6 +5,7 @@ import type { MergeLayout, SingleTileShape } from '../problem.js';
 import type { SortKernelFacts } from './facts.js';
 import { mergePassParts } from './merge.js';
 import { type RadixDigitProgram, radixDigitProgram, radixProgramParts, radixUniforms } from './radix.js';
+import { tileRadixParts } from './tile-radix.js';
 import { workgroupRadixParts, workgroupRadixUniforms } from './workgroup-radix.js';
 
 /*
@@ -413,7 +414,7 @@ export function digitProgram(launch: { readonly kernel: string; readonly pass: n
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, digit: RadixDigitProgram = 0): WebGpuProgram {
   const shape = shapes[kernel](facts);
   // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
-  const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode }) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? (facts.tileRadix !== undefined ? tileRadixParts({ tile: facts.singleTile.tile, workgroupSize: facts.workgroupSize, radix: facts.tileRadix, valueMode: facts.valueMode }) : singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode })) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,

@@ -1,0 +1,166 @@
+import type { SingleTileShape } from '../problem.js';
+
+/*
+ * 'single-tile' by radix ranks (the twin of cpu/kernels.ts's single-tile sort: the same stable order
+ * by (sort key, index)): one workgroup sorts one segment of at most a tile in workgroup memory by
+ * four LSD passes over the 8-bit digits of its sort keys. Each pass ranks the keys by warp-level
+ * multisplit as the radix scatter does (radix.ts `warpRank`: eight ballots of the digit's bits give
+ * each lane the lanes that share its digit; a subgroup's running count of each digit lives in a
+ * 16-bit half of a workgroup word, added by the digit's lowest lane and handed on by a shuffle),
+ * scans the (digit, subgroup) counts in digit-major order, and places each key at its digit's first
+ * place plus its digit's keys in earlier subgroups plus its rank: five barriers a pass where the
+ * bitonic network takes one a step of up to four stages (21 for 4096 keys), each stage comparing
+ * (key, index) pairs. The keys' bits travel with their indices (each pass takes its digit of the
+ * sort key, orderedBits ^ order mask); the writes take the bits from workgroup memory, in order, and
+ * a payload by index, as the network's writes do. Subgroup w ranks places [w * S * ITEMS, (w + 1) * S * ITEMS),
+ * item i of lane l at place w * S * ITEMS + i * S + l (S the subgroup width), in index order, so the
+ * ranks are stable. Where it runs: {@link tileRadixFor}.
+ */
+
+/** How a single-tile workgroup ranks by digits: the subgroup width, and keys a lane. */
+export interface TileRadix {
+  readonly subgroupSize: number;
+  readonly items: number;
+}
+
+/**
+ * Keys a lane of the radix ranks: 8. H200 (bench/gpu/tile-radix-probe.mjs, GPU ms, 2026-12-02,
+ * BENCHMARKS.md session 39; 512 invocations of 8 keys / 256 of 16 / the bitonic network):
+ * 256x4096 0.0415-0.0419 / 0.0469-0.0471 / 0.0492-0.0494; with 4 keys a lane 512x2048 took
+ * 0.0485-0.0566 against the network's 0.0448, and 1024x1024 0.0473-0.0632 against 0.0398.
+ */
+export const tileRadixItems = 8;
+
+/** Workgroup memory of the radix ranks (the declarations of {@link tileRadixParts}). */
+export function tileRadixBytes(tile: number, workgroupSize: number, subgroupSize: number): number {
+  const padded = tile + Math.ceil(tile / 32);
+  const words = 2 * padded + (workgroupSize / subgroupSize) * 128 + 256 + 32 + 4;
+  return words * 4;
+}
+
+/**
+ * The radix ranks for a single-tile launch, or undefined where the bitonic network sorts: one
+ * segment a workgroup (`segmentsPerWorkgroup` 1) whose tile holds {@link tileRadixItems} keys an
+ * invocation of a workgroup of at least 128, every segment longer than half the tile (the host's
+ * least size: the network's cost falls with the padded size, the ranks' does not), subgroups of one
+ * width (`fixedSubgroupSize`) from 8 to 32 dividing the workgroup, and the arrays within the
+ * backend's workgroup memory.
+ */
+export function tileRadixFor(
+  options: { readonly shape: SingleTileShape; readonly workgroupSize: number; readonly leastSegmentSize: number },
+  subgroupSize: number | undefined,
+  workgroupStorageBytes: number,
+): TileRadix | undefined {
+  const { shape, workgroupSize } = options;
+  const width = subgroupSize ?? 0;
+  if (width < 8 || width > 32 || (width & (width - 1)) !== 0 || workgroupSize % width !== 0 || workgroupSize < 128) return undefined;
+  if (shape.segmentsPerWorkgroup !== 1 || shape.tile !== workgroupSize * tileRadixItems) return undefined;
+  if (options.leastSegmentSize * 2 <= shape.tile) return undefined;
+  if (tileRadixBytes(shape.tile, workgroupSize, width) > workgroupStorageBytes) return undefined;
+  return { subgroupSize: width, items: tileRadixItems };
+}
+
+/**
+ * The radix-ranks program's declarations and entry-point body. The caller's WGSL (programs.ts)
+ * defines `enterSegment(w) -> vec3<u32>` (start, size, order mask), `orderedBits`, `indexValue` and
+ * binds `keysIn`, `keysOut` (and `valuesIn`, `valuesOut` as the values need).
+ */
+export function tileRadixParts(options: { readonly tile: number; readonly workgroupSize: number; readonly radix: TileRadix; readonly valueMode: 'none' | 'payload' | 'indices' }): { declarations: string; main: string; usesSubgroups: true } {
+  const { tile, workgroupSize: wg, valueMode } = options;
+  const { subgroupSize: width, items } = options.radix;
+  const warps = wg / width;
+  const chunk = width * items;
+  const each = (body: string) => Array.from({ length: items }, (_, i) => `{\n      const i = ${i}u;\n      let p = warp * ${chunk}u + i * ${width}u + lane;${body}\n    }`).join('\n    ');
+  const bit = (b: number) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
+  const lanes = width === 32 ? '0xffffffffu' : `${2 ** width - 1}u`;
+  const value = valueMode === 'payload' ? '\n  valuesOut[start + at] = valuesIn[start + index];' : valueMode === 'indices' ? '\n  valuesOut[start + at] = indexValue(index);' : '';
+  const declarations = `
+fn rankPlace(p: u32) -> u32 { return p + (p >> 5u); }
+// Place \`at\` of the sorted segment: the key's bits from workgroup memory (consecutive words), its value by index.
+fn writeSorted(start: u32, at: u32, bits: u32, index: u32) {
+  keysOut[start + at] = bits;${value}
+}
+// The keys' bits and their indices, by place; one padding word per 32.
+var<workgroup> rankKeys: array<u32, ${tile + Math.ceil(tile / 32)}>;
+var<workgroup> rankIndices: array<u32, ${tile + Math.ceil(tile / 32)}>;
+// Subgroup w's count of digit d: the half d >> 7 of word w * 128 + (d & 127).
+var<workgroup> warpCounts: array<atomic<u32>, ${warps * 128}>;
+var<workgroup> digitFirst: array<u32, 256>;
+var<workgroup> pairSums: array<u32, 32>;
+var<workgroup> enteredTile: vec3<u32>;`;
+  const main = `
+  if (lid == 0u) { enteredTile = enterSegment(workgroupIndex); }
+  let s = workgroupUniformLoad(&enteredTile);
+  let start = s.x;
+  let size = s.y;
+  let mask = s.z;
+  if (size == 0u) { return; }
+  let warp = lid / ${width}u;
+  let lane = subgroupLane;
+  let lanesBelow = (1u << lane) - 1u;
+  var keys: array<u32, ${items}>;
+  var indices: array<u32, ${items}>;
+  var ranks: array<u32, ${items}>;
+  ${each(`
+      indices[i] = p;
+      keys[i] = 0u;
+      if (p < size) { keys[i] = keysIn[start + p]; }`)}
+  for (var c = lid; c < ${warps * 128}u; c += WG) { atomicStore(&warpCounts[c], 0u); }
+  workgroupBarrier();
+  for (var shift = 0u; shift < 32u; shift += 8u) {
+    ${each(`
+      // Every lane ballots (uniform control flow); places past the segment never count.
+      let valid = p < size;
+      let d = ((orderedBits(keys[i]) ^ mask) >> shift) & 255u;
+      let live = subgroupBallot(valid).x;
+      ${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
+      let same = live & ${lanes} & ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')};
+      let leader = firstTrailingBit(same) & ${width - 1}u;
+      let half = (d >> 7u) * 16u;
+      var counted = 0u;
+      if (valid && lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
+      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`)}
+    workgroupBarrier();
+    // Invocation q < 128: digits q and q + 128 (both halves at once). Each subgroup's count becomes
+    // the digit's keys in earlier subgroups; the pairs' totals are scanned over q.
+    var pairTotal = 0u;
+    if (lid < 128u) {
+      ${Array.from({ length: warps }, (_, w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + lid]);`).join('\n      ')}
+      ${Array.from({ length: warps }, (_, w) => `atomicStore(&warpCounts[${w * 128}u + lid], pairTotal);\n      pairTotal += w${w};`).join('\n      ')}
+    }
+    let pairBefore = subgroupExclusiveAdd(pairTotal);
+    let pairSum = subgroupAdd(pairTotal);
+    if (lane == 0u && warp < ${128 / width}u) { pairSums[warp] = pairSum; }
+    workgroupBarrier();
+    if (lid < 128u) {
+      var first = pairBefore;
+      var lows = 0u;
+      for (var w = 0u; w < ${128 / width}u; w++) {
+        let part = pairSums[w];
+        if (w < warp) { first += part; }
+        lows += part & 0xffffu;
+      }
+      digitFirst[lid] = first & 0xffffu;
+      digitFirst[lid + 128u] = lows + (first >> 16u);
+    }
+    workgroupBarrier();
+    ${each(`
+      if (p < size) {
+        let d = ((orderedBits(keys[i]) ^ mask) >> shift) & 255u;
+        let earlier = (atomicLoad(&warpCounts[warp * 128u + (d & 127u)]) >> ((d >> 7u) * 16u)) & 0xffffu;
+        let to = rankPlace(digitFirst[d] + earlier + ranks[i]);
+        rankKeys[to] = keys[i];
+        rankIndices[to] = indices[i];
+      }`)}
+    workgroupBarrier();
+    if (shift < 24u) {
+      ${each(`
+      keys[i] = rankKeys[rankPlace(p)];
+      indices[i] = rankIndices[rankPlace(p)];`)}
+      for (var c = lid; c < ${warps * 128}u; c += WG) { atomicStore(&warpCounts[c], 0u); }
+      workgroupBarrier();
+    }
+  }
+  for (var p = lid; p < size; p += WG) { writeSorted(start, p, rankKeys[rankPlace(p)], rankIndices[rankPlace(p)]); }`;
+  return { declarations, main, usesSubgroups: true };
+}
