@@ -66,7 +66,7 @@ function captureShaders(backend: WebGpuBackend): string[] {
   return shaders;
 }
 
-describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-bit splits, with the same results', () => {
+describeRanking('sort: the radix scatter and the single-tile sort rank by warp-level multisplit, or by 2-bit splits and the bitonic network, with the same results', () => {
   let warp: WebGpuBackend;
   let splits: WebGpuBackend;
   let warpShaders: string[];
@@ -82,11 +82,11 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     splits?.destroy();
   });
 
-  async function expectReference(backend: Backend, c: SortCase, policy?: Record<string, number>): Promise<void> {
+  async function expectReference(backend: Backend, c: SortCase, policy?: Record<string, number>, variant: 'radix' | 'single-tile' = 'radix'): Promise<void> {
     const built = buildSortCase(backend, c);
     try {
-      const { plan, keys, values } = await runSortCase(backend, built, { variant: 'radix', policy });
-      expect(plan.variant).toBe('radix');
+      const { plan, keys, values } = await runSortCase(backend, built, { variant, policy });
+      expect(plan.variant).toBe(variant);
       expect(hex(keys), `${c.name}: keys`).toEqual(hex(built.expected.keys));
       if (values !== undefined) expect(hex(values), `${c.name}: values`).toEqual(hex(built.expected.values));
     } finally {
@@ -253,66 +253,34 @@ describeRanking('sort: the radix scatter ranks by warp-level multisplit or by 2-
     expect(scatters.length).toBeGreaterThan(0);
     for (const code of scatters) expect(code).not.toContain('subgroup');
   });
-});
 
-describeRanking('sort: single-tile by radix ranks or by the bitonic network, with the same results', () => {
-  let ranks: WebGpuBackend;
-  let network: WebGpuBackend;
-  let ranksShaders: string[];
-  let networkShaders: string[];
-  beforeAll(async () => {
-    ranks = await webgpuBackend();
-    network = await webgpuBackend({ subgroups: false });
-    ranksShaders = captureShaders(ranks);
-    networkShaders = captureShaders(network);
-  });
-  afterAll(() => {
-    ranks?.destroy();
-    network?.destroy();
-  });
-  // Tiles of 1024 keys on 128 invocations (8 keys a lane): the ranks' arrays fit lavapipe's 32 KiB.
-  const policy = { workgroupSize: 128, tileItems: 1024 };
-  const tileCases = (): SortCase[] => [
-    rankingCase('segments of 513 to 1024 keys, both orders, indices', [513, 1024, 700, 1000, 600, 1023, 777, 514], 'indices-u32', 71, [0, 1024, 300]),
-    rankingCase('segments of 513 to 1024 keys, both orders, payload', [1024, 515, 999, 1024], 'payload', 72, [512]),
-    rankingCase('segments of 513 to 1024 keys, both orders, keys only', [1024, 1024, 600], 'none', 73),
-  ];
+  // The single-tile sort: radix ranks (webgpu/tile-radix.ts) on the backend with subgroups of one
+  // width, the bitonic network without subgroups. Tiles of 1024 keys on 128 invocations (8 keys a
+  // lane): the ranks' arrays fit lavapipe's 32 KiB.
+  const tilePolicy = { workgroupSize: 128, tileItems: 1024 };
   const isTile = (code: string) => code.includes('// sort/single-tile');
 
-  it('radix ranks where the device has one subgroup width: the reference, bit for bit, as the network gives it', async () => {
-    for (const backend of [ranks, network]) {
-      for (const c of tileCases()) {
-        const built = buildSortCase(backend, c);
-        try {
-          const { plan, keys, values } = await runSortCase(backend, built, { variant: 'single-tile', policy });
-          expect(plan.variant).toBe('single-tile');
-          expect(hex(keys), `${c.name}: keys`).toEqual(hex(built.expected.keys));
-          if (values !== undefined) expect(hex(values), `${c.name}: values`).toEqual(hex(built.expected.values));
-        } finally {
-          for (const a of built.owned) a.destroy();
-        }
-      }
-    }
-    expect(networkShaders.filter(isTile).length).toBeGreaterThan(0);
-    for (const code of networkShaders.filter(isTile)) expect(code).not.toContain('subgroup');
-    if (process.env.CI && webgpuRuntime(ranks).fixedSubgroupSize === undefined) throw new Error('CI: the adapter has no subgroups of one width; the radix ranks went untested');
-    if (webgpuRuntime(ranks).fixedSubgroupSize !== undefined) {
-      expect(ranksShaders.filter(isTile).length).toBeGreaterThan(0);
-      for (const code of ranksShaders.filter(isTile)) expect(code).toContain('subgroupBallot');
+  it('single-tile by radix ranks where the device has one subgroup width, by the network elsewhere: the reference, bit for bit', async () => {
+    const tileCases = [
+      rankingCase('segments of 513 to 1024 keys, both orders, indices', [513, 1024, 700, 1000, 600, 1023, 777, 514], 'indices-u32', 71, [0, 1024, 300]),
+      rankingCase('segments of 513 to 1024 keys, both orders, payload', [1024, 515, 999, 1024], 'payload', 72, [512]),
+      rankingCase('segments of 513 to 1024 keys, both orders, keys only', [1024, 1024, 600], 'none', 73),
+    ];
+    for (const backend of [warp, splits]) for (const c of tileCases) await expectReference(backend, c, tilePolicy, 'single-tile');
+    expect(splitShaders.filter(isTile).length).toBeGreaterThan(0);
+    for (const code of splitShaders.filter(isTile)) expect(code).not.toContain('subgroup');
+    if (process.env.CI && webgpuRuntime(warp).fixedSubgroupSize === undefined) throw new Error('CI: the adapter has no subgroups of one width; the radix ranks went untested');
+    if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) {
+      expect(warpShaders.filter(isTile).length).toBeGreaterThan(0);
+      for (const code of warpShaders.filter(isTile)) expect(code).toContain('subgroupBallot');
     }
   });
 
-  it('a segment of half a tile or less keeps the network, on either backend', async () => {
-    const before = ranksShaders.length;
-    const c = rankingCase('a segment of 512 keys beside full ones', [1024, 512, 1000], 'indices-i32', 74);
-    const built = buildSortCase(ranks, c);
-    try {
-      const { keys, values } = await runSortCase(ranks, built, { variant: 'single-tile', policy });
-      expect(hex(keys)).toEqual(hex(built.expected.keys));
-      expect(hex(values!)).toEqual(hex(built.expected.values));
-    } finally {
-      for (const a of built.owned) a.destroy();
-    }
-    for (const code of ranksShaders.slice(before).filter(isTile)) expect(code).not.toContain('subgroupBallot');
+  it('single-tile with a segment of half a tile or less keeps the network, on either backend', async () => {
+    const before = warpShaders.length;
+    await expectReference(warp, rankingCase('a segment of 512 keys beside full ones', [1024, 512, 1000], 'indices-i32', 74), tilePolicy, 'single-tile');
+    const compiled = warpShaders.slice(before).filter(isTile);
+    expect(compiled.length).toBeGreaterThan(0);
+    for (const code of compiled) expect(code).not.toContain('subgroupBallot');
   });
 });
