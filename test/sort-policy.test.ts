@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeviceSegmentedSort, cpuBackend, env, p } from '../src/index.js';
 import { segmentedSortPolicyFor, selectSegmentedSortVariant } from '../src/algorithms/segmented-sort/policy.js';
 import { mergePassWorkgroupBytes, mergeTileFor, singleTileShape, tilesPerSegment } from '../src/algorithms/segmented-sort/problem.js';
-import { tileRadixBytes, tileRadixFor } from '../src/algorithms/segmented-sort/webgpu/tile-radix.js';
+import { tileRadixBytes, tileRadixFor, tileRadixParts } from '../src/algorithms/segmented-sort/webgpu/tile-radix.js';
 
 /*
  * The radix tile rule: tiles of radixTileItems, lengthened up to four times while the batch keeps
@@ -111,6 +111,14 @@ describe('sort policy: single-tile by radix ranks (tileRadixFor)', () => {
     // The arrays must fit: 4096 keys and indices, 16 subgroups' counts (43,152 bytes), not in 32 KiB.
     expect(tileRadixBytes(4096, 512, 32)).toBe(43152);
     expect(tileRadixFor({ shape: shape(4096), workgroupSize: 512, leastSegmentSize: 4096 }, 32, 32768)).toBeUndefined();
+  });
+  it('counts the workgroup memory the program declares (each variable rounded up to 16 bytes, as WebGPU counts it)', () => {
+    for (const [tile, workgroupSize, subgroupSize] of [[4096, 512, 32], [1024, 128, 8], [2048, 256, 16]] as const) {
+      const { declarations } = tileRadixParts({ tile, workgroupSize, radix: { subgroupSize, items: 8 }, valueMode: 'payload' });
+      const sizes = [...declarations.matchAll(/var<workgroup> \w+: (?:array<(?:u32|atomic<u32>), (\d+)>|vec3<u32>);/g)].map((m) => Math.ceil((m[1] === undefined ? 12 : Number(m[1]) * 4) / 16) * 16);
+      expect(sizes.length).toBe((declarations.match(/var<workgroup>/g) ?? []).length);
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(tileRadixBytes(tile, workgroupSize, subgroupSize));
+    }
   });
   it("explain() names the radix ranks where the capabilities allow them", () => {
     const cpu = cpuBackend({ capabilities: h200, workers: 0 });
