@@ -53,6 +53,7 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
   const valueMode = run.arrays.valuesOut === undefined ? 'none' : problem.valueMode;
   const radixLoads = (policy.radixLoads as RadixLoads | undefined) ?? sortRadixLoads;
   const radixOptions = { hasValues: valueMode !== 'none', workgroupSize: policy.workgroupSize, rankItems: policy.tileItems, loads: radixLoads };
+  const singleTile = singleTileShape(problem.maxSegmentSize, policy);
   return {
     ...segments,
     sources: segments.sources as SortKernelFacts['sources'],
@@ -66,10 +67,8 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     hasMerge,
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
-    singleTile: singleTileShape(problem.maxSegmentSize, policy),
-    tileRadix: hasSingleTile
-      ? tileRadixFor({ shape: singleTileShape(problem.maxSegmentSize, policy), workgroupSize: policy.workgroupSize, leastSegmentSize: problem.leastSegmentSize }, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes)
-      : undefined,
+    singleTile,
+    tileRadix: hasSingleTile ? tileRadixFor({ shape: singleTile, workgroupSize: policy.workgroupSize, leastSegmentSize: problem.leastSegmentSize }, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
     merge: hasMerge ? mergeLayout(problem, policy) : undefined,
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,

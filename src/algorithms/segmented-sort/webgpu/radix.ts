@@ -531,10 +531,40 @@ function warpFirstLoads(options: RadixProgramOptions, warp: RadixWarpRank): stri
   ${warpLoads(options, warp, 'range.x')}`;
 }
 
+/**
+ * WGSL of one sub-round of the warp ranking for item i (an eachItem body's), given \`valid\` (the
+ * item counts) and \`d\` (its digit) in scope, with \`lane\`, \`lanesBelow\`, \`warp\`, the
+ * \`warpCounts\` words and the \`ranks\` array: eight ballots of the digit's bits give the lanes that
+ * share it; the lowest of them adds the sub-round's count to the subgroup's (digit d's count: the
+ * half d >> 7 of word d & 127) and hands the count before it to the others; \`ranks[i]\` is that
+ * count plus the lanes below with the digit. Every lane ballots (subgroup operations in uniform
+ * control flow). Shared with the single-tile sort's radix ranks (tile-radix.ts).
+ */
+export function warpRankItemWgsl(width: number): string {
+  const bit = (b: number) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
+  return `let live = subgroupBallot(valid).x;
+      ${indices(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
+      let same = live & ${indices(8).map(bit).join('\n        & ')};
+      let leader = firstTrailingBit(same) & ${width - 1}u;
+      let half = (d >> 7u) * 16u;
+      var counted = 0u;
+      if (valid && lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
+      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`;
+}
+
+/**
+ * WGSL: each of \`subgroups\` ranking subgroups' counts of the digit pair \`q\` (both halves) replaced
+ * by the pair's items in earlier subgroups, \`total\` (a var in scope, 0) left at the pair's total.
+ * Every count is read before the first store (a store would hold back the loads after it).
+ */
+export function warpCountsBeforeWgsl(subgroups: number, q: string, total: string): string {
+  return `${indices(subgroups).map((w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + ${q}]);`).join('\n        ')}
+        ${indices(subgroups).map((w) => `atomicStore(&warpCounts[${w * 128}u + ${q}], ${total}); ${total} += w${w};`).join('\n        ')}`;
+}
+
 function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const width = warp.subgroupSize;
   const scan = digitScanShape(options.workgroupSize, width);
-  const bit = (b: number, of: string) => `select(~b${b}, b${b}, (${of} & ${1 << b}u) != 0u)`;
   const values = carriesValues(options);
   // keys and values hold this rank tile's chunk (warpFirstLoads, or the previous rank tile's end).
   return `    var ranks: array<u32, ${warp.items}>;
@@ -544,16 +574,7 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       let valid = ranking && p < n;
       let key = keys[i];
       let d = digitOf(key, mask, shift);
-      let live = subgroupBallot(valid).x;
-      ${indices(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
-      let same = live & ${indices(8).map((b) => bit(b, 'd')).join('\n        & ')};
-      // The lowest lane of the digit adds the sub-round's count to the subgroup's and hands the count
-      // before it to the others (digit d's count: the half d >> 7 of word d & 127).
-      let leader = firstTrailingBit(same) & ${width - 1}u;
-      let half = (d >> 7u) * 16u;
-      var counted = 0u;
-      if (valid && lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
-      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);
+      ${warpRankItemWgsl(width)}
     `)}
     workgroupBarrier();
     // Invocation t: the pairs of digits (q, q + 128) for q in [t * ${scan.pairs}, (t + 1) * ${scan.pairs}), both halves at once (a
@@ -565,9 +586,7 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
       let q = pairLid * ${scan.pairs}u + c;
       var total = 0u;
       if (q < 128u) {
-        // Every subgroup's count read before the first store (a store would hold back the loads after it).
-        ${indices(warp.subgroups).map((w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + q]);`).join('\n        ')}
-        ${indices(warp.subgroups).map((w) => `atomicStore(&warpCounts[${w * 128}u + q], total); total += w${w};`).join('\n        ')}
+        ${warpCountsBeforeWgsl(warp.subgroups, 'q', 'total')}
       }
       pairTotals[c] = total;
       pairTotal += total;

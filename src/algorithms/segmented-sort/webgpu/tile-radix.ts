@@ -1,4 +1,5 @@
 import type { SingleTileShape } from '../problem.js';
+import { warpCountsBeforeWgsl, warpRankItemWgsl } from './radix.js';
 
 /*
  * 'single-tile' by radix ranks (the twin of cpu/kernels.ts's single-tile sort: the same stable order
@@ -71,8 +72,6 @@ export function tileRadixParts(options: { readonly tile: number; readonly workgr
   const warps = wg / width;
   const chunk = width * items;
   const each = (body: string) => Array.from({ length: items }, (_, i) => `{\n      const i = ${i}u;\n      let p = warp * ${chunk}u + i * ${width}u + lane;${body}\n    }`).join('\n    ');
-  const bit = (b: number) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
-  const lanes = width === 32 ? '0xffffffffu' : `${2 ** width - 1}u`;
   const value = valueMode === 'payload' ? '\n  valuesOut[start + at] = valuesIn[start + index];' : valueMode === 'indices' ? '\n  valuesOut[start + at] = indexValue(index);' : '';
   const declarations = `
 fn rankPlace(p: u32) -> u32 { return p + (p >> 5u); }
@@ -109,24 +108,16 @@ var<workgroup> enteredTile: vec3<u32>;`;
   workgroupBarrier();
   for (var shift = 0u; shift < 32u; shift += 8u) {
     ${each(`
-      // Every lane ballots (uniform control flow); places past the segment never count.
+      // Places past the segment never count.
       let valid = p < size;
       let d = ((orderedBits(keys[i]) ^ mask) >> shift) & 255u;
-      let live = subgroupBallot(valid).x;
-      ${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
-      let same = live & ${lanes} & ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')};
-      let leader = firstTrailingBit(same) & ${width - 1}u;
-      let half = (d >> 7u) * 16u;
-      var counted = 0u;
-      if (valid && lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
-      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`)}
+      ${warpRankItemWgsl(width)}`)}
     workgroupBarrier();
     // Invocation q < 128: digits q and q + 128 (both halves at once). Each subgroup's count becomes
     // the digit's keys in earlier subgroups; the pairs' totals are scanned over q.
     var pairTotal = 0u;
     if (lid < 128u) {
-      ${Array.from({ length: warps }, (_, w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + lid]);`).join('\n      ')}
-      ${Array.from({ length: warps }, (_, w) => `atomicStore(&warpCounts[${w * 128}u + lid], pairTotal);\n      pairTotal += w${w};`).join('\n      ')}
+      ${warpCountsBeforeWgsl(warps, 'lid', 'pairTotal')}
     }
     let pairBefore = subgroupExclusiveAdd(pairTotal);
     let pairSum = subgroupAdd(pairTotal);
