@@ -96,28 +96,38 @@ describe('sort policy: single-tile by radix ranks (tileRadixFor)', () => {
   const h200 = { maxWorkgroupSize: 1024, workgroupStorageBytes: 49152, subgroupSize: 32, maxStorageBufferBytes: 2 ** 31, maxBufferBytes: 2 ** 31, maxWorkgroupsPerDimension: 65535, parallelism: 2112 };
   const policy = segmentedSortPolicyFor(h200);
   const shape = (max: number) => singleTileShape(max, policy);
-  it('takes tiles of 8 keys a lane, one segment a workgroup, every segment past half the tile, subgroups of one width from 8 to 32', () => {
-    // 4096-key tiles on 512 invocations: 256x4096 (H200: 0.0417 ms against the network's 0.0493).
-    expect(tileRadixFor({ shape: shape(4096), workgroupSize: 512, leastSegmentSize: 4096 }, 32, 49152)).toEqual({ subgroupSize: 32, items: 8 });
-    expect(tileRadixFor({ shape: shape(4096), workgroupSize: 512, leastSegmentSize: 2049 }, 32, 49152)).toEqual({ subgroupSize: 32, items: 8 });
-    // A segment of half the tile or less (ragged rows), 4 keys a lane (2048-key tiles), several segments a workgroup.
-    expect(tileRadixFor({ shape: shape(4096), workgroupSize: 512, leastSegmentSize: 2048 }, 32, 49152)).toBeUndefined();
-    expect(tileRadixFor({ shape: shape(2048), workgroupSize: 512, leastSegmentSize: 2048 }, 32, 49152)).toBeUndefined();
-    expect(shape(1024).segmentsPerWorkgroup).toBeGreaterThan(1);
-    expect(tileRadixFor({ shape: { ...shape(1024), tile: 4096 }, workgroupSize: 512, leastSegmentSize: 4096 }, 32, 49152)).toBeUndefined();
-    // No fixed width, widths out of range, or a workgroup the width does not divide or below 128.
-    for (const width of [undefined, 4, 64, 24]) expect(tileRadixFor({ shape: shape(4096), workgroupSize: 512, leastSegmentSize: 4096 }, width, 49152)).toBeUndefined();
-    expect(tileRadixFor({ shape: { tile: 512, itemsPerInvocation: 16, segmentsPerWorkgroup: 1 }, workgroupSize: 64, leastSegmentSize: 512 }, 8, 32768)).toBeUndefined();
-    // The arrays must fit: 4096 keys and indices, 16 subgroups' counts (43,152 bytes), not in 32 KiB.
-    expect(tileRadixBytes(4096, 512, 32)).toBe(43152);
-    expect(tileRadixFor({ shape: shape(4096), workgroupSize: 512, leastSegmentSize: 4096 }, 32, 32768)).toBeUndefined();
+  const h200Memory = { maxWorkgroupSize: 1024, workgroupStorageBytes: 49152 };
+  it('takes tiles of 8 keys a lane, one segment a workgroup of its own size (128 to the backend\'s largest), every segment past half the tile, subgroups of one width from 8 to 32', () => {
+    // 4096-key tiles on 512 invocations: 256x4096 (H200: 0.0436 ms against the network's 0.0463).
+    expect(tileRadixFor({ shape: shape(4096), leastSegmentSize: 4096 }, h200Memory, 32)).toEqual({ subgroupSize: 32, items: 8, workgroupSize: 512 });
+    expect(tileRadixFor({ shape: shape(4096), leastSegmentSize: 2049 }, h200Memory, 32)).toEqual({ subgroupSize: 32, items: 8, workgroupSize: 512 });
+    // 2048- and 1024-key tiles, which the policy's 512 invocations hold two and four of (the
+    // network's layout), on 256 and 128 invocations of their own: 512x2048 0.0412 ms against 0.0445.
+    expect(shape(2048).segmentsPerWorkgroup).toBe(2);
+    expect(tileRadixFor({ shape: shape(2048), leastSegmentSize: 2048 }, h200Memory, 32)).toEqual({ subgroupSize: 32, items: 8, workgroupSize: 256 });
+    expect(shape(1024).segmentsPerWorkgroup).toBe(4);
+    expect(tileRadixFor({ shape: shape(1024), leastSegmentSize: 513 }, h200Memory, 32)).toEqual({ subgroupSize: 32, items: 8, workgroupSize: 128 });
+    // A segment of half the tile or less (ragged rows): the network.
+    expect(tileRadixFor({ shape: shape(4096), leastSegmentSize: 2048 }, h200Memory, 32)).toBeUndefined();
+    expect(tileRadixFor({ shape: shape(1024), leastSegmentSize: 512 }, h200Memory, 32)).toBeUndefined();
+    // Tiles of 512 keys (64 invocations: the digit scan takes 128), and tiles past the backend's workgroup.
+    expect(tileRadixFor({ shape: shape(512), leastSegmentSize: 512 }, h200Memory, 32)).toBeUndefined();
+    expect(tileRadixFor({ shape: { tile: 8192, itemsPerInvocation: 8, segmentsPerWorkgroup: 1 }, leastSegmentSize: 8192 }, { maxWorkgroupSize: 512, workgroupStorageBytes: 1 << 20 }, 32)).toBeUndefined();
+    expect(tileRadixFor({ shape: { tile: 8192, itemsPerInvocation: 8, segmentsPerWorkgroup: 1 }, leastSegmentSize: 8192 }, { maxWorkgroupSize: 1024, workgroupStorageBytes: 1 << 20 }, 32)).toEqual({ subgroupSize: 32, items: 8, workgroupSize: 1024 });
+    // No fixed width, widths out of range, or a width that does not divide the workgroup.
+    for (const width of [undefined, 4, 64, 24]) expect(tileRadixFor({ shape: shape(4096), leastSegmentSize: 4096 }, h200Memory, width)).toBeUndefined();
+    // The arrays must fit: 4096 keys and indices, 16 subgroups' counts (43,152 bytes), not in 32 KiB;
+    // 1024 keys with subgroups of 8 (17,808 bytes) do.
+    expect(tileRadixBytes(512, 32)).toBe(43152);
+    expect(tileRadixFor({ shape: shape(4096), leastSegmentSize: 4096 }, { maxWorkgroupSize: 1024, workgroupStorageBytes: 32768 }, 32)).toBeUndefined();
+    expect(tileRadixBytes(128, 8)).toBe(17808);
   });
   it('counts the workgroup memory the program declares (each variable rounded up to 16 bytes, as WebGPU counts it)', () => {
-    for (const [tile, workgroupSize, subgroupSize] of [[4096, 512, 32], [1024, 128, 8], [2048, 256, 16]] as const) {
-      const { declarations } = tileRadixParts({ tile, workgroupSize, radix: { subgroupSize, items: 8 }, valueMode: 'payload' });
+    for (const [workgroupSize, subgroupSize] of [[512, 32], [128, 8], [256, 16], [1024, 32]] as const) {
+      const { declarations } = tileRadixParts({ radix: { subgroupSize, items: 8, workgroupSize }, valueMode: 'payload' });
       const sizes = [...declarations.matchAll(/var<workgroup> \w+: (?:array<(?:u32|atomic<u32>), (\d+)>|vec3<u32>);/g)].map((m) => Math.ceil((m[1] === undefined ? 12 : Number(m[1]) * 4) / 16) * 16);
       expect(sizes.length).toBe((declarations.match(/var<workgroup>/g) ?? []).length);
-      expect(sizes.reduce((a, b) => a + b, 0)).toBe(tileRadixBytes(tile, workgroupSize, subgroupSize));
+      expect(sizes.reduce((a, b) => a + b, 0)).toBe(tileRadixBytes(workgroupSize, subgroupSize));
     }
   });
   it("explain() names the radix ranks where the capabilities allow them", () => {
@@ -128,7 +138,13 @@ describe('sort policy: single-tile by radix ranks (tileRadixFor)', () => {
       const out = cpu.alloc('f32', 256 * 4096);
       const plan = DeviceSegmentedSort.plan({ keysIn: keys, keysOut: out, segmentSizes: p.constant(4096), numSegments: p.constant(256), order: p.constantOption('ascending') }, env({ backend: gpuLike }));
       expect(plan.explain()).toContain('by radix ranks in workgroup memory instead of the network');
-      const ragged = DeviceSegmentedSort.plan({ keysIn: keys, keysOut: out, segmentSizes: p.uniform(1000, { min: 1, max: 4096 }), numSegments: p.constant(256), order: p.constantOption('ascending') }, env({ backend: gpuLike }));
+      // 512 rows of 2048: on 256 invocations of their own, where the policy's 512 hold two rows.
+      const rows2048 = DeviceSegmentedSort.plan({ keysIn: keys, keysOut: out, segmentSizes: p.constant(2048), numSegments: p.constant(512), order: p.constantOption('ascending') }, env({ backend: gpuLike }));
+      expect(rows2048.explain()).toContain('2 segments per workgroup');
+      expect(rows2048.explain()).toContain('one segment a workgroup of 256 invocations');
+      // Ragged rows (the least size half the tile or less) keep the network.
+      const sizes = Array.from({ length: 256 }, (_, i) => (i % 2 === 0 ? 4096 : 10));
+      const ragged = DeviceSegmentedSort.plan({ keysIn: keys, keysOut: out, segmentSizes: p.perSegment(sizes, { min: 1, max: 4096 }), numSegments: p.constant(256), order: p.constantOption('ascending') }, env({ backend: gpuLike }));
       expect(ragged.explain()).not.toContain('radix ranks');
     } finally {
       cpu.destroy();

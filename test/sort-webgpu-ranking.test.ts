@@ -153,7 +153,14 @@ describeRanking('sort: the radix scatter and the single-tile sort rank by warp-l
     const scatters = warpShaders.filter((code) => code.includes('// sort/radix/scatter'));
     expect(scatters.length).toBeGreaterThan(0);
     // Where the backend has subgroups of one fixed width (lavapipe: 8), every scatter ranks with them.
-    if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) for (const code of scatters) expect(code).toContain('subgroupBallot');
+    if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) {
+      for (const code of scatters) expect(code).toContain('subgroupBallot');
+      // Both forms ran: where every subgroup ranks (64 invocations), the places past a rank tile take
+      // digit 255 and no ballot asks which lanes count; where some sit out (the default policy's
+      // quarter on lavapipe's 32 KiB), a ballot of the lanes that count.
+      expect(scatters.some((code) => code.includes('padding with digit 255') && !code.includes('subgroupBallot(valid'))).toBe(true);
+      expect(scatters.some((code) => code.includes('subgroupBallot(valid'))).toBe(true);
+    }
     // Each buffer of the double buffer is a binding of its own, and a scatter (one program per digit
     // parity) never loads from a binding it stores to: the counts in temp are only read.
     const uses = (code: string, buffer: string) => {
@@ -258,6 +265,7 @@ describeRanking('sort: the radix scatter and the single-tile sort rank by warp-l
   // width, the bitonic network without subgroups. Tiles of 1024 keys on 128 invocations (8 keys a
   // lane): the ranks' arrays fit lavapipe's 32 KiB.
   const tilePolicy = { workgroupSize: 128, tileItems: 1024 };
+  const sharedTilePolicy = { workgroupSize: 256, tileItems: 2048 };
   const isTile = (code: string) => code.includes('// sort/single-tile');
 
   it('single-tile by radix ranks where the device has one subgroup width, by the network elsewhere: the reference, bit for bit', async () => {
@@ -267,6 +275,15 @@ describeRanking('sort: the radix scatter and the single-tile sort rank by warp-l
       rankingCase('segments of 513 to 1024 keys, both orders, keys only', [1024, 1024, 600], 'none', 73),
     ];
     for (const backend of [warp, splits]) for (const c of tileCases) await expectReference(backend, c, tilePolicy, 'single-tile');
+    // The policy's 256 invocations hold two segments of the network's 1024-key tiles; the radix ranks
+    // run one segment a workgroup of 128 of their own (the executor's grid: a workgroup a segment).
+    const shared = warpShaders.length;
+    for (const c of tileCases) await expectReference(warp, { ...c, name: `${c.name}, two segments a policy workgroup` }, sharedTilePolicy, 'single-tile');
+    if (webgpuRuntime(warp).fixedSubgroupSize !== undefined) {
+      const own = warpShaders.slice(shared).filter(isTile);
+      expect(own.length).toBeGreaterThan(0);
+      for (const code of own) expect(code).toContain('@workgroup_size(128)');
+    }
     expect(splitShaders.filter(isTile).length).toBeGreaterThan(0);
     for (const code of splitShaders.filter(isTile)) expect(code).not.toContain('subgroup');
     if (process.env.CI && webgpuRuntime(warp).fixedSubgroupSize === undefined) throw new Error('CI: the adapter has no subgroups of one width; the radix ranks went untested');

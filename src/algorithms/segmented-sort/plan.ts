@@ -97,10 +97,10 @@ function specialization(facts: SegmentedSortFacts, keyType: string, valueMode: s
  * of the bitonic network (webgpu/tile-radix.ts `tileRadixFor`, decided where the kernel is built,
  * from the device's subgroups: the capabilities give their smallest width).
  */
-function tileRadixNote(shape: SingleTileShape, policy: SegmentedSortPolicy, leastSegmentSize: number, capabilities: BackendCapabilities): string {
-  const radix = tileRadixFor({ shape, workgroupSize: policy.workgroupSize, leastSegmentSize }, capabilities.subgroupSize, capabilities.workgroupStorageBytes);
+function tileRadixNote(shape: SingleTileShape, leastSegmentSize: number, capabilities: BackendCapabilities): string {
+  const radix = tileRadixFor({ shape, leastSegmentSize }, capabilities, capabilities.subgroupSize);
   if (radix === undefined) return '';
-  return `; on WebGPU, where the device's subgroups all have one width, by radix ranks in workgroup memory instead of the network (every segment longer than half the tile: four passes of 8-bit digits, ${radix.items} keys a lane, ranked by subgroup ballots)`;
+  return `; on WebGPU, where the device's subgroups all have one width, by radix ranks in workgroup memory instead of the network (every segment longer than half the tile: one segment a workgroup of ${radix.workgroupSize} invocations, four passes of 8-bit digits, ${radix.items} keys a lane, ranked by subgroup ballots)`;
 }
 
 /** The launches of the chosen variant (after the prologue's) and their temporary-storage slots. */
@@ -131,7 +131,7 @@ function variantLaunches(
     const shape = singleTileShape(maxSegmentSize, policy);
     const per = shape.segmentsPerWorkgroup === 1 ? 'one workgroup per segment' : `${shape.segmentsPerWorkgroup} segments per workgroup`;
     launches.push(
-      launch('single-tile', 'single-tile', 'single-tile', `${per} (tiles of ${shape.tile} keys, ${shape.itemsPerInvocation} per invocation in registers): load, bitonic sort by (sort key, index), write${which}${tileRadixNote(shape, policy, segmentSizeBounds(facts).min, capabilities)}`),
+      launch('single-tile', 'single-tile', 'single-tile', `${per} (tiles of ${shape.tile} keys, ${shape.itemsPerInvocation} per invocation in registers): load, bitonic sort by (sort key, index), write${which}${tileRadixNote(shape, segmentSizeBounds(facts).min, capabilities)}`),
     );
   }
   if (selection.variant === 'merge') {

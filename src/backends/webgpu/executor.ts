@@ -43,6 +43,11 @@ export interface WebGpuAlgorithm<Run extends SegmentedRun, Facts extends Segment
   facts(run: Run, runtime: WebGpuRuntime): Facts;
   /** The program of one of the algorithm's own launches. */
   program(launch: Launch, run: Run, facts: Facts): WebGpuProgram;
+  /**
+   * The workgroups a launch runs here, where its program's workgroups differ from the plan's (default
+   * `launch.grid`); its uniform `grid` is this count.
+   */
+  grid?(launch: Launch, run: Run, facts: Facts): number;
   /** What, beyond the facts, makes two launches of a kernel differ (memo key of their programs). */
   programKey?(launch: Launch, run: Run): string;
   /** The algorithm's own uniform values, shared by its launches. */
@@ -206,6 +211,8 @@ interface PreparedLaunch {
   readonly temp: Record<string, TempRange>;
   /** Word offsets of the slots of every range, by uniform name. */
   readonly slots: Record<string, number>;
+  /** Its workgroups (the algorithm's `grid`, else the plan's). */
+  readonly grid: number;
   readonly x: number;
   readonly y: number;
   readonly fields: readonly string[];
@@ -280,13 +287,14 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       const temp = tempRanges(run, program, slotsOf(launch.kernel), runtime);
       const slots = Object.assign({}, ...Object.values(temp).map((range) => range.slots)) as Record<string, number>;
       // Grids past maxComputeWorkgroupsPerDimension go 2D; kernels flatten the workgroup id.
-      const x = Math.min(launch.grid, runtime.maxWorkgroupsPerDimension);
-      const y = x === 0 ? 0 : Math.ceil(launch.grid / x);
-      if (y > runtime.maxWorkgroupsPerDimension) throw new Error(`internal: ${launch.name} has ${launch.grid} workgroups, past this device's dispatch limit (planning checks it)`);
+      const grid = algorithm.grid?.(launch, run, facts) ?? launch.grid;
+      const x = Math.min(grid, runtime.maxWorkgroupsPerDimension);
+      const y = x === 0 ? 0 : Math.ceil(grid / x);
+      if (y > runtime.maxWorkgroupsPerDimension) throw new Error(`internal: ${launch.name} has ${grid} workgroups, past this device's dispatch limit (planning checks it)`);
       const region = uniformTotal;
       const uniformSize = uniformBytes(program);
       uniformTotal += Math.ceil(uniformSize / alignment) * alignment;
-      return { launch, program, compiled, temp, slots, x, y, fields: uniformFields(program), region, uniformSize };
+      return { launch, program, compiled, temp, slots, grid, x, y, fields: uniformFields(program), region, uniformSize };
     });
     return { runtime, runLaunches: run.launches, usesBlock: needsBlock(facts), launches, uniformTotal, uniformData: new Uint32Array(Math.max(uniformTotal, 4) / 4), bindSets: [] };
   };
@@ -309,11 +317,11 @@ export function webgpuExecutor<Run extends SegmentedRun, Facts extends SegmentKe
       // only when they are not what it holds already.
       const shared = runUniforms(run, block ?? new DeviceBlock(), algorithm as WebGpuAlgorithm<Run, SegmentKernelFacts>);
       const uniformData = prepared.uniformData;
-      for (const { launch, program, slots, fields, region } of launches) {
+      for (const { launch, grid, program, slots, fields, region } of launches) {
         const base = region / 4;
         for (let j = 0; j < fields.length; j++) {
           const field = fields[j]!;
-          const value = field === 'grid' ? launch.grid : field === 'launchPass' ? launch.pass : (slots[field] ?? shared[field]);
+          const value = field === 'grid' ? grid : field === 'launchPass' ? launch.pass : (slots[field] ?? shared[field]);
           if (value === undefined) throw new Error(`internal: no value for uniform '${field}' of ${program.name}`);
           uniformData[base + j] = value;
         }

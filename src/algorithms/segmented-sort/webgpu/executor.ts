@@ -12,6 +12,8 @@ export const webgpuSegmentedSortExecutor: SegmentedSortExecutor = webgpuExecutor
     return sortProgram(launch.kernel as keyof typeof segmentedSortKernels, facts, launch.name, digitProgram(launch));
   },
   programKey: (launch) => String(digitProgram(launch)),
+  // The radix ranks sort one segment a workgroup of their own size (tile-radix.ts `tileRadixFor`).
+  grid: (launch, run, facts) => (launch.kernel === 'single-tile' && facts.tileRadix !== undefined ? run.problem.maxSegments : launch.grid),
   uniforms(run) {
     const long = run.launches.some((l) => l.kernel === 'radix-histogram' || l.kernel === 'workgroup-radix' || l.kernel === 'merge-blocks');
     return {

@@ -68,7 +68,7 @@ export function sortKernelFacts(run: SegmentedSortRun, runtime: Pick<WebGpuRunti
     tileItems: policy.tileItems,
     workgroupRadixItemsPerInvocation: hasWorkgroupRadix ? (policy.workgroupRadixItemsPerInvocation ?? 1) : 0,
     singleTile,
-    tileRadix: hasSingleTile ? tileRadixFor({ shape: singleTile, workgroupSize: policy.workgroupSize, leastSegmentSize: problem.leastSegmentSize }, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,
+    tileRadix: hasSingleTile ? tileRadixFor({ shape: singleTile, leastSegmentSize: problem.leastSegmentSize }, run.backend.capabilities, runtime.fixedSubgroupSize) : undefined,
     merge: hasMerge ? mergeLayout(problem, policy) : undefined,
     tileLoadBatch: hasSingleTile || hasMerge ? (policy.tileLoadBatch ?? defaultTileLoadBatch) : undefined,
     radixWarpRank: hasRadix ? radixWarpRankFor(radixOptions, runtime.fixedSubgroupSize, run.backend.capabilities.workgroupStorageBytes) : undefined,

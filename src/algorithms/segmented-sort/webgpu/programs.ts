@@ -414,7 +414,7 @@ export function digitProgram(launch: { readonly kernel: string; readonly pass: n
 export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string, digit: RadixDigitProgram = 0): WebGpuProgram {
   const shape = shapes[kernel](facts);
   // facts.singleTile, facts.merge and facts.tileLoadBatch are set wherever the plan has the launches that read them (facts.ts).
-  const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? (facts.tileRadix !== undefined ? tileRadixParts({ tile: facts.singleTile.tile, workgroupSize: facts.workgroupSize, radix: facts.tileRadix, valueMode: facts.valueMode }) : singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode })) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
+  const body: { declarations: string; main: string; bindings?: ProgramBinding[]; usesSubgroups?: boolean } = kernel === 'single-tile' ? (facts.tileRadix !== undefined ? tileRadixParts({ radix: facts.tileRadix, valueMode: facts.valueMode }) : singleTile({ shape: facts.singleTile, batch: facts.tileLoadBatch!, valueMode: facts.valueMode })) : kernel === 'merge-blocks' ? mergeBlocksParts({ merge: facts.merge!, batch: facts.tileLoadBatch!, valueMode: facts.valueMode, inPlace: false }) : kernel === 'merge-pass' ? mergePassParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, tileItems: facts.merge!.tile }) : kernel === 'workgroup-radix' ? workgroupRadixParts({ hasValues: facts.valueMode !== 'none', workgroupSize: facts.workgroupSize, itemsPerInvocation: facts.workgroupRadixItemsPerInvocation }) : radixProgramParts(kernel === 'radix-histogram' ? 'histogram' : kernel === 'radix-scan' ? 'scan' : 'scatter', {
           hasValues: facts.valueMode !== 'none',
           workgroupSize: facts.workgroupSize,
           rankItems: facts.tileItems,
@@ -427,7 +427,8 @@ export function sortProgram(kernel: Kernel, facts: SortKernelFacts, name: string
   return {
     name,
     cacheKey: `sort/${kernel}${digit === 0 ? '' : `/${digit}`}|${JSON.stringify(facts)}`,
-    workgroupSize: facts.workgroupSize,
+    // The radix ranks may run on workgroups of their own size (tile-radix.ts `tileRadixFor`).
+    workgroupSize: kernel === 'single-tile' && facts.tileRadix !== undefined ? facts.tileRadix.workgroupSize : facts.workgroupSize,
     uniforms: uniforms(facts, shape),
     // A radix kernel's split double buffer adds its own ranges of temporary storage (radix.ts `split`).
     bindings: [...bindings(facts, shape), ...(body.bindings ?? [])],

@@ -538,17 +538,19 @@ function warpFirstLoads(options: RadixProgramOptions, warp: RadixWarpRank): stri
  * share it; the lowest of them adds the sub-round's count to the subgroup's (digit d's count: the
  * half d >> 7 of word d & 127) and hands the count before it to the others; \`ranks[i]\` is that
  * count plus the lanes below with the digit. Every lane ballots (subgroup operations in uniform
- * control flow). Shared with the single-tile sort's radix ranks (tile-radix.ts).
+ * control flow). With \`everyLane\`, every item counts and there is no \`valid\` (the single-tile
+ * sort's radix ranks, tile-radix.ts, give the places past a segment a digit of their own).
  */
-export function warpRankItemWgsl(width: number): string {
+export function warpRankItemWgsl(width: number, everyLane = false): string {
   const bit = (b: number) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
-  return `let live = subgroupBallot(valid).x;
-      ${indices(8).map((b) => `let b${b} = subgroupBallot(valid && (d & ${1 << b}u) != 0u).x;`).join('\n      ')}
-      let same = live & ${indices(8).map(bit).join('\n        & ')};
+  const lanes = width === 32 ? '0xffffffffu' : `${2 ** width - 1}u`;
+  const counts = (cond: string) => (everyLane ? cond : `valid && ${cond}`);
+  return `${everyLane ? '' : 'let live = subgroupBallot(valid).x;\n      '}${indices(8).map((b) => `let b${b} = subgroupBallot(${counts(`(d & ${1 << b}u) != 0u`)}).x;`).join('\n      ')}
+      let same = ${everyLane ? lanes : 'live'} & ${indices(8).map(bit).join('\n        & ')};
       let leader = firstTrailingBit(same) & ${width - 1}u;
       let half = (d >> 7u) * 16u;
       var counted = 0u;
-      if (valid && lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
+      if (${counts('lane == leader')}) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
       ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`;
 }
 
@@ -566,15 +568,17 @@ function warpRank(options: RadixProgramOptions, warp: RadixWarpRank): string {
   const width = warp.subgroupSize;
   const scan = digitScanShape(options.workgroupSize, width);
   const values = carriesValues(options);
+  // Where every subgroup ranks, places past the rank tile take digit 255: they rank after every item
+  // (places in order), no ballot asks which lanes count, and digit 255's run ends at n (warpOffsets).
+  const everyLane = warp.subgroups * width === options.workgroupSize;
   // keys and values hold this rank tile's chunk (warpFirstLoads, or the previous rank tile's end).
   return `    var ranks: array<u32, ${warp.items}>;
     ${eachItem(warp.items, `
       ${chunkPlace(warp)}
-      // Every lane ballots (subgroup operations in uniform control flow); padding with valid false.
-      let valid = ranking && p < n;
-      let key = keys[i];
-      let d = digitOf(key, mask, shift);
-      ${warpRankItemWgsl(width)}
+      // Every lane ballots (subgroup operations in uniform control flow); ${everyLane ? 'padding with digit 255' : 'padding with valid false'}.
+      ${everyLane ? '' : 'let valid = ranking && p < n;\n      '}let key = keys[i];
+      let d = ${everyLane ? 'select(digitOf(key, mask, shift), 255u, p >= n)' : 'digitOf(key, mask, shift)'};
+      ${warpRankItemWgsl(width, everyLane)}
     `)}
     workgroupBarrier();
     // Invocation t: the pairs of digits (q, q + 128) for q in [t * ${scan.pairs}, (t + 1) * ${scan.pairs}), both halves at once (a
