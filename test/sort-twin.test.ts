@@ -34,7 +34,7 @@ interface TwinCase {
 const cases: TwinCase[] = [
   { name: 'radix over packed per-segment sizes, small tiles, segments in groups', sizes: [5000, 0, 3000, 7000, 1, 2500], variant: 'radix', policy: { radixTileItems: 700, radixMaxTiles: 16 } },
   { name: 'single-tile and radix side by side (the natural plan)', sizes: [300, 9000, 0, 77, 4100] },
-  // 79 tiles: the scan splits each digit's tile counts over 8 invocations, 8 workgroups per segment.
+  // 79 tiles: the scan splits each digit's tile counts over 64 invocations (radixScanTilesPerThread 2 counts each).
   { name: 'radix over many tiles per segment (each digit scanned by several invocations)', sizes: [20000, 3, 9000, 0], variant: 'radix', policy: { radixTileItems: 256 } },
   // 79 tiles a segment with no scan launch: each scatter workgroup adds up the counts of every tile.
   { name: 'radix over many tiles per segment, the scan in the scatter', sizes: [20000, 3, 9000, 0], variant: 'radix', policy: { radixTileItems: 256, radixScanLaunchMinTiles: 100 } },

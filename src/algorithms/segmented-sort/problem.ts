@@ -112,14 +112,26 @@ export function groupSegments(problem: { maxSegments: number; maxSegmentSize: nu
 export const radixLaunchPass = (group: number, digit: number) => group * radixPasses + digit;
 
 /**
+ * Tile counts each invocation of the radix scan adds up for its digit (a run of at most this many
+ * tiles, or more past this many times workgroupSize tiles): 2. Each invocation reads its run twice
+ * (its sum, then each tile's count before the scan's result is written over it), one load at a
+ * time, so the run's length was the scan's time: one 16M-key segment's 512 tiles at 16 counts a
+ * lane (16 workgroups) took 0.0189 ms a scan launch on an H200, at 2 (128 workgroups) 0.0105, and
+ * the sort 1.056 -> 1.023 ms (4 counts: 1.028); top-k's 4x1048576 k=131072 selection sort 0.199-0.201
+ * -> 0.189-0.191 (bench/sort-webgpu.ts, BENCHMARKS.md session 40).
+ */
+export const radixScanTilesPerThread = 2;
+
+/**
  * How the radix scan splits a segment's counts over workgroups: `threadsPerDigit` invocations scan
- * one digit's tile counts (each a run of at most 16 tiles, or more past 16 * workgroupSize tiles),
- * `digitsPerWorkgroup` digits to a workgroup, `workgroups` workgroups per segment. The WGSL computes
- * the same numbers (webgpu/radix.ts `scanShape`); the CPU twin covers the same digits per workgroup.
+ * one digit's tile counts (each a run of at most {@link radixScanTilesPerThread} tiles, or more past
+ * that many times workgroupSize tiles), `digitsPerWorkgroup` digits to a workgroup, `workgroups`
+ * workgroups per segment. The WGSL computes the same numbers (webgpu/radix.ts `scanMain`); the CPU
+ * twin covers the same digits per workgroup.
  */
 export function radixScanShape(tiles: number, workgroupSize: number): { threadsPerDigit: number; digitsPerWorkgroup: number; workgroups: number } {
   let threadsPerDigit = 1;
-  while (threadsPerDigit * 16 < tiles && threadsPerDigit < workgroupSize) threadsPerDigit *= 2;
+  while (threadsPerDigit * radixScanTilesPerThread < tiles && threadsPerDigit < workgroupSize) threadsPerDigit *= 2;
   if (threadsPerDigit > workgroupSize) threadsPerDigit = workgroupSize;
   const digitsPerWorkgroup = Math.max(1, Math.min(256, Math.floor(workgroupSize / threadsPerDigit)));
   return { threadsPerDigit, digitsPerWorkgroup, workgroups: Math.ceil(256 / digitsPerWorkgroup) };

@@ -1,4 +1,5 @@
 import type { ProgramBinding } from '../../../backends/webgpu/program.js';
+import { radixScanTilesPerThread } from '../problem.js';
 
 /*
  * The radix sort's WGSL programs over any source of segments (the sort's input, or top-k's
@@ -334,7 +335,7 @@ const scanRange = Array.from({ length: scanBatch }, (_, b) => b);
 // problem.ts radixScanShape, in WGSL: threads per digit, digits per workgroup.
 const scanMain = `
   var threads = 1u;
-  while (threads * 16u < u.sortTiles && threads < WG) { threads = threads << 1u; }
+  while (threads * ${radixScanTilesPerThread}u < u.sortTiles && threads < WG) { threads = threads << 1u; }
   threads = min(threads, WG);
   let digits = max(1u, min(256u, WG / threads));
   let perSegment = (256u + digits - 1u) / digits;
