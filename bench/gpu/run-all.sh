@@ -13,7 +13,7 @@
 # The WebGPU bench runs with --variants (each applicable variant forced), the diagnostic case
 # single-bits and the indexer's decoding shapes (a few query rows of 64K-128K keys, k = 2048); extra args are passed on to it (e.g. --cases=moe-router --runs=5 --tune='...').
 # BEFORE_ARGS: the before run's own extra args (e.g. --cases=...). COPY_PROBE=1 also runs bench/gpu/copy-kernel.mjs (copy-kernel.json); NO_BEFORE=1 skips the before run.
-# SUITES: which algorithms to run, of "floor reads profile launches sorts tiles soak topk reduce-scan sort copy" (default "topk"; one device call
+# SUITES: which algorithms to run, of "floor reads profile launches sorts tiles onesweep soak topk reduce-scan sort copy" (default "topk"; one device call
 # of 600 s holds topk with its before run, or the other three): each runs segkit's WebGPU bench and
 # torch's side, then bench/gpu/compare-segmented.py tabulates and charts reduce/scan/sort/copy.
 # SORT_SHAPES: the sort suite's cases beyond the fixed four, for both sides (default: medium segments,
@@ -108,6 +108,12 @@ tiles)
   echo "== tile radix probe: one workgroup a segment, four 8-bit passes in workgroup memory" | tee -a "$LOG"
   for wg in 512 256; do timeout 100 node "$HERE/tile-radix-probe.mjs" --shapes=256x4096,512x2048,1024x1024 --wg=$wg 2>&1 | grep -v '^Warning' | tee -a "$LOG"; done
   ;;
+onesweep)
+  # A bare Onesweep (one pass a digit, a decoupled look-back; no repo code) over one 16M-key segment:
+  # what segkit's radix sort (three launches a digit) is held against.
+  echo "== onesweep probe: one 16M-key segment, one pass a digit with a decoupled look-back" | tee -a "$LOG"
+  for shape in 512:8 256:16; do timeout 120 node "$HERE/onesweep-probe.mjs" --n=16777216 --wg=${shape%%:*} --items=${shape##*:} 2>&1 | grep -v '^Warning' | tee -a "$LOG"; done
+  ;;
 profile)
   echo "== CPU profile of small plan.run calls (${build:-?})" | tee -a "$LOG"
   timeout 60 node --cpu-prof --cpu-prof-dir="$OUT/profile" dist/bench/webgpu-call-profile.mjs 2>&1 | tee -a "$LOG"
@@ -119,7 +125,7 @@ copy)
   echo "== torch copy" | tee -a "$LOG"
   PYTHONUNBUFFERED=1 timeout 100 python3 "$HERE/torch_copy.py" --out="$OUT" > /dev/null 2>> "$LOG"
   ;;
-*) echo "run-all.sh: unknown suite '$suite' (floor, reads, profile, launches, sorts, tiles, soak, topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
+*) echo "run-all.sh: unknown suite '$suite' (floor, reads, profile, launches, sorts, tiles, onesweep, soak, topk, reduce-scan, sort, copy)" | tee -a "$LOG" ;;
 esac
 done
 if [ -f "$OUT/reduce-scan-webgpu.json" ] || [ -f "$OUT/sort-webgpu.json" ] || [ -f "$OUT/copy-webgpu.json" ]; then
