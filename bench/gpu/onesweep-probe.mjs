@@ -21,31 +21,9 @@
 //   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp; needs subgroups of
 //   one width, at most 32)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { create, globals } from 'webgpu';
-import { arg, orderedKeyWgsl } from './probe-device.mjs';
+import { arg, digitPlacesProbeWgsl, orderedKeyWgsl, subgroupProbeDevice, timedPass, warpRankProbeWgsl } from './probe-device.mjs';
 
-Object.assign(globalThis, globals);
-const gpu = create(['disable-dawn-features=timestamp_quantization']);
-// If V8 collects the create() result, dawn.node crashes: keep it reachable for the whole run.
-(globalThis.__segkitProbeGpus ??= []).push(gpu);
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no WebGPU adapter');
-const width = adapter.info.subgroupMinSize;
-if (!adapter.features.has('subgroups') || width !== adapter.info.subgroupMaxSize || width > 32 || width < 8) throw new Error(`needs subgroups of one width from 8 to 32 (adapter: ${adapter.info.subgroupMinSize}..${adapter.info.subgroupMaxSize})`);
-const features = ['subgroups', ...(adapter.features.has('timestamp-query') ? ['timestamp-query'] : [])];
-const limits = adapter.limits;
-const device = await adapter.requestDevice({
-  requiredFeatures: features,
-  requiredLimits: {
-    maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
-    maxComputeInvocationsPerWorkgroup: limits.maxComputeInvocationsPerWorkgroup,
-    maxComputeWorkgroupSizeX: limits.maxComputeWorkgroupSizeX,
-    maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
-    maxBufferSize: limits.maxBufferSize,
-    maxStorageBuffersPerShaderStage: Math.max(8, Math.min(limits.maxStorageBuffersPerShaderStage, 10)),
-  },
-});
-device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
+const { adapter, device, features, width } = await subgroupProbeDevice();
 
 const N = Number(arg('n', 16777216));
 const WG = Number(arg('wg', 512));
@@ -56,7 +34,6 @@ const TILE = WG * ITEMS;
 const TILES = Math.ceil(N / TILE);
 const WARPS = WG / width;
 const UPSWEEP = Math.min(1024, Math.ceil(N / (WG * 16)));
-const LANES = width === 32 ? '0xffffffffu' : `${2 ** width - 1}u`;
 // 256 invocations or more: one a digit in the look-back and the digits' start scan.
 if (WG < 256) throw new Error('--wg must be at least 256');
 if (WG % width !== 0) throw new Error('--wg must be a multiple of the subgroup width');
@@ -100,7 +77,6 @@ fn main(@builtin(workgroup_id) id: vec3u, @builtin(local_invocation_index) lid: 
 }`;
 
 const each = (body) => Array.from({ length: ITEMS }, (_, i) => `{\n    const i = ${i}u;${body}\n  }`).join('\n  ');
-const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
 
 /** Digit pass `pass`: rank a tile, look back for the earlier tiles' counts, write in digit order. */
 function scatter(pass) {
@@ -157,36 +133,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
   workgroupBarrier();
   ${each(`
     let d = digits[i];
-    ${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot((d & ${1 << b}u) != 0u).x;`).join('\n    ')}
-    let same = ${LANES} & ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')};
-    let leader = firstTrailingBit(same);
-    let half = (d >> 7u) * 16u;
-    var counted = 0u;
-    if (lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
-    ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`)}
+    ${warpRankProbeWgsl(width)}`)}
   workgroupBarrier();
-  // Pairs of digits (q, q + 128), q = lid < 128: each subgroup's count becomes the digit's keys in
-  // earlier subgroups; the pair's totals are scanned over q (both halves at once).
-  var pairTotal = 0u;
-  if (lid < 128u) {
-    ${Array.from({ length: WARPS }, (_, w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + lid]);`).join('\n    ')}
-    ${Array.from({ length: WARPS }, (_, w) => `atomicStore(&warpCounts[${w * 128}u + lid], pairTotal); pairTotal += w${w};`).join('\n    ')}
-  }
-  let pairBefore = subgroupExclusiveAdd(pairTotal);
-  let pairSum = subgroupAdd(pairTotal);
-  if (lane == 0u && warp < ${128 / width}u) { pairSums[warp] = pairSum; }
-  workgroupBarrier();
-  if (lid < 128u) {
-    var first = pairBefore;
-    var lows = 0u;
-    for (var w = 0u; w < ${128 / width}u; w++) {
-      let part = pairSums[w];
-      if (w < warp) { first += part; }
-      lows += part & 0xffffu;
-    }
-    digitFirst[lid] = first & 0xffffu;
-    digitFirst[lid + 128u] = lows + (first >> 16u);
-  }
+  // Each digit's first place in the tile.
+  ${digitPlacesProbeWgsl(WARPS, width, 'digitFirst')}
   if (lid == 0u) { digitFirst[256] = valid; }
   workgroupBarrier();
   // Digit d's count in this tile published at once, then the earlier tiles' walked back.
@@ -279,36 +229,22 @@ for (let pass = 0; pass < 4; pass++) {
   passes.push({ pipeline, bind: device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }) });
 }
 
-const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
-const resolve = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
-const stamps = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+const timed = timedPass(device, features);
 /** One sort: the totals cleared (outside the timed pass), then the upsweep and four passes in one compute pass. */
-async function sortMs() {
-  const encoder = device.createCommandEncoder();
-  encoder.clearBuffer(totals);
-  const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
-  pass.setPipeline(upPipeline);
-  pass.setBindGroup(0, upBind);
-  pass.dispatchWorkgroups(UPSWEEP);
-  for (const { pipeline, bind } of passes) {
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bind);
-    pass.dispatchWorkgroups(TILES);
-  }
-  pass.end();
-  if (querySet) {
-    encoder.resolveQuerySet(querySet, 0, 2, resolve, 0);
-    encoder.copyBufferToBuffer(resolve, 0, stamps, 0, 16);
-  }
-  const t0 = performance.now();
-  device.queue.submit([encoder.finish()]);
-  await device.queue.onSubmittedWorkDone();
-  if (!querySet) return performance.now() - t0;
-  await stamps.mapAsync(GPUMapMode.READ);
-  const t = new BigUint64Array(stamps.getMappedRange().slice(0));
-  stamps.unmap();
-  return Number(t[1] - t[0]) / 1e6;
-}
+const sortMs = () =>
+  timed(
+    (pass) => {
+      pass.setPipeline(upPipeline);
+      pass.setBindGroup(0, upBind);
+      pass.dispatchWorkgroups(UPSWEEP);
+      for (const { pipeline, bind } of passes) {
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, bind);
+        pass.dispatchWorkgroups(TILES);
+      }
+    },
+    (encoder) => encoder.clearBuffer(totals),
+  );
 
 const end = performance.now() + WARM_MS;
 let warm = 0;
@@ -346,13 +282,13 @@ for (let shift = 0; shift < 32; shift += 8) {
 }
 let mismatches = 0;
 for (let p = 0; p < N; p++) if (got[N + p] !== order[p] || got[p] !== keys[order[p]]) mismatches++;
-const row = { n: N, workgroupSize: WG, items: ITEMS, tile: TILE, tiles: TILES, subgroupWidth: width, gpuMs: +times[Math.floor(RUNS / 2)].toFixed(4), leastMs: +times[0].toFixed(4), timestamps: querySet !== undefined, mismatches };
+const row = { n: N, workgroupSize: WG, items: ITEMS, tile: TILE, tiles: TILES, subgroupWidth: width, gpuMs: +times[Math.floor(RUNS / 2)].toFixed(4), leastMs: +times[0].toFixed(4), timestamps: features.includes('timestamp-query'), mismatches };
 console.log(JSON.stringify(row));
 const out = arg('out', process.env.OUT);
 if (out) {
   mkdirSync(out, { recursive: true });
   writeFileSync(`${out}/onesweep-probe.json`, JSON.stringify({ adapter: adapter.info, rows: [row] }, null, 2));
 }
-for (const b of [input, keysA, valsA, keysB, valsB, totals, status, tickets, resolve, stamps, read]) b.destroy();
+for (const b of [input, keysA, valsA, keysB, valsB, totals, status, tickets, read]) b.destroy();
 device.destroy();
 if (mismatches > 0) process.exitCode = 1;

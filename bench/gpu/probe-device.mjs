@@ -44,22 +44,97 @@ export async function probeDevice(wanted = ['timestamp-query']) {
 }
 
 /**
- * `passUs(pipeline, bindGroup, groups, dispatches, before?)`: the GPU microseconds a dispatch of
- * `dispatches` in one compute pass takes (the pass's timestamps, divided), or the submit's wall time
- * where the device has no timestamp queries; `before(encoder)` records commands ahead of the pass
- * (outside its timestamps).
+ * A device whose subgroups all have one width from 8 to 32 (`width`), with the adapter's largest
+ * workgroups and workgroup memory (the radix probes' tiles), its largest storage buffers and up to 10
+ * of them a stage, and timestamp queries where the adapter has them.
  */
-export function passTimer(device, features) {
+export async function subgroupProbeDevice() {
+  Object.assign(globalThis, globals);
+  const gpu = create(['disable-dawn-features=timestamp_quantization']);
+  // If V8 collects the create() result, dawn.node crashes: keep it reachable for the whole run.
+  (globalThis.__segkitProbeGpus ??= []).push(gpu);
+  const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
+  if (!adapter) throw new Error('no WebGPU adapter');
+  const width = adapter.info.subgroupMinSize;
+  if (!adapter.features.has('subgroups') || width !== adapter.info.subgroupMaxSize || width > 32 || width < 8) throw new Error(`needs subgroups of one width from 8 to 32 (adapter: ${adapter.info.subgroupMinSize}..${adapter.info.subgroupMaxSize})`);
+  const features = ['subgroups', ...(adapter.features.has('timestamp-query') ? ['timestamp-query'] : [])];
+  const limits = adapter.limits;
+  const device = await adapter.requestDevice({
+    requiredFeatures: features,
+    requiredLimits: {
+      maxComputeWorkgroupStorageSize: limits.maxComputeWorkgroupStorageSize,
+      maxComputeInvocationsPerWorkgroup: limits.maxComputeInvocationsPerWorkgroup,
+      maxComputeWorkgroupSizeX: limits.maxComputeWorkgroupSizeX,
+      maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
+      maxBufferSize: limits.maxBufferSize,
+      maxStorageBuffersPerShaderStage: Math.max(8, Math.min(limits.maxStorageBuffersPerShaderStage, 10)),
+    },
+  });
+  device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
+  return { adapter, device, features, width };
+}
+
+/**
+ * WGSL of the radix probes' warp-level multisplit for item i, given \`d\` (its digit, every lane's
+ * counting) with \`lane\`, \`lanesBelow\`, \`warp\`, \`warpCounts\` and \`ranks\` in scope: eight ballots of
+ * the digit's bits give the lanes that share it; the lowest adds their count to the subgroup's (the
+ * half d >> 7 of word warp * 128 + (d & 127)) and hands the count before it to the others.
+ */
+export function warpRankProbeWgsl(width) {
+  const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
+  return `${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot((d & ${1 << b}u) != 0u).x;`).join('\n    ')}
+    let same = ${width === 32 ? '0xffffffffu' : `${2 ** width - 1}u`} & ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')};
+    let leader = firstTrailingBit(same);
+    let half = (d >> 7u) * 16u;
+    var counted = 0u;
+    if (lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
+    ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`;
+}
+
+/**
+ * WGSL of the radix probes' digit places after the ranking's barrier: invocation q < 128 takes the
+ * digits q and q + 128 (both 16-bit halves at once), turns each subgroup's counts into the digit's
+ * keys in earlier subgroups, and, after a barrier, writes each digit's first place in the tile to
+ * \`first[d]\` (an array of 256 words or more) from an exclusive scan of the pairs' totals (\`pairSums\`
+ * holds the subgroups' sums). Ends before the barrier that publishes \`first\`.
+ */
+export function digitPlacesProbeWgsl(warps, width, first) {
+  return `var pairTotal = 0u;
+  if (lid < 128u) {
+    ${Array.from({ length: warps }, (_, w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + lid]);`).join('\n    ')}
+    ${Array.from({ length: warps }, (_, w) => `atomicStore(&warpCounts[${w * 128}u + lid], pairTotal); pairTotal += w${w};`).join('\n    ')}
+  }
+  let pairBefore = subgroupExclusiveAdd(pairTotal);
+  let pairSum = subgroupAdd(pairTotal);
+  if (lane == 0u && warp < ${128 / width}u) { pairSums[warp] = pairSum; }
+  workgroupBarrier();
+  if (lid < 128u) {
+    var before = pairBefore;
+    var lows = 0u;
+    for (var w = 0u; w < ${128 / width}u; w++) {
+      let part = pairSums[w];
+      if (w < warp) { before += part; }
+      lows += part & 0xffffu;
+    }
+    ${first}[lid] = before & 0xffffu;
+    ${first}[lid + 128u] = lows + (before >> 16u);
+  }`;
+}
+
+/**
+ * \`ms(record, before?)\`: the GPU milliseconds of one compute pass that \`record(pass)\` fills (the
+ * pass's timestamps), or the submit's wall time where the device has no timestamp queries;
+ * \`before(encoder)\` records commands ahead of the pass (outside its timestamps).
+ */
+export function timedPass(device, features) {
   const querySet = features.includes('timestamp-query') ? device.createQuerySet({ type: 'timestamp', count: 2 }) : undefined;
   const resolveBuffer = device.createBuffer({ size: 16, usage: GPUBufferUsage.QUERY_RESOLVE | GPUBufferUsage.COPY_SRC });
   const tsRead = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  return async function passUs(pipeline, bindGroup, groups, dispatches, before = undefined) {
+  return async function ms(record, before = undefined) {
     const encoder = device.createCommandEncoder();
     before?.(encoder);
     const pass = encoder.beginComputePass(querySet ? { timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } } : undefined);
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bindGroup);
-    for (let i = 0; i < dispatches; i++) pass.dispatchWorkgroups(groups);
+    record(pass);
     pass.end();
     if (querySet) {
       encoder.resolveQuerySet(querySet, 0, 2, resolveBuffer, 0);
@@ -68,11 +143,29 @@ export function passTimer(device, features) {
     const t0 = performance.now();
     device.queue.submit([encoder.finish()]);
     await device.queue.onSubmittedWorkDone();
-    if (!querySet) return ((performance.now() - t0) * 1000) / dispatches;
+    if (!querySet) return performance.now() - t0;
     await tsRead.mapAsync(GPUMapMode.READ);
     const t = new BigUint64Array(tsRead.getMappedRange().slice(0));
     tsRead.unmap();
-    return Number(t[1] - t[0]) / 1000 / dispatches;
+    return Number(t[1] - t[0]) / 1e6;
+  };
+}
+
+/**
+ * `passUs(pipeline, bindGroup, groups, dispatches, before?)`: the GPU microseconds a dispatch of
+ * `dispatches` in one compute pass takes (the pass's timestamps, divided), or the submit's wall time
+ * where the device has no timestamp queries; `before(encoder)` records commands ahead of the pass
+ * (outside its timestamps).
+ */
+export function passTimer(device, features) {
+  const ms = timedPass(device, features);
+  return async function passUs(pipeline, bindGroup, groups, dispatches, before = undefined) {
+    const total = await ms((pass) => {
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      for (let i = 0; i < dispatches; i++) pass.dispatchWorkgroups(groups);
+    }, before);
+    return (total * 1000) / dispatches;
   };
 }
 

@@ -15,22 +15,9 @@
 //   node bench/gpu/tile-radix-probe.mjs [--shapes=256x4096,512x2048,1024x1024] [--wg=512] [--warm-ms=2000] [--out=dir]
 //   (device machine: source bench/gpu/remote.sh first; needs the adapter's subgroups of one width, at most 32)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { create, globals } from 'webgpu';
-import { arg, orderedKeyWgsl, passTimer } from './probe-device.mjs';
+import { arg, digitPlacesProbeWgsl, orderedKeyWgsl, passTimer, subgroupProbeDevice, warpRankProbeWgsl } from './probe-device.mjs';
 
-Object.assign(globalThis, globals);
-const gpu = create(['disable-dawn-features=timestamp_quantization']);
-(globalThis.__segkitProbeGpus ??= []).push(gpu);
-const adapter = await gpu.requestAdapter({ powerPreference: 'high-performance' });
-if (!adapter) throw new Error('no WebGPU adapter');
-const width = adapter.info.subgroupMinSize;
-if (!adapter.features.has('subgroups') || width !== adapter.info.subgroupMaxSize || width > 32) throw new Error(`needs subgroups of one width up to 32 (adapter: ${adapter.info.subgroupMinSize}..${adapter.info.subgroupMaxSize})`);
-const features = ['subgroups', ...(adapter.features.has('timestamp-query') ? ['timestamp-query'] : [])];
-const device = await adapter.requestDevice({
-  requiredFeatures: features,
-  requiredLimits: { maxComputeWorkgroupStorageSize: adapter.limits.maxComputeWorkgroupStorageSize, maxComputeInvocationsPerWorkgroup: adapter.limits.maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX: adapter.limits.maxComputeWorkgroupSizeX },
-});
-device.addEventListener('uncapturederror', (e) => console.error('WebGPU error:', e.error.message));
+const { adapter, device, features, width } = await subgroupProbeDevice();
 
 const WARM_MS = Number(arg('warm-ms', 2000));
 const shapes = String(arg('shapes', '256x4096,512x2048,1024x1024')).split(',').map((s) => s.split('x').map(Number));
@@ -42,7 +29,6 @@ function shader(wg, tile) {
   const each = (body) => Array.from({ length: items }, (_, i) => `{ const i = ${i}u;${body} }`).join('\n    ');
   const pairsPer = Math.ceil(128 / wg);
   if (pairsPer !== 1) throw new Error('wg must be at least 128');
-  const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
   return `enable subgroups;
 ${orderedKeyWgsl('ok')}
 @group(0) @binding(0) var<storage, read> keysIn: array<u32>;
@@ -73,38 +59,11 @@ fn main(@builtin(workgroup_id) id: vec3u, @builtin(local_invocation_index) lid: 
   workgroupBarrier();
   for (var shift = 0u; shift < 32u; shift += 8u) {
     ${each(`
-      let key = keys[i];
-      let d = (ok(key) >> shift) & 255u;
-      ${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot((d & ${1 << b}u) != 0u).x;`).join('\n      ')}
-      let same = ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')} & ${width === 32 ? '0xffffffffu' : `${(2 ** width - 1) >>> 0}u`};
-      let leader = firstTrailingBit(same);
-      let half = (d >> 7u) * 16u;
-      var counted = 0u;
-      if (lane == leader) { counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half); }
-      ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu) + countOneBits(same & lanesBelow);`)}
+      let d = (ok(keys[i]) >> shift) & 255u;
+      ${warpRankProbeWgsl(width)}`)}
     workgroupBarrier();
-    // Pairs of digits (q, q + 128), q = lid < 128: each subgroup's count becomes the digit's keys in
-    // earlier subgroups; the pair's totals are scanned over q (both halves at once).
-    var pairTotal = 0u;
-    if (lid < 128u) {
-      ${Array.from({ length: warps }, (_, w) => `let w${w} = atomicLoad(&warpCounts[${w * 128}u + lid]);`).join('\n      ')}
-      ${Array.from({ length: warps }, (_, w) => `atomicStore(&warpCounts[${w * 128}u + lid], pairTotal); pairTotal += w${w};`).join('\n      ')}
-    }
-    let before = subgroupExclusiveAdd(pairTotal);
-    let sum = subgroupAdd(pairTotal);
-    if (lane == 0u && warp < ${128 / width}u) { pairSums[warp] = sum; }
-    workgroupBarrier();
-    if (lid < 128u) {
-      var first = before;
-      var lows = 0u;
-      for (var w = 0u; w < ${128 / width}u; w++) {
-        let part = pairSums[w];
-        if (w < warp) { first += part; }
-        lows += part & 0xffffu;
-      }
-      digitStart[lid] = first & 0xffffu;
-      digitStart[lid + 128u] = lows + (first >> 16u);
-    }
+    // Each digit's first place in the tile.
+    ${digitPlacesProbeWgsl(warps, width, 'digitStart')}
     workgroupBarrier();
     ${each(`
       let d = (ok(keys[i]) >> shift) & 255u;
