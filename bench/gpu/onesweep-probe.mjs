@@ -21,7 +21,7 @@
 //   VK_ICD_FILENAMES=/usr/share/vulkan/icd.d/lvp_icd.json XDG_RUNTIME_DIR=/tmp; needs subgroups of
 //   one width, at most 32)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, digitPlacesProbeWgsl, orderedKeyWgsl, subgroupProbeDevice, timedPass, warpRankProbeWgsl } from './probe-device.mjs';
+import { arg, computePipeline, digitPlacesProbeWgsl, orderedKeyOf, orderedKeyWgsl, subgroupProbeDevice, timedPass, warpRankProbeWgsl } from './probe-device.mjs';
 
 const { adapter, device, features, width } = await subgroupProbeDevice();
 
@@ -180,15 +180,6 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
 }`;
 }
 
-function module(code) {
-  const m = device.createShaderModule({ code });
-  return m;
-}
-async function check(m, what) {
-  const info = await m.getCompilationInfo();
-  for (const msg of info.messages) if (msg.type === 'error') throw new Error(`${what} WGSL: ${msg.message} (line ${msg.lineNum})`);
-}
-
 const storage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
 const keys = new Uint32Array(N);
 {
@@ -211,18 +202,14 @@ const totals = device.createBuffer({ size: 4096, usage: storage });
 const status = device.createBuffer({ size: 4 * TILES * 256 * 4, usage: storage });
 const tickets = device.createBuffer({ size: 16, usage: storage });
 
-const upModule = module(upsweep);
-await check(upModule, 'upsweep');
-const upPipeline = device.createComputePipeline({ layout: 'auto', compute: { module: upModule, entryPoint: 'main' } });
+const upPipeline = await computePipeline(device, upsweep, 'upsweep');
 const upBind = device.createBindGroup({ layout: upPipeline.getBindGroupLayout(0), entries: [input, totals, status, tickets].map((buffer, binding) => ({ binding, resource: { buffer } })) });
 // Pass 0 reads the input (its values are the indices), 1 A, 2 B, 3 A; each writes the other (3 into B).
 const sources = [[input, valsB], [keysA, valsA], [keysB, valsB], [keysA, valsA]];
 const targets = [[keysA, valsA], [keysB, valsB], [keysA, valsA], [keysB, valsB]];
 const passes = [];
 for (let pass = 0; pass < 4; pass++) {
-  const m = module(scatter(pass));
-  await check(m, `pass ${pass}`);
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module: m, entryPoint: 'main' } });
+  const pipeline = await computePipeline(device, scatter(pass), `pass ${pass}`);
   const buffers = [...sources[pass], ...targets[pass], status, totals, tickets];
   // Pass 0 never reads valsIn: 'auto' layouts leave out bindings a shader does not use.
   const entries = buffers.map((buffer, binding) => ({ binding, resource: { buffer } })).filter((e) => pass !== 0 || e.binding !== 1);
@@ -264,13 +251,8 @@ device.queue.submit([encoder.finish()]);
 await read.mapAsync(GPUMapMode.READ);
 const got = new Uint32Array(read.getMappedRange().slice(0));
 read.unmap();
-const ordered = (bits) => {
-  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
-  if (bits === 0x80000000) return 0x80000000;
-  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
-};
 // The expected order: a stable LSD radix sort of the indices by ordered key, in JavaScript.
-const ok = new Uint32Array(N).map((_, i) => ordered(keys[i]));
+const ok = new Uint32Array(N).map((_, i) => orderedKeyOf(keys[i]));
 let order = new Uint32Array(N).map((_, i) => i);
 let next = new Uint32Array(N);
 for (let shift = 0; shift < 32; shift += 8) {

@@ -15,6 +15,21 @@ export function orderedKeyWgsl(name) {
 }`;
 }
 
+/** orderedKeyWgsl's key of an f32's bits, in JavaScript: the probes' references sort by it. */
+export function orderedKeyOf(bits) {
+  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
+  if (bits === 0x80000000) return 0x80000000;
+  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
+}
+
+/** A compute pipeline ('auto' layout, entry point main) of `code`, or an error naming `what` and the WGSL's first error. */
+export async function computePipeline(device, code, what) {
+  const module = device.createShaderModule({ code });
+  const info = await module.getCompilationInfo();
+  for (const m of info.messages) if (m.type === 'error') throw new Error(`${what} WGSL: ${m.message} (line ${m.lineNum})`);
+  return device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+}
+
 /** The value of `--name=value` on the command line (a string), or `def`. */
 export function arg(name, def) {
   const a = process.argv.find((s) => s.startsWith(`--${name}=`));

@@ -15,7 +15,7 @@
 //   node bench/gpu/tile-radix-probe.mjs [--shapes=256x4096,512x2048,1024x1024] [--wg=512] [--warm-ms=2000] [--out=dir]
 //   (device machine: source bench/gpu/remote.sh first; needs the adapter's subgroups of one width, at most 32)
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { arg, digitPlacesProbeWgsl, orderedKeyWgsl, passTimer, subgroupProbeDevice, warpRankProbeWgsl } from './probe-device.mjs';
+import { arg, computePipeline, digitPlacesProbeWgsl, orderedKeyOf, orderedKeyWgsl, passTimer, subgroupProbeDevice, warpRankProbeWgsl } from './probe-device.mjs';
 
 const { adapter, device, features, width } = await subgroupProbeDevice();
 
@@ -88,12 +88,6 @@ fn main(@builtin(workgroup_id) id: vec3u, @builtin(local_invocation_index) lid: 
 }`;
 }
 
-function orderedKey(bits) {
-  if ((bits & 0x7fffffff) > 0x7f800000) return 0xffffffff;
-  if (bits === 0x80000000) return 0x80000000;
-  return (bits & 0x80000000 ? ~bits : bits | 0x80000000) >>> 0;
-}
-
 const passUs = passTimer(device, features);
 const passMs = async (pipeline, bind, groups) => (await passUs(pipeline, bind, groups, 1)) / 1000;
 
@@ -115,10 +109,7 @@ for (const [segments, tile] of shapes) {
   device.queue.writeBuffer(input, 0, keys);
   const output = device.createBuffer({ size: n * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
   const read = device.createBuffer({ size: n * 8, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
-  const module = device.createShaderModule({ code: shader(wg, tile).replace('${N}', String(n)) });
-  const info = await module.getCompilationInfo();
-  for (const m of info.messages) if (m.type === 'error') throw new Error(`WGSL: ${m.message} (line ${m.lineNum})`);
-  const pipeline = device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main' } });
+  const pipeline = await computePipeline(device, shader(wg, tile).replace('${N}', String(n)), `${segments}x${tile}`);
   const bind = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: input } }, { binding: 1, resource: { buffer: output } }] });
   const end = performance.now() + WARM_MS;
   while (performance.now() < end) await passMs(pipeline, bind, segments);
@@ -133,7 +124,7 @@ for (const [segments, tile] of shapes) {
   read.unmap();
   let mismatches = 0;
   for (let g = 0; g < segments; g++) {
-    const order = Array.from({ length: tile }, (_, i) => i).sort((a, b) => orderedKey(keys[g * tile + a]) - orderedKey(keys[g * tile + b]) || a - b);
+    const order = Array.from({ length: tile }, (_, i) => i).sort((a, b) => orderedKeyOf(keys[g * tile + a]) - orderedKeyOf(keys[g * tile + b]) || a - b);
     for (let p = 0; p < tile; p++) if (got[n + g * tile + p] !== order[p] || got[g * tile + p] !== keys[g * tile + order[p]]) mismatches++;
   }
   const row = { shape: `${segments}x${tile}`, workgroupSize: wg, subgroupWidth: width, gpuMs: +times[4].toFixed(4), leastMs: +times[0].toFixed(4), mismatches };
