@@ -262,6 +262,27 @@ const cases: TwinCase[] = [
     pickedSelection: true,
   },
   {
+    // Every filter workgroup of a segment ranks a share of its candidates (radixPickSpread 2, many
+    // filter workgroups): ties, NaN and -0 among them, one rank per candidate by key, then index.
+    name: 'radix-select sorted, the spread pick: the segment\'s filter workgroups rank its candidates together',
+    sizes: [16384, 9000, 5000],
+    k: 200,
+    variant: 'radix-select',
+    policy: { radixPickSpread: 2, radixFilterWorkgroups: 3 * 64 },
+    key: (i, random) => (i % 97 === 0 ? NaN : i % 89 === 0 ? -0 : random() < 0.5 ? Math.round(random() * 300) : random() * 300),
+    pickedSelection: true,
+  },
+  {
+    // Fewer workgroups than a round of one invocation a candidate needs: workgroup 0 picks alone.
+    name: 'radix-select sorted, too few filter workgroups for the spread pick (radixPickSpread 64): the first workgroup picks',
+    sizes: [16384, 9000],
+    k: 30,
+    variant: 'radix-select',
+    policy: { radixPickSpread: 64, radixFilterWorkgroups: 4 },
+    key: tiesAndNaN,
+    pickedSelection: true,
+  },
+  {
     name: 'radix-select sorted, every workgroup sort by ranks within buckets (rankSortMinItems 2): the pick, finalize',
     sizes: [16384, 9000, 700],
     k: 400,

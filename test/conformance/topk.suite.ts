@@ -352,6 +352,36 @@ export function defineTopKConformance(backendName: string, makeBackend: () => Pr
           }
         }
       }, 180_000);
+
+      it('the spread pick (sorted output, radixPickSpread): every filter workgroup of a segment ranks a share of its candidates, after a plan whose pass 0 writes no keys beside them', async () => {
+        for (const [rows, cols, k] of [[3, 5000, 17], [1, 24_000, 60]] as const) {
+          for (const style of ['uniform', 'ties', 'specials']) {
+            for (const direction of ['max', 'min'] as const) {
+              const data = keysFor(style, rows, cols, 13 * rows + k + style.length);
+              const expected = referenceOfRows(data, rows, cols, k, direction, k);
+              const keysIn = backend.upload(data);
+              // The pick left out, then spread over up to 64 filter workgroups a segment: the two plans'
+              // pass-0 programs differ only in the keys written beside the candidates (their own pipelines).
+              const spread = { radixPickSpread: 2, radixFilterWorkgroups: rows * 64 };
+              for (const policy of [{ ...spread, radixPick: 'never' as const }, spread]) {
+                const keysOut = backend.alloc('f32', rows * k);
+                const valuesOut = backend.alloc('i32', rows * k);
+                const args = { keysIn, keysOut, valuesOut, segmentSizes: p.uniform(cols), k: p.uniform(k), selectDirection: p.uniformOption(direction, ['max', 'min']), numSegments: p.uniform(rows) };
+                const plan = DeviceBatchedTopK.plan(args, env({ backend, tuning: { variant: 'radix-select', policy } }));
+                const label = `${rows}x${cols} k=${k}, ${style}, ${direction}, ${JSON.stringify(policy)}`;
+                if (policy === spread) expect(plan.explain(), label).toContain('ranked by all the segment\'s filter workgroups together where they split each candidate\'s count of better ones 2 ways or more');
+                const temp = backend.alloc('u8', plan.tempStorageBytes);
+                await plan.run(temp);
+                expect(bits(await backend.download(keysOut)), label).toEqual(expected.keys);
+                expect(bits(await backend.download(valuesOut)), label).toEqual(expected.values);
+                plan.destroy();
+                for (const a of [keysOut, valuesOut, temp]) a.destroy();
+              }
+              keysIn.destroy();
+            }
+          }
+        }
+      }, 240_000);
     });
 
     describe("radix-select: filter pass 0's pick among the candidates (a radix select, or a sort)", () => {

@@ -245,6 +245,21 @@ export interface TopKPolicy {
    */
   readonly radixPick: 'auto' | 'always' | 'never';
   /**
+   * Sorted output: the fewest invocations that count one candidate's better candidates for the
+   * spread pick, where every filter workgroup of the segment ranks a share of the candidates at once
+   * (webgpu/radix-filter.ts spreadPickWgsl) instead of the first one selecting and sorting them
+   * alone. The segment's filter workgroups (radixFilterWorkgroups over the segments) times their
+   * invocations must reach the candidates times this, so in practice it runs on calls of one to a
+   * few long segments; a value past the workgroup turns it off (and pass 0 then writes no keys beside
+   * the candidates). WebGPU only (the CPU twin picks the same selection either way). H200, GPU ms
+   * of the call (bench/topk-webgpu.ts --tune, 2026-12-02, two rounds; off / 16 / 8 / 4): 1x16M
+   * k=100 0.0942-0.0933 / 0.0798-0.0803 / 0.0788-0.0793 / 0.0799-0.0801 (its ~2.8K candidates
+   * ranked by 256 workgroups: filter pass 0 0.037 -> 0.022 in the launch profile); 64x151936 k=50,
+   * the anchor, the indexers, ragged rows with device sizes and 64x151936 k=8 level within
+   * 0.001-0.002 at every value (their segments' few filter workgroups leave the pick to the first).
+   */
+  readonly radixPickSpread: number;
+  /**
    * Fewest entries radix-select's workgroup sorts (filter pass 0's pick, finalize) sort by ranks
    * within buckets (backends/webgpu/blocks.ts \`rankSortWgsl\`) instead of the bitonic network; fewer
    * take the network. WebGPU only (the CPU backend sorts on the host). H200, the sorts alone
@@ -652,6 +667,7 @@ export function topKPolicyFor(capabilities: BackendCapabilities): TopKPolicy {
     // slowly (Mesa's lavapipe: 10-45 s each, against under a second for the two programs apart).
     radixFinalizeInFilter: gpuClass(capabilities) ? 'auto' : 'never',
     radixPick: 'auto',
+    radixPickSpread: 8,
     rankSortMinItems: 1024,
     selectionSortVariant: 'auto',
   };

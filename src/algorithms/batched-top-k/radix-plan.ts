@@ -162,7 +162,7 @@ export function radixSelectLaunches(layout: TempStorageLayoutBuilder, input: Rad
   const pick = input.pick ?? { built: !relaxed.tiesAsFound, why: '' };
   const why = pick.why === '' ? '' : `; the pick is built: ${pick.why}`;
   const picked = pick.built
-    ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: the best picked among them in one workgroup, by a radix select or a sort: policy.ts radixCandidateShortcut${why})`
+    ? ` (where at most ${policy.tileItems} keys reached the sampled threshold: the best picked among them in one workgroup, by a radix select or a sort: policy.ts radixCandidateShortcut${why}; on WebGPU with sorted output, ranked by all the segment's filter workgroups together where they split each candidate's count of better ones ${policy.radixPickSpread} ways or more, radixPickSpread)`
     : pick.why === ''
       ? ''
       : ` (no pick among the sampled candidates, which digit 0 filters as any other: the pick is not built: ${pick.why})`;

@@ -60,6 +60,8 @@ export interface TopKKernelFacts extends SegmentKernelFacts {
    * radixSampleMidRank).
    */
   readonly radixPick: boolean;
+  /** The fewest invocations a candidate's rank count is split over for the spread pick (policy.radixPickSpread). */
+  readonly radixPickSpread: number;
   /** The compaction launches write selections past the tile (radix-plan.ts): finalize leaves them the threshold. */
   readonly radixCompacts: boolean;
   /**
@@ -134,6 +136,7 @@ export function kernelFacts(run: TopKRun, runtime: Pick<WebGpuRuntime, 'subgroup
     // The plan's choice, not the launches of this run: a run of a prefix of the launches (the twin
     // test's) compiles init as the whole plan does (its sample rank reads the pick's tile).
     radixPick: problem.radixPick,
+    radixPickSpread: policy.radixPickSpread,
     radixCompacts: run.launches.some((l) => l.kernel === 'radix-compact-count'),
     // The plan's choice too (a prefix of the launches may end before the fallback's).
     radixFoldedFallback: radixFoldsFallback(problem.maxSegmentSize, policy),

@@ -233,6 +233,19 @@ fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
 }`;
 }
 
+/**
+ * The fewest invocations that count one candidate's better candidates in filter pass 0's spread
+ * pick (policy \`radixPickSpread\`, at least WG / 256 so that a workgroup's ranks fit the histogram's
+ * words), or undefined where the plan builds no spread pick: no pick, unsorted output, or a value
+ * past the workgroup. Where it is built, pass 0 writes each candidate's ordered key beside its index
+ * (candidates1, free until filter pass 0 keeps digit 1's candidates there), so that the spread pick's
+ * workgroups load both in one round instead of gathering every key from the segment.
+ */
+export function spreadPickOf(facts: Pick<TopKKernelFacts, 'radixPick' | 'sorted' | 'radixPickSpread' | 'workgroupSize'>): number | undefined {
+  const spread = Math.max(facts.radixPickSpread, Math.ceil(facts.workgroupSize / 256));
+  return facts.radixPick && facts.sorted && spread <= facts.workgroupSize ? spread : undefined;
+}
+
 /** Enters segment `segment` (the grid covers tiles * radixTileItems keys per segment); `s` is the segment, `state` its state words. */
 export const enterRadixSegment = (segment: string) => `
   let s = enterSegment(${segment}, mulSat(u.tiles, RADIX_TILE), lid);

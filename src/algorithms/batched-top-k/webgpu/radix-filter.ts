@@ -1,7 +1,7 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import { radixPasses } from '../policy.js';
 import type { TopKKernelFacts } from './facts.js';
-import { enterRadixSegment, radixProgram, selectionSortWgsl } from './radix-common.js';
+import { enterRadixSegment, radixProgram, selectionSortWgsl, spreadPickOf } from './radix-common.js';
 import { finalizeSegmentWgsl } from './radix-finalize.js';
 
 /*
@@ -149,7 +149,7 @@ var<workgroup> bases: vec2<u32>;`;
   let info = workgroupUniformLoad(&filterInfo);
   let count = info.x;
   let before = info.y;
-  if (before >= s.take || w * RADIX_TILE >= count) {
+${pickHere && spreadPickOf(facts) !== undefined ? spreadPickBranchWgsl : ''}  if (before >= s.take || w * RADIX_TILE >= count) {
     ${finalizes ? '// Workgroup 0 has no input only where no workgroup of the segment has: it finalizes.\n    return w == 0u;' : 'return;'}
   }
   let fromKeys = (info.z & 1u) != 0u;${pickHere ? pickBranchWgsl(shortcut) : ''}
@@ -268,12 +268,122 @@ const arrivalWgsl = `
  * memory and functions, `pickRuns` and `pickWritesOutputs`, and the select's functions.
  */
 function pickDeclarationsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort'): string {
+  const spread = spreadPickOf(facts);
   return `const SORTED: bool = ${facts.sorted};
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
 ${selectionSortWgsl(facts)}
 ${pickedOutputsWgsl(facts, shortcut)}
-${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}`;
+${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
+${spread === undefined ? '' : spreadPickWgsl(spread)}`;
+}
+
+/**
+ * WGSL of filter pass 0's branch into the spread pick (sorted output; before the workgroups without
+ * input return, for every workgroup of the segment takes part): where the segment's filter
+ * workgroups are enough to split each candidate's count of better candidates PICK_SPREAD ways.
+ */
+const spreadPickBranchWgsl = `
+  if ((info.z & 2u) != 0u && spreadPickRuns(count, u.filterTiles)) {
+    let selected = u.selectedAt + segment * u.kMax;
+    let out = segment * u.kMax;
+    let direct = pickWritesOutputs(s.size);
+    spreadPick(bufferAt(0u) + s.start, bufferAt(1u) + s.start, count, s.take, w, u.filterTiles, s.start, selected, direct, out, lid);
+    if (w == 0u) {
+      if (direct) {
+        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
+      }
+      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
+    }
+    return;
+  }
+`;
+
+/**
+ * WGSL of the spread pick (sorted output): the candidates' ranks counted by every filter workgroup
+ * of the segment at once, where the first workgroup alone would select and sort them. Each workgroup
+ * loads every candidate (its index, and its ordered key from beside it: pass 0 wrote both,
+ * radix-common.ts spreadPickOf) and ranks \`group\` of them, each by \`share\` invocations that
+ * count the candidates before it (larger key, then smaller index: \`sortBefore\`), so a
+ * candidate's rank is its place in the sorted order; a rank below the take is written there. A
+ * segment's few candidates (filter pass 0's pick holds at most a tile) against hundreds of idle
+ * workgroups: one workgroup's select and sort waits out its barriers and rounds alone while the
+ * device idles. \`share\` is the largest power of two (at most WG) that lets the segment's
+ * workgroups cover the candidates in one round; the branch runs only where it is at least
+ * PICK_SPREAD (policy \`radixPickSpread\`; at least WG / 256, so that a workgroup's ranks fit the
+ * histogram's words).
+ *
+ * H200, one 16M-key row with k = 100 (~2.8K candidates on 256 filter workgroups of 256: 173 rank 16
+ * each, 16 invocations a candidate), the filter launch in a pass of its own (launch profile, GPU
+ * ms, 2026-12-02): the first workgroup's sort 0.037; spread, each key gathered from the segment by
+ * every workgroup, counting one entry at a time 0.048 (launching alone 0.010, the loads 0.011, the
+ * count 0.026), four entries a round 0.032, eight 0.0296; with the keys beside the indices 0.022.
+ * The whole call 0.094 -> 0.079 ms.
+ */
+function spreadPickWgsl(spread: number): string {
+  return `const PICK_SPREAD: u32 = ${spread}u;
+fn spreadPickRuns(count: u32, tiles: u32) -> bool {
+  return count <= tiles * (WG / PICK_SPREAD);
+}
+// 1 where entry e ranks before me (sortBefore, without its branches).
+fn beforeCount(e: vec2<u32>, me: vec2<u32>) -> u32 { return select(0u, 1u, e.x > me.x) | select(0u, 1u, (e.x == me.x) & (e.y < me.y)); }
+fn spreadPick(at: u32, keysAt: u32, count: u32, take: u32, w: u32, tiles: u32, start: u32, selected: u32, direct: bool, out: u32, lid: u32) {
+  var share = WG;
+  while (share > PICK_SPREAD && (WG / share) * tiles < count) { share = share >> 1u; }
+  let group = WG / share;
+  let first = w * group;
+  if (first >= count) { return; }
+  // Every candidate's index and ordered key (pass 0 wrote the key beside the index: spreadPickOf),
+  // LOAD_BATCH a round, all of a round's loads issued before any is stored.
+  for (var base = 0u; base < count; base += WG * LOAD_BATCH) {
+    var indices: array<u32, LOAD_BATCH>;
+    var keys: array<u32, LOAD_BATCH>;
+    for (var r = 0u; r < LOAD_BATCH; r++) {
+      let j = base + r * WG + lid;
+      if (j < count) {
+        indices[r] = atomicLoad(&temp[at + j]);
+        keys[r] = atomicLoad(&temp[keysAt + j]);
+      }
+    }
+    for (var r = 0u; r < LOAD_BATCH; r++) {
+      let j = base + r * WG + lid;
+      if (j < count) {
+        order[sortSlot(j)] = indices[r];
+        sortKeys[sortSlot(j)] = keys[r];
+      }
+    }
+  }
+  workgroupBarrier();
+  if (lid < group) { atomicStore(&localHistogram[lid], 0u); }
+  workgroupBarrier();
+  let mine = first + lid / share;
+  let part = lid % share;
+  let ranks = lid < group * share && mine < count;
+  var me = vec2<u32>(0u, SENTINEL);
+  if (ranks) {
+    me = sortLoad(mine);
+    var better = 0u;
+    // Eight entries a round, each loaded before any is compared: one at a time, each round waited
+    // out a workgroup-memory load (below).
+    var j = part;
+    loop {
+      if (j + 7u * share >= count) { break; }
+      ${Array.from({ length: 8 }, (_, i) => `let e${i} = sortLoad(j + ${i}u * share);`).join('\n      ')}
+      better += ${Array.from({ length: 8 }, (_, i) => `beforeCount(e${i}, me)`).join(' + ')};
+      j += 8u * share;
+    }
+    for (; j < count; j += share) { better += beforeCount(sortLoad(j), me); }
+    if (better != 0u) { atomicAdd(&localHistogram[lid / share], better); }
+  }
+  workgroupBarrier();
+  if (ranks && part == 0u) {
+    let rank = atomicLoad(&localHistogram[lid / share]);
+    if (rank < min(take, u.kMax)) {
+      atomicStore(&temp[selected + rank], me.y);
+      if (direct) { writeResult(out + rank, start, me.y); }
+    }
+  }
+}`;
 }
 
 /** WGSL of filter pass 0's branch into the pick (only where the plan builds it), after `fromKeys`. */

@@ -1,6 +1,6 @@
 import type { WebGpuProgram } from '../../../backends/webgpu/program.js';
 import type { TopKKernelFacts } from './facts.js';
-import { enterRadixSegment, radixProgram } from './radix-common.js';
+import { enterRadixSegment, radixProgram, spreadPickOf } from './radix-common.js';
 
 /*
  * Pass 0 over the keys (tile t of a segment covers radixTileItems keys), read as aligned vec4 quads,
@@ -28,6 +28,8 @@ import { enterRadixSegment, radixProgram } from './radix-common.js';
 /** The pass-0 program: 'radix-histogram' or, with `fallback`, 'radix-fallback'. */
 export function radixHistogramProgram(facts: TopKKernelFacts, name: string, fallback = false): WebGpuProgram {
   const fold = !fallback && facts.radixFoldedFallback;
+  // The spread pick loads each candidate's ordered key from beside its index (spreadPickOf).
+  const keysBeside = spreadPickOf(facts) !== undefined;
   const quadsPer = Math.ceil((facts.radixTileItems / 4 + 1) / facts.workgroupSize);
   const quads = Array.from({ length: quadsPer }, (_, r) => r);
   // An invocation's keys live in named registers (q0, q1, ...), each quad's uses written out: a
@@ -106,8 +108,11 @@ ${quads.map((r) => `      {
 ${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u) {
       let bit = ${m * 32}u + firstTrailingBit(bits);
       let i = (firstQuad + (bit >> 2u) * WG + lid) * 4u + (bit & 3u);
-      if (s.start + tileCollected.x + at + j < u.candidatesLen) { atomicStore(&temp[out + j], i - s.start); }
-      atomicAdd(&localHistogram[digitOf(orderedKey(keysIn[i], s.direction), 0u)], 1u);
+      let key = orderedKey(keysIn[i], s.direction);
+      if (s.start + tileCollected.x + at + j < u.candidatesLen) {
+        atomicStore(&temp[out + j], i - s.start);${keysBeside ? '\n        atomicStore(&temp[out - u.candidates0At + u.candidates1At + j], key);' : ''}
+      }
+      atomicAdd(&localHistogram[digitOf(key, 0u)], 1u);
       j += 1u;
     }`).join('\n')}
     workgroupBarrier();
@@ -192,7 +197,8 @@ ${quads.map((r) => `      q${r} = p${r};`).join('\n')}
       t = next;
     }
   }${fold ? foldSection : ''}`;
-  return radixProgram(fallback ? 'radix-fallback' : 'radix-histogram', facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);
+  // The cache key leaves out the pick's facts (radixProgram): whether the keys go beside the indices is in the kernel's.
+  return radixProgram(`${fallback ? 'radix-fallback' : 'radix-histogram'}|${keysBeside}`, facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);
 }
 
 /**
