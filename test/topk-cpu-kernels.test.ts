@@ -140,6 +140,7 @@ const smallPolicy: TopKPolicy = {
   radixCompactPastTile: false,
   radixFinalizeInFilter: 'auto',
   radixPick: 'always',
+  radixPickSpread: 8,
   rankSortMinItems: 2048,
   selectionSortVariant: 'auto',
 };
@@ -579,6 +580,7 @@ describe('CPU top-k kernels agree with the reference bit for bit', () => {
       radixCompactPastTile: false,
   radixFinalizeInFilter: 'auto',
       radixPick: 'always',
+      radixPickSpread: 8,
       rankSortMinItems: 2048,
       selectionSortVariant: 'auto',
     };
