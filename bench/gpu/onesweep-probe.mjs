@@ -21,7 +21,11 @@
 // 512 x 4 1.860 (1024 x 4 does not fit the workgroup memory). Where it goes, 512 x 8 with --drop:
 // without the walk back 0.980, each tile written in place of by digit 1.139, both 0.8945. So the
 // look-back costs ~0.056 ms a digit pass and a pass without it still ~0.21: no faster than
-// segkit's three launches a digit, which stay.
+// segkit's three launches a digit, which stay. Without the ranking too (--drop=lookback,scatter,rank:
+// load, stage in workgroup memory, write in place) 0.5443-0.5453 against 0.893-0.8952: the
+// warp-level multisplit and the digits' places cost ~0.087 ms a digit pass of 16M keys, the largest
+// part left; --rank=split (every leader's add first, the ranks after) 1.2124-1.2156 against
+// 1.2071 (not faster).
 //
 //   node bench/gpu/onesweep-probe.mjs [--n=16777216] [--wg=512] [--items=8] [--runs=9] [--warm-ms=1500] [--out=dir]
 //   (device machine: source bench/gpu/remote.sh first; locally on lavapipe: --n=262144 --wg=256 --items=4,
@@ -41,9 +45,23 @@ const TILE = WG * ITEMS;
 const TILES = Math.ceil(N / TILE);
 const WARPS = WG / width;
 const UPSWEEP = Math.min(1024, Math.ceil(N / (WG * 16)));
-// --drop=lookback,scatter (timing only; the output is then wrong): each tile takes no earlier tile's
-// counts (no walk back), or writes its ranked tile to its own place (coalesced, not by digit).
+// --drop=lookback,scatter,rank (timing only; the output is then wrong): each tile takes no earlier
+// tile's counts (no walk back), writes its ranked tile to its own place (coalesced, not by digit),
+// or stages its keys in load order without ranking them.
 const DROP = String(arg('drop', '')).split(',').filter(Boolean);
+// --rank=split: every item's leader adds to the subgroup's counts first, and the ranks are taken
+// from the leaders after (the adds of a lane's items in flight together rather than one at a time).
+const SPLIT = arg('rank', '') === 'split';
+/** The split ranking's first half for item i (digit d): the ballots, the leader's add. */
+function splitRank(w) {
+  const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
+  return `${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot((d & ${1 << b}u) != 0u).x;`).join('\n    ')}
+    let same = ${w === 32 ? '0xffffffffu' : `${2 ** w - 1}u`} & ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')};
+    let leader = firstTrailingBit(same);
+    if (lane == leader) { counted[i] = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << ((d >> 7u) * 16u)); }
+    leaders[i] = leader;
+    sames[i] = same;`;
+}
 // 256 invocations or more: one a digit in the look-back and the digits' start scan.
 if (WG < 256) throw new Error('--wg must be at least 256');
 if (WG % width !== 0) throw new Error('--wg must be a multiple of the subgroup width');
@@ -125,7 +143,10 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
   var keys: array<u32, ${ITEMS}>;
   var vals: array<u32, ${ITEMS}>;
   var digits: array<u32, ${ITEMS}>;
-  var ranks: array<u32, ${ITEMS}>;
+  var ranks: array<u32, ${ITEMS}>;${SPLIT ? `
+  var counted: array<u32, ${ITEMS}>;
+  var leaders: array<u32, ${ITEMS}>;
+  var sames: array<u32, ${ITEMS}>;` : ''}
   ${each(`
     let p = warp * ${width * ITEMS}u + i * ${width}u + lane;
     keys[i] = 0u;
@@ -143,7 +164,9 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
   workgroupBarrier();
   ${each(`
     let d = digits[i];
-    ${warpRankProbeWgsl(width)}`)}
+    ${DROP.includes('rank') ? 'ranks[i] = d & 0u;' : SPLIT ? splitRank(width) : warpRankProbeWgsl(width)}`)}${SPLIT && !DROP.includes('rank') ? `
+  ${each(`
+    ranks[i] = ((subgroupShuffle(counted[i], leaders[i]) >> ((digits[i] >> 7u) * 16u)) & 0xffffu) + countOneBits(sames[i] & lanesBelow);`)}` : ''}
   workgroupBarrier();
   // Each digit's first place in the tile.
   ${digitPlacesProbeWgsl(WARPS, width, 'digitFirst')}
@@ -177,7 +200,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
   ${each(`
     let d = digits[i];
     let earlier = (atomicLoad(&warpCounts[warp * 128u + (d & 127u)]) >> ((d >> 7u) * 16u)) & 0xffffu;
-    let to = pad(digitFirst[d] + earlier + ranks[i]);
+    let to = pad(${DROP.includes('rank') ? 'warp * ' + width * ITEMS + 'u + i * ' + width + 'u + lane + 0u * (earlier + ranks[i])' : 'digitFirst[d] + earlier + ranks[i]'});
     tk[to] = keys[i];
     tv[to] = vals[i];`)}
   workgroupBarrier();
@@ -274,7 +297,7 @@ for (let shift = 0; shift < 32; shift += 8) {
 }
 let mismatches = 0;
 for (let p = 0; p < N; p++) if (got[N + p] !== order[p] || got[p] !== keys[order[p]]) mismatches++;
-const row = { drop: DROP.join(',') || undefined, n: N, workgroupSize: WG, items: ITEMS, tile: TILE, tiles: TILES, subgroupWidth: width, gpuMs: +times[Math.floor(RUNS / 2)].toFixed(4), leastMs: +times[0].toFixed(4), timestamps: features.includes('timestamp-query'), mismatches };
+const row = { drop: DROP.join(',') || undefined, rank: SPLIT ? 'split' : undefined, n: N, workgroupSize: WG, items: ITEMS, tile: TILE, tiles: TILES, subgroupWidth: width, gpuMs: +times[Math.floor(RUNS / 2)].toFixed(4), leastMs: +times[0].toFixed(4), timestamps: features.includes('timestamp-query'), mismatches };
 console.log(JSON.stringify(row));
 const out = arg('out', process.env.OUT);
 if (out) {
