@@ -25,7 +25,8 @@
 // load, stage in workgroup memory, write in place) 0.5443-0.5453 against 0.893-0.8952: the
 // warp-level multisplit and the digits' places cost ~0.087 ms a digit pass of 16M keys, the largest
 // part left; --rank=split (every leader's add first, the ranks after) 1.2124-1.2156 against
-// 1.2071 (not faster).
+// 1.2071 (not faster); --rank=atomics (each lane its own add and shuffle, no ballots) 0.7028: the
+// eight ballots and the match mask ~0.048 ms a digit pass, the adds and shuffles ~0.040.
 //
 //   node bench/gpu/onesweep-probe.mjs [--n=16777216] [--wg=512] [--items=8] [--runs=9] [--warm-ms=1500] [--out=dir]
 //   (device machine: source bench/gpu/remote.sh first; locally on lavapipe: --n=262144 --wg=256 --items=4,
@@ -51,7 +52,23 @@ const UPSWEEP = Math.min(1024, Math.ceil(N / (WG * 16)));
 const DROP = String(arg('drop', '')).split(',').filter(Boolean);
 // --rank=split: every item's leader adds to the subgroup's counts first, and the ranks are taken
 // from the leaders after (the adds of a lane's items in flight together rather than one at a time).
-const SPLIT = arg('rank', '') === 'split';
+const RANK = arg('rank', '');
+const SPLIT = RANK === 'split';
+// --rank=ballots or atomics (timing only): the ranking's ballots without the leader's add and
+// shuffle, or the add and shuffle with each lane its own match (no ballots).
+function ballotsOnly(w) {
+  const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
+  return `${Array.from({ length: 8 }, (_, b) => `let b${b} = subgroupBallot((d & ${1 << b}u) != 0u).x;`).join('\n    ')}
+    let same = ${w === 32 ? '0xffffffffu' : `${2 ** w - 1}u`} & ${Array.from({ length: 8 }, (_, b) => bit(b)).join(' & ')};
+    ranks[i] = countOneBits(same & lanesBelow) + firstTrailingBit(same);`;
+}
+function atomicsOnly() {
+  return `let same = 1u << lane;
+    let leader = lane;
+    let half = (d >> 7u) * 16u;
+    let counted = atomicAdd(&warpCounts[warp * 128u + (d & 127u)], countOneBits(same) << half);
+    ranks[i] = ((subgroupShuffle(counted, leader) >> half) & 0xffffu);`;
+}
 /** The split ranking's first half for item i (digit d): the ballots, the leader's add. */
 function splitRank(w) {
   const bit = (b) => `select(~b${b}, b${b}, (d & ${1 << b}u) != 0u)`;
@@ -164,7 +181,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(subgroup_invocation_
   workgroupBarrier();
   ${each(`
     let d = digits[i];
-    ${DROP.includes('rank') ? 'ranks[i] = d & 0u;' : SPLIT ? splitRank(width) : warpRankProbeWgsl(width)}`)}${SPLIT && !DROP.includes('rank') ? `
+    ${DROP.includes('rank') ? 'ranks[i] = d & 0u;' : SPLIT ? splitRank(width) : RANK === 'ballots' ? ballotsOnly(width) : RANK === 'atomics' ? atomicsOnly() : warpRankProbeWgsl(width)}`)}${SPLIT && !DROP.includes('rank') ? `
   ${each(`
     ranks[i] = ((subgroupShuffle(counted[i], leaders[i]) >> ((digits[i] >> 7u) * 16u)) & 0xffffu) + countOneBits(sames[i] & lanesBelow);`)}` : ''}
   workgroupBarrier();
@@ -297,7 +314,7 @@ for (let shift = 0; shift < 32; shift += 8) {
 }
 let mismatches = 0;
 for (let p = 0; p < N; p++) if (got[N + p] !== order[p] || got[p] !== keys[order[p]]) mismatches++;
-const row = { drop: DROP.join(',') || undefined, rank: SPLIT ? 'split' : undefined, n: N, workgroupSize: WG, items: ITEMS, tile: TILE, tiles: TILES, subgroupWidth: width, gpuMs: +times[Math.floor(RUNS / 2)].toFixed(4), leastMs: +times[0].toFixed(4), timestamps: features.includes('timestamp-query'), mismatches };
+const row = { drop: DROP.join(',') || undefined, rank: RANK || undefined, n: N, workgroupSize: WG, items: ITEMS, tile: TILE, tiles: TILES, subgroupWidth: width, gpuMs: +times[Math.floor(RUNS / 2)].toFixed(4), leastMs: +times[0].toFixed(4), timestamps: features.includes('timestamp-query'), mismatches };
 console.log(JSON.stringify(row));
 const out = arg('out', process.env.OUT);
 if (out) {
