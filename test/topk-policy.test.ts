@@ -4,6 +4,7 @@ import { chooseSelectionSort, radixHistogramTiles } from '../src/algorithms/batc
 import { segmentedSortPolicyFor } from '../src/algorithms/segmented-sort/policy.js';
 import { perInvocationWorkgroupSize, radixFewTilesPerSlot, radixFoldsFallback, radixFoldsFinalize, radixInitParts, radixPickOf, radixSampleFloorMinTake, radixSampleFloorRank, radixWideWorkgroup, radixSample, radixSampleCap, radixSampleCompactedDivisor, radixSampleWideOf, radixTileItemsFor, reduceChunkItemsFor, reduceMergesInChunks } from '../src/algorithms/batched-top-k/policy.js';
 import { scanSubgroupWidthFor } from '../src/algorithms/batched-top-k/webgpu/facts.js';
+import { spreadPickOf } from '../src/algorithms/batched-top-k/webgpu/radix-common.js';
 
 /*
  * The policy values of the speed round: radix digit width (11 bits where the histogram fits beside
@@ -15,6 +16,21 @@ const capabilitiesWith = (workgroupStorageBytes: number) => cpuBackend({ capabil
 const longRows = { k: { min: 1, max: 2048 }, segmentSize: { min: 1, max: 131072 }, segmentSizeDeviceBounds: false };
 
 describe('top-k policy', () => {
+  it('the spread pick (radixPickSpread) is built only with the pick, sorted output and a value within the workgroup, at least WG / 256', () => {
+    const facts = { radixPick: true, sorted: true, radixPickSpread: 8, workgroupSize: 256 };
+    expect(topKPolicyFor(cpuBackend({ workers: 0 }).capabilities).radixPickSpread).toBe(8);
+    expect(spreadPickOf(facts)).toBe(8);
+    // A workgroup's ranks live in the histogram's 256 words: at 512 invocations, at least 2 a candidate.
+    expect(spreadPickOf({ ...facts, radixPickSpread: 1, workgroupSize: 512 })).toBe(2);
+    expect(spreadPickOf({ ...facts, sorted: false })).toBeUndefined();
+    expect(spreadPickOf({ ...facts, radixPick: false })).toBeUndefined();
+    expect(spreadPickOf({ ...facts, radixPickSpread: 257 })).toBeUndefined();
+    expect(spreadPickOf({ ...facts, radixPickSpread: 256 })).toBe(256);
+    const backend = cpuBackend({ workers: 0 });
+    const keysIn = backend.alloc('f32', 4);
+    expect(() => DeviceBatchedTopK.plan({ keysIn, keysOut: backend.alloc('f32', 1), segmentSizes: p.uniform(4), k: p.uniform(1), selectDirection: p.constantOption('max'), numSegments: p.uniform(1) }, env({ backend, tuning: { policy: { radixPickSpread: 0 } } }))).toThrow('tuning.policy.radixPickSpread: 0 is not a positive integer');
+  });
+
   it('radix-select uses 11-bit digits on segments of at least radixWideDigitItems keys where the histogram fits, else 8', () => {
     const roomy = capabilitiesWith(32768);
     expect(topKPolicyFor(roomy).radixBits).toBe(11);
