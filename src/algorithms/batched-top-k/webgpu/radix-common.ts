@@ -79,7 +79,8 @@ function loadHistogramWgsl(bins: number, workgroupSize: number): string {
 /**
  * A radix kernel's program from its parts. `io.readsPick`: the kernel's WGSL depends on
  * `facts.radixPick` (init, filter pass 0, finalize); the other kernels' pipelines serve plans with
- * and without the pick, so the fact stays out of their keys.
+ * and without the pick, so the pick's facts stay out of their keys, all but whether pass 0 writes
+ * the candidates' keys beside them for the spread pick ({@link spreadPickOf}).
  */
 export function radixProgram(
   kernel: string,
@@ -95,7 +96,7 @@ export function radixProgram(
   const bins = 2 ** bits;
   return {
     name,
-    cacheKey: `${kernel}|${JSON.stringify(readsPick ? facts : { ...facts, radixPick: false })}`,
+    cacheKey: `${kernel}|${JSON.stringify(readsPick ? facts : { ...facts, radixPick: false, radixPickSpread: 0, keysBeside: spreadPickOf(facts) !== undefined })}`,
     workgroupSize: facts.workgroupSize,
     uniforms: [...kernelUniforms(facts, shape), ...radixUniforms],
     bindings: kernelBindings(facts, shape),
@@ -184,8 +185,10 @@ export function scanInMain(facts: Pick<TopKKernelFacts, 'scanSubgroupWidth'>, ma
  * `loadEntries(at, count, padded, start, direction, lid)`, which loads `count` item indices from temp
  * words [at, at + count) with their ordered keys (`withKeys`; else keys 0) and pads entries
  * [count, padded) to rank last, and `sortIndices(at, count, start, direction, lid)`, which loads them
- * padded to a power of two and sorts them. The kernel defines `sortLoad`/`sortStore` (how entries
- * compare: by key, or by index alone, where `withKeys` can be false).
+ * padded to a power of two and sorts them; with `keysBeside`, also `loadEntriesBeside(at, keysAt,
+ * count, padded, lid)`, which takes the ordered keys from temp words beside the indices (the spread
+ * pick's). The kernel defines `sortLoad`/`sortStore` (how entries compare: by key, or by index
+ * alone, where `withKeys` can be false).
  *
  * The loads come in rounds of LOAD_BATCH per invocation, every index of a round requested before any
  * key it names: one workgroup sorts its segment's selection alone, and a load at a time (an index,
@@ -193,7 +196,7 @@ export function scanInMain(facts: Pick<TopKKernelFacts, 'scanSubgroupWidth'>, ma
  * (filter pass 0's own, in rank order when sorted or index order when not, as finalize then finds it)
  * skips the sort: the CPU twin's `inRankOrder` and `ensureAscending`.
  */
-export function selectionSortWgsl(facts: TopKKernelFacts, withKeys = true): string {
+export function selectionSortWgsl(facts: TopKKernelFacts, withKeys = true, keysBeside = false): string {
   return `var<workgroup> sortKeys: array<u32, ${sortSlotsFor(facts.tileItems)}>;
 var<workgroup> order: array<u32, ${sortSlotsFor(facts.tileItems)}>;
 var<workgroup> outOfOrder: atomic<u32>;
@@ -201,26 +204,8 @@ var<workgroup> sortNeeded: u32;
 const LOAD_BATCH: u32 = 8u;
 ${bitonicSortWgsl(bitonicOf(facts))}
 ${rankSortWgsl(rankSortOf(facts))}
-fn loadEntries(at: u32, count: u32, padded: u32, start: u32, direction: u32, lid: u32) {
-  for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
-    var indices: array<u32, LOAD_BATCH>;
-    for (var r = 0u; r < LOAD_BATCH; r++) {
-      let j = base + r * WG + lid;
-      indices[r] = SENTINEL;
-      if (j < count) { indices[r] = atomicLoad(&temp[at + j]); }
-    }
-    for (var r = 0u; r < LOAD_BATCH; r++) {
-      let j = base + r * WG + lid;
-      if (j < padded) {
-        order[sortSlot(j)] = indices[r];
-        var key = 0u;
-        ${withKeys ? 'if (j < count) { key = orderedKey(keysIn[start + indices[r]], direction); }' : '// Compared by index alone: no key is read.'}
-        sortKeys[sortSlot(j)] = key;
-      }
-    }
-  }
-  workgroupBarrier();
-}
+${loadEntriesWgsl(withKeys ? 'gather' : 'none')}
+${keysBeside ? loadEntriesWgsl('beside') : ''}
 fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
   if (lid == 0u) { atomicStore(&outOfOrder, 0u); }
   loadEntries(at, count, nextPowerOfTwo(count), start, direction, lid);
@@ -244,6 +229,39 @@ fn sortIndices(at: u32, count: u32, start: u32, direction: u32, lid: u32) {
 export function spreadPickOf(facts: Pick<TopKKernelFacts, 'radixPick' | 'sorted' | 'radixPickSpread' | 'workgroupSize'>): number | undefined {
   const spread = Math.max(facts.radixPickSpread, Math.ceil(facts.workgroupSize / 256));
   return facts.radixPick && facts.sorted && spread <= facts.workgroupSize ? spread : undefined;
+}
+
+/**
+ * WGSL of \`loadEntries\` (\`keys\` 'gather': each entry's ordered key read from the keys by its
+ * index, after the round's indices; 'none': keys 0) or \`loadEntriesBeside\` ('beside': the ordered
+ * keys at temp words [keysAt, keysAt + count), loaded with the indices). One round of
+ * LOAD_BATCH entries an invocation: every load of a round issued before any is stored.
+ */
+function loadEntriesWgsl(keys: 'gather' | 'none' | 'beside'): string {
+  const beside = keys === 'beside';
+  const key = keys === 'gather' ? 'if (j < count) { key = orderedKey(keysIn[start + indices[r]], direction); }' : keys === 'beside' ? 'if (j < count) { key = besideKeys[r]; }' : '// Compared by index alone: no key is read.';
+  return `fn ${beside ? 'loadEntriesBeside(at: u32, keysAt: u32, count: u32, padded: u32' : 'loadEntries(at: u32, count: u32, padded: u32, start: u32, direction: u32'}, lid: u32) {
+  for (var base = 0u; base < padded; base += WG * LOAD_BATCH) {
+    var indices: array<u32, LOAD_BATCH>;${beside ? '\n    var besideKeys: array<u32, LOAD_BATCH>;' : ''}
+    for (var r = 0u; r < LOAD_BATCH; r++) {
+      let j = base + r * WG + lid;
+      indices[r] = SENTINEL;
+      if (j < count) {
+        indices[r] = atomicLoad(&temp[at + j]);${beside ? '\n        besideKeys[r] = atomicLoad(&temp[keysAt + j]);' : ''}
+      }
+    }
+    for (var r = 0u; r < LOAD_BATCH; r++) {
+      let j = base + r * WG + lid;
+      if (j < padded) {
+        order[sortSlot(j)] = indices[r];
+        var key = 0u;
+        ${key}
+        sortKeys[sortSlot(j)] = key;
+      }
+    }
+  }
+  workgroupBarrier();
+}`;
 }
 
 /** Enters segment `segment` (the grid covers tiles * radixTileItems keys per segment); `s` is the segment, `state` its state words. */

@@ -272,11 +272,22 @@ function pickDeclarationsWgsl(facts: TopKKernelFacts, shortcut: 'select' | 'sort
   return `const SORTED: bool = ${facts.sorted};
 fn sortLoad(i: u32) -> vec2<u32> { let at = sortSlot(i); return vec2<u32>(sortKeys[at], order[at]); }
 fn sortStore(i: u32, entry: vec2<u32>) { let at = sortSlot(i); sortKeys[at] = entry.x; order[at] = entry.y; }
-${selectionSortWgsl(facts)}
+${selectionSortWgsl(facts, true, spread !== undefined)}
 ${pickedOutputsWgsl(facts, shortcut)}
 ${shortcut === 'select' ? candidateSelectWgsl(Math.ceil(facts.tileItems / facts.workgroupSize)) : ''}
 ${spread === undefined ? '' : spreadPickWgsl(spread)}`;
 }
+
+/** WGSL of where a pick writes segment \`segment\`'s selection (temp words) and outputs, and whether it writes the outputs. */
+const pickTargetsWgsl = `let selected = u.selectedAt + segment * u.kMax;
+    let out = segment * u.kMax;
+    let direct = pickWritesOutputs(s.size);`;
+
+/** WGSL of the pick's end, by the segment's first workgroup: the outputs' fills, and digit 0's selection marked full. */
+const pickFinishedWgsl = `if (direct) {
+        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
+      }
+      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }`;
 
 /**
  * WGSL of filter pass 0's branch into the spread pick (sorted output; before the workgroups without
@@ -285,15 +296,10 @@ ${spread === undefined ? '' : spreadPickWgsl(spread)}`;
  */
 const spreadPickBranchWgsl = `
   if ((info.z & 2u) != 0u && spreadPickRuns(count, u.filterTiles)) {
-    let selected = u.selectedAt + segment * u.kMax;
-    let out = segment * u.kMax;
-    let direct = pickWritesOutputs(s.size);
+    ${pickTargetsWgsl}
     spreadPick(bufferAt(0u) + s.start, bufferAt(1u) + s.start, count, s.take, w, u.filterTiles, s.start, selected, direct, out, lid);
     if (w == 0u) {
-      if (direct) {
-        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
-      }
-      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
+      ${pickFinishedWgsl}
     }
     return;
   }
@@ -333,27 +339,8 @@ fn spreadPick(at: u32, keysAt: u32, count: u32, take: u32, w: u32, tiles: u32, s
   let group = WG / share;
   let first = w * group;
   if (first >= count) { return; }
-  // Every candidate's index and ordered key (pass 0 wrote the key beside the index: spreadPickOf),
-  // LOAD_BATCH a round, all of a round's loads issued before any is stored.
-  for (var base = 0u; base < count; base += WG * LOAD_BATCH) {
-    var indices: array<u32, LOAD_BATCH>;
-    var keys: array<u32, LOAD_BATCH>;
-    for (var r = 0u; r < LOAD_BATCH; r++) {
-      let j = base + r * WG + lid;
-      if (j < count) {
-        indices[r] = atomicLoad(&temp[at + j]);
-        keys[r] = atomicLoad(&temp[keysAt + j]);
-      }
-    }
-    for (var r = 0u; r < LOAD_BATCH; r++) {
-      let j = base + r * WG + lid;
-      if (j < count) {
-        order[sortSlot(j)] = indices[r];
-        sortKeys[sortSlot(j)] = keys[r];
-      }
-    }
-  }
-  workgroupBarrier();
+  // Every candidate's index and ordered key (pass 0 wrote the key beside the index: spreadPickOf).
+  loadEntriesBeside(at, keysAt, count, count, lid);
   if (lid < group) { atomicStore(&localHistogram[lid], 0u); }
   workgroupBarrier();
   let mine = first + lid / share;
@@ -394,14 +381,9 @@ function pickBranchWgsl(shortcut: 'select' | 'sort'): string {
     // workgroup memory (key, then index: pickWgsl) as digit 0's selection; the later digits find the
     // selection full.
     if (w == 0u) {
-      let selected = u.selectedAt + segment * u.kMax;
-      let out = segment * u.kMax;
-      let direct = pickWritesOutputs(s.size);
+      ${pickTargetsWgsl}
       ${pickWgsl(shortcut)}
-      if (direct) {
-        for (var j = s.take + lid; j < u.kMax; j += WG) { writeFill(out + j, s.direction); }
-      }
-      if (lid == 0u) { atomicStore(&temp[state + STATE_SELECTED], s.take); }
+      ${pickFinishedWgsl}
     }
     return;
   }`;

@@ -103,14 +103,14 @@ ${quads.map((r) => `      {
     // tie at T, as NaNs of random-bit keys do), and a global atomic per key on one word serializes
     // every tile. The first invocation to take a digit's count adds it (the exchange also clears the
     // bin); one global atomic per digit and tile.
-    let out = u.candidates0At + s.start + tileCollected.x + at;
+    let out = u.candidates0At + s.start + tileCollected.x + at;${keysBeside ? '\n    let besideOut = u.candidates1At + s.start + tileCollected.x + at;' : ''}
     var j = 0u;
 ${masks.map((m) => `    for (var bits = hits${m}; bits != 0u; bits &= bits - 1u) {
       let bit = ${m * 32}u + firstTrailingBit(bits);
       let i = (firstQuad + (bit >> 2u) * WG + lid) * 4u + (bit & 3u);
       let key = orderedKey(keysIn[i], s.direction);
       if (s.start + tileCollected.x + at + j < u.candidatesLen) {
-        atomicStore(&temp[out + j], i - s.start);${keysBeside ? '\n        atomicStore(&temp[out - u.candidates0At + u.candidates1At + j], key);' : ''}
+        atomicStore(&temp[out + j], i - s.start);${keysBeside ? '\n        atomicStore(&temp[besideOut + j], key);' : ''}
       }
       atomicAdd(&localHistogram[digitOf(key, 0u)], 1u);
       j += 1u;
@@ -197,8 +197,7 @@ ${quads.map((r) => `      q${r} = p${r};`).join('\n')}
       t = next;
     }
   }${fold ? foldSection : ''}`;
-  // The cache key leaves out the pick's facts (radixProgram): whether the keys go beside the indices is in the kernel's.
-  return radixProgram(`${fallback ? 'radix-fallback' : 'radix-histogram'}|${keysBeside}`, facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);
+  return radixProgram(fallback ? 'radix-fallback' : 'radix-histogram', facts, name, { keys: true, keys4: true, outputs: false }, declarations, main);
 }
 
 /**
