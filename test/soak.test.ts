@@ -34,7 +34,9 @@ import { rng } from './helpers.js';
 
 // As in webgpu.test.ts: lavapipe's threads spin on an oversubscribed CI box; one is as fast here.
 process.env.LP_NUM_THREADS ??= '1';
-vi.setConfig({ testTimeout: 180_000 });
+// Lavapipe compiles a pipeline at its first dispatch: the first round meets every kernel, minutes on a
+// cold Mesa shader cache.
+vi.setConfig({ testTimeout: 600_000 });
 
 // A full collection on demand (test only): without it, what the process holds depends on when V8
 // last collected, and a leak could hide below the noise or noise look like a leak.

@@ -14,7 +14,9 @@ import { rng } from './helpers.js';
 import { compareLaunchByLaunch, identicalSlotsOf } from './twin-slots.js';
 import { describeOnWebGpu } from './webgpu-adapter.js';
 
-vi.setConfig({ testTimeout: 240_000, hookTimeout: 60_000 });
+// Lavapipe compiles a pipeline through LLVM at its first dispatch: a large kernel takes 10-15 s on a
+// 2-core machine whose Mesa shader cache is cold, and a case that meets several new ones minutes.
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 60_000 });
 
 const describeTwins = await describeOnWebGpu("the sort's launch-by-launch twin test");
 

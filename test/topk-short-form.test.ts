@@ -11,7 +11,9 @@ import { rng } from './helpers.js';
 import { runWithOwnTemp } from './conformance/common.js';
 
 process.env.LP_NUM_THREADS ??= '1';
-vi.setConfig({ testTimeout: 120_000, hookTimeout: 60_000 });
+// Lavapipe compiles a pipeline through LLVM at its first dispatch: a large kernel takes 10-15 s on a
+// 2-core machine whose Mesa shader cache is cold, and a case that meets several new ones minutes.
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 60_000 });
 
 const backends = await testBackends();
 afterAll(() => backends.destroy());
