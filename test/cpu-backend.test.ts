@@ -61,6 +61,21 @@ describe('cpuBackend: device memory is apart from host memory', () => {
     expect(await cpu.download(cpu.alloc('u8', 3))).toBeInstanceOf(Uint8Array);
   });
 
+  it('with workers, arrays just under 4 MiB released and arrays of 4 MiB allocated after them never share memory', async () => {
+    const backend = cpuBackend({ workers: 1 });
+    try {
+      // 1048575 u32 align to exactly 4 MiB: they sit in a shared slab and must go back to it.
+      backend.upload(new Uint32Array(1048575)).destroy();
+      backend.upload(new Uint32Array(1048575)).destroy();
+      const x = backend.upload(Uint32Array.from({ length: 1048576 }, (_, i) => i));
+      const y = backend.upload(new Uint32Array(1048576).fill(7));
+      expect(Array.from((await backend.download(x)).subarray(0, 4))).toEqual([0, 1, 2, 3]);
+      expect((await backend.download(y))[0]).toBe(7);
+    } finally {
+      backend.destroy();
+    }
+  });
+
   it('a DeviceArray exposes no host view of its data', () => {
     const cpu = cpuBackend();
     const device = cpu.upload(new Float32Array([1, 2]));

@@ -205,8 +205,10 @@ export class SharedDeviceHeap {
   /** A range of at least `bytes` bytes, zero-filled when `zero` (contents are undefined otherwise). */
   allocate(bytes: number, zero: boolean): HeapRange {
     if (bytes === 0) return { buffer: this.empty, offset: 0, bytes: 0, slab: undefined };
-    if (bytes >= largeArrayBytes) return this.allocateLarge(bytes, zero);
+    // Large by the aligned size, as release() decides: a range just under 4 MiB that aligns to it
+    // would otherwise go back to the large slabs' free list while it sits in a shared one.
     const size = alignUp(bytes, rangeAlignment);
+    if (size >= largeArrayBytes) return this.allocateLarge(size, zero);
     let best: Slab | undefined;
     let bestIndex = -1;
     for (const slab of this.slabs) {
