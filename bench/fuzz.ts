@@ -452,6 +452,22 @@ interface Layout {
   starts: number[];
 }
 
+/** The case description's fields every segmented algorithm shares: the layout and the segment parameters. */
+function segmentedDesc(c: FuzzCase, L: Layout, flavour: string): Record<string, unknown> {
+  const spec = (s: unknown) => (s === undefined ? undefined : summarizeSpec(s as Spec));
+  return {
+    flavour,
+    n: L.sizes.length,
+    sizes: summarize(L.sizes),
+    stride: L.stride,
+    inputLength: L.length,
+    segmentSizes: spec(c.params.segmentSizes),
+    numSegments: spec(c.params.numSegments),
+    segmentStride: spec(c.params.segmentStride),
+    totalNumItems: spec(c.params.totalNumItems),
+  };
+}
+
 function genLayout(r: Rng, budget: number, opts: { allowStride?: boolean; minSize?: number } = {}): Layout {
   const mode = r.weighted<string>([
     [3, 'zero'],
@@ -864,19 +880,11 @@ function genTopK(r: Rng, budget: number, gpu: boolean): FuzzCase {
     return problems;
   };
   c.desc = {
+    ...segmentedDesc(c, L, flavour),
     keyType,
-    flavour,
-    n,
-    sizes: summarize(L.sizes),
-    stride: L.stride,
-    inputLength: L.length,
     k: summarizeSpec(kSpec),
     kMax,
     selectDirection: summarizeSpec(dir.spec),
-    segmentSizes: summarizeSpec(c.params.segmentSizes as Spec),
-    segmentStride: c.params.segmentStride ? summarizeSpec(c.params.segmentStride) : undefined,
-    numSegments: c.params.numSegments ? summarizeSpec(c.params.numSegments) : undefined,
-    totalNumItems: c.params.totalNumItems ? summarizeSpec(c.params.totalNumItems) : undefined,
     values: valueMode === 'payload' ? `payload-${valueType}` : valueMode,
     weights,
     outLen,
@@ -1103,19 +1111,11 @@ function genReduce(r: Rng, budget: number, gpu: boolean): FuzzCase {
   }
   if (c.entry !== 'plan' && c.entry !== 'reduce') delete c.params.op;
   c.desc = {
+    ...segmentedDesc(c, L, flavour),
     valueType: dt,
-    flavour,
-    n,
-    sizes: summarize(L.sizes),
-    stride: L.stride,
-    inputLength: L.length,
     op: summarizeSpec(op.spec),
     indicesOut: indicesType,
     initialValue: c.params.initialValue ? summarizeSpec(c.params.initialValue) : undefined,
-    segmentSizes: summarizeSpec(c.params.segmentSizes as Spec),
-    numSegments: summarizeSpec(c.params.numSegments as Spec),
-    segmentStride: c.params.segmentStride ? summarizeSpec(c.params.segmentStride) : undefined,
-    totalNumItems: c.params.totalNumItems ? summarizeSpec(c.params.totalNumItems) : undefined,
     outLen,
   };
   return c;
@@ -1209,19 +1209,11 @@ function genScan(r: Rng, budget: number, gpu: boolean): FuzzCase {
     delete c.params.mode;
   }
   c.desc = {
+    ...segmentedDesc(c, L, flavour),
     valueType: dt,
-    flavour,
-    n,
-    sizes: summarize(L.sizes),
-    stride: L.stride,
-    inputLength: L.length,
     op: summarizeSpec(op.spec),
     mode: summarizeSpec(mode.spec),
     initialValue: c.params.initialValue ? summarizeSpec(c.params.initialValue) : undefined,
-    segmentSizes: summarizeSpec(c.params.segmentSizes as Spec),
-    numSegments: summarizeSpec(c.params.numSegments as Spec),
-    segmentStride: c.params.segmentStride ? summarizeSpec(c.params.segmentStride) : undefined,
-    totalNumItems: c.params.totalNumItems ? summarizeSpec(c.params.totalNumItems) : undefined,
     outLen,
   };
   return c;
@@ -1285,18 +1277,10 @@ function genSort(r: Rng, budget: number, gpu: boolean): FuzzCase {
   c.outputs[0]!.expected = ref.keys;
   if (valueMode !== 'none') c.outputs[1]!.expected = ref.values;
   c.desc = {
+    ...segmentedDesc(c, L, flavour),
     keyType,
-    flavour,
-    n,
-    sizes: summarize(L.sizes),
-    stride: L.stride,
-    inputLength: L.length,
     order: summarizeSpec(order.spec),
     values: valueMode === 'payload' ? `payload-${valueType}` : valueMode,
-    segmentSizes: summarizeSpec(c.params.segmentSizes as Spec),
-    numSegments: summarizeSpec(c.params.numSegments as Spec),
-    segmentStride: c.params.segmentStride ? summarizeSpec(c.params.segmentStride) : undefined,
-    totalNumItems: c.params.totalNumItems ? summarizeSpec(c.params.totalNumItems) : undefined,
     outLen,
   };
   return c;
@@ -2187,7 +2171,7 @@ const variantsRun = new Map<string, number>();
 let crossFailures = 0;
 
 /**
- * Defects already reduced to a repro (/tmp/fuzz-repro/*.ts in the report that came with this file):
+ * Defects already reduced to a minimal repro and recorded for a fix (the K lines below):
  * their occurrences are counted and printed on one line each, not as failures. --strict counts them
  * as failures.
  */
